@@ -1,0 +1,238 @@
+//! Every clap definition of zklock, and their translation into plain
+//! configuration. Nothing below this module imports clap.
+
+use std::time::Duration;
+
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+
+use crate::commands::{Command, generated::Shell, stat::StatArgs};
+use crate::config::Globals;
+use crate::output::{Format, Printer};
+use crate::usage::UsageError;
+use crate::zk::{self, Auth, ConnectOptions, Hosts, RetryPolicy};
+
+const EXAMPLES: &str = "\
+Examples:
+  zklock lock deploy -- ./deploy.sh      run deploy.sh while holding /locks/deploy
+  zklock ls                              every lock under /locks
+  zklock stat /zookeeper                 the zkCli stat fields of a node
+  ZKLOCK_HOSTS=zk1,zk2,zk3/app zklock ls  use an ensemble and a chroot";
+
+/// Drive and inspect distributed locks kept in Apache ZooKeeper.
+///
+/// zklock recognises the locks that Apache Curator, kazoo, HBase and
+/// ZooKeeper's own recipe leave, and takes its own in Curator's layout.
+#[derive(Debug, Parser)]
+#[command(name = "zklock", version, after_help = EXAMPLES, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: CliCommand,
+}
+
+/// Options every subcommand takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// ZooKeeper connect string: host:port[,host:port...][/chroot]
+    /// [env: ZKLOCK_HOSTS, then ZK_HOSTS] [default: 127.0.0.1:2181]
+    #[arg(short = 'H', long, global = true, value_name = "HOSTS")]
+    pub hosts: Option<String>,
+
+    /// Session timeout to ask the server for
+    #[arg(long, global = true, default_value = "10s", value_parser = parse_duration, value_name = "DUR")]
+    pub session_timeout: Duration,
+
+    /// Give up when no server answers within this time (exit 3)
+    #[arg(long, global = true, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
+    pub connect_timeout: Duration,
+
+    /// Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_AUTH",
+        value_name = "SCHEME:CREDENTIAL",
+        hide_env_values = true
+    )]
+    pub auth: Vec<String>,
+
+    /// Allow a read-only server (inspection commands only)
+    #[arg(long, global = true)]
+    pub read_only: bool,
+
+    /// Where lock names live: `deploy` means ROOT/deploy
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_ROOT",
+        default_value = "/locks",
+        value_name = "PATH",
+        hide_env_values = true
+    )]
+    pub root: String,
+
+    /// Retries of a request after a connection loss
+    #[arg(long, global = true, default_value_t = 5, value_name = "N")]
+    pub retries: u32,
+
+    /// Output format
+    #[arg(short, long, global = true, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+
+    /// Print nothing but results and errors
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// Log what zklock does to stderr (-vv for more)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// `-o/--output` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum OutputFormat {
+    Table,
+    Json,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CliCommand {
+    /// Show a node's stat fields and data, as zkCli's stat does
+    #[command(after_help = "\
+Examples:
+  zklock stat /zookeeper
+  zklock stat deploy -o json     the node /locks/deploy as JSON
+
+JSON: {\"path\", \"stat\": {\"czxid\", \"ctime_ms\", \"mzxid\", \"mtime_ms\", \"pzxid\",
+\"cversion\", \"data_version\", \"acl_version\", \"ephemeral_owner\", \"data_length\",
+\"num_children\"}, \"data\"}; data is lossy UTF-8, or null when empty.")]
+    Stat {
+        /// A lock name (under --root) or an absolute node path
+        target: String,
+    },
+
+    /// Print shell completions (bash, zsh, fish)
+    #[command(after_help = "Example:\n  zklock completions bash > /etc/bash_completion.d/zklock")]
+    Completions {
+        /// The shell
+        shell: ShellArg,
+    },
+
+    /// Print a man page: zklock's, or a subcommand's
+    #[command(after_help = "Examples:\n  zklock man | man -l -\n  zklock man stat | man -l -")]
+    Man {
+        /// The subcommand whose page to print
+        command: Option<String>,
+    },
+}
+
+/// `completions` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ShellArg {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl From<ShellArg> for Shell {
+    fn from(shell: ShellArg) -> Shell {
+        match shell {
+            ShellArg::Bash => Shell::Bash,
+            ShellArg::Zsh => Shell::Zsh,
+            ShellArg::Fish => Shell::Fish,
+        }
+    }
+}
+
+/// Generates the completion script for `shell` from these definitions (what
+/// completions/ must hold).
+pub fn completion_script(shell: Shell) -> String {
+    let generator = match shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(generator, &mut Cli::command(), "zklock", &mut script);
+    String::from_utf8(script).expect("completion scripts are UTF-8")
+}
+
+/// Generates every man page from these definitions: the subcommand name (""
+/// for zklock itself) and the page in roff (what man/ must hold).
+pub fn man_pages() -> Vec<(String, String)> {
+    let mut command = Cli::command();
+    command.build();
+    let mut pages = vec![(String::new(), render_man(command.clone()))];
+    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = sub.get_name().to_owned();
+        let page = render_man(sub.clone().name(format!("zklock-{name}")));
+        pages.push((name, page));
+    }
+    pages
+}
+
+fn render_man(command: clap::Command) -> String {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(command)
+        .render(&mut page)
+        .expect("rendering into memory cannot fail");
+    String::from_utf8(page).expect("man pages are UTF-8")
+}
+
+/// Parses a duration written like `500ms`, `30s`, `10m`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text)
+        .map_err(|e| format!("bad duration {text:?}: {e} (write e.g. 500ms, 30s, 10m)"))
+}
+
+impl Cli {
+    /// Checks and converts the parsed arguments into plain configuration.
+    /// Every usage error (bad path, bad host string) surfaces here, before
+    /// any connection is made.
+    pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
+        let globals = self.global.into_globals()?;
+        let command = match self.command {
+            CliCommand::Stat { target } => Command::Stat(StatArgs {
+                path: zk::path::resolve(&globals.root, &target)?,
+            }),
+            CliCommand::Completions { shell } => Command::Completions(shell.into()),
+            CliCommand::Man { command } => Command::Man(command),
+        };
+        Ok((globals, command))
+    }
+}
+
+impl GlobalArgs {
+    fn into_globals(self) -> Result<Globals, UsageError> {
+        let hosts = self
+            .hosts
+            .or_else(|| std::env::var("ZK_HOSTS").ok())
+            .unwrap_or_else(|| "127.0.0.1:2181".to_owned());
+        zk::path::validate(&self.root).map_err(|e| UsageError::new(format!("--root: {e}")))?;
+        let auth = self
+            .auth
+            .iter()
+            .map(|a| Auth::parse(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let format = match self.output {
+            OutputFormat::Table => Format::Table,
+            OutputFormat::Json => Format::Json,
+        };
+        Ok(Globals {
+            connect: ConnectOptions {
+                hosts: Hosts::parse(&hosts)?,
+                session_timeout: self.session_timeout,
+                connect_timeout: self.connect_timeout,
+                auth,
+                read_only: self.read_only,
+                retry: RetryPolicy::new(self.retries),
+            },
+            root: self.root,
+            printer: Printer::new(format, self.quiet),
+            verbosity: self.verbose,
+        })
+    }
+}

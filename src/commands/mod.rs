@@ -1,0 +1,27 @@
+//! One module per subcommand, each a short function over the core that
+//! returns the exit status.
+
+pub mod generated;
+pub mod stat;
+
+use anyhow::Result;
+
+use crate::config::Globals;
+use crate::exit::ExitStatus;
+
+/// A subcommand with its checked arguments.
+#[derive(Debug)]
+pub enum Command {
+    Stat(stat::StatArgs),
+    Completions(generated::Shell),
+    Man(Option<String>),
+}
+
+/// Runs one subcommand.
+pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
+    match command {
+        Command::Stat(args) => stat::run(globals, args).await,
+        Command::Completions(shell) => generated::completions(globals, shell),
+        Command::Man(page) => generated::man(globals, page.as_deref()),
+    }
+}

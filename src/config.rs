@@ -1,0 +1,13 @@
+//! Plain configuration that the commands receive, free of clap.
+
+use crate::output::Printer;
+use crate::zk::ConnectOptions;
+
+/// The global options, checked and converted.
+#[derive(Clone, Debug)]
+pub struct Globals {
+    pub connect: ConnectOptions,
+    pub root: String,
+    pub printer: Printer,
+    pub verbosity: u8,
+}

@@ -1,0 +1,64 @@
+//! The exit-code table of SPEC §8, and the one place where an error becomes an
+//! exit code.
+//!
+//! Scripts branch on these numbers, so every failure path in zklock ends here:
+//! commands return `Result<ExitStatus>`, and `main` asks [`status_for`] which
+//! code an error deserves.
+
+use crate::usage::UsageError;
+use crate::zk;
+
+/// How zklock ends, as SPEC §8 lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// 0: the command did what was asked.
+    Success,
+    /// 1 (or `-E N`): the lock was taken and we did not wait, or the wait timed out.
+    NotAcquired(u8),
+    /// 2: bad flag, bad path, bad duration, bad host string.
+    Usage,
+    /// 3: ZooKeeper could not be reached, or the session ended before the lock was ours.
+    Unreachable,
+    /// 4: the lock was lost while held; the command was stopped.
+    LockLost,
+    /// 5: an ACL or the authentication refused us.
+    PermissionDenied,
+    /// 6: no such lock or node.
+    NoNode,
+    /// 10: anything else.
+    Other,
+    /// The supervised command's own exit code (128+n when killed by signal n).
+    Child(u8),
+}
+
+impl ExitStatus {
+    /// The numeric process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::NotAcquired(code) | ExitStatus::Child(code) => code,
+            ExitStatus::Usage => 2,
+            ExitStatus::Unreachable => 3,
+            ExitStatus::LockLost => 4,
+            ExitStatus::PermissionDenied => 5,
+            ExitStatus::NoNode => 6,
+            ExitStatus::Other => 10,
+        }
+    }
+}
+
+/// The exit status an error deserves: the first error in its chain that knows
+/// its class decides; anything unknown is 10.
+pub fn status_for(err: &anyhow::Error) -> ExitStatus {
+    err.chain()
+        .find_map(|cause| {
+            if cause.downcast_ref::<UsageError>().is_some() {
+                Some(ExitStatus::Usage)
+            } else {
+                cause
+                    .downcast_ref::<zk::Error>()
+                    .map(zk::Error::exit_status)
+            }
+        })
+        .unwrap_or(ExitStatus::Other)
+}

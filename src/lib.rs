@@ -1,0 +1,47 @@
+//! zklock: drive and inspect distributed locks kept in Apache ZooKeeper.
+//!
+//! The binary parses its arguments with [`cli`], and [`run`] does the rest;
+//! integration tests and benchmarks reach the same core through this crate.
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod exit;
+pub mod output;
+pub mod usage;
+pub mod zk;
+
+use anyhow::Result;
+
+use crate::exit::ExitStatus;
+
+/// Runs zklock for parsed arguments: checks them, sets up logging, and runs
+/// the subcommand. Usage errors come back before any connection is made.
+pub async fn run(cli: cli::Cli) -> Result<ExitStatus> {
+    let (globals, command) = cli.into_config()?;
+    init_logging(globals.verbosity);
+    commands::run(&globals, command).await
+}
+
+fn init_logging(verbosity: u8) {
+    use tracing::level_filters::LevelFilter;
+    let (ours, client) = match verbosity {
+        0 => return,
+        1 => (LevelFilter::INFO, LevelFilter::WARN),
+        2 => (LevelFilter::DEBUG, LevelFilter::INFO),
+        _ => (LevelFilter::TRACE, LevelFilter::DEBUG),
+    };
+    let filter = tracing_subscriber::filter::Targets::new()
+        .with_target("zklock", ours)
+        .with_target("zookeeper_client", client);
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())),
+        )
+        .with(filter)
+        .init();
+}

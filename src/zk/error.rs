@@ -1,0 +1,145 @@
+//! ZooKeeper errors in the three classes of SPEC §3, each naming what failed.
+//!
+//! Recipes ask one question of an error, [`Class`], instead of matching raw
+//! codes all over: normal errors are part of a protocol, recoverable ones are
+//! retried, fatal ones end the session's work.
+
+use std::time::Duration;
+
+use zookeeper_client as zkc;
+
+use crate::exit::ExitStatus;
+
+/// The three error classes of SPEC §3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Node exists, no node, bad version, not empty: handled where they happen.
+    Normal,
+    /// Connection loss, operation timeout: retried with backoff.
+    Recoverable,
+    /// Session expired, auth failed, closed: never retried.
+    Fatal,
+}
+
+/// The class of a client-library error.
+pub fn class_of(err: &zkc::Error) -> Class {
+    use zkc::Error::*;
+    match err {
+        ConnectionLoss | Timeout | Throttled => Class::Recoverable,
+        SessionExpired | AuthFailed | ClientClosed | NoHosts | SessionMoved => Class::Fatal,
+        _ => Class::Normal,
+    }
+}
+
+/// A failed ZooKeeper interaction, with what was attempted and where.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No server answered within the connect timeout.
+    #[error("cannot reach ZooKeeper at {hosts} within {}", humantime::format_duration(*.timeout))]
+    Unreachable { hosts: String, timeout: Duration },
+    /// Connecting failed for another reason (authentication, expired session).
+    #[error("cannot connect to ZooKeeper at {hosts}: {}", describe(.cause))]
+    Connect { hosts: String, cause: zkc::Error },
+    /// An operation on a path failed.
+    #[error("{op} {path}: {}", describe(.cause))]
+    Operation {
+        op: &'static str,
+        path: String,
+        cause: zkc::Error,
+    },
+    /// The server is read-only and the operation needs a writable one.
+    #[error("{0}")]
+    ReadOnly(String),
+    /// The server lacks a feature the operation needs.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl Error {
+    /// An operation error for `op` on `path`.
+    pub fn op(op: &'static str, path: &str, cause: zkc::Error) -> Error {
+        Error::Operation {
+            op,
+            path: path.to_owned(),
+            cause,
+        }
+    }
+
+    /// The client-library error behind this one, if any.
+    pub fn cause(&self) -> Option<&zkc::Error> {
+        match self {
+            Error::Connect { cause, .. } | Error::Operation { cause, .. } => Some(cause),
+            _ => None,
+        }
+    }
+
+    /// True when the node the operation named does not exist.
+    pub fn is_no_node(&self) -> bool {
+        matches!(self.cause(), Some(zkc::Error::NoNode))
+    }
+
+    /// The exit code of SPEC §8 this error deserves.
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            Error::Unreachable { .. } => ExitStatus::Unreachable,
+            Error::ReadOnly(_) | Error::Unsupported(_) => ExitStatus::Other,
+            Error::Connect { cause, .. } | Error::Operation { cause, .. } => status_of(cause),
+        }
+    }
+}
+
+fn status_of(err: &zkc::Error) -> ExitStatus {
+    use zkc::Error::*;
+    match err {
+        NoNode => ExitStatus::NoNode,
+        NoAuth | AuthFailed | InvalidAcl => ExitStatus::PermissionDenied,
+        ConnectionLoss | Timeout | SessionExpired | SessionMoved | NoHosts | ClientClosed => {
+            ExitStatus::Unreachable
+        }
+        _ => ExitStatus::Other,
+    }
+}
+
+/// A sentence for an operator, instead of the library's terse wording.
+fn describe(err: &zkc::Error) -> String {
+    use zkc::Error::*;
+    match err {
+        NoNode => "no such node".into(),
+        NodeExists => "node already exists".into(),
+        NotEmpty => "node has children".into(),
+        BadVersion => "node changed since it was read (version mismatch)".into(),
+        NoAuth => "permission denied by the node's ACL".into(),
+        AuthFailed => "authentication failed".into(),
+        InvalidAcl => "invalid ACL".into(),
+        ConnectionLoss => "connection to ZooKeeper lost".into(),
+        Timeout => "ZooKeeper did not answer in time".into(),
+        SessionExpired => "ZooKeeper session expired".into(),
+        ClientClosed => "ZooKeeper session closed".into(),
+        NotReadOnly => "the server is read-only".into(),
+        Unimplemented => "the server does not implement this operation".into(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_follow_the_spec() {
+        assert_eq!(class_of(&zkc::Error::NoNode), Class::Normal);
+        assert_eq!(class_of(&zkc::Error::BadVersion), Class::Normal);
+        assert_eq!(class_of(&zkc::Error::ConnectionLoss), Class::Recoverable);
+        assert_eq!(class_of(&zkc::Error::SessionExpired), Class::Fatal);
+        assert_eq!(class_of(&zkc::Error::ClientClosed), Class::Fatal);
+    }
+
+    #[test]
+    fn messages_name_the_operation_and_path() {
+        let err = Error::op("stat", "/a/b", zkc::Error::NoNode);
+        assert_eq!(err.to_string(), "stat /a/b: no such node");
+        assert_eq!(err.exit_status(), ExitStatus::NoNode);
+        let err = Error::op("create", "/x", zkc::Error::NoAuth);
+        assert_eq!(err.exit_status(), ExitStatus::PermissionDenied);
+    }
+}

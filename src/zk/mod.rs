@@ -1,0 +1,163 @@
+//! The ZooKeeper core: connecting (hosts, chroot, auth, timeouts, read-only),
+//! the retry policy, error classes, and closing a session properly.
+//!
+//! Everything above this module talks to ZooKeeper through [`Session`], which
+//! names the operation and path in every error and retries reads through
+//! connection loss.
+
+mod error;
+mod hosts;
+pub mod path;
+mod retry;
+
+use std::time::Duration;
+
+use zookeeper_client as zkc;
+
+pub use error::{Class, Error, class_of};
+pub use hosts::Hosts;
+pub use retry::RetryPolicy;
+
+use crate::usage::UsageError;
+
+/// One `--auth SCHEME:CREDENTIAL`, e.g. `digest:alice:secret`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Auth {
+    pub scheme: String,
+    pub credential: String,
+}
+
+impl Auth {
+    /// Parses `SCHEME:CREDENTIAL`; the credential may itself contain colons.
+    pub fn parse(text: &str) -> Result<Auth, UsageError> {
+        match text.split_once(':') {
+            Some((scheme, credential)) if !scheme.is_empty() && !credential.is_empty() => {
+                Ok(Auth {
+                    scheme: scheme.to_owned(),
+                    credential: credential.to_owned(),
+                })
+            }
+            _ => Err(UsageError::new(format!(
+                "bad --auth {:?}: expected SCHEME:CREDENTIAL, e.g. digest:user:password",
+                text.split(':').next().unwrap_or_default()
+            ))),
+        }
+    }
+}
+
+/// How to reach ZooKeeper: everything `--hosts`, `--auth` and the timeouts say.
+#[derive(Clone, Debug)]
+pub struct ConnectOptions {
+    pub hosts: Hosts,
+    pub session_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub auth: Vec<Auth>,
+    pub read_only: bool,
+    pub retry: RetryPolicy,
+}
+
+/// An open ZooKeeper session and the policy to retry its reads.
+pub struct Session {
+    client: zkc::Client,
+    retry: RetryPolicy,
+}
+
+/// Opens a session. Fails with [`Error::Unreachable`] (naming the hosts) when
+/// no server answers within the connect timeout.
+pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
+    let mut connector = zkc::Client::connector()
+        .with_session_timeout(options.session_timeout)
+        .with_readonly(options.read_only);
+    for auth in &options.auth {
+        connector = connector.with_auth(&auth.scheme, auth.credential.as_bytes());
+    }
+    let hosts = options.hosts.to_string();
+    tracing::info!("connecting to {hosts}");
+    let unreachable = || Error::Unreachable {
+        hosts: options.hosts.servers(),
+        timeout: options.connect_timeout,
+    };
+    let client =
+        match tokio::time::timeout(options.connect_timeout, connector.connect(&hosts)).await {
+            Err(_) => return Err(unreachable()),
+            Ok(Err(zkc::Error::Timeout | zkc::Error::NoHosts | zkc::Error::ConnectionLoss)) => {
+                return Err(unreachable());
+            }
+            Ok(Err(cause)) => {
+                return Err(Error::Connect {
+                    hosts: options.hosts.servers(),
+                    cause,
+                });
+            }
+            Ok(Ok(client)) => client,
+        };
+    tracing::info!(
+        "session 0x{:x} established, timeout {:?}",
+        client.session_id().0,
+        client.session_timeout()
+    );
+    Ok(Session {
+        client,
+        retry: options.retry,
+    })
+}
+
+impl Session {
+    /// The underlying client, for recipes that drive requests themselves.
+    pub fn client(&self) -> &zkc::Client {
+        &self.client
+    }
+
+    /// The retry policy of this session.
+    pub fn retry(&self) -> RetryPolicy {
+        self.retry
+    }
+
+    /// The session id, as ZooKeeper shows it (`0x...`).
+    pub fn id(&self) -> i64 {
+        self.client.session_id().0
+    }
+
+    /// True when connected to a read-only server.
+    pub fn is_read_only(&self) -> bool {
+        self.client.session().is_readonly()
+    }
+
+    /// Reads a node's data and stat, retrying through connection loss.
+    pub async fn get_data(&self, path: &str) -> Result<(Vec<u8>, zkc::Stat), Error> {
+        self.retry
+            .run(|| self.client.get_data(path))
+            .await
+            .map_err(|e| Error::op("get", path, e))
+    }
+
+    /// Lists a node's children (no watch), retrying through connection loss.
+    pub async fn children(&self, path: &str) -> Result<Vec<String>, Error> {
+        self.retry
+            .run(|| self.client.list_children(path))
+            .await
+            .map_err(|e| Error::op("list", path, e))
+    }
+
+    /// Closes the session and waits until the server has dropped it, so its
+    /// ephemeral nodes go at once instead of one session timeout later.
+    pub async fn close(self) {
+        let mut state = self.client.state_watcher();
+        let wait = self.client.session_timeout();
+        drop(self.client);
+        let closed = async {
+            let mut current = state.state();
+            while !current.is_terminated() {
+                current = state.changed().await;
+            }
+        };
+        if tokio::time::timeout(wait, closed).await.is_err() {
+            tracing::warn!("session did not close within {wait:?}");
+        }
+    }
+}
+
+/// Formats a session id the way ZooKeeper's tools do: `0x` and lowercase hex.
+pub fn format_session(id: i64) -> String {
+    format!("0x{id:x}")
+}

@@ -1,0 +1,122 @@
+//! ZooKeeper paths: validation and the LOCK-name rule of SPEC §6.
+//!
+//! Every path a user types passes through [`validate`] before a connection is
+//! made, so a typo exits 2 instead of touching the wrong node.
+
+use crate::usage::UsageError;
+
+/// Checks that `path` is a well-formed absolute ZooKeeper path: it starts with
+/// `/`, has no empty, `.` or `..` component, no trailing slash (except the root
+/// itself) and no NUL. The error says which rule the path breaks.
+pub fn validate(path: &str) -> Result<(), UsageError> {
+    let bad = |why: &str| Err(UsageError::new(format!("bad path {path:?}: {why}")));
+    if !path.starts_with('/') {
+        return bad("a path must start with '/'");
+    }
+    if path == "/" {
+        return Ok(());
+    }
+    if path.ends_with('/') {
+        return bad("a path must not end with '/'");
+    }
+    if path.contains('\0') {
+        return bad("a path must not contain NUL");
+    }
+    for component in path[1..].split('/') {
+        match component {
+            "" => return bad("empty component ('//')"),
+            "." | ".." => return bad("'.' and '..' are not allowed"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Resolves a LOCK argument: a name beginning with `/` is used as it is,
+/// anything else is taken relative to `root`. The result is validated.
+pub fn resolve(root: &str, name: &str) -> Result<String, UsageError> {
+    if name.is_empty() {
+        return Err(UsageError::new("empty lock name"));
+    }
+    let path = if name.starts_with('/') {
+        name.to_owned()
+    } else if root == "/" {
+        format!("/{name}")
+    } else {
+        format!("{root}/{name}")
+    };
+    validate(&path)?;
+    Ok(path)
+}
+
+/// The parent of an absolute path (`/a/b` → `/a`, `/a` → `/`), or `None` for `/`.
+pub fn parent(path: &str) -> Option<&str> {
+    match path.rfind('/') {
+        Some(0) if path.len() > 1 => Some("/"),
+        Some(0) | None => None,
+        Some(i) => Some(&path[..i]),
+    }
+}
+
+/// The last component of an absolute path (`/a/b` → `b`).
+pub fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Joins a parent path and a child name.
+pub fn join(parent: &str, child: &str) -> String {
+    if parent == "/" {
+        format!("/{child}")
+    } else {
+        format!("{parent}/{child}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_absolute_paths() {
+        for path in ["/", "/a", "/locks/deploy", "/a-b/c_d/_c_x-lock-0000000001"] {
+            assert!(validate(path).is_ok(), "{path}");
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_paths_with_reason() {
+        let cases = [
+            ("a/b", "start with '/'"),
+            ("/a/", "end with '/'"),
+            ("/a//b", "'//'"),
+            ("/a/../b", "'..'"),
+            ("/a/./b", "'.'"),
+            ("/a\0b", "NUL"),
+        ];
+        for (path, why) in cases {
+            let err = validate(path).unwrap_err().to_string();
+            assert!(err.contains(why), "{path:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn resolves_names_under_the_root() {
+        assert_eq!(resolve("/locks", "deploy").unwrap(), "/locks/deploy");
+        assert_eq!(resolve("/locks", "a/b").unwrap(), "/locks/a/b");
+        assert_eq!(resolve("/locks", "/x/y").unwrap(), "/x/y");
+        assert_eq!(resolve("/", "x").unwrap(), "/x");
+        assert!(resolve("/locks", "a/").is_err());
+        assert!(resolve("/locks", "").is_err());
+        assert!(resolve("/locks", "../x").is_err());
+    }
+
+    #[test]
+    fn splits_paths() {
+        assert_eq!(parent("/a/b"), Some("/a"));
+        assert_eq!(parent("/a"), Some("/"));
+        assert_eq!(parent("/"), None);
+        assert_eq!(basename("/a/b"), "b");
+        assert_eq!(join("/", "a"), "/a");
+        assert_eq!(join("/a", "b"), "/a/b");
+    }
+}
