@@ -7,6 +7,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod exit;
+pub mod lock;
 pub mod output;
 pub mod usage;
 pub mod zk;

@@ -1,0 +1,287 @@
+//! Contender node names: which library made a node, what kind of lock it asks
+//! for, and its sequence number (SPEC §5).
+//!
+//! | dialect   | exclusive                                   | shared               |
+//! |-----------|---------------------------------------------|----------------------|
+//! | Curator   | `_c_<uuid>-lock-N`, `_c_<uuid>-__WRIT__N`   | `_c_<uuid>-__READ__N`|
+//! | kazoo     | `<hex32>__lock__N`                          | `<hex32>__rlock__N`  |
+//! | HBase 1.x | `write-N`                                   | `read-N`             |
+//! | ZK recipe | `x-<sessionid>-N`                           |                      |
+//! | generic   | `lock-N`, `<anything>-lock-N`               |                      |
+//!
+//! The same names are produced here for zklock's own nodes, so that parsing
+//! and naming can never disagree.
+
+use std::fmt;
+
+/// The library whose naming a contender node follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dialect {
+    Curator,
+    Kazoo,
+    Hbase,
+    ZkRecipe,
+    Generic,
+}
+
+impl Dialect {
+    /// The name used in output and in `--dialect`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Curator => "curator",
+            Dialect::Kazoo => "kazoo",
+            Dialect::Hbase => "hbase",
+            Dialect::ZkRecipe => "zk-recipe",
+            Dialect::Generic => "generic",
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a contender asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A plain mutex.
+    Mutex,
+    /// The read side of a read-write lock.
+    Read,
+    /// The write side of a read-write lock.
+    Write,
+}
+
+/// Whether a contender excludes everyone or shares with other readers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Exclusive,
+    Shared,
+}
+
+impl Kind {
+    /// Readers share; every other kind is exclusive.
+    pub fn mode(self) -> Mode {
+        match self {
+            Kind::Read => Mode::Shared,
+            Kind::Mutex | Kind::Write => Mode::Exclusive,
+        }
+    }
+}
+
+/// A recognised contender: its dialect, kind and sequence number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    pub dialect: Dialect,
+    pub kind: Kind,
+    pub sequence: i32,
+}
+
+/// Recognises a contender name, or `None` for a child that is not one (no
+/// sequence suffix, or a name no dialect makes).
+pub fn parse(name: &str) -> Option<Parsed> {
+    let (stem, sequence) = split_sequence(name)?;
+    let (dialect, kind) = classify(stem)?;
+    Some(Parsed {
+        dialect,
+        kind,
+        sequence,
+    })
+}
+
+/// Splits the sequence suffix ZooKeeper appends (`%010d` of a signed 32-bit
+/// counter, so `-000000001` or `-2147483648` after a wrap) from the stem.
+fn split_sequence(name: &str) -> Option<(&str, i32)> {
+    let bytes = name.as_bytes();
+    if bytes.len() < 10 {
+        return None;
+    }
+    let tail = &name[name.len() - 10..];
+    if tail.bytes().all(|b| b.is_ascii_digit()) {
+        let value: i64 = tail.parse().ok()?;
+        let stem = &name[..name.len() - 10];
+        return match i32::try_from(value) {
+            Ok(value) => Some((stem, value)),
+            // Only -2147483648 prints with ten digits after its sign.
+            Err(_) => {
+                let stem = stem.strip_suffix('-')?;
+                i32::try_from(-value).ok().map(|v| (stem, v))
+            }
+        };
+    }
+    let digits = tail.strip_prefix('-')?;
+    if digits.bytes().all(|b| b.is_ascii_digit()) {
+        let value: i32 = digits.parse().ok()?;
+        return Some((&name[..name.len() - 10], -value));
+    }
+    None
+}
+
+/// Which dialect and kind a stem (the name without its sequence) belongs to.
+fn classify(stem: &str) -> Option<(Dialect, Kind)> {
+    if let Some(rest) = stem.strip_prefix("_c_") {
+        let kind = if rest.ends_with("-lock-") {
+            Kind::Mutex
+        } else if rest.ends_with("-__READ__") {
+            Kind::Read
+        } else if rest.ends_with("-__WRIT__") {
+            Kind::Write
+        } else {
+            return None;
+        };
+        return Some((Dialect::Curator, kind));
+    }
+    if let Some(prefix) = stem.strip_suffix("__lock__") {
+        return is_hex32(prefix).then_some((Dialect::Kazoo, Kind::Mutex));
+    }
+    if let Some(prefix) = stem.strip_suffix("__rlock__") {
+        return is_hex32(prefix).then_some((Dialect::Kazoo, Kind::Read));
+    }
+    match stem {
+        "write-" => return Some((Dialect::Hbase, Kind::Write)),
+        "read-" => return Some((Dialect::Hbase, Kind::Read)),
+        "lock-" => return Some((Dialect::Generic, Kind::Mutex)),
+        _ => {}
+    }
+    if let Some(session) = stem.strip_prefix("x-").and_then(|s| s.strip_suffix('-'))
+        && !session.is_empty()
+        && session.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+    {
+        return Some((Dialect::ZkRecipe, Kind::Mutex));
+    }
+    stem.ends_with("-lock-")
+        .then_some((Dialect::Generic, Kind::Mutex))
+}
+
+fn is_hex32(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The name prefix zklock gives its own node in `dialect` for `kind`, or
+/// `None` when that library has no such lock (the ZooKeeper recipe has no
+/// read lock; generic names are recognised, never made). The server appends
+/// the sequence. `token` is a fresh uuid that makes Curator and kazoo names
+/// unique to this contender; `session` is the id the ZooKeeper recipe embeds.
+pub fn own_prefix(dialect: Dialect, kind: Kind, token: &str, session: i64) -> Option<String> {
+    let prefix = match (dialect, kind) {
+        (Dialect::Curator, Kind::Mutex) => format!("_c_{token}-lock-"),
+        (Dialect::Curator, Kind::Read) => format!("_c_{token}-__READ__"),
+        (Dialect::Curator, Kind::Write) => format!("_c_{token}-__WRIT__"),
+        (Dialect::Kazoo, Kind::Read) => format!("{}__rlock__", token.replace('-', "")),
+        (Dialect::Kazoo, _) => format!("{}__lock__", token.replace('-', "")),
+        (Dialect::Hbase, Kind::Read) => "read-".to_owned(),
+        (Dialect::Hbase, _) => "write-".to_owned(),
+        (Dialect::ZkRecipe, Kind::Mutex | Kind::Write) => format!("x-{session}-"),
+        (Dialect::ZkRecipe, Kind::Read) | (Dialect::Generic, _) => return None,
+    };
+    Some(prefix)
+}
+
+/// True when zklock can make a `kind` node in `dialect`.
+pub fn can_make(dialect: Dialect, kind: Kind) -> bool {
+    own_prefix(dialect, kind, "", 0).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(dialect: Dialect, kind: Kind, sequence: i32) -> Option<Parsed> {
+        Some(Parsed {
+            dialect,
+            kind,
+            sequence,
+        })
+    }
+
+    const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+    const HEX: &str = "2f1c4d9e8a7b4c3d9e2f1a2b3c4d5e6f";
+
+    #[test]
+    fn recognises_every_dialect() {
+        use Dialect::*;
+        use Kind::*;
+        let cases = [
+            (format!("_c_{UUID}-lock-0000000007"), p(Curator, Mutex, 7)),
+            (format!("_c_{UUID}-__READ__0000000001"), p(Curator, Read, 1)),
+            (
+                format!("_c_{UUID}-__WRIT__0000000002"),
+                p(Curator, Write, 2),
+            ),
+            (format!("{HEX}__lock__0000000003"), p(Kazoo, Mutex, 3)),
+            (format!("{HEX}__rlock__0000000004"), p(Kazoo, Read, 4)),
+            ("write-0000000005".to_owned(), p(Hbase, Write, 5)),
+            ("read-0000000006".to_owned(), p(Hbase, Read, 6)),
+            (
+                "x-72057594037927936-0000000008".to_owned(),
+                p(ZkRecipe, Mutex, 8),
+            ),
+            ("lock-0000000009".to_owned(), p(Generic, Mutex, 9)),
+            ("myapp-lock-0000000010".to_owned(), p(Generic, Mutex, 10)),
+        ];
+        for (name, expected) in cases {
+            assert_eq!(parse(&name), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn reads_wrapped_negative_sequences() {
+        assert_eq!(parse("lock--000000001").map(|p| p.sequence), Some(-1));
+        assert_eq!(parse("write--000000123").map(|p| p.sequence), Some(-123));
+        assert_eq!(
+            parse("lock--2147483648").map(|p| p.sequence),
+            Some(i32::MIN)
+        );
+        assert_eq!(parse("lock-2147483647").map(|p| p.sequence), Some(i32::MAX));
+        let curator = format!("_c_{UUID}-lock--000000005");
+        assert_eq!(
+            parse(&curator).map(|p| (p.dialect, p.sequence)),
+            Some((Dialect::Curator, -5))
+        );
+    }
+
+    #[test]
+    fn ignores_children_that_are_not_contenders() {
+        for name in [
+            "leases",
+            "locks",
+            "config",
+            "lock-",
+            "lock-12",
+            "0000000001",
+            "data-0000000001",
+            "notes-lock",
+            "lock-000000000x",
+            "2147483648",
+            "__lock__0000000001",
+            "abc__lock__0000000001",
+            "_c_uuid-lease-0000000001",
+            "lock-4294967295",
+        ] {
+            assert_eq!(parse(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn own_names_parse_back_to_their_dialect_and_mode() {
+        use Dialect::*;
+        use Kind::*;
+        for dialect in [Curator, Kazoo, Hbase, ZkRecipe] {
+            for kind in [Mutex, Read, Write] {
+                let Some(prefix) = own_prefix(dialect, kind, UUID, 72057594037927936) else {
+                    assert_eq!((dialect, kind), (ZkRecipe, Read));
+                    continue;
+                };
+                let name = format!("{prefix}0000000042");
+                let parsed = parse(&name).unwrap_or_else(|| panic!("{name} not recognised"));
+                assert_eq!(parsed.sequence, 42, "{name}");
+                assert_eq!(parsed.dialect, dialect, "{name}");
+                assert_eq!(parsed.kind.mode(), kind.mode(), "{name}");
+            }
+        }
+        assert!(!can_make(Generic, Mutex));
+        assert!(can_make(Curator, Read));
+    }
+}

@@ -1,0 +1,273 @@
+//! The lock queue: who holds a lock and whom each waiter waits for.
+//!
+//! This is the one place that answers the question, for acquiring (`lock`)
+//! and for inspecting (`stat`, `ls`, `watch`, `reap`) alike, so what zklock
+//! shows can never disagree with what it does (SPEC §2, §4).
+
+use super::name::{self, Dialect, Kind, Mode};
+
+/// One recognised contender node of a lock directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Contender {
+    /// The child name, e.g. `_c_<uuid>-lock-0000000003`.
+    pub name: String,
+    pub dialect: Dialect,
+    pub kind: Kind,
+    /// The sequence suffix as a signed 32-bit number.
+    pub sequence: i32,
+}
+
+impl Contender {
+    /// Exclusive or shared.
+    pub fn mode(&self) -> Mode {
+        self.kind.mode()
+    }
+}
+
+/// Where a contender stands in its queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// It holds the lock.
+    Holding,
+    /// It waits; the index is the contender whose deletion it watches.
+    WaitingOn(usize),
+}
+
+/// The contenders of one lock directory in queue order, with each one's
+/// standing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LockQueue {
+    contenders: Vec<Contender>,
+    standings: Vec<Standing>,
+}
+
+impl LockQueue {
+    /// Builds the queue from a directory's child names. Children that are not
+    /// contenders of any recognised dialect are ignored. Order is by sequence
+    /// number (signed 32-bit), ties broken by name; never by the whole name.
+    pub fn from_children<I, S>(children: I) -> LockQueue
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut contenders: Vec<Contender> = children
+            .into_iter()
+            .filter_map(|child| {
+                let child = child.into();
+                name::parse(&child).map(|parsed| Contender {
+                    name: child,
+                    dialect: parsed.dialect,
+                    kind: parsed.kind,
+                    sequence: parsed.sequence,
+                })
+            })
+            .collect();
+        contenders.sort_by(|a, b| {
+            a.sequence
+                .cmp(&b.sequence)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let standings = standings(&contenders);
+        LockQueue {
+            contenders,
+            standings,
+        }
+    }
+
+    /// Every contender, in queue order.
+    pub fn contenders(&self) -> &[Contender] {
+        &self.contenders
+    }
+
+    /// Each contender with its standing, in queue order.
+    pub fn entries(&self) -> impl Iterator<Item = (&Contender, Standing)> {
+        self.contenders.iter().zip(self.standings.iter().copied())
+    }
+
+    /// The contenders that hold the lock now.
+    pub fn holders(&self) -> impl Iterator<Item = &Contender> {
+        self.entries()
+            .filter(|(_, s)| *s == Standing::Holding)
+            .map(|(c, _)| c)
+    }
+
+    /// The contenders that wait.
+    pub fn waiters(&self) -> impl Iterator<Item = &Contender> {
+        self.entries()
+            .filter(|(_, s)| *s != Standing::Holding)
+            .map(|(c, _)| c)
+    }
+
+    /// The standing of the contender named `name`, or `None` when it is not
+    /// in the queue. A waiter's standing names the contender it waits on.
+    pub fn standing_of(&self, name: &str) -> Option<(Standing, Option<&Contender>)> {
+        let index = self.contenders.iter().position(|c| c.name == name)?;
+        let standing = self.standings[index];
+        let on = match standing {
+            Standing::Holding => None,
+            Standing::WaitingOn(ahead) => Some(&self.contenders[ahead]),
+        };
+        Some((standing, on))
+    }
+
+    /// True when no contender is left.
+    pub fn is_empty(&self) -> bool {
+        self.contenders.is_empty()
+    }
+}
+
+/// The rules of SPEC §4 in one pass: an exclusive contender holds when no one
+/// is ahead and otherwise waits on the one just ahead; a shared contender
+/// holds when no exclusive one is ahead and otherwise waits on the nearest
+/// exclusive one ahead.
+fn standings(contenders: &[Contender]) -> Vec<Standing> {
+    let mut last_exclusive = None;
+    contenders
+        .iter()
+        .enumerate()
+        .map(|(i, contender)| {
+            let standing = match contender.mode() {
+                Mode::Exclusive if i == 0 => Standing::Holding,
+                Mode::Exclusive => Standing::WaitingOn(i - 1),
+                Mode::Shared => last_exclusive.map_or(Standing::Holding, Standing::WaitingOn),
+            };
+            if contender.mode() == Mode::Exclusive {
+                last_exclusive = Some(i);
+            }
+            standing
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+
+    fn curator(kind: &str, seq: i32) -> String {
+        format!("_c_{UUID}-{kind}{seq:010}")
+    }
+
+    fn holders(queue: &LockQueue) -> Vec<String> {
+        queue.holders().map(|c| c.name.clone()).collect()
+    }
+
+    fn waits_on(queue: &LockQueue, name: &str) -> Option<String> {
+        queue.standing_of(name).unwrap().1.map(|c| c.name.clone())
+    }
+
+    #[test]
+    fn the_first_exclusive_contender_holds_and_each_waits_on_the_one_ahead() {
+        let queue =
+            LockQueue::from_children(["lock-0000000003", "lock-0000000001", "lock-0000000002"]);
+        assert_eq!(holders(&queue), ["lock-0000000001"]);
+        assert_eq!(
+            waits_on(&queue, "lock-0000000002").as_deref(),
+            Some("lock-0000000001")
+        );
+        assert_eq!(
+            waits_on(&queue, "lock-0000000003").as_deref(),
+            Some("lock-0000000002")
+        );
+        assert_eq!(queue.waiters().count(), 2);
+    }
+
+    #[test]
+    fn readers_share_until_a_writer() {
+        let r1 = curator("__READ__", 1);
+        let r2 = curator("__READ__", 2);
+        let w3 = curator("__WRIT__", 3);
+        let r4 = curator("__READ__", 4);
+        let r5 = curator("__READ__", 5);
+        let w6 = curator("__WRIT__", 6);
+        let queue = LockQueue::from_children([&r5, &w3, &r1, &w6, &r4, &r2].map(String::clone));
+        assert_eq!(holders(&queue), [r1.clone(), r2.clone()]);
+        // The writer waits on the reader just ahead of it.
+        assert_eq!(waits_on(&queue, &w3), Some(r2.clone()));
+        // Readers behind a writer wait on that writer, not on each other.
+        assert_eq!(waits_on(&queue, &r4), Some(w3.clone()));
+        assert_eq!(waits_on(&queue, &r5), Some(w3.clone()));
+        assert_eq!(waits_on(&queue, &w6), Some(r5));
+    }
+
+    #[test]
+    fn a_reader_never_waits_on_a_writer_queued_after_it() {
+        let r1 = curator("__READ__", 1);
+        let w2 = curator("__WRIT__", 2);
+        let queue = LockQueue::from_children([w2.clone(), r1.clone()]);
+        assert_eq!(holders(&queue), [r1.clone()]);
+        assert_eq!(waits_on(&queue, &w2), Some(r1));
+    }
+
+    #[test]
+    fn a_writer_holds_alone() {
+        let w1 = curator("__WRIT__", 1);
+        let r2 = curator("__READ__", 2);
+        let queue = LockQueue::from_children([r2.clone(), w1.clone()]);
+        assert_eq!(holders(&queue), [w1.clone()]);
+        assert_eq!(waits_on(&queue, &r2), Some(w1));
+    }
+
+    #[test]
+    fn orders_by_signed_sequence_across_the_wrap() {
+        let queue = LockQueue::from_children([
+            "lock-2147483647",
+            "lock--000000002",
+            "lock--2147483648",
+            "lock-0000000001",
+        ]);
+        let order: Vec<&str> = queue.contenders().iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "lock--2147483648",
+                "lock--000000002",
+                "lock-0000000001",
+                "lock-2147483647"
+            ]
+        );
+    }
+
+    #[test]
+    fn orders_by_sequence_not_by_name_across_dialects() {
+        let kazoo = "0123456789abcdef0123456789abcdef__lock__0000000002";
+        let hbase_read = "read-0000000003";
+        let queue = LockQueue::from_children([
+            hbase_read.to_owned(),
+            kazoo.to_owned(),
+            curator("lock-", 4),
+            "x-72057594037927936-0000000001".to_owned(),
+        ]);
+        let dialects: Vec<Dialect> = queue.contenders().iter().map(|c| c.dialect).collect();
+        assert_eq!(
+            dialects,
+            [
+                Dialect::ZkRecipe,
+                Dialect::Kazoo,
+                Dialect::Hbase,
+                Dialect::Curator
+            ]
+        );
+        assert_eq!(holders(&queue), ["x-72057594037927936-0000000001"]);
+        assert_eq!(waits_on(&queue, hbase_read).as_deref(), Some(kazoo));
+    }
+
+    #[test]
+    fn ignores_foreign_children() {
+        let queue = LockQueue::from_children(["leases", "config", "lock-0000000005", "readme"]);
+        assert_eq!(holders(&queue), ["lock-0000000005"]);
+        assert_eq!(queue.contenders().len(), 1);
+        assert!(LockQueue::from_children(["leases", "locks"]).is_empty());
+    }
+
+    #[test]
+    fn a_missing_name_has_no_standing() {
+        let queue = LockQueue::from_children(["lock-0000000001"]);
+        assert!(queue.standing_of("lock-0000000002").is_none());
+        assert_eq!(
+            queue.standing_of("lock-0000000001").unwrap().0,
+            Standing::Holding
+        );
+    }
+}
