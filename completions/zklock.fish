@@ -37,10 +37,82 @@ complete -c zklock -n "__fish_zklock_needs_command" -s q -l quiet -d 'Print noth
 complete -c zklock -n "__fish_zklock_needs_command" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_needs_command" -s V -l version -d 'Print version'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show a node\'s stat fields and data, as zkCli\'s stat does'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l data -d 'Text to store in the lock node\'s owner record' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l dialect -d 'Whose node names to create, so that library\'s clients wait for us' -r -f -a "curator\t''
+kazoo\t''
+hbase\t''
+zk-recipe\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot] [env: ZKLOCK_HOSTS, then ZK_HOSTS] [default: 127.0.0.1:2181]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l data -d 'Text to store in the lock node\'s owner record' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l dialect -d 'Whose node names to create, so that library\'s clients wait for us' -r -f -a "curator\t''
+kazoo\t''
+hbase\t''
+zk-recipe\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot] [env: ZKLOCK_HOSTS, then ZK_HOSTS] [default: 127.0.0.1:2181]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l data -d 'Text to store in the lock node\'s owner record' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l dialect -d 'Whose node names to create, so that library\'s clients wait for us' -r -f -a "curator\t''
+kazoo\t''
+hbase\t''
+zk-recipe\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot] [env: ZKLOCK_HOSTS, then ZK_HOSTS] [default: 127.0.0.1:2181]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot] [env: ZKLOCK_HOSTS, then ZK_HOSTS] [default: 127.0.0.1:2181]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -77,7 +149,10 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allo
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from stat completions man help" -f -a "stat" -d 'Show a node\'s stat fields and data, as zkCli\'s stat does'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from stat completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from stat completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from stat completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "stat" -d 'Show a node\'s stat fields and data, as zkCli\'s stat does'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

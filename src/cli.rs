@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-use crate::commands::{Command, generated::Shell, stat::StatArgs};
+use crate::commands::{Command, generated::Shell, lock::LockArgs, stat::StatArgs};
 use crate::config::Globals;
+use crate::lock::{Dialect, Kind, name};
 use crate::output::{Format, Printer};
+use crate::run::parse_signal;
 use crate::usage::UsageError;
 use crate::zk::{self, Auth, ConnectOptions, Hosts, RetryPolicy};
 
@@ -97,9 +99,37 @@ pub enum OutputFormat {
     Json,
 }
 
+const LOCK_EXAMPLES: &str = "\
+Examples:
+  zklock lock deploy -- ./deploy.sh          run deploy.sh holding /locks/deploy
+  zklock lock -n deploy -- ./deploy.sh       give up at once (exit 1) if it is taken
+  zklock lock -w 30s -E 75 deploy -- make    wait at most 30s; exit 75 if not acquired
+  zklock lock --shell deploy -- 'a && b'     run a shell command line
+  zklock lock deploy                         print the token, hold until Ctrl-C
+  zklock lock --dialect kazoo jobs -- ./x    take the lock so kazoo clients see it
+
+The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
+fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
+exits with the command's exit code (128+n if it died of signal n), 1 if the
+lock was not acquired (change with -E), 3 if ZooKeeper was unreachable, 4 if
+the lock was lost while held (the command is stopped: --kill-signal, then
+SIGKILL after --kill-after).";
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum CliCommand {
+    /// Take an exclusive lock; run COMMAND under it, or hold it until a signal
+    #[command(after_help = LOCK_EXAMPLES)]
+    Lock(LockCmdArgs),
+
+    /// Take the read side of a read-write lock (readers share)
+    #[command(after_help = LOCK_EXAMPLES)]
+    Rlock(LockCmdArgs),
+
+    /// Take the write side of a read-write lock (exclusive)
+    #[command(after_help = LOCK_EXAMPLES)]
+    Wlock(LockCmdArgs),
+
     /// Show a node's stat fields and data, as zkCli's stat does
     #[command(after_help = "\
 Examples:
@@ -182,6 +212,103 @@ fn render_man(command: clap::Command) -> String {
     String::from_utf8(page).expect("man pages are UTF-8")
 }
 
+/// The arguments of `lock`, `rlock` and `wlock`.
+#[derive(Debug, Args)]
+pub struct LockCmdArgs {
+    /// The lock: a name under --root, or an absolute path
+    pub lock: String,
+
+    /// Give up at once if the lock is taken (exit 1, or -E)
+    #[arg(short, long)]
+    pub no_wait: bool,
+
+    /// Give up after waiting this long (exit 1, or -E)
+    #[arg(short = 'w', long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "no_wait")]
+    pub timeout: Option<Duration>,
+
+    /// Exit code when the lock is not acquired
+    #[arg(short = 'E', long, default_value_t = 1, value_name = "N")]
+    pub conflict_exit_code: u8,
+
+    /// Text to store in the lock node's owner record
+    #[arg(long, value_name = "TEXT")]
+    pub data: Option<String>,
+
+    /// Whose node names to create, so that library's clients wait for us
+    #[arg(long, value_enum, default_value_t = DialectArg::Curator)]
+    pub dialect: DialectArg,
+
+    /// Run COMMAND through `sh -c` (its words joined by spaces)
+    #[arg(long, requires = "command")]
+    pub shell: bool,
+
+    /// Signal for the command's process group when the lock is lost
+    #[arg(long, default_value = "TERM", value_parser = parse_signal_arg, value_name = "SIG")]
+    pub kill_signal: i32,
+
+    /// Wait this long after --kill-signal before SIGKILL
+    #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
+    pub kill_after: Duration,
+
+    /// The command to run while holding the lock
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `--dialect` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum DialectArg {
+    Curator,
+    Kazoo,
+    Hbase,
+    ZkRecipe,
+}
+
+impl From<DialectArg> for Dialect {
+    fn from(dialect: DialectArg) -> Dialect {
+        match dialect {
+            DialectArg::Curator => Dialect::Curator,
+            DialectArg::Kazoo => Dialect::Kazoo,
+            DialectArg::Hbase => Dialect::Hbase,
+            DialectArg::ZkRecipe => Dialect::ZkRecipe,
+        }
+    }
+}
+
+impl LockCmdArgs {
+    fn into_lock_args(self, root: &str, kind: Kind) -> Result<LockArgs, UsageError> {
+        let dialect = Dialect::from(self.dialect);
+        if !name::can_make(dialect, kind) {
+            return Err(UsageError::new(format!(
+                "the {dialect} dialect has no read locks; use curator, kazoo or hbase"
+            )));
+        }
+        let command = if self.shell {
+            vec![self.command.join(" ")]
+        } else {
+            self.command
+        };
+        Ok(LockArgs {
+            path: zk::path::resolve(root, &self.lock)?,
+            kind,
+            dialect,
+            no_wait: self.no_wait,
+            timeout: self.timeout,
+            conflict_exit_code: self.conflict_exit_code,
+            data: self.data,
+            command,
+            shell: self.shell,
+            kill_signal: self.kill_signal,
+            kill_after: self.kill_after,
+        })
+    }
+}
+
+fn parse_signal_arg(text: &str) -> Result<i32, String> {
+    parse_signal(text)
+        .ok_or_else(|| format!("unknown signal {text:?} (write e.g. TERM, INT, KILL or 15)"))
+}
+
 /// Parses a duration written like `500ms`, `30s`, `10m`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text)
@@ -194,9 +321,13 @@ impl Cli {
     /// any connection is made.
     pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
         let globals = self.global.into_globals()?;
+        let root = globals.root.as_str();
         let command = match self.command {
+            CliCommand::Lock(args) => Command::Lock(args.into_lock_args(root, Kind::Mutex)?),
+            CliCommand::Rlock(args) => Command::Lock(args.into_lock_args(root, Kind::Read)?),
+            CliCommand::Wlock(args) => Command::Lock(args.into_lock_args(root, Kind::Write)?),
             CliCommand::Stat { target } => Command::Stat(StatArgs {
-                path: zk::path::resolve(&globals.root, &target)?,
+                path: zk::path::resolve(root, &target)?,
             }),
             CliCommand::Completions { shell } => Command::Completions(shell.into()),
             CliCommand::Man { command } => Command::Man(command),

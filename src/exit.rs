@@ -5,6 +5,7 @@
 //! commands return `Result<ExitStatus>`, and `main` asks [`status_for`] which
 //! code an error deserves.
 
+use crate::lock::AcquireError;
 use crate::usage::UsageError;
 use crate::zk;
 
@@ -29,6 +30,8 @@ pub enum ExitStatus {
     Other,
     /// The supervised command's own exit code (128+n when killed by signal n).
     Child(u8),
+    /// zklock itself was stopped by signal n while waiting: 128+n.
+    Interrupted(i32),
 }
 
 impl ExitStatus {
@@ -43,6 +46,7 @@ impl ExitStatus {
             ExitStatus::PermissionDenied => 5,
             ExitStatus::NoNode => 6,
             ExitStatus::Other => 10,
+            ExitStatus::Interrupted(signal) => 128u8.saturating_add(signal as u8),
         }
     }
 }
@@ -54,6 +58,8 @@ pub fn status_for(err: &anyhow::Error) -> ExitStatus {
         .find_map(|cause| {
             if cause.downcast_ref::<UsageError>().is_some() {
                 Some(ExitStatus::Usage)
+            } else if let Some(err) = cause.downcast_ref::<AcquireError>() {
+                Some(err.exit_status())
             } else {
                 cause
                     .downcast_ref::<zk::Error>()

@@ -9,6 +9,7 @@ pub mod config;
 pub mod exit;
 pub mod lock;
 pub mod output;
+pub mod run;
 pub mod usage;
 pub mod zk;
 

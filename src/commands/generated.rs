@@ -44,6 +44,9 @@ impl Shell {
 /// the page.
 pub const MAN_PAGES: &[(&str, &str)] = &[
     ("", include_str!("../../man/zklock.1")),
+    ("lock", include_str!("../../man/zklock-lock.1")),
+    ("rlock", include_str!("../../man/zklock-rlock.1")),
+    ("wlock", include_str!("../../man/zklock-wlock.1")),
     ("stat", include_str!("../../man/zklock-stat.1")),
     (
         "completions",

@@ -2,6 +2,7 @@
 //! returns the exit status.
 
 pub mod generated;
+pub mod lock;
 pub mod stat;
 
 use anyhow::Result;
@@ -12,6 +13,7 @@ use crate::exit::ExitStatus;
 /// A subcommand with its checked arguments.
 #[derive(Debug)]
 pub enum Command {
+    Lock(lock::LockArgs),
     Stat(stat::StatArgs),
     Completions(generated::Shell),
     Man(Option<String>),
@@ -20,6 +22,7 @@ pub enum Command {
 /// Runs one subcommand.
 pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
     match command {
+        Command::Lock(args) => lock::run(globals, args).await,
         Command::Stat(args) => stat::run(globals, args).await,
         Command::Completions(shell) => generated::completions(globals, shell),
         Command::Man(page) => generated::man(globals, page.as_deref()),

@@ -1,8 +1,14 @@
 //! The lock recipes: node names and dialects, queue order, who holds and who
-//! waits, and the acquire/release protocol of SPEC §4.
+//! waits, and the acquire/hold/release protocol of SPEC §4.
 
+pub mod acquire;
+pub mod hold;
 pub mod name;
+pub mod owner;
 pub mod queue;
 
+pub use acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, Waiting};
+pub use hold::Loss;
 pub use name::{Dialect, Kind, Mode};
+pub use owner::Owner;
 pub use queue::{Contender, LockQueue, Standing};

@@ -196,7 +196,7 @@ mod tests {
         let r1 = curator("__READ__", 1);
         let w2 = curator("__WRIT__", 2);
         let queue = LockQueue::from_children([w2.clone(), r1.clone()]);
-        assert_eq!(holders(&queue), [r1.clone()]);
+        assert_eq!(holders(&queue), std::slice::from_ref(&r1));
         assert_eq!(waits_on(&queue, &w2), Some(r1));
     }
 
@@ -205,7 +205,7 @@ mod tests {
         let w1 = curator("__WRIT__", 1);
         let r2 = curator("__READ__", 2);
         let queue = LockQueue::from_children([r2.clone(), w1.clone()]);
-        assert_eq!(holders(&queue), [w1.clone()]);
+        assert_eq!(holders(&queue), std::slice::from_ref(&w1));
         assert_eq!(waits_on(&queue, &r2), Some(w1));
     }
 

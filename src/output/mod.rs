@@ -94,3 +94,55 @@ pub fn format_time_ms(ms: i64) -> String {
 pub fn data_text(data: &[u8]) -> Option<String> {
     (!data.is_empty()).then(|| String::from_utf8_lossy(data).into_owned())
 }
+
+/// A spinner on stderr while zklock waits; drawn only on a terminal.
+pub struct Spinner {
+    bar: indicatif::ProgressBar,
+}
+
+impl Printer {
+    /// A spinner with `message`, or `None` when stderr is not a terminal or
+    /// `-q` was given: nothing is ever drawn into a pipe or a log.
+    pub fn spinner(&self, message: &str) -> Option<Spinner> {
+        if self.quiet || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        let template = if self.color {
+            "{spinner:.cyan} {msg} [{elapsed}]"
+        } else {
+            "{spinner} {msg} [{elapsed}]"
+        };
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.set_message(message.to_owned());
+        bar.enable_steady_tick(std::time::Duration::from_millis(100));
+        Some(Spinner { bar })
+    }
+}
+
+impl Spinner {
+    /// Replaces the message.
+    pub fn set(&self, message: String) {
+        self.bar.set_message(message);
+    }
+
+    /// Removes the spinner from the terminal.
+    pub fn finish(self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A duration for people, to the second: `3m 12s`.
+pub fn format_age_ms(ms: i64) -> String {
+    let secs = std::time::Duration::from_secs((ms.max(0) / 1000) as u64);
+    humantime::format_duration(secs).to_string()
+}
+
+/// Milliseconds since the epoch, now.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

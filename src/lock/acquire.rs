@@ -1,0 +1,390 @@
+//! Acquiring a lock (SPEC §4): the protected create, the herd-free wait, and
+//! giving up without leaving a node behind.
+//!
+//! A [`Contention`] is one contender's life before it holds: it creates its
+//! node, waits on exactly one node ahead of it, and, on every path that gives
+//! up, deletes its own node with [`Contention::abandon`].
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zookeeper_client as zkc;
+
+use super::name::{Dialect, Kind, own_prefix};
+use super::queue::{Contender, LockQueue, Standing};
+use crate::exit::ExitStatus;
+use crate::zk::{self, Class, Session, class_of, path};
+
+/// What to lock and how.
+#[derive(Clone, Debug)]
+pub struct LockSpec {
+    /// The lock directory, an absolute path.
+    pub path: String,
+    pub kind: Kind,
+    pub dialect: Dialect,
+    /// The data of the contender node (the owner record).
+    pub data: Vec<u8>,
+}
+
+/// How long to wait for the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Patience {
+    /// Give up at once if someone else holds it.
+    NoWait,
+    /// Wait until this instant.
+    Until(Instant),
+    /// Wait as long as it takes.
+    Forever,
+}
+
+impl Patience {
+    /// The patience of `--no-wait` / `--timeout`.
+    pub fn new(no_wait: bool, timeout: Option<Duration>) -> Patience {
+        match (no_wait, timeout) {
+            (true, _) => Patience::NoWait,
+            (false, Some(timeout)) => Patience::Until(Instant::now() + timeout),
+            (false, None) => Patience::Forever,
+        }
+    }
+}
+
+/// The node that holds a lock for us.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// The lock directory.
+    pub lock: String,
+    /// The full path of our node: the token.
+    pub node: String,
+    /// The fencing token: our node's czxid.
+    pub fence: i64,
+}
+
+/// How a wait ended when it did not end with the lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Acquired(Held),
+    /// `--no-wait` found the lock taken, or `--timeout` ran out.
+    NotAcquired,
+}
+
+/// What a waiter is told while it waits: the contender that holds the lock
+/// (the head of the queue) and its data, when asked for.
+#[derive(Clone, Debug)]
+pub struct Waiting {
+    pub holder: Contender,
+    pub holder_data: Option<(Vec<u8>, zkc::Stat)>,
+    /// How many contenders are ahead of us.
+    pub ahead: usize,
+}
+
+/// Why waiting failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AcquireError {
+    #[error(transparent)]
+    Zk(#[from] zk::Error),
+    #[error("our contender node {0} was deleted while we waited")]
+    NodeVanished(String),
+    #[error("the ZooKeeper session ended while waiting for {0}")]
+    SessionEnded(String),
+}
+
+impl AcquireError {
+    /// The exit code of SPEC §8: a lost session before the lock was ours is 3.
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            AcquireError::Zk(err) => err.exit_status(),
+            AcquireError::NodeVanished(_) => ExitStatus::Other,
+            AcquireError::SessionEnded(_) => ExitStatus::Unreachable,
+        }
+    }
+}
+
+/// One contender on its way to holding a lock.
+pub struct Contention<'s> {
+    session: &'s Session,
+    spec: LockSpec,
+    /// Our node's name prefix (the part before the sequence).
+    prefix: String,
+    /// Our node's child name, once created.
+    node: Option<String>,
+    fence: i64,
+}
+
+const CREATE_ATTEMPTS: u32 = 5;
+
+impl<'s> Contention<'s> {
+    /// A contention for `spec` on `session`; nothing is sent yet.
+    pub fn new(session: &'s Session, spec: LockSpec) -> Contention<'s> {
+        let token = uuid::Uuid::new_v4().to_string();
+        let prefix = own_prefix(spec.dialect, spec.kind, &token, session.id())
+            .expect("the command line only allows kinds the dialect can make");
+        Contention {
+            session,
+            spec,
+            prefix,
+            node: None,
+            fence: 0,
+        }
+    }
+
+    /// Enters the queue and waits according to `patience`. `on_wait` is
+    /// called each time the queue ahead of us changes; with `holder_details`
+    /// the holder's data is read for it (one more request per change).
+    ///
+    /// Cancel-safe: if the future is dropped, [`Contention::abandon`] still
+    /// finds and deletes our node.
+    pub async fn acquire(
+        &mut self,
+        patience: Patience,
+        holder_details: bool,
+        mut on_wait: impl FnMut(&Waiting),
+    ) -> Result<Outcome, AcquireError> {
+        let mut children = self.enter().await?;
+        loop {
+            let me = self.node.clone().expect("entered the queue");
+            let queue = LockQueue::from_children(children);
+            let ahead = match queue.standing_of(&me) {
+                None => return Err(AcquireError::NodeVanished(self.node_path(&me))),
+                Some((Standing::Holding, _)) => {
+                    return Ok(Outcome::Acquired(Held {
+                        lock: self.spec.path.clone(),
+                        node: self.node_path(&me),
+                        fence: self.fence,
+                    }));
+                }
+                Some((Standing::WaitingOn(_), ahead)) => {
+                    ahead.expect("a waiter waits on someone").clone()
+                }
+            };
+            if patience == Patience::NoWait {
+                return Ok(Outcome::NotAcquired);
+            }
+            on_wait(&self.waiting(&queue, &me, holder_details).await);
+            if !self.wait_for_deletion(&ahead.name, patience).await? {
+                return Ok(Outcome::NotAcquired);
+            }
+            children = self.list().await?;
+        }
+    }
+
+    /// Deletes our node, if we made one: the node we know, or, when the
+    /// create's answer was lost, the node found by our prefix and session.
+    pub async fn abandon(&mut self) -> Result<(), zk::Error> {
+        let node = match self.node.take() {
+            Some(node) => Some(node),
+            None => self.find_own_node().await?,
+        };
+        if let Some(node) = node {
+            delete_own(self.session, &self.node_path(&node)).await?;
+        }
+        Ok(())
+    }
+
+    fn node_path(&self, name: &str) -> String {
+        path::join(&self.spec.path, name)
+    }
+
+    /// Creates our node (making missing ancestors) and lists the directory
+    /// in the same round trip. After a connection loss, adopts the node the
+    /// lost create made, if any, instead of creating a second one.
+    async fn enter(&mut self) -> Result<Vec<String>, AcquireError> {
+        let client = self.session.client();
+        let retry = self.session.retry();
+        let target = self.node_path(&self.prefix);
+        let options = zkc::CreateMode::EphemeralSequential.with_acls(zkc::Acls::anyone_all());
+        let mut attempt = 0;
+        loop {
+            let create = client.create(&target, &self.spec.data, &options);
+            let list = client.list_children(&self.spec.path);
+            let (created, listed) = tokio::join!(create, list);
+            match created {
+                Ok((stat, sequence)) => {
+                    self.node = Some(format!("{}{sequence}", self.prefix));
+                    self.fence = stat.czxid;
+                    return match listed {
+                        Ok(children) => Ok(children),
+                        Err(_) => Ok(self.list().await?),
+                    };
+                }
+                Err(zkc::Error::NoNode) if attempt < CREATE_ATTEMPTS => {
+                    make_ancestors(self.session, &self.spec.path).await?;
+                }
+                Err(err) if class_of(&err) == Class::Recoverable && attempt < retry.retries => {
+                    tokio::time::sleep(retry.backoff(attempt)).await;
+                    if let Some(node) = self.find_own_node().await? {
+                        tracing::info!("adopting {node}, created before the connection was lost");
+                        self.fence = self.stat_of(&node).await?.map_or(0, |s| s.czxid);
+                        self.node = Some(node);
+                        return Ok(self.list().await?);
+                    }
+                }
+                Err(err) => return Err(zk::Error::op("create", &target, err).into()),
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Our node among the children: one with our prefix whose ephemeral owner
+    /// is this session. A node of an earlier, dead session is never adopted.
+    async fn find_own_node(&self) -> Result<Option<String>, zk::Error> {
+        let children = match self.list().await {
+            Ok(children) => children,
+            Err(err) if err.is_no_node() => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        for child in children.into_iter().filter(|c| c.starts_with(&self.prefix)) {
+            if let Some(stat) = self.stat_of(&child).await?
+                && stat.ephemeral_owner == self.session.id()
+            {
+                return Ok(Some(child));
+            }
+        }
+        Ok(None)
+    }
+
+    async fn stat_of(&self, child: &str) -> Result<Option<zkc::Stat>, zk::Error> {
+        let path = self.node_path(child);
+        self.session
+            .retry()
+            .run(|| self.session.client().check_stat(&path))
+            .await
+            .map_err(|e| zk::Error::op("stat", &path, e))
+    }
+
+    async fn list(&self) -> Result<Vec<String>, zk::Error> {
+        self.session.children(&self.spec.path).await
+    }
+
+    async fn waiting(&self, queue: &LockQueue, me: &str, holder_details: bool) -> Waiting {
+        let holder = queue
+            .holders()
+            .next()
+            .or_else(|| queue.contenders().first())
+            .expect("a waiter has someone ahead")
+            .clone();
+        let holder_data = if holder_details {
+            self.session
+                .get_data(&self.node_path(&holder.name))
+                .await
+                .ok()
+        } else {
+            None
+        };
+        let ahead = queue
+            .contenders()
+            .iter()
+            .position(|c| c.name == me)
+            .unwrap_or(0);
+        Waiting {
+            holder,
+            holder_data,
+            ahead,
+        }
+    }
+
+    /// Watches the one node we wait on until it is deleted (true) or our
+    /// patience runs out (false). Any event on it means "look again".
+    async fn wait_for_deletion(
+        &self,
+        name: &str,
+        patience: Patience,
+    ) -> Result<bool, AcquireError> {
+        let path = self.node_path(name);
+        let client = self.session.client();
+        let (stat, watcher) = self
+            .session
+            .retry()
+            .run(|| client.check_and_watch_stat(&path))
+            .await
+            .map_err(|e| zk::Error::op("watch", &path, e))?;
+        if stat.is_none() {
+            return Ok(true);
+        }
+        let deadline = match patience {
+            Patience::Until(deadline) => Some(deadline),
+            _ => None,
+        };
+        tokio::select! {
+            event = watcher.changed() => {
+                if event.event_type == zkc::EventType::Session {
+                    return Err(AcquireError::SessionEnded(self.spec.path.clone()));
+                }
+                Ok(true)
+            }
+            _ = sleep_until(deadline) => Ok(false),
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Creates the missing ancestors of `lock` (the lock directory included) as
+/// CONTAINER nodes, so the server removes empty lock directories; on a server
+/// without containers, as PERSISTENT nodes. All creates go out in one round
+/// trip; the server applies them in order.
+async fn make_ancestors(session: &Session, lock: &str) -> Result<(), zk::Error> {
+    let mut dirs = Vec::new();
+    let mut dir = Some(lock);
+    while let Some(d) = dir.filter(|d| *d != "/") {
+        dirs.push(d);
+        dir = path::parent(d);
+    }
+    dirs.reverse();
+    for mode in [zkc::CreateMode::Container, zkc::CreateMode::Persistent] {
+        let options = mode.with_acls(zkc::Acls::anyone_all());
+        let client = session.client();
+        let creates: Vec<_> = dirs
+            .iter()
+            .map(|d| client.create(d, &[], &options))
+            .collect();
+        let mut unimplemented = false;
+        for (dir, result) in dirs.iter().zip(await_in_order(creates).await) {
+            match result {
+                Ok(_) | Err(zkc::Error::NodeExists) => {}
+                Err(zkc::Error::Unimplemented) => unimplemented = true,
+                Err(err) if class_of(&err) == Class::Recoverable => {}
+                Err(err) => return Err(zk::Error::op("create", dir, err)),
+            }
+        }
+        if !unimplemented {
+            return Ok(());
+        }
+        tracing::info!("server has no container nodes; creating persistent ones");
+    }
+    Ok(())
+}
+
+/// Awaits every future, in order; they were all sent when made.
+async fn await_in_order<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut results = Vec::with_capacity(futures.len());
+    for future in futures {
+        results.push(future.await);
+    }
+    results
+}
+
+/// Deletes our own node, retrying through connection loss until it is gone or
+/// the session has ended. "No node" counts as success: a retry of a delete
+/// that went through, or a node the server already removed.
+pub async fn delete_own(session: &Session, node: &str) -> Result<(), zk::Error> {
+    let retry = session.retry();
+    let mut attempt = 0;
+    loop {
+        match session.client().delete(node, None).await {
+            Ok(()) | Err(zkc::Error::NoNode) => return Ok(()),
+            Err(err) if class_of(&err) == Class::Recoverable => {
+                tracing::info!("retrying delete of {node} after {err}");
+                tokio::time::sleep(retry.backoff(attempt)).await;
+                attempt = attempt.saturating_add(1);
+            }
+            // The session is over: the server removes our ephemeral node.
+            Err(err) if class_of(&err) == Class::Fatal => return Ok(()),
+            Err(err) => return Err(zk::Error::op("delete", node, err)),
+        }
+    }
+}

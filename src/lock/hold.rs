@@ -1,0 +1,70 @@
+//! Holding a lock: noticing that it is lost (SPEC §9), and letting it go.
+
+use std::fmt;
+
+use zookeeper_client as zkc;
+
+use super::acquire::{Held, delete_own};
+use crate::zk::{self, Class, Session, class_of};
+
+/// What Curator's revocation writes into a holder's node.
+pub const REVOKE: &[u8] = b"__REVOKE__";
+
+/// Why a held lock is gone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Loss {
+    /// Our node was deleted (reaped, force-released).
+    Deleted,
+    /// `__REVOKE__` was written into our node.
+    Revoked,
+    /// The session expired or was closed.
+    SessionEnded(String),
+}
+
+impl fmt::Display for Loss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Loss::Deleted => f.write_str("our lock node was deleted"),
+            Loss::Revoked => f.write_str("the lock was revoked (__REVOKE__ written to our node)"),
+            Loss::SessionEnded(state) => write!(f, "the ZooKeeper session ended ({state})"),
+        }
+    }
+}
+
+/// Resolves when the lock `held` is lost: its node deleted or revoked, or the
+/// session over. Never resolves while the lock is ours. Watches survive a
+/// reconnect (the client re-registers them).
+pub async fn lost(session: &Session, held: &Held) -> Loss {
+    let client = session.client();
+    let mut attempt = 0;
+    loop {
+        let (data, watcher) = match client.get_and_watch_data(&held.node).await {
+            Ok((data, _, watcher)) => (data, watcher),
+            Err(zkc::Error::NoNode) => return Loss::Deleted,
+            Err(err) if class_of(&err) == Class::Recoverable => {
+                tokio::time::sleep(session.retry().backoff(attempt)).await;
+                attempt = attempt.saturating_add(1);
+                continue;
+            }
+            Err(err) => return Loss::SessionEnded(err.to_string()),
+        };
+        attempt = 0;
+        if data == REVOKE {
+            return Loss::Revoked;
+        }
+        let event = watcher.changed().await;
+        match event.event_type {
+            zkc::EventType::NodeDeleted => return Loss::Deleted,
+            zkc::EventType::Session => return Loss::SessionEnded(event.session_state.to_string()),
+            _ => {}
+        }
+    }
+}
+
+/// Lets the lock go: deletes our node (retrying through connection loss),
+/// then closes the session and waits until it is closed.
+pub async fn release(session: Session, held: &Held) -> Result<(), zk::Error> {
+    let deleted = delete_own(&session, &held.node).await;
+    session.close().await;
+    deleted
+}

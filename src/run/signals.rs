@@ -1,0 +1,35 @@
+//! The signals zklock forwards to its command or ends a hold on.
+
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT, caught from the moment this is made.
+pub struct Signals {
+    streams: [(i32, Signal); 4],
+}
+
+impl Signals {
+    /// Installs the handlers. Call before acquiring, so a signal that comes
+    /// while waiting is caught and the contender node removed.
+    pub fn catch() -> std::io::Result<Signals> {
+        let catch = |n: i32| signal(SignalKind::from_raw(n)).map(|s| (n, s));
+        Ok(Signals {
+            streams: [
+                catch(libc::SIGINT)?,
+                catch(libc::SIGTERM)?,
+                catch(libc::SIGHUP)?,
+                catch(libc::SIGQUIT)?,
+            ],
+        })
+    }
+
+    /// Waits for the next signal and returns its number.
+    pub async fn next(&mut self) -> i32 {
+        let [(a, sa), (b, sb), (c, sc), (d, sd)] = &mut self.streams;
+        tokio::select! {
+            _ = sa.recv() => *a,
+            _ = sb.recv() => *b,
+            _ = sc.recv() => *c,
+            _ = sd.recv() => *d,
+        }
+    }
+}
