@@ -39,7 +39,14 @@ pub struct Cli {
 pub struct GlobalArgs {
     /// ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS,
     /// then 127.0.0.1:2181
-    #[arg(short = 'H', long, global = true, env = "ZKLOCK_HOSTS", hide_env_values = true, value_name = "HOSTS")]
+    #[arg(
+        short = 'H',
+        long,
+        global = true,
+        env = "ZKLOCK_HOSTS",
+        hide_env_values = true,
+        value_name = "HOSTS"
+    )]
     pub hosts: Option<String>,
 
     /// Session timeout to ask the server for

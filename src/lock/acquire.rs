@@ -300,6 +300,7 @@ impl<'s> Contention<'s> {
         if stat.is_none() {
             return Ok(true);
         }
+        tracing::info!("watching {path}: the lock is ours once it goes");
         let deadline = match patience {
             Patience::Until(deadline) => Some(deadline),
             _ => None,

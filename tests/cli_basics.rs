@@ -1,0 +1,411 @@
+//! Connection, paths, errors and `stat` against a real ZooKeeper (issue 2):
+//! exit codes of SPEC §8, the connect-string and env rules of SPEC §3, the
+//! zkCli stat fields and JSON of SPEC §6/§7. Also proves the harness itself:
+//! dedicated servers restart, ensembles survive losing their leader.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{
+    Blackhole, NodeReport, TestEnv, ZkEnsemble, ZkServer, dead_port, digest_acl, digest_id,
+    shared_server, wait_until,
+};
+use zookeeper_client as zkc;
+
+/// The zkCli `stat` field names, in zkCli's order.
+const ZKCLI_FIELDS: [&str; 11] = [
+    "cZxid",
+    "ctime",
+    "mZxid",
+    "mtime",
+    "pZxid",
+    "cversion",
+    "dataVersion",
+    "aclVersion",
+    "ephemeralOwner",
+    "dataLength",
+    "numChildren",
+];
+
+/// Generous bound for a command that must not wait for any server.
+const QUICK: Duration = Duration::from_secs(3);
+
+#[test]
+fn stat_of_zookeeper_node_shows_zkcli_fields() {
+    let env = TestEnv::new();
+    // The chroot hides /zookeeper: ask the server without one.
+    let run = env
+        .zklock(["stat", "/zookeeper"])
+        .hosts(env.servers())
+        .run();
+    run.assert_success();
+    let mut last = 0;
+    for field in ZKCLI_FIELDS {
+        let at = run
+            .stdout
+            .find(field)
+            .unwrap_or_else(|| panic!("no {field} in {run:?}"));
+        assert!(at >= last, "{field} out of zkCli's order in {run:?}");
+        last = at;
+    }
+
+    let run = env
+        .zklock(["stat", "/zookeeper", "-o", "json"])
+        .hosts(env.servers())
+        .run();
+    let report: NodeReport = run.assert_success().json();
+    assert_eq!(report.path, "/zookeeper");
+    assert!(report.stat.num_children >= 1, "{run:?}");
+    assert_eq!(report.stat.ephemeral_owner, "0x0");
+}
+
+#[test]
+fn stat_of_a_node_matches_the_server() {
+    let env = TestEnv::new();
+    let stat = env.zk().create("/node", b"hello world");
+    let updated = env.zk().set("/node", b"hello, world");
+    env.zk().create("/node/child", b"");
+
+    let run = env.zklock(["stat", "/node", "-o", "json"]).run();
+    let report: NodeReport = run.assert_success().json();
+    assert_eq!(report.path, "/node");
+    assert_eq!(report.data.as_deref(), Some("hello, world"));
+    let s = &report.stat;
+    assert_eq!(s.data_length, 12);
+    assert_eq!(s.ephemeral_owner, "0x0");
+    assert_eq!(s.czxid, stat.czxid);
+    assert_eq!(s.ctime_ms, stat.ctime);
+    assert_eq!(s.mzxid, updated.mzxid);
+    assert_eq!(s.mtime_ms, updated.mtime);
+    assert_eq!(s.data_version, 1);
+    assert_eq!(s.acl_version, 0);
+    assert_eq!(s.num_children, 1);
+    assert_eq!(s.cversion, 1);
+    assert!(s.pzxid > s.mzxid, "{run:?}");
+
+    // The table shows the data and the zxids in zkCli's hex.
+    env.zklock(["stat", "/node"])
+        .run()
+        .assert_success()
+        .assert_stdout_contains("hello, world")
+        .assert_stdout_contains(&format!("0x{:x}", stat.czxid));
+
+    // An empty node has null data.
+    let report: NodeReport = env
+        .zklock(["stat", "/node/child", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(report.data, None);
+    assert_eq!(report.stat.data_length, 0);
+}
+
+#[test]
+fn stat_of_an_ephemeral_node_names_its_session() {
+    let env = TestEnv::new();
+    let owner = env.connect();
+    owner.create_ephemeral("/eph", b"mine");
+    let report: NodeReport = env
+        .zklock(["stat", "/eph", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(report.stat.ephemeral_owner, owner.session_hex());
+}
+
+#[test]
+fn lock_names_resolve_under_the_root() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/deploy");
+    env.zk().mkdir_p("/other/x");
+    let report: NodeReport = env
+        .zklock(["stat", "deploy", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(report.path, "/locks/deploy");
+
+    let report: NodeReport = env
+        .zklock(["stat", "x", "--root", "/other", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(report.path, "/other/x");
+
+    let report: NodeReport = env
+        .zklock(["stat", "x", "-o", "json"])
+        .env("ZKLOCK_ROOT", "/other")
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(report.path, "/other/x");
+}
+
+#[test]
+fn missing_node_exits_6_naming_the_path() {
+    let env = TestEnv::new();
+    env.zklock(["stat", "/no/such/node"])
+        .run()
+        .assert_code(6)
+        .assert_stderr_contains("/no/such/node");
+    env.zklock(["stat", "nosuchlock"])
+        .run()
+        .assert_code(6)
+        .assert_stderr_contains("/locks/nosuchlock");
+}
+
+#[test]
+fn unreachable_server_exits_3_within_the_connect_timeout() {
+    // A port that refuses connections, and one that accepts them but never
+    // answers (a hung server).
+    let hole = Blackhole::new();
+    let refused = format!("127.0.0.1:{}", dead_port());
+    for address in [refused, hole.address()] {
+        let run = support::Zklock::new(["stat", "/", "--connect-timeout", "1s"])
+            .hosts(&address)
+            .run();
+        run.assert_code(3)
+            .assert_stderr_contains(&address)
+            .assert_faster_than(Duration::from_secs(4));
+    }
+}
+
+#[test]
+fn malformed_input_exits_2_before_connecting() {
+    // A server that would hang any connection for 30 s: a quick exit 2 proves
+    // the input was refused before a connection was tried.
+    let hole = Blackhole::new();
+    let slow = hole.address();
+    let cases: [(&[&str], &str, &str); 9] = [
+        (&["stat", "a//b"], "a//b", "path"),
+        (&["stat", "a/"], "a/", "path"),
+        (&["stat", "/a/../b"], "/a/../b", "path"),
+        (&["stat", "/x/"], "/x/", "path"),
+        (&["stat", ".."], "..", "path"),
+        (&["-H", "zk:notaport", "stat", "/"], "notaport", "host"),
+        (&["-H", ",,", "stat", "/"], ",,", "host"),
+        (
+            &["--connect-timeout", "5", "stat", "/"],
+            "--connect-timeout",
+            "duration",
+        ),
+        (
+            &["--session-timeout", "soon", "stat", "/"],
+            "soon",
+            "duration",
+        ),
+    ];
+    for (args, names, says) in cases {
+        let mut cmd = support::Zklock::new(args);
+        if !args.contains(&"--connect-timeout") {
+            cmd = cmd.args(["--connect-timeout", "30s"]);
+        }
+        if !args.contains(&"-H") {
+            cmd = cmd.hosts(&slow);
+        }
+        let run = cmd.run();
+        run.assert_code(2)
+            .assert_stderr_contains(names)
+            .assert_faster_than(QUICK);
+        assert!(
+            run.stderr.to_lowercase().contains(says),
+            "expected the message to say what is wrong ({says}): {run:?}"
+        );
+    }
+}
+
+#[test]
+fn acl_refusal_exits_5_and_auth_opens_it() {
+    let env = TestEnv::new();
+    let acl = [digest_acl("alice", "secret", zkc::Permission::ALL)];
+    env.zk().create_with(
+        "/secret",
+        b"for alice",
+        &zkc::CreateMode::Persistent.with_acls(zkc::Acls::new(&acl)),
+    );
+
+    let run = env.zklock(["stat", "/secret"]).run();
+    run.assert_code(5).assert_stderr_contains("/secret");
+    assert!(
+        run.stderr.to_lowercase().contains("permission denied"),
+        "{run:?}"
+    );
+    env.zklock(["stat", "/secret", "--auth", "digest:alice:wrong"])
+        .run()
+        .assert_code(5);
+
+    let report: NodeReport = env
+        .zklock([
+            "stat",
+            "/secret",
+            "--auth",
+            "digest:alice:secret",
+            "-o",
+            "json",
+        ])
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(report.data.as_deref(), Some("for alice"));
+
+    // From the environment, so the password is not in the process list.
+    env.zklock(["stat", "/secret"])
+        .env("ZKLOCK_AUTH", "digest:alice:secret")
+        .run()
+        .assert_success()
+        .assert_stdout_contains("for alice");
+}
+
+#[test]
+fn digest_ids_match_zookeeper() {
+    // As printed by
+    // java -cp zookeeper.jar org.apache.zookeeper.server.auth.DigestAuthenticationProvider alice:secret
+    assert_eq!(
+        digest_id("alice", "secret"),
+        "alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E="
+    );
+}
+
+#[test]
+fn hosts_come_from_flag_then_zklock_hosts_then_zk_hosts() {
+    let env = TestEnv::new();
+    env.zk().create("/here", b"found");
+    let dead = format!("127.0.0.1:{}", dead_port());
+    let stat = || {
+        env.zklock(["stat", "/here", "--connect-timeout", "1s"])
+            .no_hosts()
+    };
+
+    // ZKLOCK_HOSTS when -H is absent, before ZK_HOSTS.
+    stat()
+        .env("ZKLOCK_HOSTS", env.hosts())
+        .env("ZK_HOSTS", &dead)
+        .run()
+        .assert_success()
+        .assert_stdout_contains("found");
+    // ZK_HOSTS when neither -H nor ZKLOCK_HOSTS.
+    stat()
+        .env("ZK_HOSTS", env.hosts())
+        .run()
+        .assert_success()
+        .assert_stdout_contains("found");
+    // -H wins over both.
+    stat()
+        .hosts(env.hosts())
+        .env("ZKLOCK_HOSTS", &dead)
+        .env("ZK_HOSTS", &dead)
+        .run()
+        .assert_success()
+        .assert_stdout_contains("found");
+    stat()
+        .hosts(&dead)
+        .env("ZKLOCK_HOSTS", env.hosts())
+        .env("ZK_HOSTS", env.hosts())
+        .run()
+        .assert_code(3)
+        .assert_stderr_contains(&dead);
+}
+
+#[test]
+fn ensemble_serves_through_the_loss_of_its_leader() {
+    let ensemble = ZkEnsemble::start(3);
+    let env = TestEnv::with_ensemble(&ensemble);
+    env.zk().create("/kept", b"by the quorum");
+    let stat_zookeeper = || {
+        env.zklock(["stat", "/zookeeper", "-o", "json"])
+            .hosts(ensemble.connect_string())
+            .run()
+    };
+    let report: NodeReport = stat_zookeeper().assert_success().json();
+    assert_eq!(report.path, "/zookeeper");
+
+    let leader = ensemble.leader();
+    ensemble.server(leader).kill();
+    let new_leader = ensemble.leader();
+    assert_ne!(new_leader, leader);
+    stat_zookeeper().assert_success();
+    env.zklock(["stat", "/kept"])
+        .run()
+        .assert_success()
+        .assert_stdout_contains("by the quorum");
+
+    // The old leader rejoins as a follower.
+    ensemble.server(leader).start();
+    assert_eq!(ensemble.server(leader).mode().as_deref(), Some("follower"));
+}
+
+#[test]
+fn dedicated_server_restarts_on_the_same_port_with_its_data() {
+    let server = ZkServer::new();
+    let port = server.port();
+    let env = TestEnv::with_server(&server);
+    env.zk().create("/keep", b"v1");
+    let stat = || {
+        env.zklock(["stat", "/keep", "--connect-timeout", "1s"])
+            .run()
+    };
+    stat().assert_success().assert_stdout_contains("v1");
+
+    server.stop();
+    assert!(!server.is_running());
+    stat()
+        .assert_code(3)
+        .assert_stderr_contains(&server.address());
+    server.start();
+    assert_eq!(server.port(), port);
+    stat().assert_success().assert_stdout_contains("v1");
+
+    server.restart();
+    assert_eq!(server.port(), port);
+    // The helper's session survives the restart: it reconnects on its own.
+    wait_until(
+        Duration::from_secs(10),
+        "the test client reconnects",
+        || env.zk().try_get("/keep").is_ok(),
+    );
+    env.zk().set("/keep", b"v2");
+    stat().assert_success().assert_stdout_contains("v2");
+
+    // A frozen server holds connections but answers nothing.
+    server.freeze();
+    stat().assert_code(3);
+    server.thaw();
+    stat().assert_success().assert_stdout_contains("v2");
+}
+
+#[test]
+fn test_client_sessions_close_or_are_abandoned() {
+    let env = TestEnv::new();
+    let closing = env.connect();
+    closing.create_ephemeral("/closed", b"");
+    closing.close();
+    assert!(
+        env.zk().exists("/closed").is_none(),
+        "closing a session drops its nodes at once"
+    );
+
+    let crashing = support::Zk::connect_with(&env.hosts(), |c| {
+        c.with_session_timeout(Duration::from_millis(800))
+    });
+    crashing.create_ephemeral("/crashed", b"");
+    crashing.abandon();
+    assert!(
+        env.zk().exists("/crashed").is_some(),
+        "an abandoned session lingers"
+    );
+    wait_until(
+        Duration::from_secs(10),
+        "the abandoned session expires",
+        || env.zk().exists("/crashed").is_none(),
+    );
+}
+
+#[test]
+fn shared_server_answers_four_letter_words() {
+    let server = shared_server();
+    assert_eq!(server.four_letter("ruok"), "imok");
+    assert_eq!(server.mode().as_deref(), Some("standalone"));
+    let mntr = server.mntr();
+    assert!(mntr.contains_key("zk_znode_count"), "{mntr:?}");
+}

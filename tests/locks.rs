@@ -1,0 +1,387 @@
+//! lock, rlock and wlock against a real ZooKeeper: mutual exclusion, fencing,
+//! read/write rules, no herd, nothing left behind, exit codes, lock loss.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{Running, Scratch, TestEnv, dead_port, wait_until};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Starts `zklock <verb> <lock> [extra...]` holding until a signal, and
+/// returns it once it printed its token.
+fn hold(env: &TestEnv, verb: &str, lock: &str, extra: &[&str]) -> (Running, String) {
+    let mut args = vec![verb, lock];
+    args.extend_from_slice(extra);
+    let mut holder = env.zklock(args).spawn();
+    let token = holder.next_line(WAIT);
+    (holder, token)
+}
+
+/// Starts a contender that must wait, and returns once its node is in the
+/// queue (the directory has `queued` children).
+fn queue_behind(env: &TestEnv, verb: &str, lock: &str, queued: usize, extra: &[&str]) -> Running {
+    let mut args = vec![verb, lock];
+    args.extend_from_slice(extra);
+    let waiter = env.zklock(args).spawn();
+    let dir = format!("/locks/{lock}");
+    wait_until(WAIT, &format!("{queued} contenders in {dir}"), || {
+        env.zk().children(&dir).len() == queued
+    });
+    waiter
+}
+
+fn release(mut holder: Running) {
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+fn pid_is_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+#[test]
+fn concurrent_commands_never_overlap_and_fences_grow_in_grant_order() {
+    let env = TestEnv::new();
+    let dir = Scratch::new();
+    let log = dir.file("log");
+    let section = format!(
+        "echo start $ZKLOCK_FENCE >> {log}; sleep 0.02; echo end $ZKLOCK_FENCE >> {log}",
+        log = log.display()
+    );
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let command = env.zklock(["lock", "mutex", "--", "sh", "-c", &section]);
+            std::thread::spawn(move || {
+                for _ in 0..5 {
+                    command.run().assert_success();
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().expect("worker thread");
+    }
+    let text = std::fs::read_to_string(&log).expect("read log");
+    let lines: Vec<(&str, i64)> = text
+        .lines()
+        .map(|l| {
+            let (what, fence) = l.split_once(' ').expect("log line");
+            (what, fence.parse().expect("fence"))
+        })
+        .collect();
+    assert_eq!(lines.len(), 40, "{text}");
+    let mut last_fence = i64::MIN;
+    for pair in lines.chunks(2) {
+        assert_eq!(pair[0].0, "start", "overlap in:\n{text}");
+        assert_eq!(pair[1], ("end", pair[0].1), "overlap in:\n{text}");
+        assert!(pair[0].1 > last_fence, "fence did not grow:\n{text}");
+        last_fence = pair[0].1;
+    }
+    assert!(env.zk().children("/locks/mutex").is_empty());
+}
+
+#[test]
+fn the_command_gets_the_lock_environment_and_its_exit_code_passes_through() {
+    let env = TestEnv::new();
+    let run = env
+        .zklock([
+            "lock",
+            "envy",
+            "--",
+            "sh",
+            "-c",
+            "echo $ZKLOCK_LOCK; echo $ZKLOCK_NODE; echo $ZKLOCK_FENCE; echo $ZKLOCK_SESSION; exit 7",
+        ])
+        .run();
+    run.assert_code(7);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines[0], "/locks/envy");
+    assert!(
+        lines[1].starts_with("/locks/envy/_c_") && lines[1].contains("-lock-"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2].parse::<i64>().expect("fence") > 0);
+    assert!(lines[3].starts_with("0x"), "{}", lines[3]);
+
+    let killed = env
+        .zklock(["lock", "envy", "--", "sh", "-c", "kill -TERM $$"])
+        .run();
+    killed.assert_code(128 + libc::SIGTERM);
+}
+
+#[test]
+fn the_fence_is_the_czxid_of_the_holders_node_and_grows() {
+    let env = TestEnv::new();
+    let report = "echo $ZKLOCK_NODE $ZKLOCK_FENCE; exec sleep 1000";
+    let mut fences = Vec::new();
+    for _ in 0..2 {
+        let mut holder = env
+            .zklock(["lock", "fenced", "--", "sh", "-c", report])
+            .spawn();
+        let line = holder.next_line(WAIT);
+        let (node, fence) = line.split_once(' ').expect("node and fence");
+        let (_, stat) = env.zk().get(node);
+        assert_eq!(fence.parse::<i64>().expect("fence"), stat.czxid, "{line}");
+        fences.push(stat.czxid);
+        holder.signal(libc::SIGTERM);
+        holder.wait(WAIT).assert_code(128 + libc::SIGTERM);
+    }
+    assert!(fences[1] > fences[0], "{fences:?}");
+}
+
+#[test]
+fn conflicts_exit_1_or_the_chosen_code_and_leave_no_node() {
+    let env = TestEnv::new();
+    let (holder, token) = hold(&env, "lock", "busy", &[]);
+    env.zklock(["lock", "-n", "busy", "--", "true"])
+        .run()
+        .assert_code(1);
+    env.zklock(["lock", "-n", "-E", "42", "busy", "--", "true"])
+        .run()
+        .assert_code(42);
+    let timed_out = env
+        .zklock(["lock", "-w", "300ms", "busy", "--", "true"])
+        .run();
+    timed_out.assert_code(1).assert_stderr_contains("timed out");
+    assert!(
+        !timed_out.stderr.contains('\r'),
+        "no spinner on a non-terminal: {:?}",
+        timed_out.stderr
+    );
+    let children = env.zk().children("/locks/busy");
+    assert_eq!(
+        children.len(),
+        1,
+        "only the holder's node is left: {children:?}"
+    );
+    assert!(token.ends_with(&children[0]));
+    release(holder);
+    assert!(env.zk().children("/locks/busy").is_empty());
+}
+
+#[test]
+fn a_signal_while_waiting_removes_our_node_and_exits_promptly() {
+    let env = TestEnv::new();
+    let (holder, _) = hold(&env, "lock", "sig", &[]);
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let mut waiter = queue_behind(&env, "lock", "sig", 2, &[]);
+        waiter.signal(signal);
+        let run = waiter.wait(Duration::from_secs(5));
+        run.assert_code(128 + signal);
+        assert_eq!(env.zk().children("/locks/sig").len(), 1);
+    }
+    release(holder);
+}
+
+#[test]
+fn readers_share_and_writers_exclude_in_queue_order() {
+    let env = TestEnv::new();
+    let (r1, _) = hold(&env, "rlock", "rw", &[]);
+    let (r2, _) = hold(&env, "rlock", "rw", &[]);
+    let mut w3 = queue_behind(&env, "wlock", "rw", 3, &[]);
+    // A reader that comes after a waiting writer waits for it: no starvation.
+    let mut r4 = queue_behind(&env, "rlock", "rw", 4, &[]);
+    assert!(w3.stdout().is_empty() && r4.stdout().is_empty());
+    release(r1);
+    assert!(
+        w3.is_running() && w3.stdout().is_empty(),
+        "the writer waits for every reader ahead"
+    );
+    release(r2);
+    w3.next_line(WAIT);
+    assert!(
+        r4.stdout().is_empty(),
+        "the reader behind the writer still waits"
+    );
+    release(w3);
+    r4.next_line(WAIT);
+    release(r4);
+}
+
+#[test]
+fn a_writer_excludes_readers_and_writers() {
+    let env = TestEnv::new();
+    let (w1, _) = hold(&env, "wlock", "wx", &[]);
+    env.zklock(["rlock", "-n", "wx", "--", "true"])
+        .run()
+        .assert_code(1);
+    env.zklock(["wlock", "-n", "wx", "--", "true"])
+        .run()
+        .assert_code(1);
+    env.zklock(["lock", "-n", "wx", "--", "true"])
+        .run()
+        .assert_code(1);
+    release(w1);
+    env.zklock(["rlock", "-n", "wx", "--", "true"])
+        .run()
+        .assert_success();
+}
+
+#[test]
+fn one_release_wakes_exactly_one_waiter() {
+    let env = TestEnv::new();
+    let (holder, _) = hold(&env, "lock", "herd", &[]);
+    let mut waiters: Vec<Running> = (0..5)
+        .map(|i| queue_behind(&env, "lock", "herd", i + 2, &["-v"]))
+        .collect();
+    let watches = |w: &Running| w.stderr().matches("watching ").count();
+    for waiter in &waiters {
+        waiter.wait_for_stderr(WAIT, "the waiter watches its predecessor", |e| {
+            e.contains("watching ")
+        });
+    }
+    release(holder);
+    let mut first = waiters.remove(0);
+    first.next_line(WAIT);
+    // Pass the lock on once more: by the time the second waiter holds, any
+    // wake-up of the others by the first release has long arrived.
+    release(first);
+    let mut second = waiters.remove(0);
+    second.next_line(WAIT);
+    for waiter in &waiters {
+        assert_eq!(
+            watches(waiter),
+            1,
+            "a waiter woke for a release not its own:\n{}",
+            waiter.stderr()
+        );
+    }
+    release(second);
+    for waiter in waiters.iter_mut() {
+        waiter.signal(libc::SIGTERM);
+    }
+}
+
+#[test]
+fn a_deleted_node_is_a_lost_lock_and_the_command_is_stopped() {
+    let env = TestEnv::new();
+    let dir = Scratch::new();
+    let pid_file = dir.file("pid");
+    let mut holder = env
+        .zklock([
+            "lock",
+            "--kill-after",
+            "2s",
+            "lost",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "echo $$ > {}; echo $ZKLOCK_NODE; exec sleep 1000",
+                pid_file.display()
+            ),
+        ])
+        .spawn();
+    let token = holder.next_line(WAIT);
+    let pid: i32 = support::wait_for(WAIT, "the command wrote its pid", || {
+        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
+    });
+    env.zk().delete(&token);
+    let run = holder.wait(WAIT);
+    run.assert_code(4).assert_stderr_contains("lost");
+    assert!(!pid_is_alive(pid), "the command was stopped");
+}
+
+#[test]
+fn revocation_is_a_lost_lock() {
+    let env = TestEnv::new();
+    let (mut holder, token) = hold(&env, "lock", "revoked", &[]);
+    env.zk().set(&token, b"__REVOKE__");
+    holder
+        .wait(WAIT)
+        .assert_code(4)
+        .assert_stderr_contains("revoked");
+    assert!(env.zk().children("/locks/revoked").is_empty());
+}
+
+#[test]
+fn a_sigkilled_zklock_takes_its_command_along_and_the_lock_frees_with_the_session() {
+    let env = TestEnv::new();
+    let dir = Scratch::new();
+    let pid_file = dir.file("pid");
+    let mut holder = env
+        .zklock([
+            "--session-timeout",
+            "1s",
+            "lock",
+            "killed",
+            "--",
+            "sh",
+            "-c",
+            &format!("echo $$ > {}; exec sleep 1000", pid_file.display()),
+        ])
+        .spawn();
+    let pid: i32 = support::wait_for(WAIT, "the command wrote its pid", || {
+        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
+    });
+    holder.kill();
+    wait_until(WAIT, "the command died with zklock", || !pid_is_alive(pid));
+    env.zklock(["lock", "-w", "20s", "killed", "--", "true"])
+        .run()
+        .assert_success();
+}
+
+#[test]
+fn signals_are_forwarded_to_the_command() {
+    let env = TestEnv::new();
+    let mut holder = env
+        .zklock([
+            "lock",
+            "fwd",
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 3' TERM; echo ready; while :; do sleep 0.05; done",
+        ])
+        .spawn();
+    assert_eq!(holder.next_line(WAIT), "ready");
+    holder.signal(libc::SIGTERM);
+    let run = holder.wait(WAIT);
+    run.assert_code(3).assert_stdout_contains("got-term");
+    assert!(env.zk().children("/locks/fwd").is_empty());
+}
+
+#[test]
+fn holding_without_a_command_prints_the_token_and_releases_on_a_signal() {
+    let env = TestEnv::new();
+    let (holder, token) = hold(&env, "lock", "plain", &[]);
+    assert!(token.starts_with("/locks/plain/_c_"), "{token}");
+    assert_eq!(env.zk().children("/locks/plain").len(), 1);
+    release(holder);
+    assert!(env.zk().children("/locks/plain").is_empty());
+}
+
+#[test]
+fn an_unreachable_server_exits_3() {
+    let run = support::Zklock::new(["--connect-timeout", "500ms", "lock", "x", "--", "true"])
+        .hosts(format!("127.0.0.1:{}", dead_port()))
+        .run();
+    run.assert_code(3).assert_stderr_contains("cannot reach");
+}
+
+#[test]
+fn the_zk_recipe_has_no_read_lock() {
+    let env = TestEnv::new();
+    env.zklock(["rlock", "--dialect", "zk-recipe", "x", "--", "true"])
+        .run()
+        .assert_code(2)
+        .assert_stderr_contains("no read locks");
+}
+
+#[test]
+fn every_dialect_excludes_every_other() {
+    let env = TestEnv::new();
+    for holder_dialect in ["curator", "kazoo", "hbase", "zk-recipe"] {
+        let (holder, _) = hold(&env, "lock", "mixed", &["--dialect", holder_dialect]);
+        for other in ["curator", "kazoo", "hbase", "zk-recipe"] {
+            env.zklock(["lock", "-n", "--dialect", other, "mixed", "--", "true"])
+                .run()
+                .assert_code(1);
+        }
+        release(holder);
+    }
+}

@@ -1,0 +1,67 @@
+//! Typed mirrors of zklock's JSON output (SPEC §7 and the man pages), written
+//! independently of src/ so that a change to the contract breaks a test.
+//! Unknown fields are refused: a new field must be added here on purpose.
+
+use serde::Deserialize;
+
+/// `stat` of a plain node: `{"path", "stat": {...}, "data"}`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeReport {
+    pub path: String,
+    pub stat: NodeStat,
+    /// Lossy UTF-8, or null when the node has no data.
+    pub data: Option<String>,
+}
+
+/// The zkCli stat fields, in snake_case.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeStat {
+    pub czxid: i64,
+    pub ctime_ms: i64,
+    pub mzxid: i64,
+    pub mtime_ms: i64,
+    pub pzxid: i64,
+    pub cversion: i32,
+    pub data_version: i32,
+    pub acl_version: i32,
+    /// `0x` and lowercase hex; `0x0` for a persistent node.
+    pub ephemeral_owner: String,
+    pub data_length: i32,
+    pub num_children: i32,
+}
+
+/// A lock (`ls` prints an array of these, `stat` of a lock one):
+/// `{"path", "kind", "dialect", "holders", "waiters"}`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Lock {
+    pub path: String,
+    /// `mutex`, `read-write` or `semaphore`.
+    pub kind: String,
+    pub dialect: String,
+    pub holders: Vec<Contender>,
+    pub waiters: Vec<Contender>,
+}
+
+/// One contender node of a lock.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Contender {
+    pub path: String,
+    pub name: String,
+    pub sequence: i64,
+    /// `exclusive`, `shared` or `lease`.
+    pub mode: String,
+    /// The owner session, `0x...`.
+    pub session: String,
+    pub ctime_ms: i64,
+    pub age_ms: i64,
+    /// The fencing token: the czxid of the node.
+    pub fence: i64,
+    /// Raw data as lossy UTF-8, or null when empty.
+    pub data: Option<String>,
+    /// zklock's parsed owner JSON, or null.
+    pub owner: Option<serde_json::Value>,
+}

@@ -1,0 +1,177 @@
+//! The integration-test harness: real ZooKeeper servers, one chroot per test,
+//! the `zklock` binary as a command, and a blocking ZooKeeper client for
+//! arranging and inspecting nodes.
+//!
+//! Every test binary includes it with `mod support;`. The pieces:
+//!
+//! - [`ZkServer`]: a standalone server on a free loopback port with a temp
+//!   data dir; `stop`/`kill`/`start`/`restart`/`freeze`/`thaw` for fault
+//!   tests, and four-letter words ([`ZkServer::four_letter`]).
+//! - [`shared_server`]: one server per test binary, started on first use and
+//!   torn down when the test process ends, however it ends.
+//! - [`ZkEnsemble`]: a three-server (or N-server) ensemble on loopback.
+//! - [`TestEnv`]: one per test: a unique chroot, `zklock` commands aimed at
+//!   it, and a [`Zk`] client rooted at it.
+//! - [`wait_until`] / [`wait_for`]: polling with a deadline, never a bare sleep.
+//! - [`json`]: typed mirrors of the JSON contract (SPEC §7).
+//!
+//! If Java or ZooKeeper is missing, the harness panics and says how to
+//! install them: a test that cannot run must fail, not skip.
+
+// Every test binary compiles this module but uses only part of it.
+#![allow(dead_code)]
+
+pub mod client;
+pub mod cmd;
+pub mod digest;
+pub mod json;
+pub mod server;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+// Re-exported for the test files; each binary uses a different part.
+#[allow(unused_imports)]
+pub use client::Zk;
+#[allow(unused_imports)]
+pub use cmd::{Blackhole, Run, Running, TestEnv, Zklock, dead_port};
+#[allow(unused_imports)]
+pub use digest::{digest_acl, digest_id};
+#[allow(unused_imports)]
+pub use json::{Contender, Lock, NodeReport, NodeStat};
+#[allow(unused_imports)]
+pub use server::{ZkEnsemble, ZkOptions, ZkServer, shared_server};
+
+/// The ZooKeeper jar of Debian's `zookeeper` package.
+pub const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";
+
+/// What a test says when ZooKeeper or Java is missing.
+pub const NOT_INSTALLED: &str = "ZooKeeper is not installed: run scripts/setup (or: apt-get install zookeeper default-jre-headless)";
+
+/// Panics with [`NOT_INSTALLED`] unless `java` is on PATH and the ZooKeeper
+/// jar is present.
+pub fn require_zookeeper() {
+    let java = find_on_path("java");
+    let jar = Path::new(ZOOKEEPER_JAR).is_file();
+    if java.is_none() || !jar {
+        let missing = match (java.is_none(), jar) {
+            (true, false) => format!("no `java` on PATH and no {ZOOKEEPER_JAR}"),
+            (true, true) => "no `java` on PATH".to_owned(),
+            _ => format!("no {ZOOKEEPER_JAR}"),
+        };
+        panic!("{NOT_INSTALLED} ({missing})");
+    }
+}
+
+/// The first executable called `name` on PATH.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Polls `condition` every 10 ms until it holds; panics naming `what` when
+/// `timeout` passes first. Returns how long it took.
+pub fn wait_until(timeout: Duration, what: &str, mut condition: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    wait_for(timeout, what, || condition().then_some(()));
+    start.elapsed()
+}
+
+/// Polls `probe` every 10 ms until it returns `Some`, and returns that value;
+/// panics naming `what` when `timeout` passes first.
+pub fn wait_for<T>(timeout: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        if start.elapsed() >= timeout {
+            panic!("timed out after {timeout:?} waiting until {what}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `n` distinct loopback ports that were free a moment ago (bound together on
+/// port 0, then released). Another process may take one before we use it;
+/// servers retry on a collision.
+pub fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free loopback port"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().expect("local address").port())
+        .collect()
+}
+
+/// A process-unique number, for names.
+pub fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The running test's name (the test harness names each test's thread after
+/// it), made safe for a znode or file name; "test" when there is none.
+pub fn test_name() -> String {
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("test");
+    let name = name.rsplit("::").next().unwrap_or(name);
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    if safe.is_empty() || safe == "main" {
+        "test".to_owned()
+    } else {
+        safe
+    }
+}
+
+/// A scratch directory for files that commands under test write; removed
+/// when dropped.
+pub struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    /// A new, empty directory under the system temp dir.
+    pub fn new() -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "zklock-test-{}-{}-{}",
+            std::process::id(),
+            unique(),
+            test_name()
+        ));
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch { dir }
+    }
+
+    /// The path of `name` inside the directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
