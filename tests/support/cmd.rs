@@ -255,9 +255,16 @@ impl Zklock {
     /// Starts the command and returns at once; its output is collected in
     /// the background. Dropping the [`Running`] kills it.
     pub fn spawn(&self) -> Running {
-        let mut command = self.command();
+        Running::start(self.command(), self.cmdline(), self.stdin.clone())
+    }
+}
+
+impl Running {
+    /// Starts any command with stdout and stderr captured in the background
+    /// (stdin gets `stdin`, or /dev/null). `cmdline` names it in messages.
+    pub fn start(mut command: Command, cmdline: String, stdin: Option<Vec<u8>>) -> Running {
         command
-            .stdin(if self.stdin.is_some() {
+            .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
                 Stdio::null()
@@ -267,17 +274,17 @@ impl Zklock {
         let started = Instant::now();
         let mut child = command
             .spawn()
-            .unwrap_or_else(|e| panic!("spawn {}: {e}", self.cmdline()));
-        if let (Some(bytes), Some(mut stdin)) = (self.stdin.clone(), child.stdin.take()) {
+            .unwrap_or_else(|e| panic!("spawn {cmdline}: {e}"));
+        if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
             std::thread::spawn(move || {
-                let _ = stdin.write_all(&bytes);
+                let _ = pipe.write_all(&bytes);
             });
         }
         let stdout = Capture::start(child.stdout.take().expect("piped stdout"));
         let stderr = Capture::start(child.stderr.take().expect("piped stderr"));
         Running {
             child,
-            cmdline: self.cmdline(),
+            cmdline,
             started,
             stdout,
             stderr,

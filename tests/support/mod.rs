@@ -25,6 +25,7 @@ pub mod client;
 pub mod cmd;
 pub mod digest;
 pub mod json;
+pub mod peers;
 pub mod server;
 
 use std::net::TcpListener;

@@ -1,0 +1,118 @@
+//! zklock and the real Curator and kazoo (Debian's packages) on the same lock
+//! path: each pair excludes the other, readers share with readers.
+
+mod support;
+
+use std::time::Duration;
+
+use support::peers::{self, Library, acquired, peer, times_out};
+use support::{Running, TestEnv};
+
+const WAIT: Duration = Duration::from_secs(30);
+/// How long a peer tries before it reports TIMEOUT (the lock is held by the
+/// other side, so it must).
+const KEPT_OUT: &str = "800";
+
+fn zklock_holds(env: &TestEnv, verb: &str, lock: &str, dialect: &str) -> Running {
+    let mut holder = env.zklock([verb, "--dialect", dialect, lock]).spawn();
+    holder.next_line(WAIT);
+    holder
+}
+
+fn zklock_releases(mut holder: Running) {
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+fn zklock_tries(env: &TestEnv, verb: &str, lock: &str) -> i32 {
+    let run = env.zklock([verb, "-n", lock, "--", "true"]).run();
+    run.code
+        .unwrap_or_else(|| panic!("zklock was killed: {}", run.stderr))
+}
+
+/// A library's holder keeps zklock out until it lets go.
+fn library_holder_excludes_zklock(library: Library, mode: &str, verb: &str) {
+    let env = TestEnv::new();
+    let mut holder = peer(&env, library, "/locks/x", mode, &[]);
+    acquired(&mut holder, WAIT);
+    assert_eq!(
+        zklock_tries(&env, verb, "x"),
+        1,
+        "{library:?} {mode} holder must keep out zklock {verb}"
+    );
+    peers::release(holder);
+    assert_eq!(zklock_tries(&env, verb, "x"), 0);
+}
+
+/// A zklock holder keeps a library's contender out, and the contender gets
+/// the lock once zklock lets go.
+fn zklock_holder_excludes_library(library: Library, verb: &str, dialect: &str, mode: &str) {
+    let env = TestEnv::new();
+    let holder = zklock_holds(&env, verb, "x", dialect);
+    let mut kept_out = peer(&env, library, "/locks/x", mode, &["--timeout-ms", KEPT_OUT]);
+    times_out(&mut kept_out, WAIT);
+    let mut waiter = peer(&env, library, "/locks/x", mode, &[]);
+    assert!(
+        waiter.stdout().trim_end() == "READY",
+        "{:?} got in while zklock held",
+        library
+    );
+    zklock_releases(holder);
+    acquired(&mut waiter, WAIT);
+    peers::release(waiter);
+}
+
+#[test]
+fn curator_mutex_and_zklock_lock_exclude_each_other() {
+    library_holder_excludes_zklock(Library::Curator, "mutex", "lock");
+    zklock_holder_excludes_library(Library::Curator, "lock", "curator", "mutex");
+}
+
+#[test]
+fn kazoo_lock_and_zklock_lock_exclude_each_other() {
+    library_holder_excludes_zklock(Library::Kazoo, "mutex", "lock");
+    zklock_holder_excludes_library(Library::Kazoo, "lock", "kazoo", "mutex");
+}
+
+#[test]
+fn curator_write_lock_and_zklock_exclude_each_other() {
+    library_holder_excludes_zklock(Library::Curator, "write", "rlock");
+    library_holder_excludes_zklock(Library::Curator, "write", "wlock");
+    zklock_holder_excludes_library(Library::Curator, "wlock", "curator", "read");
+    zklock_holder_excludes_library(Library::Curator, "wlock", "curator", "write");
+    zklock_holder_excludes_library(Library::Curator, "rlock", "curator", "write");
+}
+
+#[test]
+fn kazoo_write_lock_and_zklock_exclude_each_other() {
+    library_holder_excludes_zklock(Library::Kazoo, "write", "rlock");
+    library_holder_excludes_zklock(Library::Kazoo, "write", "wlock");
+    zklock_holder_excludes_library(Library::Kazoo, "wlock", "kazoo", "read");
+    zklock_holder_excludes_library(Library::Kazoo, "wlock", "kazoo", "write");
+    zklock_holder_excludes_library(Library::Kazoo, "rlock", "kazoo", "write");
+}
+
+#[test]
+fn readers_share_across_libraries() {
+    for (library, dialect) in [(Library::Curator, "curator"), (Library::Kazoo, "kazoo")] {
+        let env = TestEnv::new();
+        let mut reader = peer(&env, library, "/locks/r", "read", &[]);
+        acquired(&mut reader, WAIT);
+        assert_eq!(
+            zklock_tries(&env, "rlock", "r"),
+            0,
+            "zklock reader shares with {library:?}"
+        );
+        assert_eq!(
+            zklock_tries(&env, "wlock", "r"),
+            1,
+            "zklock writer waits for {library:?} reader"
+        );
+        let holder = zklock_holds(&env, "rlock", "r", dialect);
+        let mut second = peer(&env, library, "/locks/r", "read", &[]);
+        acquired(&mut second, WAIT);
+        peers::release(second);
+        peers::release(reader);
+        zklock_releases(holder);
+    }
+}

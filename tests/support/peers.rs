@@ -1,0 +1,143 @@
+//! Curator and kazoo contenders (the programs under tests/peers), so tests
+//! can prove that zklock and those libraries exclude each other.
+//!
+//! Both speak one line protocol: `READY`, `ACQUIRED <node> <ms>`,
+//! `RELEASED <ms>`, `TIMEOUT`. A peer started here holds until SIGTERM.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::cmd::{Running, TestEnv};
+
+/// The jars CuratorPeer needs, all from Debian's packages.
+const CURATOR_CLASSPATH: &[&str] = &[
+    "/usr/share/java/curator-recipes.jar",
+    "/usr/share/java/curator-framework.jar",
+    "/usr/share/java/curator-client.jar",
+    "/usr/share/java/zookeeper.jar",
+    "/usr/share/java/zookeeper-jute.jar",
+    "/usr/share/java/guava.jar",
+    "/usr/share/java/slf4j-api.jar",
+    "/usr/share/java/slf4j-nop.jar",
+];
+
+/// Debian's Python, the one that sees python3-kazoo.
+const PYTHON: &str = "/usr/bin/python3";
+
+/// Which library a peer uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Library {
+    Curator,
+    Kazoo,
+}
+
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
+}
+
+fn classpath() -> String {
+    CURATOR_CLASSPATH.join(":")
+}
+
+/// Compiles CuratorPeer once per test binary and returns the class dir.
+fn curator_classes() -> &'static Path {
+    static CLASSES: OnceLock<PathBuf> = OnceLock::new();
+    CLASSES.get_or_init(|| {
+        let missing: Vec<&str> = CURATOR_CLASSPATH
+            .iter()
+            .copied()
+            .filter(|jar| !Path::new(jar).is_file())
+            .collect();
+        if super::find_on_path("javac").is_none() || !missing.is_empty() {
+            panic!(
+                "Curator or a JDK is not installed (missing: javac? {missing:?}): run scripts/setup \
+                 (or: apt-get install default-jdk-headless libcurator-recipes-java)"
+            );
+        }
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("curator-peer");
+        std::fs::create_dir_all(&out).expect("create class dir");
+        let status = Command::new("javac")
+            .args(["-nowarn", "-cp", &classpath(), "-d"])
+            .arg(&out)
+            .arg(peers_dir().join("CuratorPeer.java"))
+            .status()
+            .expect("run javac");
+        assert!(status.success(), "javac CuratorPeer.java failed");
+        out
+    })
+}
+
+fn require_kazoo() {
+    static CHECKED: OnceLock<()> = OnceLock::new();
+    CHECKED.get_or_init(|| {
+        let ok = Command::new(PYTHON)
+            .args(["-c", "import kazoo"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            panic!("kazoo is not installed: run scripts/setup (or: apt-get install python3-kazoo)");
+        }
+    });
+}
+
+/// Starts a `library` contender for `lock` (a path inside the test's chroot)
+/// in `mode` (`mutex`, `read`, `write`) with `extra` peer options, and
+/// returns once it is connected. Without `--timeout-ms` it waits forever;
+/// once it holds, it holds until SIGTERM.
+pub fn peer(env: &TestEnv, library: Library, lock: &str, mode: &str, extra: &[&str]) -> Running {
+    let mut command = match library {
+        Library::Curator => {
+            let mut command = Command::new("java");
+            command
+                .arg("-cp")
+                .arg(format!("{}:{}", curator_classes().display(), classpath()))
+                .arg("CuratorPeer");
+            command
+        }
+        Library::Kazoo => {
+            require_kazoo();
+            let mut command = Command::new(PYTHON);
+            command.arg(peers_dir().join("kazoo_peer.py"));
+            command
+        }
+    };
+    command
+        .args([
+            env.hosts().as_str(),
+            lock,
+            mode,
+            "--hold-ms",
+            "600000",
+            "--session-timeout-ms",
+            "4000",
+        ])
+        .args(extra);
+    let cmdline = format!("{library:?} peer {lock} {mode} {}", extra.join(" "));
+    let mut running = Running::start(command, cmdline, None);
+    assert_eq!(running.next_line(Duration::from_secs(30)), "READY");
+    running
+}
+
+/// Waits for the peer's `ACQUIRED` line and returns its node path.
+pub fn acquired(peer: &mut Running, timeout: Duration) -> String {
+    let line = peer.next_line(timeout);
+    let node = line
+        .strip_prefix("ACQUIRED ")
+        .unwrap_or_else(|| panic!("expected ACQUIRED, got {line:?}"));
+    node.split(' ').next().unwrap_or_default().to_owned()
+}
+
+/// Asserts that the peer gives up with `TIMEOUT` (it could not get the lock).
+pub fn times_out(peer: &mut Running, timeout: Duration) {
+    let line = peer.next_line(timeout);
+    assert_eq!(line, "TIMEOUT", "the peer was expected to be kept out");
+    peer.wait(timeout).assert_code(1);
+}
+
+/// Releases a holding peer (SIGTERM) and waits until it exits.
+pub fn release(mut peer: Running) {
+    peer.signal(libc::SIGTERM);
+    peer.wait(Duration::from_secs(20)).assert_success();
+}
