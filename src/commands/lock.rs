@@ -144,23 +144,20 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
     let holder = &waiting.holder;
     let who = match &waiting.holder_data {
         Some((data, stat)) => {
-            let owner = Owner::parse(data)
-                .map(|o| o.summary())
-                .or_else(|| output::data_text(data))
-                .unwrap_or_else(|| zk::format_session(stat.ephemeral_owner));
-            let age = output::format_age_ms(output::now_ms() - stat.ctime);
-            format!(
-                "{who} ({dialect}) for {age}",
-                who = owner,
-                dialect = holder.dialect
-            )
+            let owner = match Owner::parse(data) {
+                Some(owner) => match &owner.data {
+                    Some(text) => format!("{} {text:?}", owner.summary()),
+                    None => owner.summary(),
+                },
+                None => output::data_text(data)
+                    .unwrap_or_else(|| zk::format_session(stat.ephemeral_owner)),
+            };
+            let since = output::format_time_ms(stat.ctime);
+            format!("{owner} ({}) since {}", holder.dialect, &since[11..19])
         }
         None => holder.name.clone(),
     };
-    format!(
-        "waiting for {lock}: held by {who}; {} ahead of us",
-        waiting.ahead
-    )
+    format!("waiting for {lock}: held by {who}, {} ahead", waiting.ahead)
 }
 
 /// Without a command: print the token, hold until a signal or until the lock
