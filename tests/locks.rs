@@ -256,31 +256,30 @@ fn one_release_wakes_exactly_one_waiter() {
     }
 }
 
+/// Runs `zklock GLOBAL... lock LOCK -- sh -c '...; exec sleep 1000'` and
+/// returns it with its node and the command's pid, once it holds.
+fn sleeping_holder(env: &TestEnv, global: &[&str], lock: &str) -> (Running, String, i32) {
+    let mut args = global.to_vec();
+    args.extend([
+        "lock",
+        lock,
+        "--",
+        "sh",
+        "-c",
+        "echo $$ $ZKLOCK_NODE; exec sleep 1000",
+    ]);
+    let mut holder = env.zklock(args).spawn();
+    let line = holder.next_line(WAIT);
+    let (pid, node) = line.split_once(' ').expect("pid and node");
+    let pid = pid.parse().expect("pid");
+    (holder, node.to_owned(), pid)
+}
+
 #[test]
 fn a_deleted_node_is_a_lost_lock_and_the_command_is_stopped() {
     let env = TestEnv::new();
-    let dir = Scratch::new();
-    let pid_file = dir.file("pid");
-    let mut holder = env
-        .zklock([
-            "lock",
-            "--kill-after",
-            "2s",
-            "lost",
-            "--",
-            "sh",
-            "-c",
-            &format!(
-                "echo $$ > {}; echo $ZKLOCK_NODE; exec sleep 1000",
-                pid_file.display()
-            ),
-        ])
-        .spawn();
-    let token = holder.next_line(WAIT);
-    let pid: i32 = support::wait_for(WAIT, "the command wrote its pid", || {
-        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
-    });
-    env.zk().delete(&token);
+    let (mut holder, node, pid) = sleeping_holder(&env, &[], "lost");
+    env.zk().delete(&node);
     let run = holder.wait(WAIT);
     run.assert_code(4).assert_stderr_contains("lost");
     assert!(!pid_is_alive(pid), "the command was stopped");
@@ -301,23 +300,7 @@ fn revocation_is_a_lost_lock() {
 #[test]
 fn a_sigkilled_zklock_takes_its_command_along_and_the_lock_frees_with_the_session() {
     let env = TestEnv::new();
-    let dir = Scratch::new();
-    let pid_file = dir.file("pid");
-    let mut holder = env
-        .zklock([
-            "--session-timeout",
-            "1s",
-            "lock",
-            "killed",
-            "--",
-            "sh",
-            "-c",
-            &format!("echo $$ > {}; exec sleep 1000", pid_file.display()),
-        ])
-        .spawn();
-    let pid: i32 = support::wait_for(WAIT, "the command wrote its pid", || {
-        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
-    });
+    let (mut holder, _, pid) = sleeping_holder(&env, &["--session-timeout", "1s"], "killed");
     holder.kill();
     wait_until(WAIT, "the command died with zklock", || !pid_is_alive(pid));
     env.zklock(["lock", "-w", "20s", "killed", "--", "true"])
