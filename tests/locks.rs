@@ -116,21 +116,42 @@ fn the_command_gets_the_lock_environment_and_its_exit_code_passes_through() {
 #[test]
 fn the_fence_is_the_czxid_of_the_holders_node_and_grows() {
     let env = TestEnv::new();
-    let report = "echo $ZKLOCK_NODE $ZKLOCK_FENCE; exec sleep 1000";
+    let report = "echo $ZKLOCK_NODE $ZKLOCK_FENCE $ZKLOCK_SESSION; exec sleep 1000";
     let mut fences = Vec::new();
     for _ in 0..2 {
         let mut holder = env
             .zklock(["lock", "fenced", "--", "sh", "-c", report])
             .spawn();
         let line = holder.next_line(WAIT);
-        let (node, fence) = line.split_once(' ').expect("node and fence");
-        let (_, stat) = env.zk().get(node);
-        assert_eq!(fence.parse::<i64>().expect("fence"), stat.czxid, "{line}");
+        let fields: Vec<&str> = line.split(' ').collect();
+        let (_, stat) = env.zk().get(fields[0]);
+        assert_eq!(
+            fields[1].parse::<i64>().expect("fence"),
+            stat.czxid,
+            "{line}"
+        );
+        assert_eq!(fields[2], format!("0x{:x}", stat.ephemeral_owner), "{line}");
         fences.push(stat.czxid);
         holder.signal(libc::SIGTERM);
         holder.wait(WAIT).assert_code(128 + libc::SIGTERM);
     }
     assert!(fences[1] > fences[0], "{fences:?}");
+}
+
+#[test]
+fn shell_runs_the_command_line_through_sh() {
+    let env = TestEnv::new();
+    env.zklock([
+        "lock", "--shell", "sh", "--", "echo", "a", "&&", "exit", "5",
+    ])
+    .run()
+    .assert_code(5)
+    .assert_stdout_contains("a");
+    // Without --shell, no shell interprets the words.
+    env.zklock(["lock", "nosh", "--", "echo", "a", "&&", "exit", "5"])
+        .run()
+        .assert_success()
+        .assert_stdout_contains("a && exit 5");
 }
 
 #[test]
