@@ -6,11 +6,13 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::config::Globals;
-use crate::exit::ExitStatus;
+use crate::exit::{self, ExitStatus};
 use crate::lock::hold::{self, Loss};
 use crate::lock::{Contention, Dialect, Held, Kind, LockSpec, Outcome, Owner, Patience, Waiting};
 use crate::output::{self, Printer};
+use crate::run::detach::{self, HolderWord, Reporter};
 use crate::run::{self, CommandSpec, Ending, Signals};
+use crate::usage::UsageError;
 use crate::zk::{self, Session};
 
 /// What `lock`, `rlock` and `wlock` were asked for.
@@ -25,47 +27,182 @@ pub struct LockArgs {
     /// The exit code when the lock is not acquired (`-E`).
     pub conflict_exit_code: u8,
     pub data: Option<String>,
-    /// The command to run under the lock; empty to hold until a signal.
-    pub command: Vec<String>,
+    /// What to do once the lock is ours.
+    pub holding: Holding,
+}
+
+/// What zklock does with a lock once it holds it.
+#[derive(Clone, Debug)]
+pub enum Holding {
+    /// Run a command under it, then release.
+    Command(Command),
+    /// Print the token, hold until a signal, release.
+    UntilSignal,
+    /// Start a background holder, print the token it reports, exit.
+    Detach(Detached),
+    /// Be that background holder, reporting on a descriptor.
+    DetachedHolder { report_fd: i32, until: Detached },
+    /// Make a persistent node the server removes after this long, print the
+    /// token, exit.
+    Ttl(Duration),
+}
+
+/// The command of `lock LOCK -- COMMAND...`.
+#[derive(Clone, Debug)]
+pub struct Command {
+    pub argv: Vec<String>,
     pub shell: bool,
     pub kill_signal: i32,
     pub kill_after: Duration,
 }
 
-/// Acquires the lock, then runs the command or holds until a signal, then
-/// releases. Every path that gives up deletes our contender node.
+/// When a detached holder lets go, besides `zklock release TOKEN`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Detached {
+    /// After this long.
+    pub lease: Option<Duration>,
+    /// When this process ends.
+    pub while_pid: Option<i32>,
+}
+
+/// Acquires the lock, then does what `args.holding` says. Every path that
+/// gives up deletes our contender node.
 pub async fn run(globals: &Globals, args: LockArgs) -> Result<ExitStatus> {
     let mut signals = Signals::catch()?;
-    let session = connect_writable(globals).await?;
-    let owner = Owner::of_this_process(
-        (!args.command.is_empty()).then(|| args.command.clone()),
-        args.data.clone(),
-    );
-    let spec = LockSpec {
-        path: args.path.clone(),
-        kind: args.kind,
-        dialect: args.dialect,
-        data: owner.to_bytes(),
+    match args.holding {
+        Holding::Detach(until) => detach(globals, until, &mut signals).await,
+        Holding::DetachedHolder { report_fd, .. } => {
+            let reporter = Reporter::from_fd(report_fd)?;
+            let result = lock_and_hold(globals, &args, &mut signals, Some(reporter)).await;
+            if let Err(err) = &result {
+                tracing::warn!("detached holder: {err:#}");
+            }
+            result
+        }
+        _ => lock_and_hold(globals, &args, &mut signals, None).await,
+    }
+}
+
+/// The foreground of `--detach`: start the holder, print its token.
+async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Result<ExitStatus> {
+    if let Some(pid) = until.while_pid
+        && !detach::process_exists(pid)
+    {
+        return Err(UsageError::new(format!("--while-pid {pid}: no such process")).into());
+    }
+    let (word, interrupted) = detach::spawn_holder(signals).await?;
+    match (word, interrupted) {
+        (_, Some(signal)) => Ok(ExitStatus::Interrupted(signal)),
+        (HolderWord::Held(token), None) => {
+            globals.printer.line(&token)?;
+            Ok(ExitStatus::Success)
+        }
+        (HolderWord::Failed(code, message), None) => {
+            if !message.is_empty() {
+                eprintln!("zklock: {message}");
+            }
+            Ok(ExitStatus::Child(code))
+        }
+    }
+}
+
+/// Connects, acquires, holds as `args.holding` says, and releases. A
+/// detached holder reports its outcome through `reporter`.
+async fn lock_and_hold(
+    globals: &Globals,
+    args: &LockArgs,
+    signals: &mut Signals,
+    reporter: Option<Reporter>,
+) -> Result<ExitStatus> {
+    let acquired = async {
+        let session = connect_writable(globals).await?;
+        let owner =
+            Owner::of_this_process(args.command().map(|c| c.argv.clone()), args.data.clone());
+        let spec = LockSpec {
+            path: args.path.clone(),
+            kind: args.kind,
+            dialect: args.dialect,
+            data: owner.to_bytes(),
+            ttl: args.ttl(),
+        };
+        match acquire(&session, spec, args, &globals.printer, signals).await {
+            Ok(Ok(held)) => Ok(Ok((session, held))),
+            Ok(Err(status)) => {
+                session.close().await;
+                Ok(Err(status))
+            }
+            Err(err) => {
+                session.close().await;
+                Err(err)
+            }
+        }
     };
-    let held = match acquire(&session, spec, &args, &globals.printer, &mut signals).await {
-        Ok(Ok(held)) => held,
-        Ok(Err(status)) => {
-            session.close().await;
+    let ((session, held), reporter) = match (acquired.await, reporter) {
+        (Ok(Ok(acquired)), reporter) => (acquired, reporter),
+        (Ok(Err(status)), reporter) => {
+            if let Some(reporter) = reporter {
+                let message = match status {
+                    ExitStatus::NotAcquired(_) => not_acquired(args),
+                    _ => String::new(),
+                };
+                reporter.failed(status.code(), &message);
+            }
             return Ok(status);
         }
-        Err(err) => {
-            session.close().await;
+        (Err(err), reporter) => {
+            if let Some(reporter) = reporter {
+                reporter.failed(exit::status_for(&err).code(), &format!("{err:#}"));
+            }
             return Err(err);
         }
     };
     tracing::info!("acquired {} (fence {})", held.node, held.fence);
-    let status = if args.command.is_empty() {
-        hold_until_signal(&session, &held, &globals.printer, &mut signals).await?
-    } else {
-        run_command(&session, &held, &args, &globals.printer, &mut signals).await?
+    let status = match &args.holding {
+        Holding::Command(command) => {
+            run_command(&session, &held, command, &globals.printer, signals).await?
+        }
+        Holding::UntilSignal => {
+            globals.printer.line(&held.node)?;
+            hold_until(
+                &session,
+                &held,
+                &globals.printer,
+                signals,
+                Detached::default(),
+            )
+            .await
+        }
+        Holding::DetachedHolder { until, .. } => {
+            if let Some(reporter) = reporter {
+                reporter.held(&held.node);
+            }
+            hold_until(&session, &held, &globals.printer, signals, *until).await
+        }
+        Holding::Ttl(_) => {
+            globals.printer.line(&held.node)?;
+            session.close().await;
+            return Ok(ExitStatus::Success);
+        }
+        Holding::Detach(_) => unreachable!("the foreground of --detach never locks"),
     };
     hold::release(session, &held).await?;
     Ok(status)
+}
+
+impl LockArgs {
+    fn command(&self) -> Option<&Command> {
+        match &self.holding {
+            Holding::Command(command) => Some(command),
+            _ => None,
+        }
+    }
+
+    fn ttl(&self) -> Option<Duration> {
+        match self.holding {
+            Holding::Ttl(ttl) => Some(ttl),
+            _ => None,
+        }
+    }
 }
 
 /// Opens a session for taking a lock: never on a read-only server.
@@ -116,14 +253,7 @@ async fn acquire(
         Wait::Done(Ok(Outcome::Acquired(held))) => Ok(Ok(held)),
         Wait::Done(Ok(Outcome::NotAcquired)) => {
             contention.abandon().await?;
-            printer.note(&match args.timeout {
-                Some(timeout) if !args.no_wait => format!(
-                    "timed out after {} waiting for {}",
-                    humantime::format_duration(timeout),
-                    args.path
-                ),
-                _ => format!("{} is held by another contender", args.path),
-            });
+            printer.note(&not_acquired(args));
             Ok(Err(ExitStatus::NotAcquired(args.conflict_exit_code)))
         }
         Wait::Done(Err(err)) => {
@@ -136,6 +266,18 @@ async fn acquire(
             contention.abandon().await?;
             Ok(Err(ExitStatus::Interrupted(signal)))
         }
+    }
+}
+
+/// Why the lock is not ours, for people.
+fn not_acquired(args: &LockArgs) -> String {
+    match args.timeout {
+        Some(timeout) if !args.no_wait => format!(
+            "timed out after {} waiting for {}",
+            humantime::format_duration(timeout),
+            args.path
+        ),
+        _ => format!("{} is held by another contender", args.path),
     }
 }
 
@@ -160,43 +302,56 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
     format!("waiting for {lock}: held by {who}, {} ahead", waiting.ahead)
 }
 
-/// Without a command: print the token, hold until a signal or until the lock
-/// is lost.
-async fn hold_until_signal(
+/// Holds the lock until a signal, the lease's end, or the end of the process
+/// it is tied to (each a normal release, exit 0), or until the lock is lost
+/// (exit 4).
+async fn hold_until(
     session: &Session,
     held: &Held,
     printer: &Printer,
     signals: &mut Signals,
-) -> Result<ExitStatus> {
-    printer.line(&held.node)?;
-    tokio::select! {
-        signal = signals.next() => {
-            tracing::info!("signal {signal}: releasing {}", held.node);
-            Ok(ExitStatus::Success)
+    until: Detached,
+) -> ExitStatus {
+    let lease = async {
+        match until.lease {
+            Some(lease) => tokio::time::sleep(lease).await,
+            None => std::future::pending().await,
         }
-        loss = hold::lost(session, held) => Ok(report_loss(printer, held, &loss, false)),
+    };
+    let tied = async {
+        match until.while_pid {
+            Some(pid) => detach::process_exit(pid).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        signal = signals.next() => tracing::info!("signal {signal}: releasing {}", held.node),
+        () = lease => tracing::info!("lease over: releasing {}", held.node),
+        () = tied => tracing::info!("the process we were tied to ended: releasing {}", held.node),
+        loss = hold::lost(session, held) => return report_loss(printer, held, &loss, false),
     }
+    ExitStatus::Success
 }
 
 /// With a command: run it under the lock; stop it if the lock is lost.
 async fn run_command(
     session: &Session,
     held: &Held,
-    args: &LockArgs,
+    command: &Command,
     printer: &Printer,
     signals: &mut Signals,
 ) -> Result<ExitStatus> {
     let spec = CommandSpec {
-        argv: args.command.clone(),
-        shell: args.shell,
+        argv: command.argv.clone(),
+        shell: command.shell,
         env: vec![
             ("ZKLOCK_LOCK".into(), held.lock.clone()),
             ("ZKLOCK_NODE".into(), held.node.clone()),
             ("ZKLOCK_FENCE".into(), held.fence.to_string()),
             ("ZKLOCK_SESSION".into(), zk::format_session(session.id())),
         ],
-        kill_signal: args.kill_signal,
-        kill_after: args.kill_after,
+        kill_signal: command.kill_signal,
+        kill_after: command.kill_after,
     };
     Ok(
         match run::supervise(&spec, signals, hold::lost(session, held)).await? {

@@ -24,6 +24,9 @@ pub struct LockSpec {
     pub dialect: Dialect,
     /// The data of the contender node (the owner record).
     pub data: Vec<u8>,
+    /// A persistent node the server removes after this long unused, instead
+    /// of an ephemeral node that dies with the session.
+    pub ttl: Option<Duration>,
 }
 
 /// How long to wait for the lock.
@@ -191,7 +194,12 @@ impl<'s> Contention<'s> {
         let client = self.session.client();
         let retry = self.session.retry();
         let target = self.node_path(&self.prefix);
-        let options = zkc::CreateMode::EphemeralSequential.with_acls(zkc::Acls::anyone_all());
+        let options = match self.spec.ttl {
+            Some(ttl) => zkc::CreateMode::PersistentSequential
+                .with_acls(zkc::Acls::anyone_all())
+                .with_ttl(ttl),
+            None => zkc::CreateMode::EphemeralSequential.with_acls(zkc::Acls::anyone_all()),
+        };
         let mut attempt = 0;
         loop {
             let create = client.create(&target, &self.spec.data, &options);
@@ -218,6 +226,14 @@ impl<'s> Contention<'s> {
                         return Ok(self.list().await?);
                     }
                 }
+                Err(zkc::Error::Unimplemented) if self.spec.ttl.is_some() => {
+                    return Err(zk::Error::Unsupported(
+                        "the server refuses TTL nodes: --ttl needs ZooKeeper 3.5.3 or later \
+                         started with extendedTypesEnabled=true (zookeeper.extendedTypesEnabled)"
+                            .into(),
+                    )
+                    .into());
+                }
                 Err(err) => return Err(zk::Error::op("create", &target, err).into()),
             }
             attempt += 1;
@@ -226,6 +242,8 @@ impl<'s> Contention<'s> {
 
     /// Our node among the children: one with our prefix whose ephemeral owner
     /// is this session. A node of an earlier, dead session is never adopted.
+    /// A TTL node has no owner session; its prefix, with a uuid made for this
+    /// contention alone, is proof enough.
     async fn find_own_node(&self) -> Result<Option<String>, zk::Error> {
         let children = match self.list().await {
             Ok(children) => children,
@@ -234,7 +252,7 @@ impl<'s> Contention<'s> {
         };
         for child in children.into_iter().filter(|c| c.starts_with(&self.prefix)) {
             if let Some(stat) = self.stat_of(&child).await?
-                && stat.ephemeral_owner == self.session.id()
+                && (self.spec.ttl.is_some() || stat.ephemeral_owner == self.session.id())
             {
                 return Ok(Some(child));
             }

@@ -2,6 +2,7 @@
 //! group with a parent-death signal, forward signals to it, and stop it when
 //! the lock is lost.
 
+pub mod detach;
 mod signals;
 
 use std::future::Future;

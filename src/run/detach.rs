@@ -1,0 +1,197 @@
+//! `lock --detach`: hand a lock to a background holder process and return.
+//!
+//! A ZooKeeper session cannot move between processes, so the foreground
+//! starts this same command line again as a holder (its own session, no
+//! terminal, stdio on /dev/null), and waits for its word over a pipe: the
+//! token once the lock is held, or the exit code and message of its failure.
+//! The holder then keeps the session until it is told to let go.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::io::AsyncReadExt;
+
+use super::Signals;
+
+/// The hidden option that makes a zklock process the detached holder,
+/// reporting on the given file descriptor.
+pub const HOLDER_FLAG: &str = "--holder-report-fd";
+
+/// The descriptor the holder reports on.
+const REPORT_FD: i32 = 3;
+
+/// What the holder said.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HolderWord {
+    /// The lock is held; the token.
+    Held(String),
+    /// The holder gave up: its exit code and message.
+    Failed(u8, String),
+}
+
+/// Starts the holder (this process's own command line plus [`HOLDER_FLAG`])
+/// and waits for its word. A signal meanwhile is passed on to the holder,
+/// which then leaves the queue and reports.
+pub async fn spawn_holder(signals: &mut Signals) -> Result<(HolderWord, Option<i32>)> {
+    let (read_end, write_end) = pipe()?;
+    let mut command =
+        Command::new(std::env::current_exe().context("cannot find zklock's own binary")?);
+    command
+        .args(std::env::args_os().skip(1))
+        .args([HOLDER_FLAG, &REPORT_FD.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .current_dir("/");
+    let write_raw = std::os::fd::AsRawFd::as_raw_fd(&write_end);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            // No controlling terminal, no process group of the caller's.
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // dup2 onto itself would keep close-on-exec; clear it instead.
+            let moved = if write_raw == REPORT_FD {
+                libc::fcntl(REPORT_FD, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(write_raw, REPORT_FD)
+            };
+            if moved < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let holder = command
+        .spawn()
+        .context("cannot start the background holder")?;
+    drop(write_end);
+    let pid = holder.id() as i32;
+    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(read_end)?;
+    let mut text = String::new();
+    let mut interrupted = None;
+    let read = pipe.read_to_string(&mut text);
+    tokio::pin!(read);
+    loop {
+        tokio::select! {
+            result = &mut read => {
+                result.context("cannot read the holder's report")?;
+                break;
+            }
+            signal = signals.next(), if interrupted.is_none() => {
+                interrupted = Some(signal);
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+            }
+        }
+    }
+    Ok((parse_word(&text)?, interrupted))
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        bail!("cannot make a pipe: {}", std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 just returned these two open descriptors, owned by no one.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn parse_word(text: &str) -> Result<HolderWord> {
+    let line = text.lines().next().unwrap_or_default();
+    if let Some(token) = line.strip_prefix("HELD ") {
+        return Ok(HolderWord::Held(token.to_owned()));
+    }
+    if let Some(rest) = line.strip_prefix("FAILED ")
+        && let Some((code, message)) = rest.split_once(' ')
+        && let Ok(code) = code.parse()
+    {
+        return Ok(HolderWord::Failed(code, message.replace("\\n", "\n")));
+    }
+    bail!("the background holder ended without saying whether it holds the lock")
+}
+
+/// The holder's side of the pipe.
+pub struct Reporter {
+    pipe: File,
+}
+
+impl Reporter {
+    /// The reporter on descriptor `fd`, which the foreground handed over.
+    pub fn from_fd(fd: i32) -> Result<Reporter> {
+        // SAFETY: F_GETFD only checks that the descriptor is open.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            bail!("{HOLDER_FLAG} {fd}: no such open descriptor");
+        }
+        // SAFETY: the descriptor is open and nothing else in this process owns it.
+        let pipe = unsafe { File::from_raw_fd(fd) };
+        Ok(Reporter { pipe })
+    }
+
+    /// Says the lock is held, and closes the pipe so the caller returns.
+    pub fn held(mut self, token: &str) {
+        let _ = writeln!(self.pipe, "HELD {token}");
+    }
+
+    /// Says the holder gave up, with its exit code and message.
+    pub fn failed(mut self, code: u8, message: &str) {
+        let _ = writeln!(self.pipe, "FAILED {code} {}", message.replace('\n', "\\n"));
+    }
+}
+
+/// Resolves when process `pid` has ended (at once if it does not exist).
+pub async fn process_exit(pid: i32) {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd >= 0 {
+        // SAFETY: pidfd_open returned a new descriptor that we now own.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        // SAFETY: we own the descriptor and keep it open while registered.
+        let registered = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE)
+        };
+        if let Ok(watch) = registered {
+            let _ = watch.readable().await;
+            return;
+        }
+    }
+    // Without pidfd (old kernels), ask every tenth of a second.
+    while process_exists(pid) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// True when process `pid` exists (signal 0 succeeds or is refused).
+pub fn process_exists(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe {
+        libc::kill(pid, 0) == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_holders_word() {
+        assert_eq!(
+            parse_word("HELD /locks/x/n1\n").unwrap(),
+            HolderWord::Held("/locks/x/n1".into())
+        );
+        assert_eq!(
+            parse_word("FAILED 3 cannot reach\\nZooKeeper\n").unwrap(),
+            HolderWord::Failed(3, "cannot reach\nZooKeeper".into())
+        );
+        assert!(parse_word("").is_err());
+        assert!(parse_word("FAILED x y").is_err());
+    }
+}
