@@ -28,6 +28,9 @@ _zklock() {
             zklock,man)
                 cmd="zklock__subcmd__man"
                 ;;
+            zklock,release)
+                cmd="zklock__subcmd__release"
+                ;;
             zklock,rlock)
                 cmd="zklock__subcmd__rlock"
                 ;;
@@ -49,6 +52,9 @@ _zklock() {
             zklock__subcmd__help,man)
                 cmd="zklock__subcmd__help__subcmd__man"
                 ;;
+            zklock__subcmd__help,release)
+                cmd="zklock__subcmd__help__subcmd__release"
+                ;;
             zklock__subcmd__help,rlock)
                 cmd="zklock__subcmd__help__subcmd__rlock"
                 ;;
@@ -65,7 +71,7 @@ _zklock() {
 
     case "${cmd}" in
         zklock)
-            opts="-H -o -q -v -h -V --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help --version lock rlock wlock stat completions man help"
+            opts="-H -o -q -v -h -V --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help --version lock rlock wlock release stat completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -165,7 +171,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help)
-            opts="lock rlock wlock stat completions man help"
+            opts="lock rlock wlock release stat completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -234,6 +240,20 @@ _zklock() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        zklock__subcmd__help__subcmd__release)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         zklock__subcmd__help__subcmd__rlock)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -277,7 +297,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__lock)
-            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --dialect --shell --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
+            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -305,6 +325,22 @@ _zklock() {
                     ;;
                 --dialect)
                     COMPREPLY=($(compgen -W "curator kazoo hbase zk-recipe" -- "${cur}"))
+                    return 0
+                    ;;
+                --lease)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --while-pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ttl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --holder-report-fd)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-signal)
@@ -408,8 +444,62 @@ _zklock() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        zklock__subcmd__release)
+            opts="-H -o -q -v -h --holders --revoke --force-after --if-exists --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --force-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -H)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         zklock__subcmd__rlock)
-            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --dialect --shell --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
+            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -437,6 +527,22 @@ _zklock() {
                     ;;
                 --dialect)
                     COMPREPLY=($(compgen -W "curator kazoo hbase zk-recipe" -- "${cur}"))
+                    return 0
+                    ;;
+                --lease)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --while-pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ttl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --holder-report-fd)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-signal)
@@ -541,7 +647,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__wlock)
-            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --dialect --shell --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
+            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -569,6 +675,22 @@ _zklock() {
                     ;;
                 --dialect)
                     COMPREPLY=($(compgen -W "curator kazoo hbase zk-recipe" -- "${cur}"))
+                    return 0
+                    ;;
+                --lease)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --while-pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ttl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --holder-report-fd)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-signal)

@@ -40,6 +40,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -s V -l version -d 'Print ve
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show a node\'s stat fields and data, as zkCli\'s stat does'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
@@ -51,6 +52,10 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l dialect -d 'Whose
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lease -d 'With --detach: release after this long' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
@@ -63,6 +68,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'O
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -74,6 +80,10 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l dialect -d 'Whos
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lease -d 'With --detach: release after this long' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
@@ -86,6 +96,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d '
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -97,6 +108,10 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l dialect -d 'Whos
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lease -d 'With --detach: release after this long' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
@@ -109,10 +124,27 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d '
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete the holders still there after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l holders -d 'TARGET is a lock: delete the nodes that hold it now'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l revoke -d 'TARGET is a lock: ask its holders to let go by writing __REVOKE__ into their nodes'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l if-exists -d 'A token whose node is already gone is no error'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -149,10 +181,11 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allo
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "stat" -d 'Show a node\'s stat fields and data, as zkCli\'s stat does'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock stat completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "stat" -d 'Show a node\'s stat fields and data, as zkCli\'s stat does'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-use crate::commands::{Command, generated::Shell, lock::LockArgs, stat::StatArgs};
+use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
+use crate::commands::release::{self, How, ReleaseArgs};
+use crate::commands::{Command, generated::Shell, stat::StatArgs};
 use crate::config::Globals;
 use crate::lock::{Dialect, Kind, name};
 use crate::output::{Format, Printer};
@@ -137,6 +139,24 @@ pub enum CliCommand {
     #[command(after_help = LOCK_EXAMPLES)]
     Wlock(LockCmdArgs),
 
+    /// Delete a lock node by its token, or break a lock: delete or revoke its holders
+    #[command(after_help = "\
+Examples:
+  tok=$(zklock lock deploy --detach); ...; zklock release \"$tok\"
+  zklock release --if-exists \"$tok\"           no error if it is already gone
+  zklock release --holders deploy             delete whatever holds /locks/deploy now
+  zklock release --revoke --force-after 30s deploy
+                                              ask the holders to let go (Curator's
+                                              revocation: __REVOKE__ in their nodes),
+                                              delete those still there after 30s
+
+Only nodes named like lock contenders are deleted, each at the version it was
+read at: a node that changed meanwhile is left alone, and said so (exit 10).
+A token whose node is gone exits 6 (0 with --if-exists). A zklock holder whose
+node is deleted or revoked stops its command and exits 4.
+JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reason\"}]}")]
+    Release(ReleaseCmdArgs),
+
     /// Show a node's stat fields and data, as zkCli's stat does
     #[command(after_help = "\
 Examples:
@@ -249,6 +269,27 @@ pub struct LockCmdArgs {
     #[arg(long, requires = "command")]
     pub shell: bool,
 
+    /// Leave a background holder with the lock, print the token, exit
+    #[arg(long, conflicts_with_all = ["command", "ttl"])]
+    pub detach: bool,
+
+    /// With --detach: release after this long
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", requires = "detach")]
+    pub lease: Option<Duration>,
+
+    /// With --detach: release when process PID ends (e.g. `--while-pid $$`)
+    #[arg(long, value_name = "PID", requires = "detach")]
+    pub while_pid: Option<i32>,
+
+    /// Make a persistent lock node that the server deletes DUR after it was
+    /// last used, print the token, exit (needs extendedTypesEnabled=true)
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "command")]
+    pub ttl: Option<Duration>,
+
+    /// Internal: be the background holder of --detach, reporting on FD
+    #[arg(long, hide = true, value_name = "FD")]
+    pub holder_report_fd: Option<i32>,
+
     /// Signal for the command's process group when the lock is lost
     #[arg(long, default_value = "TERM", value_parser = parse_signal_arg, value_name = "SIG")]
     pub kill_signal: i32,
@@ -260,6 +301,50 @@ pub struct LockCmdArgs {
     /// The command to run while holding the lock
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// The arguments of `release`.
+#[derive(Debug, Args)]
+pub struct ReleaseCmdArgs {
+    /// A token (the node path `lock` printed); with --holders or --revoke, a lock
+    pub target: String,
+
+    /// TARGET is a lock: delete the nodes that hold it now
+    #[arg(long, conflicts_with = "revoke")]
+    pub holders: bool,
+
+    /// TARGET is a lock: ask its holders to let go by writing __REVOKE__ into their nodes
+    #[arg(long)]
+    pub revoke: bool,
+
+    /// With --revoke: delete the holders still there after DUR
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", requires = "revoke")]
+    pub force_after: Option<Duration>,
+
+    /// A token whose node is already gone is no error
+    #[arg(long, conflicts_with_all = ["holders", "revoke"])]
+    pub if_exists: bool,
+}
+
+impl ReleaseCmdArgs {
+    fn into_release_args(self, root: &str) -> Result<ReleaseArgs, UsageError> {
+        let target = zk::path::resolve(root, &self.target)?;
+        let how = match (self.holders, self.revoke) {
+            (true, _) => How::Holders,
+            (false, true) => How::Revoke {
+                force_after: self.force_after,
+            },
+            (false, false) => {
+                release::check_token(&target)?;
+                How::Token
+            }
+        };
+        Ok(ReleaseArgs {
+            target,
+            how,
+            if_exists: self.if_exists,
+        })
+    }
 }
 
 /// `--dialect` values.
@@ -290,10 +375,30 @@ impl LockCmdArgs {
                 "the {dialect} dialect has no read locks; use curator, kazoo or hbase"
             )));
         }
-        let command = if self.shell {
-            vec![self.command.join(" ")]
-        } else {
-            self.command
+        if self.ttl.is_some() && dialect == Dialect::Hbase {
+            return Err(UsageError::new(
+                "--ttl needs node names unique to this contender; use curator, kazoo or zk-recipe",
+            ));
+        }
+        let until = Detached {
+            lease: self.lease,
+            while_pid: self.while_pid,
+        };
+        let holding = match (self.holder_report_fd, self.detach, self.ttl) {
+            (Some(report_fd), _, _) => Holding::DetachedHolder { report_fd, until },
+            (None, true, _) => Holding::Detach(until),
+            (None, false, Some(ttl)) => Holding::Ttl(ttl),
+            (None, false, None) if self.command.is_empty() => Holding::UntilSignal,
+            (None, false, None) => Holding::Command(lock_command::Command {
+                argv: if self.shell {
+                    vec![self.command.join(" ")]
+                } else {
+                    self.command
+                },
+                shell: self.shell,
+                kill_signal: self.kill_signal,
+                kill_after: self.kill_after,
+            }),
         };
         Ok(LockArgs {
             path: zk::path::resolve(root, &self.lock)?,
@@ -303,10 +408,7 @@ impl LockCmdArgs {
             timeout: self.timeout,
             conflict_exit_code: self.conflict_exit_code,
             data: self.data,
-            command,
-            shell: self.shell,
-            kill_signal: self.kill_signal,
-            kill_after: self.kill_after,
+            holding,
         })
     }
 }
@@ -333,6 +435,7 @@ impl Cli {
             CliCommand::Lock(args) => Command::Lock(args.into_lock_args(root, Kind::Mutex)?),
             CliCommand::Rlock(args) => Command::Lock(args.into_lock_args(root, Kind::Read)?),
             CliCommand::Wlock(args) => Command::Lock(args.into_lock_args(root, Kind::Write)?),
+            CliCommand::Release(args) => Command::Release(args.into_release_args(root)?),
             CliCommand::Stat { target } => Command::Stat(StatArgs {
                 path: zk::path::resolve(root, &target)?,
             }),

@@ -3,6 +3,7 @@
 
 pub mod generated;
 pub mod lock;
+pub mod release;
 pub mod stat;
 
 use anyhow::Result;
@@ -14,6 +15,7 @@ use crate::exit::ExitStatus;
 #[derive(Debug)]
 pub enum Command {
     Lock(lock::LockArgs),
+    Release(release::ReleaseArgs),
     Stat(stat::StatArgs),
     Completions(generated::Shell),
     Man(Option<String>),
@@ -23,6 +25,7 @@ pub enum Command {
 pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
     match command {
         Command::Lock(args) => lock::run(globals, args).await,
+        Command::Release(args) => release::run(globals, args).await,
         Command::Stat(args) => stat::run(globals, args).await,
         Command::Completions(shell) => generated::completions(globals, shell),
         Command::Man(page) => generated::man(globals, page.as_deref()),
