@@ -27,7 +27,7 @@ fn queue_behind(env: &TestEnv, verb: &str, lock: &str, queued: usize, extra: &[&
     let waiter = env.zklock(args).spawn();
     let dir = format!("/locks/{lock}");
     wait_until(WAIT, &format!("{queued} contenders in {dir}"), || {
-        env.zk().children(&dir).len() == queued
+        env.zk().children_if_any(&dir).len() == queued
     });
     waiter
 }
@@ -80,7 +80,7 @@ fn concurrent_commands_never_overlap_and_fences_grow_in_grant_order() {
         assert!(pair[0].1 > last_fence, "fence did not grow:\n{text}");
         last_fence = pair[0].1;
     }
-    assert!(env.zk().children("/locks/mutex").is_empty());
+    assert!(env.zk().children_if_any("/locks/mutex").is_empty());
 }
 
 #[test]
@@ -173,7 +173,7 @@ fn conflicts_exit_1_or_the_chosen_code_and_leave_no_node() {
         "no spinner on a non-terminal: {:?}",
         timed_out.stderr
     );
-    let children = env.zk().children("/locks/busy");
+    let children = env.zk().children_if_any("/locks/busy");
     assert_eq!(
         children.len(),
         1,
@@ -181,7 +181,7 @@ fn conflicts_exit_1_or_the_chosen_code_and_leave_no_node() {
     );
     assert!(token.ends_with(&children[0]));
     release(holder);
-    assert!(env.zk().children("/locks/busy").is_empty());
+    assert!(env.zk().children_if_any("/locks/busy").is_empty());
 }
 
 #[test]
@@ -193,7 +193,7 @@ fn a_signal_while_waiting_removes_our_node_and_exits_promptly() {
         waiter.signal(signal);
         let run = waiter.wait(Duration::from_secs(5));
         run.assert_code(128 + signal);
-        assert_eq!(env.zk().children("/locks/sig").len(), 1);
+        assert_eq!(env.zk().children_if_any("/locks/sig").len(), 1);
     }
     release(holder);
 }
@@ -315,7 +315,7 @@ fn revocation_is_a_lost_lock() {
         .wait(WAIT)
         .assert_code(4)
         .assert_stderr_contains("revoked");
-    assert!(env.zk().children("/locks/revoked").is_empty());
+    assert!(env.zk().children_if_any("/locks/revoked").is_empty());
 }
 
 #[test]
@@ -346,7 +346,7 @@ fn signals_are_forwarded_to_the_command() {
     holder.signal(libc::SIGTERM);
     let run = holder.wait(WAIT);
     run.assert_code(3).assert_stdout_contains("got-term");
-    assert!(env.zk().children("/locks/fwd").is_empty());
+    assert!(env.zk().children_if_any("/locks/fwd").is_empty());
 }
 
 #[test]
@@ -354,9 +354,9 @@ fn holding_without_a_command_prints_the_token_and_releases_on_a_signal() {
     let env = TestEnv::new();
     let (holder, token) = hold(&env, "lock", "plain", &[]);
     assert!(token.starts_with("/locks/plain/_c_"), "{token}");
-    assert_eq!(env.zk().children("/locks/plain").len(), 1);
+    assert_eq!(env.zk().children_if_any("/locks/plain").len(), 1);
     release(holder);
-    assert!(env.zk().children("/locks/plain").is_empty());
+    assert!(env.zk().children_if_any("/locks/plain").is_empty());
 }
 
 #[test]

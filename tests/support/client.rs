@@ -240,6 +240,20 @@ impl Zk {
         children
     }
 
+    /// The node's children, sorted by name; none when the node does not
+    /// exist (an empty lock directory is a container node, which the server
+    /// deletes soon after its last child goes).
+    pub fn children_if_any(&self, path: &str) -> Vec<String> {
+        match self.block_on(self.client().list_children(path)) {
+            Ok(mut children) => {
+                children.sort();
+                children
+            }
+            Err(zkc::Error::NoNode) => Vec::new(),
+            Err(e) => panic!("list {path}: {e}"),
+        }
+    }
+
     /// Sets a node's data (any version); returns the new stat.
     pub fn set(&self, path: &str, data: &[u8]) -> zkc::Stat {
         self.block_on(self.client().set_data(path, data, None))
