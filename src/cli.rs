@@ -117,6 +117,15 @@ Examples:
   zklock lock deploy                         print the token, hold until Ctrl-C
   zklock lock --dialect kazoo jobs -- ./x    take the lock so kazoo clients see it
 
+Across script steps:
+  tok=$(zklock lock deploy --detach --while-pid $$)   held until this shell exits,
+  ./step1; ./step2                                    or until:
+  zklock release \"$tok\"
+  tok=$(zklock lock deploy --detach --lease 10m)      held at most 10 minutes
+  tok=$(zklock lock maint --ttl 2h)                   a persistent node; no process
+                                                      holds it; the server deletes
+                                                      it 2h after its last change
+
 The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
 fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
 exits with the command's exit code (128+n if it died of signal n), 1 if the
