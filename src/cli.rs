@@ -377,8 +377,21 @@ impl From<DialectArg> for Dialect {
 }
 
 impl LockCmdArgs {
-    fn into_lock_args(self, root: &str, kind: Kind) -> Result<LockArgs, UsageError> {
+    fn into_lock_args(
+        self,
+        root: &str,
+        kind: Kind,
+        session_timeout: Duration,
+    ) -> Result<LockArgs, UsageError> {
         let dialect = Dialect::from(self.dialect);
+        if !self.command.is_empty() && self.kill_after >= session_timeout {
+            return Err(UsageError::new(format!(
+                "--kill-after ({}) must be shorter than --session-timeout ({}): the command \
+                 has to be stopped before the server can expire the session",
+                humantime::format_duration(self.kill_after),
+                humantime::format_duration(session_timeout)
+            )));
+        }
         if !name::can_make(dialect, kind) {
             return Err(UsageError::new(format!(
                 "the {dialect} dialect has no read locks; use curator, kazoo or hbase"
@@ -440,10 +453,17 @@ impl Cli {
     pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
         let globals = self.global.into_globals()?;
         let root = globals.root.as_str();
+        let session_timeout = globals.connect.session_timeout;
         let command = match self.command {
-            CliCommand::Lock(args) => Command::Lock(args.into_lock_args(root, Kind::Mutex)?),
-            CliCommand::Rlock(args) => Command::Lock(args.into_lock_args(root, Kind::Read)?),
-            CliCommand::Wlock(args) => Command::Lock(args.into_lock_args(root, Kind::Write)?),
+            CliCommand::Lock(args) => {
+                Command::Lock(args.into_lock_args(root, Kind::Mutex, session_timeout)?)
+            }
+            CliCommand::Rlock(args) => {
+                Command::Lock(args.into_lock_args(root, Kind::Read, session_timeout)?)
+            }
+            CliCommand::Wlock(args) => {
+                Command::Lock(args.into_lock_args(root, Kind::Write, session_timeout)?)
+            }
             CliCommand::Release(args) => Command::Release(args.into_release_args(root)?),
             CliCommand::Stat { target } => Command::Stat(StatArgs {
                 path: zk::path::resolve(root, &target)?,

@@ -277,18 +277,12 @@ fn one_release_wakes_exactly_one_waiter() {
     }
 }
 
-/// Runs `zklock GLOBAL... lock LOCK -- sh -c '...; exec sleep 1000'` and
+/// Runs `zklock lock LOCK OPTIONS... -- sh -c '...; exec sleep 1000'` and
 /// returns it with its node and the command's pid, once it holds.
-fn sleeping_holder(env: &TestEnv, global: &[&str], lock: &str) -> (Running, String, i32) {
-    let mut args = global.to_vec();
-    args.extend([
-        "lock",
-        lock,
-        "--",
-        "sh",
-        "-c",
-        "echo $$ $ZKLOCK_NODE; exec sleep 1000",
-    ]);
+fn sleeping_holder(env: &TestEnv, lock: &str, options: &[&str]) -> (Running, String, i32) {
+    let mut args = vec!["lock", lock];
+    args.extend_from_slice(options);
+    args.extend(["--", "sh", "-c", "echo $$ $ZKLOCK_NODE; exec sleep 1000"]);
     let mut holder = env.zklock(args).spawn();
     let line = holder.next_line(WAIT);
     let (pid, node) = line.split_once(' ').expect("pid and node");
@@ -299,7 +293,7 @@ fn sleeping_holder(env: &TestEnv, global: &[&str], lock: &str) -> (Running, Stri
 #[test]
 fn a_deleted_node_is_a_lost_lock_and_the_command_is_stopped() {
     let env = TestEnv::new();
-    let (mut holder, node, pid) = sleeping_holder(&env, &[], "lost");
+    let (mut holder, node, pid) = sleeping_holder(&env, "lost", &[]);
     env.zk().delete(&node);
     let run = holder.wait(WAIT);
     run.assert_code(4).assert_stderr_contains("lost");
@@ -321,7 +315,11 @@ fn revocation_is_a_lost_lock() {
 #[test]
 fn a_sigkilled_zklock_takes_its_command_along_and_the_lock_frees_with_the_session() {
     let env = TestEnv::new();
-    let (mut holder, _, pid) = sleeping_holder(&env, &["--session-timeout", "1s"], "killed");
+    let (mut holder, _, pid) = sleeping_holder(
+        &env,
+        "killed",
+        &["--session-timeout", "1s", "--kill-after", "200ms"],
+    );
     holder.kill();
     wait_until(WAIT, "the command died with zklock", || !pid_is_alive(pid));
     env.zklock(["lock", "-w", "20s", "killed", "--", "true"])

@@ -116,6 +116,19 @@ async fn lock_and_hold(
 ) -> Result<ExitStatus> {
     let acquired = async {
         let session = connect_writable(globals).await?;
+        if let Some(command) = args.command()
+            && command.kill_after >= session.client().session_timeout()
+        {
+            let granted = session.client().session_timeout();
+            session.close().await;
+            return Err(UsageError::new(format!(
+                "the server granted a session timeout of {} and --kill-after is {}: the \
+                 command could outlive the lock; lower --kill-after",
+                humantime::format_duration(granted),
+                humantime::format_duration(command.kill_after)
+            ))
+            .into());
+        }
         let owner =
             Owner::of_this_process(args.command().map(|c| c.argv.clone()), args.data.clone());
         let spec = LockSpec {
@@ -328,7 +341,7 @@ async fn hold_until(
         signal = signals.next() => tracing::info!("signal {signal}: releasing {}", held.node),
         () = lease => tracing::info!("lease over: releasing {}", held.node),
         () = tied => tracing::info!("the process we were tied to ended: releasing {}", held.node),
-        loss = hold::lost(session, held) => return report_loss(printer, held, &loss, false),
+        loss = hold::lost(session, held, Duration::ZERO) => return report_loss(printer, held, &loss, false),
     }
     ExitStatus::Success
 }
@@ -354,7 +367,13 @@ async fn run_command(
         kill_after: command.kill_after,
     };
     Ok(
-        match run::supervise(&spec, signals, hold::lost(session, held)).await? {
+        match run::supervise(
+            &spec,
+            signals,
+            hold::lost(session, held, command.kill_after),
+        )
+        .await?
+        {
             Ending::Exited(code) => ExitStatus::Child(code),
             Ending::Stopped(loss) => report_loss(printer, held, &loss, true),
         },

@@ -60,6 +60,9 @@ pub struct Held {
     pub node: String,
     /// The fencing token: our node's czxid.
     pub fence: i64,
+    /// When the request was sent whose answer showed that we hold the lock:
+    /// the server heard from our session no earlier than this.
+    pub confirmed_at: Instant,
 }
 
 /// How a wait ended when it did not end with the lock.
@@ -142,6 +145,7 @@ impl<'s> Contention<'s> {
         holder_details: bool,
         mut on_wait: impl FnMut(&Waiting),
     ) -> Result<Outcome, AcquireError> {
+        let mut sent = Instant::now();
         let mut children = self.enter().await?;
         loop {
             let me = self.node.clone().expect("entered the queue");
@@ -153,6 +157,7 @@ impl<'s> Contention<'s> {
                         lock: self.spec.path.clone(),
                         node: self.node_path(&me),
                         fence: self.fence,
+                        confirmed_at: sent,
                     }));
                 }
                 Some((Standing::WaitingOn(_), ahead)) => {
@@ -166,6 +171,7 @@ impl<'s> Contention<'s> {
             if !self.wait_for_deletion(&ahead.name, patience).await? {
                 return Ok(Outcome::NotAcquired);
             }
+            sent = Instant::now();
             children = self.list().await?;
         }
     }

@@ -1,10 +1,12 @@
 //! Holding a lock: noticing that it is lost (SPEC §9), and letting it go.
 
 use std::fmt;
+use std::time::Duration;
 
 use zookeeper_client as zkc;
 
 use super::acquire::{Held, delete_own};
+use crate::zk::monitor::{self, Lapse};
 use crate::zk::{self, Class, Session, class_of};
 
 /// What Curator's revocation writes into a holder's node.
@@ -19,6 +21,9 @@ pub enum Loss {
     Revoked,
     /// The session expired or was closed.
     SessionEnded(String),
+    /// No request was answered for so long that the server may expire the
+    /// session any moment now.
+    Silent(std::time::Duration),
 }
 
 impl fmt::Display for Loss {
@@ -27,14 +32,33 @@ impl fmt::Display for Loss {
             Loss::Deleted => f.write_str("our lock node was deleted"),
             Loss::Revoked => f.write_str("the lock was revoked (__REVOKE__ written to our node)"),
             Loss::SessionEnded(state) => write!(f, "the ZooKeeper session ended ({state})"),
+            Loss::Silent(silent) => write!(
+                f,
+                "the connection to ZooKeeper was down too long (no answer for {}); \
+                 the server may expire our session any moment",
+                humantime::format_duration(Duration::from_millis(silent.as_millis() as u64))
+            ),
         }
     }
 }
 
-/// Resolves when the lock `held` is lost: its node deleted or revoked, or the
-/// session over. Never resolves while the lock is ours. Watches survive a
-/// reconnect (the client re-registers them).
-pub async fn lost(session: &Session, held: &Held) -> Loss {
+/// Resolves when the lock `held` is lost: its node deleted or revoked, the
+/// session over, or no answer from the server for the session timeout less
+/// `margin` (the time the command needs to stop). Never resolves while the
+/// lock is ours.
+pub async fn lost(session: &Session, held: &Held, margin: Duration) -> Loss {
+    tokio::select! {
+        loss = node_lost(session, held) => loss,
+        lapse = monitor::lapse(session, &held.node, held.confirmed_at, margin) => match lapse {
+            Lapse::Ended(state) => Loss::SessionEnded(state.to_string()),
+            Lapse::Silent(silent) => Loss::Silent(silent),
+        },
+    }
+}
+
+/// Resolves when our node is deleted or revoked, or the session is over.
+/// Watches survive a reconnect (the client re-registers them).
+async fn node_lost(session: &Session, held: &Held) -> Loss {
     let client = session.client();
     let mut attempt = 0;
     loop {

@@ -7,6 +7,7 @@
 
 mod error;
 mod hosts;
+pub mod monitor;
 pub mod path;
 mod retry;
 
