@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-use super::acquire::{Held, delete_own};
+use super::acquire::Held;
 use crate::zk::monitor::{self, Lapse};
 use crate::zk::{self, Class, Session, class_of};
 
@@ -85,10 +85,19 @@ async fn node_lost(session: &Session, held: &Held) -> Loss {
     }
 }
 
-/// Lets the lock go: deletes our node (retrying through connection loss),
-/// then closes the session and waits until it is closed.
+/// Lets the lock go: deletes our node and closes the session, both in one
+/// round trip, then waits until the session is closed. If the delete is lost
+/// with the connection, the client keeps closing the session through
+/// reconnects, and the server removes our ephemeral node with it.
 pub async fn release(session: Session, held: &Held) -> Result<(), zk::Error> {
-    let deleted = delete_own(&session, &held.node).await;
-    session.close().await;
-    deleted
+    let delete = session.client().delete(&held.node, None);
+    let ((), deleted) = tokio::join!(session.close(), delete);
+    match deleted {
+        Ok(()) | Err(zkc::Error::NoNode) => Ok(()),
+        Err(err) if class_of(&err) != Class::Normal => {
+            tracing::info!("delete of {} not confirmed ({err}); the closed session removes it", held.node);
+            Ok(())
+        }
+        Err(err) => Err(zk::Error::op("delete", &held.node, err)),
+    }
 }
