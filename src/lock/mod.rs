@@ -6,9 +6,11 @@ pub mod hold;
 pub mod name;
 pub mod owner;
 pub mod queue;
+pub mod semaphore;
 
 pub use acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, Waiting};
 pub use hold::Loss;
 pub use name::{Dialect, Kind, Mode};
 pub use owner::Owner;
 pub use queue::{Contender, LockQueue, Standing};
+pub use semaphore::{Lease, SemaphoreQueue};

@@ -93,7 +93,7 @@ pub fn parse(name: &str) -> Option<Parsed> {
 
 /// Splits the sequence suffix ZooKeeper appends (`%010d` of a signed 32-bit
 /// counter, so `-000000001` or `-2147483648` after a wrap) from the stem.
-fn split_sequence(name: &str) -> Option<(&str, i32)> {
+pub(crate) fn split_sequence(name: &str) -> Option<(&str, i32)> {
     let bytes = name.as_bytes();
     if bytes.len() < 10 {
         return None;
@@ -155,7 +155,8 @@ fn classify(stem: &str) -> Option<(Dialect, Kind)> {
         .then_some((Dialect::Generic, Kind::Mutex))
 }
 
-fn is_hex32(text: &str) -> bool {
+/// True for 32 hex digits: a uuid without its dashes, as kazoo names nodes.
+pub(crate) fn is_hex32(text: &str) -> bool {
     text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 

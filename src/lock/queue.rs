@@ -103,11 +103,15 @@ impl LockQueue {
     pub fn standing_of(&self, name: &str) -> Option<(Standing, Option<&Contender>)> {
         let index = self.contenders.iter().position(|c| c.name == name)?;
         let standing = self.standings[index];
-        let on = match standing {
+        Some((standing, self.waiting_on(standing)))
+    }
+
+    /// The contender a standing waits on; `None` for a holder.
+    pub fn waiting_on(&self, standing: Standing) -> Option<&Contender> {
+        match standing {
             Standing::Holding => None,
-            Standing::WaitingOn(ahead) => Some(&self.contenders[ahead]),
-        };
-        Some((standing, on))
+            Standing::WaitingOn(ahead) => self.contenders.get(ahead),
+        }
     }
 
     /// True when no contender is left.
@@ -259,6 +263,27 @@ mod tests {
         assert_eq!(holders(&queue), ["lock-0000000005"]);
         assert_eq!(queue.contenders().len(), 1);
         assert!(LockQueue::from_children(["leases", "locks"]).is_empty());
+    }
+
+    #[test]
+    fn each_entry_names_the_contender_it_waits_on() {
+        let queue = LockQueue::from_children(["lock-0000000002", "lock-0000000001"]);
+        let pairs: Vec<(&str, Option<&str>)> = queue
+            .entries()
+            .map(|(c, s)| {
+                (
+                    c.name.as_str(),
+                    queue.waiting_on(s).map(|o| o.name.as_str()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("lock-0000000001", None),
+                ("lock-0000000002", Some("lock-0000000001"))
+            ]
+        );
     }
 
     #[test]
