@@ -7,6 +7,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod exit;
+pub mod inspect;
 pub mod lock;
 pub mod output;
 pub mod run;

@@ -21,6 +21,12 @@ pub enum Format {
 pub trait Report: Serialize {
     /// The table form of this report.
     fn table(&self) -> Table;
+
+    /// Lines printed above the table (not in JSON): a summary of what the
+    /// rows are about.
+    fn heading(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Everything that decides how zklock talks to a person or a script.
@@ -47,7 +53,10 @@ impl Printer {
     pub fn report(&self, report: &impl Report) -> anyhow::Result<()> {
         let text = match self.format {
             Format::Json => serde_json::to_string_pretty(report)?,
-            Format::Table => report.table().to_string(),
+            Format::Table => match report.heading() {
+                Some(heading) => format!("{heading}\n\n{}", report.table()),
+                None => report.table().to_string(),
+            },
         };
         let mut out = std::io::stdout().lock();
         writeln!(out, "{text}")?;
@@ -145,4 +154,258 @@ pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// How long work runs before [`Printer::progress`] draws anything.
+pub const PROGRESS_DELAY: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// A progress line on stderr for work that may take long (a tree walk).
+/// Drawn only on a terminal, and only once the work has run for
+/// [`PROGRESS_DELAY`], so a quick run prints nothing at all.
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+    started: std::time::Instant,
+    shown: std::cell::Cell<bool>,
+}
+
+impl Printer {
+    /// A progress line, or `None` when stderr is not a terminal or `-q` was
+    /// given.
+    pub fn progress(&self) -> Option<Progress> {
+        if self.quiet || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden());
+        let template = if self.color {
+            "{spinner:.cyan} {msg} [{elapsed}]"
+        } else {
+            "{spinner} {msg} [{elapsed}]"
+        };
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(100));
+        Some(Progress {
+            bar,
+            started: std::time::Instant::now(),
+            shown: std::cell::Cell::new(false),
+        })
+    }
+
+    /// Starts a JSON array streamed onto stdout, one element at a time, so
+    /// a listing of any length never sits in memory whole. Writes pause the
+    /// `progress` line, if any, so the two never mix on a terminal.
+    pub fn json_array<'p>(&self, progress: Option<&'p Progress>) -> anyhow::Result<StdoutJson<'p>> {
+        JsonStream::array(stdout_beside(progress))
+    }
+
+    /// Starts a JSON object streamed onto stdout: the `fields` first, then
+    /// the field `array`, whose elements are streamed as by
+    /// [`Printer::json_array`].
+    pub fn json_object_with_array<'p>(
+        &self,
+        fields: &[(&str, serde_json::Value)],
+        array: &str,
+        progress: Option<&'p Progress>,
+    ) -> anyhow::Result<StdoutJson<'p>> {
+        JsonStream::object_with_array(stdout_beside(progress), fields, array)
+    }
+}
+
+impl Progress {
+    /// Replaces the message; draws the line once the work has run for
+    /// [`PROGRESS_DELAY`].
+    pub fn set(&self, message: String) {
+        self.bar.set_message(message);
+        if !self.shown.get() && self.started.elapsed() >= PROGRESS_DELAY {
+            self.shown.set(true);
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+    }
+
+    /// Runs `f` with the line taken off the terminal.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
+
+    /// Removes the line from the terminal.
+    pub fn finish(self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A JSON document streamed onto stdout.
+pub type StdoutJson<'p> = JsonStream<std::io::BufWriter<StdoutBeside<'p>>>;
+
+fn stdout_beside(progress: Option<&Progress>) -> std::io::BufWriter<StdoutBeside<'_>> {
+    std::io::BufWriter::with_capacity(1 << 16, StdoutBeside { progress })
+}
+
+/// A JSON document being streamed (see [`Printer::json_array`]); what it
+/// writes is what `serde_json::to_string_pretty` writes for the whole
+/// document. [`JsonStream::finish`] closes it.
+pub struct JsonStream<W: Write> {
+    out: W,
+    /// The indentation of the array's elements.
+    indent: &'static str,
+    close: &'static str,
+    elements: u64,
+}
+
+impl<W: Write> JsonStream<W> {
+    /// A stream of a top-level array.
+    pub fn array(out: W) -> anyhow::Result<JsonStream<W>> {
+        JsonStream::start(out, "[", "  ", "]")
+    }
+
+    /// A stream of an object: `fields`, then the streamed array `array`.
+    pub fn object_with_array(
+        out: W,
+        fields: &[(&str, serde_json::Value)],
+        array: &str,
+    ) -> anyhow::Result<JsonStream<W>> {
+        let mut head = String::from("{\n");
+        for (name, value) in fields {
+            let value = serde_json::to_string_pretty(value)?.replace('\n', "\n  ");
+            head += &format!("  {}: {value},\n", serde_json::to_string(name)?);
+        }
+        head += &format!("  {}: [", serde_json::to_string(array)?);
+        JsonStream::start(out, &head, "    ", "]\n}")
+    }
+
+    fn start(
+        mut out: W,
+        head: &str,
+        indent: &'static str,
+        close: &'static str,
+    ) -> anyhow::Result<JsonStream<W>> {
+        out.write_all(head.as_bytes())?;
+        Ok(JsonStream {
+            out,
+            indent,
+            close,
+            elements: 0,
+        })
+    }
+
+    /// Writes one element of the array.
+    pub fn push(&mut self, element: &impl Serialize) -> anyhow::Result<()> {
+        let separator: &[u8] = if self.elements == 0 { b"\n" } else { b",\n" };
+        self.out.write_all(separator)?;
+        self.out.write_all(self.indent.as_bytes())?;
+        let indented = Indented {
+            out: &mut self.out,
+            indent: self.indent.as_bytes(),
+        };
+        serde_json::to_writer_pretty(indented, element)?;
+        self.elements += 1;
+        Ok(())
+    }
+
+    /// Closes the array (and the object around it), ends the line and
+    /// flushes; returns the writer.
+    pub fn finish(mut self) -> anyhow::Result<W> {
+        if self.elements > 0 {
+            let outer = &self.indent[..self.indent.len() - 2];
+            write!(self.out, "\n{outer}")?;
+        }
+        writeln!(self.out, "{}", self.close)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Stdout, written with a progress line (if any) taken off the terminal.
+pub struct StdoutBeside<'p> {
+    progress: Option<&'p Progress>,
+}
+
+impl Write for StdoutBeside<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.progress {
+            Some(progress) => progress.suspend(|| std::io::stdout().write(buf)),
+            None => std::io::stdout().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stdout().flush()
+    }
+}
+
+/// A writer that indents every line after the first: pretty JSON nested
+/// inside a streamed document. (Pretty JSON has no raw newline inside a
+/// string, so every newline starts a line.)
+struct Indented<'w, W: Write> {
+    out: &'w mut W,
+    indent: &'w [u8],
+}
+
+impl<W: Write> Write for Indented<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for (i, line) in buf.split(|&b| b == b'\n').enumerate() {
+            if i > 0 {
+                self.out.write_all(b"\n")?;
+                self.out.write_all(self.indent)?;
+            }
+            self.out.write_all(line)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Document<'a> {
+        path: &'a str,
+        time_ms: u64,
+        locks: &'a [serde_json::Value],
+    }
+
+    fn streamed(elements: &[serde_json::Value], object: bool) -> String {
+        let mut stream = if object {
+            let fields = [("path", "/l".into()), ("time_ms", 7.into())];
+            JsonStream::object_with_array(Vec::new(), &fields, "locks").unwrap()
+        } else {
+            JsonStream::array(Vec::new()).unwrap()
+        };
+        for element in elements {
+            stream.push(element).unwrap();
+        }
+        String::from_utf8(stream.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_streamed_document_prints_as_pretty_json_would() {
+        let elements = [
+            serde_json::json!({"a": [1, {"b": "x\ny"}], "c": null}),
+            serde_json::json!([]),
+            serde_json::json!("s"),
+        ];
+        for count in [0, 1, 3] {
+            let some = &elements[..count];
+            let whole = Document {
+                path: "/l",
+                time_ms: 7,
+                locks: some,
+            };
+            assert_eq!(
+                streamed(some, false),
+                serde_json::to_string_pretty(some).unwrap() + "\n"
+            );
+            assert_eq!(
+                streamed(some, true),
+                serde_json::to_string_pretty(&whole).unwrap() + "\n"
+            );
+        }
+    }
 }

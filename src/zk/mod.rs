@@ -132,6 +132,15 @@ impl Session {
             .map_err(|e| Error::op("get", path, e))
     }
 
+    /// A node's stat, or `None` when it does not exist, retrying through
+    /// connection loss. Needs no read permission on the node.
+    pub async fn stat(&self, path: &str) -> Result<Option<zkc::Stat>, Error> {
+        self.retry
+            .run(|| self.client.check_stat(path))
+            .await
+            .map_err(|e| Error::op("stat", path, e))
+    }
+
     /// Lists a node's children (no watch), retrying through connection loss.
     pub async fn children(&self, path: &str) -> Result<Vec<String>, Error> {
         self.retry

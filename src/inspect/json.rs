@@ -1,0 +1,95 @@
+//! The JSON form of locks and contenders (SPEC §7), documented in the man
+//! pages of `ls`, `stat` and `dump`.
+//!
+//! A lock: `{"path", "kind", "dialect", "holders", "waiters"}`. A contender:
+//! `{"path", "name", "sequence", "mode", "session", "ctime_ms", "age_ms",
+//! "fence", "data", "owner", "waiting_on", "table_lock"}`, and `dump` adds
+//! `"stat"`. Derived fields (`data` as text, `owner`, `table_lock`) are
+//! computed while writing, so a lock in memory holds only the raw bytes.
+
+use std::borrow::Cow;
+
+use serde::{Serialize, Serializer};
+
+use super::hbase::TableLock;
+use super::model::{Contender, ContenderMode, Lock, LockDialect, LockKind};
+use super::node::NodeStat;
+use crate::lock::Owner;
+use crate::zk;
+
+/// A contender as JSON.
+#[derive(Serialize)]
+pub struct ContenderJson<'a> {
+    path: &'a str,
+    name: &'a str,
+    sequence: Option<i32>,
+    mode: ContenderMode,
+    session: String,
+    ctime_ms: i64,
+    age_ms: i64,
+    fence: i64,
+    data: Option<Cow<'a, str>>,
+    owner: Option<Owner>,
+    waiting_on: Option<&'a str>,
+    table_lock: Option<TableLock>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stat: Option<NodeStat>,
+}
+
+impl Contender {
+    /// This contender as JSON; `full_stat` adds every stat field (`dump`).
+    pub fn json(&self, full_stat: bool) -> ContenderJson<'_> {
+        ContenderJson {
+            path: &self.path,
+            name: &self.name,
+            sequence: self.sequence,
+            mode: self.mode,
+            session: zk::format_session(self.session()),
+            ctime_ms: self.stat.ctime,
+            age_ms: self.age_ms,
+            fence: self.fence(),
+            data: (!self.data.is_empty()).then(|| String::from_utf8_lossy(&self.data)),
+            owner: self.owner(),
+            waiting_on: self.waiting_on.as_deref(),
+            table_lock: self.table_lock(),
+            stat: full_stat.then(|| NodeStat::from(&self.stat)),
+        }
+    }
+}
+
+/// A lock as JSON.
+#[derive(Serialize)]
+struct LockJson<'a> {
+    path: &'a str,
+    kind: LockKind,
+    dialect: LockDialect,
+    holders: Vec<ContenderJson<'a>>,
+    waiters: Vec<ContenderJson<'a>>,
+}
+
+impl Lock {
+    fn json(&self, full_stat: bool) -> LockJson<'_> {
+        LockJson {
+            path: &self.path,
+            kind: self.kind,
+            dialect: self.dialect,
+            holders: self.holders.iter().map(|c| c.json(full_stat)).collect(),
+            waiters: self.waiters.iter().map(|c| c.json(full_stat)).collect(),
+        }
+    }
+}
+
+impl Serialize for Lock {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.json(false).serialize(serializer)
+    }
+}
+
+/// A lock whose contenders carry every stat field, as `dump` writes it.
+pub struct WithStats<'a>(pub &'a Lock);
+
+impl Serialize for WithStats<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.json(true).serialize(serializer)
+    }
+}

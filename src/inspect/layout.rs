@@ -1,0 +1,441 @@
+//! Which listed directories are locks, and which nodes to read for each.
+//!
+//! The walk lists the tree first and hands the listing here. A directory is
+//! a lock when it has
+//!
+//! - a `leases` child: a Curator semaphore, whose `leases/` and `locks/`
+//!   children are its parts, not locks of their own;
+//! - kazoo lease children (`<hex32>`) or a `<name>-__lock__` sibling: a
+//!   kazoo semaphore, confirmed once its data (the maximum number of leases)
+//!   is read; the sibling is its part;
+//! - contender children: a mutex or read-write lock.
+//!
+//! Children that are none of these are not contenders: they are walked into
+//! (a lock may live below them) but never counted.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use super::model::{self, Lock, NodeRead, Reads};
+use crate::lock::Dialect;
+use crate::lock::name;
+use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS};
+use crate::zk::path;
+
+/// How far a walk goes below its start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// The start node only, with the parts a semaphore keeps below or beside
+    /// it (`stat`).
+    Lock,
+    /// Everything at or below the start (`ls`, `dump`).
+    Tree,
+}
+
+/// Directory path → its children's names, as listed.
+pub(super) type Listing = HashMap<String, Vec<String>>;
+
+/// The children of `dir` to list next. Contender and lease nodes are never
+/// listed: their names say they are leaves of a lock.
+pub(super) fn children_to_list(
+    dir: &str,
+    children: &[String],
+    start: &str,
+    depth: Depth,
+) -> Vec<String> {
+    match depth {
+        Depth::Tree => children
+            .iter()
+            .filter(|child| name::parse(child).is_none() && !is_curator_lease(child))
+            .map(|child| path::join(dir, child))
+            .collect(),
+        Depth::Lock if dir == start && children.iter().any(|c| c == CURATOR_LEASES) => {
+            [CURATOR_LEASES, CURATOR_LOCKS]
+                .into_iter()
+                .filter(|part| children.iter().any(|c| c == part))
+                .map(|part| path::join(dir, part))
+                .collect()
+        }
+        Depth::Lock => Vec::new(),
+    }
+}
+
+/// The directory that may be the internal lock of a kazoo semaphore at
+/// `start`, and so must be listed with it; `None` for the root.
+pub(super) fn kazoo_lock_beside(start: &str) -> Option<String> {
+    (start != "/").then(|| semaphore::kazoo_lock_path(start))
+}
+
+fn is_curator_lease(name: &str) -> bool {
+    semaphore::parse_lease(name).is_some_and(|lease| lease.dialect == Dialect::Curator)
+}
+
+/// What a lock directory turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    Queue,
+    CuratorSemaphore,
+    /// Confirmed by its data when read; else its contenders and its internal
+    /// lock are reported as plain locks.
+    KazooSemaphore,
+}
+
+/// A lock directory found in the listing, and the nodes to read for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Site {
+    path: String,
+    shape: Shape,
+    /// The nodes to read: (directory, names), in the order `build` expects.
+    groups: Vec<(String, Vec<String>)>,
+    /// Whether a kazoo semaphore's internal lock may be reported as a lock
+    /// of its own when the semaphore is not confirmed: not when it lies
+    /// outside the walk (beside its start).
+    lock_beside_in_scope: bool,
+}
+
+impl Site {
+    /// The full paths of the nodes to read, in order.
+    pub(super) fn reads(&self) -> impl Iterator<Item = String> + '_ {
+        self.groups
+            .iter()
+            .flat_map(|(dir, names)| names.iter().map(move |name| path::join(dir, name)))
+    }
+
+    /// How many nodes [`Site::reads`] yields.
+    pub(super) fn read_count(&self) -> usize {
+        self.groups.iter().map(|(_, names)| names.len()).sum()
+    }
+
+    /// The locks this site holds, from the reads of [`Site::reads`] in order
+    /// (`None` for a node that was gone by then).
+    pub(super) fn build(&self, reads: Vec<Option<NodeRead>>, now_ms: i64) -> Vec<Lock> {
+        let mut reads = reads.into_iter();
+        let mut groups: Vec<Reads> = self
+            .groups
+            .iter()
+            .map(|(_, names)| {
+                names
+                    .iter()
+                    .zip(reads.by_ref())
+                    .filter_map(|(name, read)| Some((name.clone(), read?)))
+                    .collect()
+            })
+            .collect();
+        let mut take = |i: usize| std::mem::take(&mut groups[i]);
+        let path = self.path.as_str();
+        let locks = match self.shape {
+            Shape::Queue => vec![model::queue_lock(path, take(0), now_ms)],
+            Shape::CuratorSemaphore => {
+                vec![model::curator_semaphore(path, take(0), take(1), now_ms)]
+            }
+            Shape::KazooSemaphore => {
+                let max_leases = take(0)
+                    .first()
+                    .and_then(|(_, read)| semaphore::kazoo_max_leases(&read.data));
+                match max_leases {
+                    Some(max) => vec![model::kazoo_semaphore(path, max, take(1), take(2), now_ms)],
+                    None if self.lock_beside_in_scope => vec![
+                        model::queue_lock(path, take(3), now_ms),
+                        model::queue_lock(&semaphore::kazoo_lock_path(path), take(2), now_ms),
+                    ],
+                    None => vec![model::queue_lock(path, take(3), now_ms)],
+                }
+            }
+        };
+        locks.into_iter().flatten().collect()
+    }
+}
+
+/// The lock directories in `listing`, in path order (component by
+/// component: `/a`, `/a/b`, `/a-b`). With [`Depth::Lock`] only `start`
+/// itself can be one.
+pub(super) fn find_sites(mut listing: Listing, start: &str, depth: Depth) -> Vec<Site> {
+    let mut dirs: Vec<String> = listing
+        .keys()
+        .filter(|dir| in_scope(dir, start, depth))
+        .cloned()
+        .collect();
+    // A semaphore sorts before its parts, so it claims them first.
+    dirs.sort_by(|a, b| by_components(a, b));
+    dirs.into_iter()
+        .filter_map(|dir| {
+            let children = listing.remove(&dir)?;
+            let lock_beside_in_scope = in_scope(&semaphore::kazoo_lock_path(&dir), start, depth);
+            site_of(dir, children, &mut listing, lock_beside_in_scope)
+        })
+        .collect()
+}
+
+fn in_scope(dir: &str, start: &str, depth: Depth) -> bool {
+    match depth {
+        Depth::Lock => dir == start,
+        Depth::Tree => {
+            start == "/"
+                || dir == start
+                || dir
+                    .strip_prefix(start)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        }
+    }
+}
+
+fn by_components(a: &str, b: &str) -> Ordering {
+    a.split('/').cmp(b.split('/'))
+}
+
+fn contenders(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|name| name::parse(name).is_some())
+        .cloned()
+        .collect()
+}
+
+fn leases(names: &[String], dialect: Dialect) -> Vec<String> {
+    names
+        .iter()
+        .filter(|name| semaphore::parse_lease(name).is_some_and(|l| l.dialect == dialect))
+        .cloned()
+        .collect()
+}
+
+/// The site `dir` is, claiming (removing from `listing`) the parts of a
+/// semaphore; `None` when it has no contenders.
+fn site_of(
+    dir: String,
+    children: Vec<String>,
+    listing: &mut Listing,
+    lock_beside_in_scope: bool,
+) -> Option<Site> {
+    if children.iter().any(|c| c == CURATOR_LEASES)
+        && let Some(lease_names) = listing.remove(&path::join(&dir, CURATOR_LEASES))
+    {
+        let locks_dir = path::join(&dir, CURATOR_LOCKS);
+        let acquirers = listing
+            .remove(&locks_dir)
+            .map(|names| contenders(&names))
+            .unwrap_or_default();
+        let leases = leases(&lease_names, Dialect::Curator);
+        return (!leases.is_empty() || !acquirers.is_empty()).then(|| Site {
+            groups: vec![
+                (path::join(&dir, CURATOR_LEASES), leases),
+                (locks_dir, acquirers),
+            ],
+            path: dir,
+            shape: Shape::CuratorSemaphore,
+            lock_beside_in_scope,
+        });
+    }
+    let kazoo_leases = leases(&children, Dialect::Kazoo);
+    let lock_dir = semaphore::kazoo_lock_path(&dir);
+    let own = contenders(&children);
+    if dir != "/" && (!kazoo_leases.is_empty() || listing.contains_key(&lock_dir)) {
+        let acquirers = listing
+            .remove(&lock_dir)
+            .map(|names| contenders(&names))
+            .unwrap_or_default();
+        if kazoo_leases.is_empty() && acquirers.is_empty() && own.is_empty() {
+            return None;
+        }
+        let parent = path::parent(&dir).unwrap_or("/").to_owned();
+        let itself = path::basename(&dir).to_owned();
+        return Some(Site {
+            groups: vec![
+                (parent, vec![itself]),
+                (dir.clone(), kazoo_leases),
+                (lock_dir, acquirers),
+                (dir.clone(), own),
+            ],
+            path: dir,
+            shape: Shape::KazooSemaphore,
+            lock_beside_in_scope,
+        });
+    }
+    (!own.is_empty()).then(|| Site {
+        groups: vec![(dir.clone(), own)],
+        path: dir,
+        shape: Shape::Queue,
+        lock_beside_in_scope,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+    const HEX: &str = "0123456789abcdef0123456789abcdef";
+
+    fn listing(entries: &[(&str, &[&str])]) -> Listing {
+        entries
+            .iter()
+            .map(|(dir, children)| {
+                (
+                    dir.to_string(),
+                    children.iter().map(|c| c.to_string()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    fn paths(sites: &[Site]) -> Vec<(&str, Shape)> {
+        sites.iter().map(|s| (s.path.as_str(), s.shape)).collect()
+    }
+
+    #[test]
+    fn lists_every_child_but_contenders_and_leases() {
+        let children: Vec<String> = [
+            "a",
+            "lock-0000000001",
+            &format!("_c_{UUID}-lease-0000000001"),
+            HEX,
+            "leases",
+        ]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+        assert_eq!(
+            children_to_list("/l", &children, "/l", Depth::Tree),
+            ["/l/a", &format!("/l/{HEX}"), "/l/leases"]
+        );
+        assert_eq!(
+            children_to_list("/l", &children, "/l", Depth::Lock),
+            ["/l/leases"]
+        );
+        assert!(children_to_list("/l/a", &children, "/l", Depth::Lock).is_empty());
+        assert_eq!(kazoo_lock_beside("/l").as_deref(), Some("/l-__lock__"));
+        assert_eq!(kazoo_lock_beside("/"), None);
+    }
+
+    #[test]
+    fn finds_locks_in_component_order_and_skips_plain_directories() {
+        let lease = format!("_c_{UUID}-lease-0000000001");
+        let acquirer = format!("_c_{UUID}-lock-0000000002");
+        let sites = find_sites(
+            listing(&[
+                ("/l", &["a", "a-b", "sem", "plain"]),
+                ("/l/a", &["lock-0000000001", "b", "notes"]),
+                ("/l/a/b", &["write-0000000002"]),
+                ("/l/a-b", &["lock-0000000003"]),
+                ("/l/plain", &["config"]),
+                ("/l/sem", &["leases", "locks"]),
+                ("/l/sem/leases", &[&lease]),
+                ("/l/sem/locks", &[&acquirer]),
+            ]),
+            "/l",
+            Depth::Tree,
+        );
+        assert_eq!(
+            paths(&sites),
+            [
+                ("/l/a", Shape::Queue),
+                ("/l/a/b", Shape::Queue),
+                ("/l/a-b", Shape::Queue),
+                ("/l/sem", Shape::CuratorSemaphore),
+            ]
+        );
+        assert_eq!(
+            sites[3].reads().collect::<Vec<_>>(),
+            [
+                format!("/l/sem/leases/{lease}"),
+                format!("/l/sem/locks/{acquirer}")
+            ]
+        );
+        assert_eq!(sites[0].read_count(), 1);
+    }
+
+    #[test]
+    fn a_kazoo_semaphore_claims_its_lock_beside_it() {
+        let acquirer = format!("{HEX}__lock__0000000000");
+        let sites = find_sites(
+            listing(&[
+                ("/l", &["s", "s-__lock__"]),
+                ("/l/s", &[HEX]),
+                ("/l/s-__lock__", &[&acquirer]),
+            ]),
+            "/l",
+            Depth::Tree,
+        );
+        assert_eq!(paths(&sites), [("/l/s", Shape::KazooSemaphore)]);
+        assert_eq!(
+            sites[0].reads().collect::<Vec<_>>(),
+            [
+                "/l/s".to_owned(),
+                format!("/l/s/{HEX}"),
+                format!("/l/s-__lock__/{acquirer}")
+            ]
+        );
+    }
+
+    #[test]
+    fn stat_depth_reports_only_the_start() {
+        let sites = find_sites(
+            listing(&[
+                ("/l/s", &[HEX]),
+                ("/l/s-__lock__", &[]),
+                ("/l/s/x", &["lock-0000000001"]),
+            ]),
+            "/l/s",
+            Depth::Lock,
+        );
+        assert_eq!(paths(&sites), [("/l/s", Shape::KazooSemaphore)]);
+    }
+
+    #[test]
+    fn the_lock_beside_the_start_is_never_reported_alone() {
+        let sites = find_sites(
+            listing(&[("/l/x-__lock__", &["lock-0000000001"]), ("/l/x", &[])]),
+            "/l/x",
+            Depth::Tree,
+        );
+        assert_eq!(paths(&sites), [("/l/x", Shape::KazooSemaphore)]);
+        let unconfirmed = sites[0].build(vec![read(b"config", 1), read(b"", 2)], 0);
+        assert!(unconfirmed.is_empty(), "{unconfirmed:?}");
+        let confirmed = sites[0].build(vec![read(b"1", 1), read(b"", 2)], 0);
+        assert_eq!(confirmed[0].path, "/l/x");
+    }
+
+    fn read(data: &[u8], czxid: i64) -> Option<NodeRead> {
+        Some(NodeRead {
+            data: data.to_vec(),
+            stat: zookeeper_client::Stat {
+                czxid,
+                mzxid: czxid,
+                pzxid: czxid,
+                ctime: 0,
+                mtime: 0,
+                version: 0,
+                cversion: 0,
+                aversion: 0,
+                ephemeral_owner: czxid,
+                data_length: data.len() as i32,
+                num_children: 0,
+            },
+        })
+    }
+
+    #[test]
+    fn a_kazoo_semaphore_without_a_number_in_its_data_is_two_plain_locks() {
+        let acquirer = format!("{HEX}__lock__0000000000");
+        let site = find_sites(
+            listing(&[
+                ("/l", &["s", "s-__lock__"]),
+                ("/l/s", &["lock-0000000001"]),
+                ("/l/s-__lock__", &[&acquirer]),
+            ]),
+            "/l",
+            Depth::Tree,
+        )
+        .remove(0);
+        let not_a_semaphore = site.build(vec![read(b"config", 1), read(b"", 2), read(b"", 3)], 0);
+        let found: Vec<(&str, &str)> = not_a_semaphore
+            .iter()
+            .map(|l| (l.path.as_str(), l.kind.as_str()))
+            .collect();
+        assert_eq!(found, [("/l/s", "mutex"), ("/l/s-__lock__", "mutex")]);
+        let semaphore = site.build(vec![read(b"2", 1), read(b"", 2), None], 0);
+        assert_eq!(semaphore.len(), 1);
+        assert_eq!(semaphore[0].kind.as_str(), "semaphore");
+        assert_eq!(semaphore[0].max_leases, Some(2));
+    }
+}

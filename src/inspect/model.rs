@@ -1,0 +1,582 @@
+//! The lock model that `ls`, `stat` and `dump` show: a lock with its holders
+//! and waiters, each contender with its node's stat and data.
+//!
+//! Who holds and who waits comes from [`LockQueue`] (mutexes and read-write
+//! locks) and [`SemaphoreQueue`] (semaphores) in `src/lock/`; this module
+//! only attaches what was read from ZooKeeper to their answers.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use zookeeper_client as zkc;
+
+use super::hbase::{self, TableLock};
+use crate::lock::semaphore::{self, Lease};
+use crate::lock::{Dialect, Kind, LockQueue, Mode, Owner, SemaphoreQueue, queue};
+use crate::zk::{self, path};
+
+/// What kind of lock a directory is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockKind {
+    Mutex,
+    ReadWrite,
+    Semaphore,
+}
+
+impl LockKind {
+    /// The name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockKind::Mutex => "mutex",
+            LockKind::ReadWrite => "read-write",
+            LockKind::Semaphore => "semaphore",
+        }
+    }
+}
+
+/// Whose lock it is: one library's, or several libraries' (`mixed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockDialect {
+    One(Dialect),
+    Mixed,
+}
+
+impl LockDialect {
+    /// The name used in output: a dialect's name, or `mixed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockDialect::One(dialect) => dialect.as_str(),
+            LockDialect::Mixed => "mixed",
+        }
+    }
+
+    /// The dialect of a set of contenders: theirs when they agree, else mixed.
+    fn of(mut dialects: impl Iterator<Item = Dialect>) -> LockDialect {
+        let Some(first) = dialects.next() else {
+            return LockDialect::Mixed;
+        };
+        if dialects.all(|d| d == first) {
+            LockDialect::One(first)
+        } else {
+            LockDialect::Mixed
+        }
+    }
+}
+
+impl fmt::Display for LockDialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for LockDialect {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// What a contender asks for: to exclude everyone, to share with readers,
+/// or one of a semaphore's leases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContenderMode {
+    Exclusive,
+    Shared,
+    Lease,
+}
+
+impl ContenderMode {
+    /// The name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContenderMode::Exclusive => "exclusive",
+            ContenderMode::Shared => "shared",
+            ContenderMode::Lease => "lease",
+        }
+    }
+}
+
+impl From<Mode> for ContenderMode {
+    fn from(mode: Mode) -> ContenderMode {
+        match mode {
+            Mode::Exclusive => ContenderMode::Exclusive,
+            Mode::Shared => ContenderMode::Shared,
+        }
+    }
+}
+
+/// A node as read from ZooKeeper.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeRead {
+    pub data: Vec<u8>,
+    pub stat: zkc::Stat,
+}
+
+/// One contender of a lock, with its node's stat and data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Contender {
+    /// The node's full path.
+    pub path: String,
+    /// The node's name.
+    pub name: String,
+    pub dialect: Dialect,
+    /// The sequence suffix; `None` for kazoo's leases, which have none.
+    pub sequence: Option<i32>,
+    pub mode: ContenderMode,
+    pub stat: zkc::Stat,
+    pub data: Vec<u8>,
+    /// How old the node was when it was read.
+    pub age_ms: i64,
+    /// The full path of the node this contender waits on; `None` for a holder,
+    /// and for a semaphore acquirer that waits for any lease to go.
+    pub waiting_on: Option<String>,
+}
+
+impl Contender {
+    /// The owner session (`0` for a persistent node).
+    pub fn session(&self) -> i64 {
+        self.stat.ephemeral_owner
+    }
+
+    /// The fencing token: the node's czxid.
+    pub fn fence(&self) -> i64 {
+        self.stat.czxid
+    }
+
+    /// zklock's owner record, when zklock made the node.
+    pub fn owner(&self) -> Option<Owner> {
+        Owner::parse(&self.data)
+    }
+
+    /// HBase's decoded table-lock record, for an HBase contender.
+    pub fn table_lock(&self) -> Option<TableLock> {
+        (self.dialect == Dialect::Hbase)
+            .then(|| hbase::decode(&self.data))
+            .flatten()
+    }
+
+    /// Who this is, for people: zklock's owner (`user@host pid N "data"`),
+    /// HBase's decoded owner, the data as text (Curator's IP address, kazoo's
+    /// identifier), or else the session.
+    pub fn owner_text(&self) -> String {
+        if let Some(owner) = self.owner() {
+            return match &owner.data {
+                Some(text) => format!("{} {text:?}", owner.summary()),
+                None => owner.summary(),
+            };
+        }
+        if let Some(table_lock) = self.table_lock() {
+            return table_lock.summary();
+        }
+        if self.data.is_empty() {
+            format!("session {}", zk::format_session(self.session()))
+        } else {
+            hbase::safe_text(&self.data)
+        }
+    }
+}
+
+/// One lock: its directory, kind and dialect, who holds it and who waits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lock {
+    /// The lock directory.
+    pub path: String,
+    pub kind: LockKind,
+    pub dialect: LockDialect,
+    /// In queue (grant) order.
+    pub holders: Vec<Contender>,
+    /// In queue order.
+    pub waiters: Vec<Contender>,
+    /// A kazoo semaphore's maximum number of leases.
+    pub max_leases: Option<u32>,
+}
+
+impl Lock {
+    /// Every contender in queue order: the holders, then the waiters.
+    pub fn contenders(&self) -> impl Iterator<Item = &Contender> {
+        self.holders.iter().chain(&self.waiters)
+    }
+
+    /// The holder that has held the lock longest.
+    pub fn oldest_holder(&self) -> Option<&Contender> {
+        self.holders.iter().max_by_key(|c| c.age_ms)
+    }
+}
+
+/// Nodes read for a lock, by name, in the order they were listed.
+pub(super) type Reads = Vec<(String, NodeRead)>;
+
+/// The mutex or read-write lock at `path` from its contenders' reads; `None`
+/// when none is left.
+pub(super) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> {
+    let queue = LockQueue::from_children(reads.iter().map(|(name, _)| name.clone()));
+    if queue.is_empty() {
+        return None;
+    }
+    let mut reads: HashMap<String, NodeRead> = reads.into_iter().collect();
+    let mut lock = Lock {
+        path: path.to_owned(),
+        kind: if queue
+            .contenders()
+            .iter()
+            .any(|c| matches!(c.kind, Kind::Read | Kind::Write))
+        {
+            LockKind::ReadWrite
+        } else {
+            LockKind::Mutex
+        },
+        dialect: LockDialect::of(queue.contenders().iter().map(|c| c.dialect)),
+        holders: Vec::new(),
+        waiters: Vec::new(),
+        max_leases: None,
+    };
+    for (queued, standing) in queue.entries() {
+        let Some(read) = reads.remove(&queued.name) else {
+            continue;
+        };
+        let waiting_on = queue.waiting_on(standing);
+        let contender = queued_contender(path, queued, queued.mode().into(), read, now_ms)
+            .waiting_on(path, waiting_on);
+        match waiting_on {
+            None => lock.holders.push(contender),
+            Some(_) => lock.waiters.push(contender),
+        }
+    }
+    Some(lock)
+}
+
+/// The Curator semaphore at `path` from the reads of its leases (in
+/// `leases/`) and of its acquirers (in `locks/`); `None` when both are empty.
+pub(super) fn curator_semaphore(
+    path: &str,
+    leases: Reads,
+    acquirers: Reads,
+    now_ms: i64,
+) -> Option<Lock> {
+    let acquirer_queue = LockQueue::from_children(acquirers.iter().map(|(n, _)| n.clone()));
+    let acquirers: HashMap<String, NodeRead> = acquirers.into_iter().collect();
+    let acquirer_session = acquirer_queue
+        .holders()
+        .next()
+        .and_then(|holder| acquirers.get(&holder.name))
+        .map(|read| read.stat.ephemeral_owner);
+    let (lease_list, lease_reads) = split_leases(leases);
+    let semaphore = SemaphoreQueue::curator(lease_list, acquirer_queue, acquirer_session);
+    let leases_dir = path::join(path, semaphore::CURATOR_LEASES);
+    let acquirers_dir = path::join(path, semaphore::CURATOR_LOCKS);
+    semaphore_lock(
+        path,
+        &semaphore,
+        SemaphoreNodes {
+            leases_dir: &leases_dir,
+            lease_reads,
+            acquirers_dir: &acquirers_dir,
+            acquirer_reads: acquirers,
+        },
+        None,
+        now_ms,
+    )
+}
+
+/// The kazoo semaphore at `path` with `max_leases`, from the reads of its
+/// leases (its children) and of its acquirers (in `<path>-__lock__`);
+/// `None` when both are empty.
+pub(super) fn kazoo_semaphore(
+    path: &str,
+    max_leases: u32,
+    leases: Reads,
+    acquirers: Reads,
+    now_ms: i64,
+) -> Option<Lock> {
+    let acquirer_queue = LockQueue::from_children(acquirers.iter().map(|(n, _)| n.clone()));
+    let (lease_list, lease_reads) = split_leases(leases);
+    let semaphore = SemaphoreQueue::kazoo(lease_list, acquirer_queue);
+    let acquirers_dir = semaphore::kazoo_lock_path(path);
+    semaphore_lock(
+        path,
+        &semaphore,
+        SemaphoreNodes {
+            leases_dir: path,
+            lease_reads,
+            acquirers_dir: &acquirers_dir,
+            acquirer_reads: acquirers.into_iter().collect(),
+        },
+        Some(max_leases),
+        now_ms,
+    )
+}
+
+/// Where a semaphore's nodes live and what was read of them.
+struct SemaphoreNodes<'a> {
+    leases_dir: &'a str,
+    lease_reads: HashMap<String, NodeRead>,
+    acquirers_dir: &'a str,
+    acquirer_reads: HashMap<String, NodeRead>,
+}
+
+fn semaphore_lock(
+    path: &str,
+    semaphore: &SemaphoreQueue,
+    mut nodes: SemaphoreNodes<'_>,
+    max_leases: Option<u32>,
+    now_ms: i64,
+) -> Option<Lock> {
+    let mut lease = |lease: &Lease| {
+        let read = nodes.lease_reads.remove(&lease.name)?;
+        Some(lease_contender(nodes.leases_dir, lease, read, now_ms))
+    };
+    let holders: Vec<Contender> = semaphore.holders().filter_map(&mut lease).collect();
+    let mut waiters: Vec<Contender> = semaphore
+        .pending()
+        .and_then(&mut lease)
+        .into_iter()
+        .collect();
+    for (acquirer, waiting_on) in semaphore.waiting_acquirers() {
+        if let Some(read) = nodes.acquirer_reads.remove(&acquirer.name) {
+            waiters.push(
+                queued_contender(
+                    nodes.acquirers_dir,
+                    acquirer,
+                    ContenderMode::Lease,
+                    read,
+                    now_ms,
+                )
+                .waiting_on(nodes.acquirers_dir, waiting_on),
+            );
+        }
+    }
+    if holders.is_empty() && waiters.is_empty() {
+        return None;
+    }
+    Some(Lock {
+        path: path.to_owned(),
+        kind: LockKind::Semaphore,
+        dialect: LockDialect::One(semaphore.dialect()),
+        holders,
+        waiters,
+        max_leases,
+    })
+}
+
+/// Splits lease reads into the leases the semaphore model needs and the
+/// reads by name.
+fn split_leases(reads: Reads) -> (Vec<Lease>, HashMap<String, NodeRead>) {
+    let leases = reads
+        .iter()
+        .filter_map(|(name, read)| {
+            let parsed = semaphore::parse_lease(name)?;
+            Some(Lease {
+                name: name.clone(),
+                dialect: parsed.dialect,
+                sequence: parsed.sequence,
+                czxid: read.stat.czxid,
+                session: read.stat.ephemeral_owner,
+            })
+        })
+        .collect();
+    (leases, reads.into_iter().collect())
+}
+
+fn queued_contender(
+    dir: &str,
+    queued: &queue::Contender,
+    mode: ContenderMode,
+    read: NodeRead,
+    now_ms: i64,
+) -> Contender {
+    Contender {
+        path: path::join(dir, &queued.name),
+        name: queued.name.clone(),
+        dialect: queued.dialect,
+        sequence: Some(queued.sequence),
+        mode,
+        age_ms: now_ms - read.stat.ctime,
+        stat: read.stat,
+        data: read.data,
+        waiting_on: None,
+    }
+}
+
+fn lease_contender(dir: &str, lease: &Lease, read: NodeRead, now_ms: i64) -> Contender {
+    Contender {
+        path: path::join(dir, &lease.name),
+        name: lease.name.clone(),
+        dialect: lease.dialect,
+        sequence: lease.sequence,
+        mode: ContenderMode::Lease,
+        age_ms: now_ms - read.stat.ctime,
+        stat: read.stat,
+        data: read.data,
+        waiting_on: None,
+    }
+}
+
+impl Contender {
+    fn waiting_on(mut self, dir: &str, ahead: Option<&queue::Contender>) -> Contender {
+        self.waiting_on = ahead.map(|ahead| path::join(dir, &ahead.name));
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_100_000;
+    const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+    const HEX: &str = "0123456789abcdef0123456789abcdef";
+
+    fn read(czxid: i64, session: i64, data: &[u8]) -> NodeRead {
+        NodeRead {
+            data: data.to_vec(),
+            stat: zkc::Stat {
+                czxid,
+                mzxid: czxid,
+                pzxid: czxid,
+                ctime: NOW - 1000 * czxid,
+                mtime: NOW - 1000 * czxid,
+                version: 0,
+                cversion: 0,
+                aversion: 0,
+                ephemeral_owner: session,
+                data_length: data.len() as i32,
+                num_children: 0,
+            },
+        }
+    }
+
+    fn reads(names: &[&str]) -> Reads {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (name.to_string(), read(i as i64 + 1, 0x100 + i as i64, b"")))
+            .collect()
+    }
+
+    fn names(contenders: &[Contender]) -> Vec<&str> {
+        contenders.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_mutex_has_one_holder_and_waiters_name_the_node_ahead() {
+        let lock = queue_lock(
+            "/locks/a",
+            reads(&["lock-0000000002", "lock-0000000001", "config"]),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(
+            (lock.kind, lock.dialect),
+            (LockKind::Mutex, LockDialect::One(Dialect::Generic))
+        );
+        assert_eq!(names(&lock.holders), ["lock-0000000001"]);
+        assert_eq!(names(&lock.waiters), ["lock-0000000002"]);
+        assert_eq!(
+            lock.waiters[0].waiting_on.as_deref(),
+            Some("/locks/a/lock-0000000001")
+        );
+        assert_eq!(lock.holders[0].path, "/locks/a/lock-0000000001");
+        assert_eq!(lock.holders[0].age_ms, 2000);
+        assert_eq!(lock.holders[0].mode, ContenderMode::Exclusive);
+        assert!(queue_lock("/locks/a", reads(&["config"]), NOW).is_none());
+    }
+
+    #[test]
+    fn readers_make_a_read_write_lock_and_several_dialects_a_mixed_one() {
+        let lock = queue_lock(
+            "/t",
+            reads(&[
+                "read-0000000001",
+                &format!("{HEX}__rlock__0000000002"),
+                "write-0000000003",
+            ]),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(
+            (lock.kind, lock.dialect),
+            (LockKind::ReadWrite, LockDialect::Mixed)
+        );
+        assert_eq!(lock.holders.len(), 2);
+        assert_eq!(lock.waiters[0].mode, ContenderMode::Exclusive);
+        assert_eq!(lock.holders[1].mode, ContenderMode::Shared);
+    }
+
+    #[test]
+    fn a_curator_semaphore_shows_its_pending_lease_and_queued_acquirers() {
+        let lease = |seq: i32| format!("_c_{UUID}-lease-{seq:010}");
+        let leases = vec![
+            (lease(1), read(1, 0xa, b"10.0.0.1")),
+            (lease(2), read(2, 0xb, b"10.0.0.2")),
+            (lease(3), read(3, 0xc, b"10.0.0.3")),
+        ];
+        let acquirers = vec![
+            (format!("_c_{UUID}-lock-0000000005"), read(4, 0xc, b"")),
+            (format!("_c_{UUID}-lock-0000000006"), read(5, 0xd, b"")),
+        ];
+        let lock = curator_semaphore("/s", leases, acquirers, NOW).unwrap();
+        assert_eq!(
+            (lock.kind, lock.dialect),
+            (LockKind::Semaphore, LockDialect::One(Dialect::Curator))
+        );
+        assert_eq!(names(&lock.holders), [lease(1), lease(2)]);
+        assert_eq!(lock.holders[0].path, format!("/s/leases/{}", lease(1)));
+        assert_eq!(
+            names(&lock.waiters),
+            [lease(3), format!("_c_{UUID}-lock-0000000006")]
+        );
+        assert_eq!(lock.waiters[0].waiting_on, None);
+        assert_eq!(
+            lock.waiters[1].waiting_on,
+            Some(format!("/s/locks/_c_{UUID}-lock-0000000005"))
+        );
+        assert!(lock.contenders().all(|c| c.mode == ContenderMode::Lease));
+        assert_eq!(lock.holders[0].owner_text(), "10.0.0.1");
+    }
+
+    #[test]
+    fn a_kazoo_semaphore_holds_by_lease_nodes_and_queues_on_its_lock() {
+        let other = "fedcba9876543210fedcba9876543210";
+        let leases = vec![
+            (other.to_owned(), read(7, 0x2, b"worker-2")),
+            (HEX.to_owned(), read(3, 0x1, b"worker-1")),
+        ];
+        let acquirers = reads(&[&format!("{HEX}__lock__0000000000")]);
+        let lock = kazoo_semaphore("/s", 2, leases, acquirers, NOW).unwrap();
+        assert_eq!(names(&lock.holders), [HEX, other]);
+        assert_eq!(lock.holders[0].sequence, None);
+        assert_eq!(lock.max_leases, Some(2));
+        assert_eq!(
+            lock.waiters[0].path,
+            format!("/s-__lock__/{HEX}__lock__0000000000")
+        );
+        assert_eq!(lock.waiters[0].waiting_on, None);
+        assert!(kazoo_semaphore("/s", 2, Vec::new(), Vec::new(), NOW).is_none());
+    }
+
+    #[test]
+    fn owner_text_prefers_zklock_then_hbase_then_data_then_session() {
+        let mut contender = queue_lock("/a", reads(&["lock-0000000001"]), NOW)
+            .unwrap()
+            .holders
+            .remove(0);
+        assert_eq!(contender.owner_text(), "session 0x100");
+        contender.data = b"host-\x07".to_vec();
+        assert_eq!(contender.owner_text(), "host-\\x07");
+        let owner = Owner::of_this_process(None, Some("v2".into()));
+        contender.data = owner.to_bytes();
+        assert_eq!(
+            contender.owner_text(),
+            format!("{} \"v2\"", owner.summary())
+        );
+        contender.dialect = Dialect::Hbase;
+        contender.data = b"PBUF\x2a\x05alter".to_vec();
+        assert_eq!(contender.owner_text(), "(alter)");
+        assert_eq!(
+            contender.table_lock().unwrap().purpose.as_deref(),
+            Some("alter")
+        );
+    }
+}
