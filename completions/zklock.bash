@@ -19,11 +19,17 @@ _zklock() {
             zklock,completions)
                 cmd="zklock__subcmd__completions"
                 ;;
+            zklock,dump)
+                cmd="zklock__subcmd__dump"
+                ;;
             zklock,help)
                 cmd="zklock__subcmd__help"
                 ;;
             zklock,lock)
                 cmd="zklock__subcmd__lock"
+                ;;
+            zklock,ls)
+                cmd="zklock__subcmd__ls"
                 ;;
             zklock,man)
                 cmd="zklock__subcmd__man"
@@ -43,11 +49,17 @@ _zklock() {
             zklock__subcmd__help,completions)
                 cmd="zklock__subcmd__help__subcmd__completions"
                 ;;
+            zklock__subcmd__help,dump)
+                cmd="zklock__subcmd__help__subcmd__dump"
+                ;;
             zklock__subcmd__help,help)
                 cmd="zklock__subcmd__help__subcmd__help"
                 ;;
             zklock__subcmd__help,lock)
                 cmd="zklock__subcmd__help__subcmd__lock"
+                ;;
+            zklock__subcmd__help,ls)
+                cmd="zklock__subcmd__help__subcmd__ls"
                 ;;
             zklock__subcmd__help,man)
                 cmd="zklock__subcmd__help__subcmd__man"
@@ -71,7 +83,7 @@ _zklock() {
 
     case "${cmd}" in
         zklock)
-            opts="-H -o -q -v -h -V --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help --version lock rlock wlock release stat completions man help"
+            opts="-H -o -q -v -h -V --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help --version lock rlock wlock release stat ls dump completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -170,8 +182,58 @@ _zklock() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        zklock__subcmd__dump)
+            opts="-H -o -q -v -h --sessions --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -H)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         zklock__subcmd__help)
-            opts="lock rlock wlock release stat completions man help"
+            opts="lock rlock wlock release stat ls dump completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -185,6 +247,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__help__subcmd__dump)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -213,6 +289,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help__subcmd__lock)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__help__subcmd__ls)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -351,6 +441,56 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -H)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__ls)
+            opts="-H -o -q -v -h --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -30,7 +30,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -l connect-timeout -d 'Give 
 complete -c zklock -n "__fish_zklock_needs_command" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_needs_command" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_needs_command" -s q -l quiet -d 'Print nothing but results and errors'
@@ -41,7 +41,9 @@ complete -c zklock -n "__fish_zklock_needs_command" -f -a "lock" -d 'Take an exc
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show a node\'s stat fields and data, as zkCli\'s stat does'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -64,7 +66,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l connect-timeout -
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
@@ -92,7 +94,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l connect-timeout 
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
@@ -120,7 +122,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l connect-timeout 
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
@@ -136,7 +138,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l connect-timeou
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l holders -d 'TARGET is a lock: delete the nodes that hold it now'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l revoke -d 'TARGET is a lock: ask its holders to let go by writing __REVOKE__ into their nodes'
@@ -151,19 +153,44 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l connect-timeout -
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sessions -d 'Group the contenders by owner session: what each client holds or waits for'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s q -l quiet -d 'Print nothing but results and errors'
@@ -175,17 +202,19 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l connect-timeout -d
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "stat" -d 'Show a node\'s stat fields and data, as zkCli\'s stat does'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

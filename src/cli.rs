@@ -7,7 +7,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, How, ReleaseArgs};
-use crate::commands::{Command, generated::Shell, stat::StatArgs};
+use crate::commands::{Command, dump, generated::Shell, ls, stat, stat::StatArgs};
 use crate::config::Globals;
 use crate::lock::{Dialect, Kind, name};
 use crate::output::{Format, Printer};
@@ -88,9 +88,9 @@ pub struct GlobalArgs {
     #[arg(long, global = true, default_value_t = 5, value_name = "N")]
     pub retries: u32,
 
-    /// Output format
-    #[arg(short, long, global = true, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
+    /// Output format [default: table; json for dump]
+    #[arg(short, long, global = true, value_enum)]
+    pub output: Option<OutputFormat>,
 
     /// Print nothing but results and errors
     #[arg(short, long, global = true)]
@@ -166,18 +166,29 @@ node is deleted or revoked stops its command and exits 4.
 JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reason\"}]}")]
     Release(ReleaseCmdArgs),
 
-    /// Show a node's stat fields and data, as zkCli's stat does
-    #[command(after_help = "\
-Examples:
-  zklock stat /zookeeper
-  zklock stat deploy -o json     the node /locks/deploy as JSON
-
-JSON: {\"path\", \"stat\": {\"czxid\", \"ctime_ms\", \"mzxid\", \"mtime_ms\", \"pzxid\",
-\"cversion\", \"data_version\", \"acl_version\", \"ephemeral_owner\", \"data_length\",
-\"num_children\"}, \"data\"}; data is lossy UTF-8, or null when empty.")]
+    /// Show one lock in full (who holds, who waits on whom), or a plain node's stat and data
+    #[command(after_help = stat::EXAMPLES, after_long_help = stat::manual())]
     Stat {
         /// A lock name (under --root) or an absolute node path
         target: String,
+    },
+
+    /// List every lock under PATH, recursively: kind, dialect, holders, waiters, owner
+    #[command(after_help = ls::EXAMPLES, after_long_help = ls::manual())]
+    Ls {
+        /// A name under --root or an absolute path [default: --root]
+        path: Option<String>,
+    },
+
+    /// Dump every lock and contender under PATH with full stat and data (JSON)
+    #[command(after_help = dump::EXAMPLES, after_long_help = dump::manual())]
+    Dump {
+        /// A name under --root or an absolute path [default: --root]
+        path: Option<String>,
+
+        /// Group the contenders by owner session: what each client holds or waits for
+        #[arg(long)]
+        sessions: bool,
     },
 
     /// Print shell completions (bash, zsh, fish)
@@ -451,7 +462,7 @@ impl Cli {
     /// Every usage error (bad path, bad host string) surfaces here, before
     /// any connection is made.
     pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
-        let globals = self.global.into_globals()?;
+        let globals = self.global.into_globals(self.command.default_format())?;
         let root = globals.root.as_str();
         let session_timeout = globals.connect.session_timeout;
         let command = match self.command {
@@ -468,6 +479,13 @@ impl Cli {
             CliCommand::Stat { target } => Command::Stat(StatArgs {
                 path: zk::path::resolve(root, &target)?,
             }),
+            CliCommand::Ls { path } => Command::Ls(ls::LsArgs {
+                path: resolve_or_root(root, path)?,
+            }),
+            CliCommand::Dump { path, sessions } => Command::Dump(dump::DumpArgs {
+                path: resolve_or_root(root, path)?,
+                sessions,
+            }),
             CliCommand::Completions { shell } => Command::Completions(shell.into()),
             CliCommand::Man { command } => Command::Man(command),
         };
@@ -475,8 +493,26 @@ impl Cli {
     }
 }
 
+impl CliCommand {
+    /// The output format without `-o`: JSON for `dump`, a table otherwise.
+    fn default_format(&self) -> Format {
+        match self {
+            CliCommand::Dump { .. } => Format::Json,
+            _ => Format::Table,
+        }
+    }
+}
+
+/// An optional PATH argument: resolved under `root`, or `root` itself.
+fn resolve_or_root(root: &str, path: Option<String>) -> Result<String, UsageError> {
+    match path {
+        Some(path) => zk::path::resolve(root, &path),
+        None => Ok(root.to_owned()),
+    }
+}
+
 impl GlobalArgs {
-    fn into_globals(self) -> Result<Globals, UsageError> {
+    fn into_globals(self, default_format: Format) -> Result<Globals, UsageError> {
         let hosts = self
             .hosts
             .or_else(|| std::env::var("ZK_HOSTS").ok())
@@ -488,8 +524,9 @@ impl GlobalArgs {
             .map(|a| Auth::parse(a))
             .collect::<Result<Vec<_>, _>>()?;
         let format = match self.output {
-            OutputFormat::Table => Format::Table,
-            OutputFormat::Json => Format::Json,
+            Some(OutputFormat::Table) => Format::Table,
+            Some(OutputFormat::Json) => Format::Json,
+            None => default_format,
         };
         Ok(Globals {
             connect: ConnectOptions {

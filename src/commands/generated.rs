@@ -49,6 +49,8 @@ pub const MAN_PAGES: &[(&str, &str)] = &[
     ("wlock", include_str!("../../man/zklock-wlock.1")),
     ("release", include_str!("../../man/zklock-release.1")),
     ("stat", include_str!("../../man/zklock-stat.1")),
+    ("ls", include_str!("../../man/zklock-ls.1")),
+    ("dump", include_str!("../../man/zklock-dump.1")),
     (
         "completions",
         include_str!("../../man/zklock-completions.1"),

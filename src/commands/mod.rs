@@ -1,8 +1,10 @@
 //! One module per subcommand, each a short function over the core that
 //! returns the exit status.
 
+pub mod dump;
 pub mod generated;
 pub mod lock;
+pub mod ls;
 pub mod release;
 pub mod stat;
 
@@ -17,6 +19,8 @@ pub enum Command {
     Lock(lock::LockArgs),
     Release(release::ReleaseArgs),
     Stat(stat::StatArgs),
+    Ls(ls::LsArgs),
+    Dump(dump::DumpArgs),
     Completions(generated::Shell),
     Man(Option<String>),
 }
@@ -27,6 +31,8 @@ pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
         Command::Lock(args) => lock::run(globals, args).await,
         Command::Release(args) => release::run(globals, args).await,
         Command::Stat(args) => stat::run(globals, args).await,
+        Command::Ls(args) => ls::run(globals, args).await,
+        Command::Dump(args) => dump::run(globals, args).await,
         Command::Completions(shell) => generated::completions(globals, shell),
         Command::Man(page) => generated::man(globals, page.as_deref()),
     }

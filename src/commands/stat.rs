@@ -1,14 +1,46 @@
-//! `zklock stat PATH`: a node's zkCli stat fields and data.
+//! `zklock stat LOCK|NODE`: one lock in full, contenders in queue order; or,
+//! on a node that is not a lock, its zkCli stat fields and data.
 
 use anyhow::Result;
 use comfy_table::Table;
 use serde::Serialize;
-use zookeeper_client as zkc;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::inspect::{self, Contender, Lock, LockKind, NodeStat};
 use crate::output::{self, Report};
-use crate::zk;
+use crate::zk::{self, Session};
+
+use super::ls::LOCKS_EXPLAINED;
+
+/// Short examples for `zklock stat -h`.
+pub const EXAMPLES: &str = "\
+Examples:
+  zklock stat deploy               the lock /locks/deploy in full
+  zklock stat deploy -o json       the same as JSON
+  zklock stat /zookeeper           a plain node: zkCli's stat fields";
+
+/// The full help of `zklock stat --help` and its man page.
+pub fn manual() -> String {
+    format!(
+        "{EXAMPLES}\n\n\
+On a lock: its kind, dialect and every contender in queue order, holders
+first: NODE (relative to the lock), SEQ, MODE, STATE (holding, or waiting on
+which node), SESSION, AGE, FENCE (the czxid, the fencing token) and OWNER
+(zklock's user@host pid and --data, HBase's server, table and purpose,
+Curator's IP or kazoo's identifier, else the session). -o json prints the
+lock as ls does.
+
+On any other node (no contender below it): zkCli's stat fields and the data.
+JSON: {{\"path\", \"stat\": {{\"czxid\", \"ctime_ms\", \"mzxid\", \"mtime_ms\", \"pzxid\",
+\"cversion\", \"data_version\", \"acl_version\", \"ephemeral_owner\", \"data_length\",
+\"num_children\"}}, \"data\"}}; data is lossy UTF-8, or null when empty.
+
+A node that does not exist exits 6.
+
+{LOCKS_EXPLAINED}"
+    )
+}
 
 /// What `stat` was asked for.
 #[derive(Debug)]
@@ -23,40 +55,6 @@ pub struct NodeReport {
     pub path: String,
     pub stat: NodeStat,
     pub data: Option<String>,
-}
-
-/// The zkCli stat fields, in snake_case.
-#[derive(Debug, Serialize)]
-pub struct NodeStat {
-    pub czxid: i64,
-    pub ctime_ms: i64,
-    pub mzxid: i64,
-    pub mtime_ms: i64,
-    pub pzxid: i64,
-    pub cversion: i32,
-    pub data_version: i32,
-    pub acl_version: i32,
-    pub ephemeral_owner: String,
-    pub data_length: i32,
-    pub num_children: i32,
-}
-
-impl From<&zkc::Stat> for NodeStat {
-    fn from(stat: &zkc::Stat) -> NodeStat {
-        NodeStat {
-            czxid: stat.czxid,
-            ctime_ms: stat.ctime,
-            mzxid: stat.mzxid,
-            mtime_ms: stat.mtime,
-            pzxid: stat.pzxid,
-            cversion: stat.cversion,
-            data_version: stat.version,
-            acl_version: stat.aversion,
-            ephemeral_owner: zk::format_session(stat.ephemeral_owner),
-            data_length: stat.data_length,
-            num_children: stat.num_children,
-        }
-    }
 }
 
 impl Report for NodeReport {
@@ -84,16 +82,94 @@ impl Report for NodeReport {
     }
 }
 
-/// Reads the node and prints it; a missing node exits 6.
+/// A lock in full (SPEC §6): the same JSON as one element of `ls`.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct LockReport(pub Lock);
+
+impl Report for LockReport {
+    fn heading(&self) -> Option<String> {
+        let lock = &self.0;
+        let holders = match (lock.kind, lock.max_leases) {
+            (LockKind::Semaphore, Some(max)) => {
+                format!("{} of {max} leases held", lock.holders.len())
+            }
+            (LockKind::Semaphore, None) => count(lock.holders.len(), "lease held", "leases held"),
+            _ => count(lock.holders.len(), "holder", "holders"),
+        };
+        Some(format!(
+            "{}: {} lock ({}), {holders}, {}",
+            lock.path,
+            lock.kind.as_str(),
+            lock.dialect,
+            count(lock.waiters.len(), "waiter", "waiters")
+        ))
+    }
+
+    fn table(&self) -> Table {
+        let lock = &self.0;
+        let mut table = output::table(&[
+            "NODE", "SEQ", "MODE", "STATE", "SESSION", "AGE", "FENCE", "OWNER",
+        ]);
+        let holders = lock.holders.iter().map(|c| (c, true));
+        for (contender, holding) in holders.chain(lock.waiters.iter().map(|c| (c, false))) {
+            table.add_row([
+                relative(&lock.path, &contender.path).to_owned(),
+                contender
+                    .sequence
+                    .map_or("-".to_owned(), |sequence| sequence.to_string()),
+                contender.mode.as_str().to_owned(),
+                state(&lock.path, contender, holding),
+                zk::format_session(contender.session()),
+                output::format_age_ms(contender.age_ms),
+                contender.fence().to_string(),
+                contender.owner_text(),
+            ]);
+        }
+        table
+    }
+}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `holding`, `waiting on NODE`, or `waiting for a lease`.
+pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
+    match &contender.waiting_on {
+        _ if holding => "holding".to_owned(),
+        Some(ahead) => format!("waiting on {}", relative(lock, ahead)),
+        None => "waiting for a lease".to_owned(),
+    }
+}
+
+/// `path` relative to the lock directory when it lies below it.
+pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
+    path.strip_prefix(lock)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or(path)
+}
+
+/// Shows the lock at the path, or the node's stat when it is not a lock; a
+/// missing node exits 6.
 pub async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus> {
     let session = zk::connect(&globals.connect).await?;
-    let (data, stat) = session.get_data(&args.path).await?;
+    let shown = show(globals, &session, args.path).await;
     session.close().await;
-    let report = NodeReport {
-        path: args.path,
-        stat: NodeStat::from(&stat),
-        data: output::data_text(&data),
-    };
-    globals.printer.report(&report)?;
+    shown?;
     Ok(ExitStatus::Success)
+}
+
+async fn show(globals: &Globals, session: &Session, path: String) -> Result<()> {
+    match inspect::read_lock(session, &path).await? {
+        Some(lock) => globals.printer.report(&LockReport(lock)),
+        None => {
+            let (data, stat) = session.get_data(&path).await?;
+            globals.printer.report(&NodeReport {
+                path,
+                stat: NodeStat::from(&stat),
+                data: output::data_text(&data),
+            })
+        }
+    }
 }
