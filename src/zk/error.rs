@@ -22,10 +22,17 @@ pub enum Class {
 }
 
 /// The class of a client-library error.
+///
+/// A request in flight when its connection fails gets `ConnectionLoss` only
+/// when the server closed the connection in order; when the connection was
+/// reset, failed to write, or went silent ("no response from connection in
+/// N ms"), the client library fails it with a `Custom` error wrapping that
+/// cause. The session goes on either way (the client reconnects), so both
+/// are connection losses.
 pub fn class_of(err: &zkc::Error) -> Class {
     use zkc::Error::*;
     match err {
-        ConnectionLoss | Timeout | Throttled => Class::Recoverable,
+        ConnectionLoss | Timeout | Throttled | Custom(_) => Class::Recoverable,
         SessionExpired | AuthFailed | ClientClosed | NoHosts | SessionMoved => Class::Fatal,
         _ => Class::Normal,
     }
@@ -93,9 +100,8 @@ fn status_of(err: &zkc::Error) -> ExitStatus {
     match err {
         NoNode => ExitStatus::NoNode,
         NoAuth | AuthFailed | InvalidAcl => ExitStatus::PermissionDenied,
-        ConnectionLoss | Timeout | SessionExpired | SessionMoved | NoHosts | ClientClosed => {
-            ExitStatus::Unreachable
-        }
+        ConnectionLoss | Timeout | Custom(_) | SessionExpired | SessionMoved | NoHosts
+        | ClientClosed => ExitStatus::Unreachable,
         _ => ExitStatus::Other,
     }
 }
