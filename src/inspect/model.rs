@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 use zookeeper_client as zkc;
 
 use super::hbase::{self, TableLock};
-use crate::lock::semaphore::{self, Lease};
+use crate::lock::semaphore::{self, AcquirerWait, Lease};
 use crate::lock::{Dialect, Kind, LockQueue, Mode, Owner, SemaphoreQueue, queue};
 use crate::zk::{self, path};
 
@@ -333,18 +333,16 @@ fn semaphore_lock(
         .and_then(&mut lease)
         .into_iter()
         .collect();
-    for (acquirer, waiting_on) in semaphore.waiting_acquirers() {
+    for (acquirer, wait) in semaphore.waiting_acquirers() {
         if let Some(read) = nodes.acquirer_reads.remove(&acquirer.name) {
-            waiters.push(
-                queued_contender(
-                    nodes.acquirers_dir,
-                    acquirer,
-                    ContenderMode::Lease,
-                    read,
-                    now_ms,
-                )
-                .waiting_on(nodes.acquirers_dir, waiting_on),
-            );
+            let dir = nodes.acquirers_dir;
+            let mut contender = queued_contender(dir, acquirer, ContenderMode::Lease, read, now_ms);
+            contender.waiting_on = match wait {
+                AcquirerWait::ForLease => None,
+                AcquirerWait::OnAcquirer(ahead) => Some(path::join(dir, &ahead.name)),
+                AcquirerWait::OnLease(lease) => Some(path::join(nodes.leases_dir, &lease.name)),
+            };
+            waiters.push(contender);
         }
     }
     if holders.is_empty() && waiters.is_empty() {
@@ -528,9 +526,10 @@ mod tests {
             [lease(3), format!("_c_{UUID}-lock-0000000006")]
         );
         assert_eq!(lock.waiters[0].waiting_on, None);
+        // Behind the pending lease's client in the internal mutex.
         assert_eq!(
             lock.waiters[1].waiting_on,
-            Some(format!("/s/locks/_c_{UUID}-lock-0000000005"))
+            Some(format!("/s/leases/{}", lease(3)))
         );
         assert!(lock.contenders().all(|c| c.mode == ContenderMode::Lease));
         assert_eq!(lock.holders[0].owner_text(), "10.0.0.1");

@@ -74,6 +74,17 @@ pub struct Lease {
     pub session: i64,
 }
 
+/// What a waiting acquirer of a semaphore waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcquirerWait<'a> {
+    /// Any lease to go: it holds the internal mutex.
+    ForLease,
+    /// The acquirer just ahead of it in the internal mutex.
+    OnAcquirer(&'a Contender),
+    /// The pending lease, whose client holds the internal mutex.
+    OnLease(&'a Lease),
+}
+
 /// A semaphore's leases and acquirers, with who holds and who waits.
 #[derive(Clone, Debug)]
 pub struct SemaphoreQueue {
@@ -145,16 +156,33 @@ impl SemaphoreQueue {
         self.pending.map(|i| &self.leases[i])
     }
 
-    /// The acquirers that wait, in queue order, each with the acquirer it
-    /// waits on; `None` for the holder of the internal mutex, which waits for
-    /// a free lease. When that holder's lease is [`pending`](Self::pending),
-    /// it is the same client and is left out here.
-    pub fn waiting_acquirers(&self) -> impl Iterator<Item = (&Contender, Option<&Contender>)> {
-        let skip_holder = self.pending.is_some();
+    /// The acquirers that wait, in queue order, each with what it waits
+    /// for. The holder of the internal mutex waits for a free lease; when its
+    /// lease is [`pending`](Self::pending), it is that lease's client and is
+    /// left out here, and the acquirer behind it waits on that lease.
+    pub fn waiting_acquirers(&self) -> impl Iterator<Item = (&Contender, AcquirerWait<'_>)> {
+        let pending = self.pending();
         self.acquirers
             .entries()
-            .filter(move |(_, standing)| !(skip_holder && *standing == Standing::Holding))
-            .map(|(contender, standing)| (contender, self.acquirers.waiting_on(standing)))
+            .filter(move |(_, standing)| !(pending.is_some() && *standing == Standing::Holding))
+            .map(move |(contender, standing)| {
+                let wait = match self.acquirers.waiting_on(standing) {
+                    None => AcquirerWait::ForLease,
+                    Some(ahead) => match pending {
+                        Some(lease) if self.holds_internal_mutex(ahead) => {
+                            AcquirerWait::OnLease(lease)
+                        }
+                        _ => AcquirerWait::OnAcquirer(ahead),
+                    },
+                };
+                (contender, wait)
+            })
+    }
+
+    fn holds_internal_mutex(&self, acquirer: &Contender) -> bool {
+        self.acquirers
+            .holders()
+            .any(|holder| holder.name == acquirer.name)
     }
 }
 
@@ -231,12 +259,16 @@ mod tests {
         let queue = SemaphoreQueue::curator(leases.clone(), acquirers.clone(), Some(0x3));
         assert_eq!(names(queue.holders()), ["a", "b"]);
         assert_eq!(queue.pending().map(|l| l.name.as_str()), Some("c"));
-        // The mutex holder is the pending lease's client: shown once, as its lease.
-        let waiting: Vec<(&str, Option<&str>)> = queue
+        // The mutex holder is the pending lease's client: shown once, as its
+        // lease, and the acquirer behind it waits on that lease.
+        let waiting: Vec<(&str, AcquirerWait<'_>)> = queue
             .waiting_acquirers()
-            .map(|(c, on)| (c.name.as_str(), on.map(|o| o.name.as_str())))
+            .map(|(c, wait)| (c.name.as_str(), wait))
             .collect();
-        assert_eq!(waiting, [("lock-0000000008", Some("lock-0000000007"))]);
+        assert_eq!(
+            waiting,
+            [("lock-0000000008", AcquirerWait::OnLease(&leases[0]))]
+        );
 
         // No one acquiring: every lease is granted.
         let idle = SemaphoreQueue::curator(leases, LockQueue::default(), None);
@@ -251,11 +283,11 @@ mod tests {
         let queue = SemaphoreQueue::curator(leases, acquirers, Some(0x9));
         assert_eq!(names(queue.holders()), ["a"]);
         assert!(queue.pending().is_none());
-        let waiting: Vec<(&str, bool)> = queue
+        let waiting: Vec<(&str, AcquirerWait<'_>)> = queue
             .waiting_acquirers()
-            .map(|(c, on)| (c.name.as_str(), on.is_none()))
+            .map(|(c, wait)| (c.name.as_str(), wait))
             .collect();
-        assert_eq!(waiting, [("lock-0000000007", true)]);
+        assert_eq!(waiting, [("lock-0000000007", AcquirerWait::ForLease)]);
     }
 
     #[test]
@@ -268,17 +300,18 @@ mod tests {
         let queue = SemaphoreQueue::kazoo(leases, acquirers);
         assert_eq!(queue.dialect(), Dialect::Kazoo);
         assert_eq!(names(queue.holders()), ["x", "y"]);
-        let waiting: Vec<(String, Option<String>)> = queue
+        let first = &queue.acquirers.contenders()[0];
+        let waiting: Vec<(&str, AcquirerWait<'_>)> = queue
             .waiting_acquirers()
-            .map(|(c, on)| (c.name.clone(), on.map(|o| o.name.clone())))
+            .map(|(c, wait)| (c.name.as_str(), wait))
             .collect();
         assert_eq!(
             waiting,
             [
-                (format!("{HEX}__lock__0000000001"), None),
+                (first.name.as_str(), AcquirerWait::ForLease),
                 (
-                    format!("{HEX}__lock__0000000002"),
-                    Some(format!("{HEX}__lock__0000000001"))
+                    &format!("{HEX}__lock__0000000002"),
+                    AcquirerWait::OnAcquirer(first)
                 ),
             ]
         );
