@@ -18,12 +18,15 @@
 //   mode: mutex  -> InterProcessMutex                      node _c_<uuid>-lock-NNNNNNNNNN
 //         read   -> InterProcessReadWriteLock.readLock()   node _c_<uuid>-__READ__NNNNNNNNNN
 //         write  -> InterProcessReadWriteLock.writeLock()  node _c_<uuid>-__WRIT__NNNNNNNNNN
+//         semaphore -> InterProcessSemaphoreV2, one lease  node leases/_c_<uuid>-lease-NNNNNNNNNN
+//                      (acquirers queue on the internal mutex <lock-path>/locks/)
 //   --hold-ms N            hold N ms, then release (default: hold until a line is
 //                          read on stdin or stdin is closed)
 //   --timeout-ms N         acquire timeout; on timeout print TIMEOUT and exit 1
 //   --session-timeout-ms N default 4000
 //   --loops N              acquire/hold/release N times (default 1)
 //   --identifier TEXT      accepted and ignored (Curator stores the client's IP)
+//   --max-leases N         (semaphore) the semaphore's maximum number of leases (default 1)
 //   --revocable            (Curator only) makeRevocable(): when "__REVOKE__" is written
 //                          to our node, print REVOKED <epoch-ms>, release, exit 0.
 //                          Without it the holder ignores revocation requests.
@@ -52,6 +55,8 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.data.Stat;
 
@@ -90,9 +95,9 @@ public class CuratorPeer {
     }
 
     private static void usage(String why) {
-        die(2, why + "\nusage: CuratorPeer <connect-string> <lock-path> mutex|read|write"
+        die(2, why + "\nusage: CuratorPeer <connect-string> <lock-path> mutex|read|write|semaphore"
                 + " [--hold-ms N] [--timeout-ms N] [--session-timeout-ms N] [--loops N]"
-                + " [--identifier TEXT] [--revocable]");
+                + " [--identifier TEXT] [--revocable] [--max-leases N]");
     }
 
     private static long parseLong(String opt, String v) {
@@ -138,7 +143,7 @@ public class CuratorPeer {
         String connect = args[0];
         String lockPath = args[1];
         String mode = args[2];
-        long holdMs = -1, timeoutMs = -1, sessionMs = 4000, loops = 1;
+        long holdMs = -1, timeoutMs = -1, sessionMs = 4000, loops = 1, maxLeases = 1;
         boolean revocable = false;
         for (int i = 3; i < args.length; i++) {
             String a = args[i];
@@ -150,6 +155,7 @@ public class CuratorPeer {
                 case "--timeout-ms":
                 case "--session-timeout-ms":
                 case "--loops":
+                case "--max-leases":
                 case "--identifier":
                     if (i + 1 >= args.length) usage(a + " needs a value");
                     String v = args[++i];
@@ -157,6 +163,7 @@ public class CuratorPeer {
                     else if (a.equals("--timeout-ms")) timeoutMs = parseLong(a, v);
                     else if (a.equals("--session-timeout-ms")) sessionMs = parseLong(a, v);
                     else if (a.equals("--loops")) loops = parseLong(a, v);
+                    else if (a.equals("--max-leases")) maxLeases = parseLong(a, v);
                     // --identifier: ignored, Curator stores the client's IP address
                     continue;
                 default:
@@ -168,6 +175,7 @@ public class CuratorPeer {
             case "mutex": marker = "-lock-"; break;
             case "read": marker = "__READ__"; break;
             case "write": marker = "__WRIT__"; break;
+            case "semaphore": marker = "-lease-"; break;
             default: usage("unknown mode: " + mode); return;
         }
 
@@ -189,15 +197,21 @@ public class CuratorPeer {
         }
         out("READY");
 
-        InterProcessMutex lock;
-        if (mode.equals("mutex")) {
-            lock = new InterProcessMutex(client, lockPath);
+        Contender lock;
+        if (mode.equals("semaphore")) {
+            lock = new SemaphoreContender(new InterProcessSemaphoreV2(client, lockPath, (int) maxLeases), lockPath);
         } else {
-            InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, lockPath);
-            lock = mode.equals("read") ? rw.readLock() : rw.writeLock();
-        }
-        if (revocable) {
-            lock.makeRevocable(l -> events.offer("REVOKE"));
+            InterProcessMutex mutex;
+            if (mode.equals("mutex")) {
+                mutex = new InterProcessMutex(client, lockPath);
+            } else {
+                InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, lockPath);
+                mutex = mode.equals("read") ? rw.readLock() : rw.writeLock();
+            }
+            if (revocable) {
+                mutex.makeRevocable(l -> events.offer("REVOKE"));
+            }
+            lock = new MutexContender(mutex, lockPath, marker);
         }
         if (holdMs < 0) {
             Thread reader = new Thread(() -> {
@@ -219,7 +233,7 @@ public class CuratorPeer {
             acquiring = true;
             try {
                 if (terminating) break;
-                ok = timeoutMs >= 0 ? lock.acquire(timeoutMs, TimeUnit.MILLISECONDS) : acquireForever(lock);
+                ok = lock.acquire(timeoutMs);
             } catch (Exception e) {
                 acquiring = false;
                 Thread.interrupted();
@@ -235,7 +249,7 @@ public class CuratorPeer {
                 closeClient();
                 System.exit(1);
             }
-            out("ACQUIRED " + ownNode(lock, lockPath, marker) + " " + System.currentTimeMillis());
+            out("ACQUIRED " + lock.node() + " " + System.currentTimeMillis());
 
             // hold
             long deadline = holdMs >= 0 ? System.currentTimeMillis() + holdMs : Long.MAX_VALUE;
@@ -307,8 +321,66 @@ public class CuratorPeer {
         }
     }
 
-    private static boolean acquireForever(InterProcessMutex lock) throws Exception {
-        lock.acquire();
-        return true;
+    /** What the peer acquires: a Curator lock, or one lease of a semaphore. */
+    private interface Contender {
+        /** Acquires, waiting at most timeoutMs (forever when negative); false on timeout. */
+        boolean acquire(long timeoutMs) throws Exception;
+
+        /** The full path of our node once acquired. */
+        String node();
+
+        void release() throws Exception;
+    }
+
+    private static final class MutexContender implements Contender {
+        private final InterProcessMutex mutex;
+        private final String lockPath;
+        private final String marker;
+
+        MutexContender(InterProcessMutex mutex, String lockPath, String marker) {
+            this.mutex = mutex;
+            this.lockPath = lockPath;
+            this.marker = marker;
+        }
+
+        public boolean acquire(long timeoutMs) throws Exception {
+            if (timeoutMs >= 0) return mutex.acquire(timeoutMs, TimeUnit.MILLISECONDS);
+            mutex.acquire();
+            return true;
+        }
+
+        public String node() {
+            return ownNode(mutex, lockPath, marker);
+        }
+
+        public void release() throws Exception {
+            mutex.release();
+        }
+    }
+
+    private static final class SemaphoreContender implements Contender {
+        private final InterProcessSemaphoreV2 semaphore;
+        private final String lockPath;
+        private Lease lease;
+
+        SemaphoreContender(InterProcessSemaphoreV2 semaphore, String lockPath) {
+            this.semaphore = semaphore;
+            this.lockPath = lockPath;
+        }
+
+        public boolean acquire(long timeoutMs) throws Exception {
+            lease = timeoutMs >= 0 ? semaphore.acquire(timeoutMs, TimeUnit.MILLISECONDS) : semaphore.acquire();
+            return lease != null;
+        }
+
+        public String node() {
+            String base = lockPath.endsWith("/") ? lockPath : lockPath + "/";
+            return base + "leases/" + lease.getNodeName();
+        }
+
+        public void release() throws Exception {
+            semaphore.returnLease(lease);
+            lease = null;
+        }
     }
 }

@@ -11,6 +11,8 @@ Protocol (shared with CuratorPeer.java):
   mode: mutex -> kazoo Lock       node <uuid4 hex>__lock__NNNNNNNNNN
         read  -> kazoo ReadLock   node <uuid4 hex>__rlock__NNNNNNNNNN
         write -> kazoo WriteLock  node <uuid4 hex>__lock__NNNNNNNNNN (same name as mutex)
+        semaphore -> kazoo Semaphore, one lease: node <uuid4 hex> (no sequence); the
+                 maximum in <lock-path>'s data; acquirers queue on <lock-path>-__lock__
   --hold-ms N             hold N ms, then release (default: hold until a line is
                           read on stdin or stdin is closed)
   --timeout-ms N          acquire timeout; on timeout print TIMEOUT and exit 1
@@ -19,6 +21,7 @@ Protocol (shared with CuratorPeer.java):
   --identifier TEXT       kazoo's identifier, stored as the node's data
   --revocable             accepted for symmetry with CuratorPeer; kazoo has no
                           revocation, so it is ignored
+  --max-leases N          (semaphore) the semaphore's maximum number of leases (default 1)
   --extra-pattern P       (kazoo only, repeatable) kazoo's extra_lock_patterns: also
                           treat children whose name contains P before the sequence
                           number as contenders ahead of us, e.g. "-lock-" for Curator
@@ -139,6 +142,8 @@ class Peer(object):
 
     def make_lock(self):
         a = self.args
+        if a.mode == "semaphore":
+            return self.client.Semaphore(a.lock_path, a.identifier, max_leases=a.max_leases)
         ctor = {
             "mutex": self.client.Lock,
             "read": self.client.ReadLock,
@@ -241,7 +246,7 @@ class Peer(object):
                 out("TIMEOUT")
                 self.close()
                 return 1
-            out("ACQUIRED %s/%s %d" % (lock.path.rstrip("/"), lock.node, now_ms()))
+            out("ACQUIRED %s %d" % (node_of(lock), now_ms()))
             self.hold()
             try:
                 lock.release()
@@ -252,16 +257,24 @@ class Peer(object):
         return 0
 
 
+def node_of(lock):
+    """The full path of our node: a lock's contender node, or a semaphore's lease."""
+    if hasattr(lock, "create_path"):
+        return lock.create_path
+    return "%s/%s" % (lock.path.rstrip("/"), lock.node)
+
+
 def main():
     p = argparse.ArgumentParser(prog="kazoo_peer")
     p.add_argument("connect")
     p.add_argument("lock_path")
-    p.add_argument("mode", choices=["mutex", "read", "write"])
+    p.add_argument("mode", choices=["mutex", "read", "write", "semaphore"])
     nonneg = lambda s: int(s) if int(s) >= 0 else p.error("negative value: " + s)
     p.add_argument("--hold-ms", type=nonneg, default=None)
     p.add_argument("--timeout-ms", type=nonneg, default=None)
     p.add_argument("--session-timeout-ms", type=nonneg, default=4000)
     p.add_argument("--loops", type=nonneg, default=1)
+    p.add_argument("--max-leases", type=nonneg, default=1)
     p.add_argument("--identifier", default=None)
     p.add_argument("--revocable", action="store_true")
     p.add_argument("--extra-pattern", action="append", default=[])
