@@ -53,6 +53,7 @@ import time
 try:
     from kazoo.client import KazooClient
     from kazoo.exceptions import CancelledError, LockTimeout
+    from kazoo.recipe.lock import Semaphore
 except ImportError as e:  # pragma: no cover
     sys.stderr.write(
         "kazoo_peer: cannot import kazoo (%s); run with /usr/bin/python3 after "
@@ -258,8 +259,8 @@ class Peer(object):
 
 
 def node_of(lock):
-    """The full path of our node: a lock's contender node, or a semaphore's lease."""
-    if hasattr(lock, "create_path"):
+    """The full path of our node: a semaphore's lease, or a lock's contender node."""
+    if isinstance(lock, Semaphore):
         return lock.create_path
     return "%s/%s" % (lock.path.rstrip("/"), lock.node)
 
