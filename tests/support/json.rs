@@ -51,7 +51,8 @@ pub struct Lock {
 pub struct Contender {
     pub path: String,
     pub name: String,
-    pub sequence: i64,
+    /// The sequence suffix; null for kazoo's semaphore leases, which have none.
+    pub sequence: Option<i64>,
     /// `exclusive`, `shared` or `lease`.
     pub mode: String,
     /// The owner session, `0x...`.
@@ -64,4 +65,66 @@ pub struct Contender {
     pub data: Option<String>,
     /// zklock's parsed owner JSON, or null.
     pub owner: Option<serde_json::Value>,
+    /// The full path of the node it waits on; null for a holder and for a
+    /// semaphore acquirer waiting for any lease.
+    pub waiting_on: Option<String>,
+    /// An HBase contender's decoded TableLock, or null.
+    pub table_lock: Option<TableLock>,
+    /// Every stat field: present in `dump` only.
+    #[serde(default)]
+    pub stat: Option<NodeStat>,
+}
+
+/// HBase's TableLock decoded from `PBUF` data; fields null when absent.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TableLock {
+    /// `qualifier` in the default namespace, else `namespace:qualifier`.
+    pub table: Option<String>,
+    /// `host,port,start_code`.
+    pub owner: Option<String>,
+    pub thread_id: Option<i64>,
+    pub shared: Option<bool>,
+    pub purpose: Option<String>,
+    pub create_time_ms: Option<i64>,
+    /// What could not be decoded, escaped.
+    pub undecoded: Option<String>,
+}
+
+/// `dump`: `{"path", "time_ms", "locks"}`, contenders with `stat`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LockDump {
+    pub path: String,
+    pub time_ms: i64,
+    pub locks: Vec<Lock>,
+}
+
+/// `dump --sessions`: `{"path", "time_ms", "sessions"}`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionDump {
+    pub path: String,
+    pub time_ms: i64,
+    pub sessions: Vec<SessionGroup>,
+}
+
+/// What one session holds and waits for.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionGroup {
+    /// `0x...`; `0x0` gathers persistent nodes.
+    pub session: String,
+    pub holding: Vec<SessionEntry>,
+    pub waiting: Vec<SessionEntry>,
+}
+
+/// One contender of a session, with its lock.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionEntry {
+    pub lock: String,
+    pub kind: String,
+    pub dialect: String,
+    pub contender: Contender,
 }
