@@ -31,8 +31,14 @@ async fn main() -> ExitCode {
     let (_, sequence) = created.expect("create (the lock directory must exist)");
     let mine = format!("lock-{sequence}");
     let children = children.expect("list");
-    let first = children.iter().min_by_key(|c| c.rsplit('-').next().map(str::to_owned));
-    assert_eq!(first, Some(&mine), "the floor measures an uncontended lock only");
+    let first = children
+        .iter()
+        .min_by_key(|c| c.rsplit('-').next().map(str::to_owned));
+    assert_eq!(
+        first,
+        Some(&mine),
+        "the floor measures an uncontended lock only"
+    );
     let status = tokio::process::Command::new(&command[0])
         .args(&command[1..])
         .status()

@@ -95,7 +95,10 @@ pub async fn release(session: Session, held: &Held) -> Result<(), zk::Error> {
     match deleted {
         Ok(()) | Err(zkc::Error::NoNode) => Ok(()),
         Err(err) if class_of(&err) != Class::Normal => {
-            tracing::info!("delete of {} not confirmed ({err}); the closed session removes it", held.node);
+            tracing::info!(
+                "delete of {} not confirmed ({err}); the closed session removes it",
+                held.node
+            );
             Ok(())
         }
         Err(err) => Err(zk::Error::op("delete", &held.node, err)),
