@@ -14,6 +14,11 @@
 //!   it, and a [`Zk`] client rooted at it.
 //! - [`wait_until`] / [`wait_for`]: polling with a deadline, never a bare sleep.
 //! - [`json`]: typed mirrors of the JSON contract (SPEC §7).
+//! - [`proxy`]: a TCP proxy that freezes, cuts, or drops a connection right
+//!   after a chosen request, for fault tests.
+//! - [`fencing`]: the fencing log holders write, and its checker (no two
+//!   holders overlap, fences grow in grant order), and the check that no node
+//!   of a dead session is left.
 //!
 //! If Java or ZooKeeper is missing, the harness panics and says how to
 //! install them: a test that cannot run must fail, not skip.
@@ -24,8 +29,10 @@
 pub mod client;
 pub mod cmd;
 pub mod digest;
+pub mod fencing;
 pub mod json;
 pub mod peers;
+pub mod proxy;
 pub mod server;
 
 use std::net::TcpListener;

@@ -79,8 +79,16 @@ impl ZkOptions {
 
     /// Lets a member that lost its quorum serve read-only clients
     /// (`-Dreadonlymode.enabled=true`), for `--read-only` tests.
+    ///
+    /// With local sessions enabled too: a read-only server can only make
+    /// local sessions, and without `localSessionsEnabled` it turns every
+    /// session request down with a bare NOTREADONLY reply header where the
+    /// client expects a ConnectResponse, which no client can connect with.
+    /// (Sessions still become global when they make an ephemeral node.)
     pub fn read_only_mode(self) -> Self {
         self.jvm_flag("-Dreadonlymode.enabled=true")
+            .config("localSessionsEnabled=true")
+            .config("localSessionsUpgradingEnabled=true")
     }
 }
 

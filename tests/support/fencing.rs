@@ -1,0 +1,353 @@
+//! The fencing log: every holder appends `start <fence> <ms> <who>` when its
+//! critical section begins and `end <fence> <ms> <who> [signal]` when it ends,
+//! to one file, in the order things happen (O_APPEND writes of one line are
+//! atomic). The checker reads it back in file order and proves what a lock
+//! must guarantee: no two exclusive holders overlap, and the fences (the
+//! holders' node czxids) grow strictly in grant order.
+//!
+//! zklock holders run [`FenceLog::command`]; Curator and kazoo peers write
+//! the same lines with `--log FILE`. A holder that was SIGKILLed cannot write
+//! its `end`: the test appends one with [`FenceLog::record_end`] once it has
+//! seen the process dead.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::client::Zk;
+use super::{Scratch, wait_for};
+
+/// A critical section's beginning or end, as logged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// 1-based line number in the log.
+    pub line: usize,
+    pub start: bool,
+    pub fence: i64,
+    /// Wall-clock milliseconds when the line was written (for reports and
+    /// coarse timing; the order of lines is what counts).
+    pub ms: u64,
+    pub who: String,
+    /// Anything after `who`: e.g. `signal` when the command was stopped by
+    /// one, `killed` for an end the test recorded.
+    pub note: String,
+}
+
+/// One critical section: a `start` and its `end`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hold {
+    pub fence: i64,
+    pub who: String,
+    pub start: Entry,
+    pub end: Entry,
+}
+
+impl Hold {
+    /// How the section ended (`""`, `signal`, `killed`, ...).
+    pub fn end_note(&self) -> &str {
+        &self.end.note
+    }
+}
+
+/// Two holds that overlapped: `stale` was still in its section when `newer`
+/// (with the larger fence) began.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overlap {
+    pub stale: String,
+    pub newer: String,
+}
+
+/// The current wall clock in milliseconds since the epoch, as `date +%s%3N`.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as u64
+}
+
+/// The fencing log file of one test.
+#[derive(Clone, Debug)]
+pub struct FenceLog {
+    path: PathBuf,
+}
+
+/// The critical section zklock runs: `sh -c SCRIPT fence LOG WHO BODY`. It
+/// logs `start`, prints `held <pid> <fence> <session> <node>` on stdout, runs
+/// BODY (shell code), logs `end`. On TERM, INT or HUP it logs `end ...
+/// signal` and exits 42, so a test can tell that the command got the signal.
+const SCRIPT: &str = r#"
+log=$1; who=$2; body=$3
+started=
+trap '[ -n "$started" ] && echo "end $ZKLOCK_FENCE $(date +%s%3N) $who signal" >> "$log"; exit 42' TERM INT HUP
+echo "start $ZKLOCK_FENCE $(date +%s%3N) $who" >> "$log"
+started=1
+echo "held $$ $ZKLOCK_FENCE $ZKLOCK_SESSION $ZKLOCK_NODE"
+eval "$body"
+echo "end $ZKLOCK_FENCE $(date +%s%3N) $who" >> "$log"
+"#;
+
+/// What a zklock holder running [`FenceLog::command`] printed once it held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// The command's pid (the shell).
+    pub pid: i32,
+    pub fence: i64,
+    /// `0x...`
+    pub session: String,
+    pub node: String,
+}
+
+impl Held {
+    /// Parses the `held ...` line; panics on anything else.
+    pub fn parse(line: &str) -> Held {
+        let fields: Vec<&str> = line.split(' ').collect();
+        match fields.as_slice() {
+            ["held", pid, fence, session, node] => Held {
+                pid: pid.parse().expect("pid"),
+                fence: fence.parse().expect("fence"),
+                session: (*session).to_owned(),
+                node: (*node).to_owned(),
+            },
+            _ => panic!("expected `held <pid> <fence> <session> <node>`, got {line:?}"),
+        }
+    }
+
+    /// The session id as a number.
+    pub fn session_id(&self) -> i64 {
+        let hex = self.session.trim_start_matches("0x");
+        u64::from_str_radix(hex, 16).expect("hex session id") as i64
+    }
+}
+
+impl FenceLog {
+    /// A new, empty log in `scratch`.
+    pub fn new(scratch: &Scratch) -> FenceLog {
+        FenceLog::at(scratch.file("fence.log"))
+    }
+
+    /// A log at `path` (created empty).
+    pub fn at(path: PathBuf) -> FenceLog {
+        std::fs::write(&path, "").unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
+        FenceLog { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The command line (after `--`) of a zklock holder labelled `who` that
+    /// logs its section around `body` (shell code, e.g. `sleep 0.2`, or
+    /// [`wait_for_file`]).
+    pub fn command(&self, who: &str, body: &str) -> Vec<String> {
+        vec![
+            "sh".into(),
+            "-c".into(),
+            SCRIPT.into(),
+            "fence".into(),
+            self.path.display().to_string(),
+            who.into(),
+            body.into(),
+        ]
+    }
+
+    /// Appends an `end` the holder could not write itself (it was
+    /// SIGKILLed): call it only once the holder is seen dead.
+    pub fn record_end(&self, fence: i64, who: &str) {
+        self.append(&format!("end {fence} {} {who} killed", now_ms()));
+    }
+
+    /// Appends a raw line.
+    pub fn append(&self, line: &str) {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.path)
+            .unwrap_or_else(|e| panic!("open {}: {e}", self.path.display()));
+        file.write_all(format!("{line}\n").as_bytes())
+            .expect("append to the fencing log");
+    }
+
+    /// The log's text.
+    pub fn text(&self) -> String {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_else(|e| panic!("read {}: {e}", self.path.display()))
+    }
+
+    /// The entries, in file order.
+    pub fn entries(&self) -> Vec<Entry> {
+        parse(&self.text()).unwrap_or_else(|e| panic!("{e}\n{}", self.text()))
+    }
+
+    /// The `start` entries of `who`.
+    pub fn starts_of(&self, who: &str) -> Vec<Entry> {
+        self.entries()
+            .into_iter()
+            .filter(|e| e.start && e.who == who)
+            .collect()
+    }
+
+    /// Waits until `who` has logged a start, and returns it.
+    pub fn wait_for_start(&self, who: &str, timeout: Duration) -> Entry {
+        wait_for(timeout, &format!("{who} logs its start"), || {
+            self.starts_of(who).into_iter().next()
+        })
+    }
+
+    /// Checks that no two holders overlapped and that fences grew strictly
+    /// in grant order, and that every section ended; returns the holds in
+    /// grant order, or what is wrong.
+    pub fn check_exclusive(&self) -> Result<Vec<Hold>, String> {
+        let (holds, overlaps) = check(&self.entries())?;
+        match overlaps.first() {
+            None => Ok(holds),
+            Some(overlap) => Err(format!(
+                "{} was still in its section when {} started",
+                overlap.stale, overlap.newer
+            )),
+        }
+    }
+
+    /// [`FenceLog::check_exclusive`], failing the test with the log.
+    #[track_caller]
+    pub fn assert_exclusive(&self) -> Vec<Hold> {
+        self.check_exclusive()
+            .unwrap_or_else(|e| panic!("fencing log: {e}\n{}", self.text()))
+    }
+
+    /// The weaker property a fencing token gives when a holder could not be
+    /// stopped in time (a paused process): fences still grow strictly in
+    /// grant order, every section ends, and every overlap is an older fence
+    /// still running while a newer one holds, which a downstream system that
+    /// refuses smaller fences rejects. Returns the holds and the overlaps.
+    #[track_caller]
+    pub fn assert_fenced(&self) -> (Vec<Hold>, Vec<Overlap>) {
+        check(&self.entries()).unwrap_or_else(|e| panic!("fencing log: {e}\n{}", self.text()))
+    }
+}
+
+impl fmt::Display for FenceLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+/// Shell code that waits until `path` exists (polling every 20 ms): a body
+/// that holds until the test says so.
+pub fn wait_for_file(path: &Path) -> String {
+    format!("while [ ! -e '{}' ]; do sleep 0.02; done", path.display())
+}
+
+/// Shell code that runs until stopped by a signal.
+pub const FOREVER: &str = "while :; do sleep 0.05; done";
+
+/// Parses log lines: `start|end <fence> <ms> <who> [note...]`.
+pub fn parse(text: &str) -> Result<Vec<Entry>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, line)| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let bad = || format!("fencing log line {}: bad line {line:?}", i + 1);
+            if fields.len() < 3 {
+                return Err(bad());
+            }
+            let start = match fields[0] {
+                "start" => true,
+                "end" => false,
+                _ => return Err(bad()),
+            };
+            Ok(Entry {
+                line: i + 1,
+                start,
+                fence: fields[1].parse().map_err(|_| bad())?,
+                ms: fields[2].parse().map_err(|_| bad())?,
+                who: fields.get(3).copied().unwrap_or("?").to_owned(),
+                note: fields.get(4..).map(|n| n.join(" ")).unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// Walks the entries in order: fences strictly growing at every start, every
+/// end closing an open section of the same fence, nothing left open. Returns
+/// the holds in grant order and every overlap seen.
+pub fn check(entries: &[Entry]) -> Result<(Vec<Hold>, Vec<Overlap>), String> {
+    let mut open: Vec<Entry> = Vec::new();
+    let mut holds: Vec<Hold> = Vec::new();
+    let mut overlaps = Vec::new();
+    let mut last: Option<&Entry> = None;
+    let describe = |e: &Entry| format!("{} (fence {}, line {})", e.who, e.fence, e.line);
+    for entry in entries {
+        if entry.start {
+            if let Some(last) = last
+                && entry.fence <= last.fence
+            {
+                return Err(format!(
+                    "fence did not grow: {} started after {}",
+                    describe(entry),
+                    describe(last)
+                ));
+            }
+            for stale in &open {
+                overlaps.push(Overlap {
+                    stale: describe(stale),
+                    newer: describe(entry),
+                });
+            }
+            open.push(entry.clone());
+            last = Some(entry);
+        } else {
+            let Some(i) = open.iter().position(|s| s.fence == entry.fence) else {
+                return Err(format!(
+                    "{} ended a section that was not open",
+                    describe(entry)
+                ));
+            };
+            let start = open.remove(i);
+            holds.push(Hold {
+                fence: start.fence,
+                who: start.who.clone(),
+                start,
+                end: entry.clone(),
+            });
+        }
+    }
+    if let Some(unended) = open.first() {
+        return Err(format!("{} never ended", describe(unended)));
+    }
+    holds.sort_by_key(|h| h.start.line);
+    Ok((holds, overlaps))
+}
+
+/// Fails the test unless, within `grace`, every child of `dir` is an
+/// ephemeral node of a session in `alive` (the sessions the test knows to be
+/// alive): no node of a dead session (a process that ended, or was killed
+/// and whose session has had `grace` to expire) is left. Returns the
+/// children.
+#[track_caller]
+pub fn assert_no_dead_nodes(zk: &Zk, dir: &str, alive: &[i64], grace: Duration) -> Vec<String> {
+    let start = std::time::Instant::now();
+    loop {
+        let mut dead = Vec::new();
+        let children = zk.children_if_any(dir);
+        for child in &children {
+            let path = format!("{dir}/{child}");
+            if let Some(stat) = zk.exists(&path)
+                && !alive.contains(&stat.ephemeral_owner)
+            {
+                dead.push(format!("{child} (owner 0x{:x})", stat.ephemeral_owner));
+            }
+        }
+        if dead.is_empty() {
+            return children;
+        }
+        if start.elapsed() >= grace {
+            panic!(
+                "nodes of dead sessions left in {dir} after {grace:?}: {dead:?} \
+                 (alive: {:?})",
+                alive.iter().map(|s| format!("0x{s:x}")).collect::<Vec<_>>()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

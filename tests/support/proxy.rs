@@ -1,0 +1,773 @@
+//! A fault-injecting TCP proxy between a client and one ZooKeeper server, so
+//! fault tests can break a connection in exactly the way they need, without
+//! root: [`FaultProxy`].
+//!
+//! Modes, switchable at any time with [`FaultProxy::set_mode`]:
+//!
+//! - [`Mode::Pass`]: bytes flow both ways.
+//! - [`Mode::Freeze`]: bytes are held in both directions (neither read nor
+//!   written), connections stay open, new connections are accepted and held
+//!   too: a hung network. Back to `Pass`, everything held flows on.
+//! - [`Mode::Cut`]: every connection is reset (RST both ways), and new ones
+//!   are reset as soon as they are accepted, until the mode changes.
+//! - [`Mode::DropAfter`]: bytes flow until the client sends a request that
+//!   matches the [`Trigger`]; that request (and nothing after it) is
+//!   forwarded, the server's reply is swallowed, and once the server has
+//!   answered (so the request certainly took effect) the connection is reset.
+//!   The mode then becomes the trigger's `then` (`Pass` or `Cut`). What was
+//!   dropped is recorded ([`FaultProxy::wait_for_drop`]).
+//!
+//! Dropping the proxy stops it and resets every connection.
+//!
+//! ZooKeeper's framing ([`ClientFramer`], [`ServerFramer`]): every message is
+//! a 4-byte big-endian length and a body. The client's first message is the
+//! ConnectRequest and the server's first the ConnectResponse; after them a
+//! request starts with `xid: i32, type: i32` (most then carry a path, a
+//! length-prefixed string) and a reply with `xid: i32, zxid: i64, err: i32`.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::cmd::TestEnv;
+
+/// ZooKeeper request types (`ZooDefs.OpCode`) the tests trigger on.
+pub mod op {
+    pub const CREATE: i32 = 1;
+    pub const DELETE: i32 = 2;
+    pub const EXISTS: i32 = 3;
+    pub const GET_DATA: i32 = 4;
+    pub const SET_DATA: i32 = 5;
+    pub const GET_CHILDREN: i32 = 8;
+    pub const PING: i32 = 11;
+    pub const GET_CHILDREN2: i32 = 12;
+    pub const MULTI: i32 = 14;
+    pub const CREATE2: i32 = 15;
+    pub const CREATE_CONTAINER: i32 = 19;
+    pub const CREATE_TTL: i32 = 21;
+    pub const CLOSE_SESSION: i32 = -11;
+    /// Every request that creates a node.
+    pub const CREATE_LIKE: &[i32] = &[CREATE, CREATE2, CREATE_CONTAINER, CREATE_TTL];
+
+    /// True for the request types whose body starts with a path.
+    pub fn has_path(op: i32) -> bool {
+        matches!(
+            op,
+            CREATE
+                | DELETE
+                | EXISTS
+                | GET_DATA
+                | SET_DATA
+                | GET_CHILDREN
+                | GET_CHILDREN2
+                | CREATE2
+                | CREATE_CONTAINER
+                | CREATE_TTL
+        )
+    }
+}
+
+/// One message the client sent, as the framer saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientMessage {
+    /// The first message of a connection.
+    Connect,
+    /// A request: its xid, type and, for the types that have one, its path.
+    Request {
+        xid: i32,
+        op: i32,
+        path: Option<String>,
+    },
+}
+
+/// One message the server sent, as the framer saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerMessage {
+    /// The first message of a connection.
+    Connected,
+    /// A reply (or, with xid -1, a watch notification).
+    Reply { xid: i32, zxid: i64, err: i32 },
+}
+
+/// Splits a byte stream into length-prefixed frames. `push` returns, for each
+/// frame completed by the new bytes, the offset in those bytes just past the
+/// frame's end, and the frame's body.
+#[derive(Debug, Default)]
+struct Frames {
+    partial: Vec<u8>,
+}
+
+impl Frames {
+    fn push(&mut self, bytes: &[u8]) -> Vec<(usize, Vec<u8>)> {
+        let mut done = Vec::new();
+        for (i, &byte) in bytes.iter().enumerate() {
+            self.partial.push(byte);
+            if self.partial.len() >= 4 {
+                let len = i32::from_be_bytes(self.partial[..4].try_into().expect("4 bytes"));
+                let len = usize::try_from(len.max(0)).expect("non-negative");
+                if self.partial.len() == 4 + len {
+                    done.push((i + 1, self.partial.split_off(4)));
+                    self.partial.clear();
+                }
+            }
+        }
+        done
+    }
+}
+
+fn be_i32(body: &[u8], at: usize) -> Option<i32> {
+    Some(i32::from_be_bytes(body.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn be_i64(body: &[u8], at: usize) -> Option<i64> {
+    Some(i64::from_be_bytes(body.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The framing of the client→server direction.
+#[derive(Debug, Default)]
+pub struct ClientFramer {
+    frames: Frames,
+    connected: bool,
+}
+
+impl ClientFramer {
+    pub fn new() -> ClientFramer {
+        ClientFramer::default()
+    }
+
+    /// Feeds bytes in stream order; returns each message they complete, with
+    /// the offset in `bytes` just past its end.
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<(usize, ClientMessage)> {
+        self.frames
+            .push(bytes)
+            .into_iter()
+            .map(|(end, body)| {
+                if !self.connected {
+                    self.connected = true;
+                    return (end, ClientMessage::Connect);
+                }
+                let xid = be_i32(&body, 0).unwrap_or(0);
+                let op = be_i32(&body, 4).unwrap_or(0);
+                let path = if op::has_path(op) {
+                    be_i32(&body, 8).and_then(|len| {
+                        let len = usize::try_from(len).ok()?;
+                        let bytes = body.get(12..12 + len)?;
+                        Some(String::from_utf8_lossy(bytes).into_owned())
+                    })
+                } else {
+                    None
+                };
+                (end, ClientMessage::Request { xid, op, path })
+            })
+            .collect()
+    }
+}
+
+/// The framing of the server→client direction.
+#[derive(Debug, Default)]
+pub struct ServerFramer {
+    frames: Frames,
+    connected: bool,
+}
+
+impl ServerFramer {
+    pub fn new() -> ServerFramer {
+        ServerFramer::default()
+    }
+
+    /// Feeds bytes in stream order; returns each message they complete.
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<ServerMessage> {
+        self.frames
+            .push(bytes)
+            .into_iter()
+            .map(|(_, body)| {
+                if !self.connected {
+                    self.connected = true;
+                    return ServerMessage::Connected;
+                }
+                ServerMessage::Reply {
+                    xid: be_i32(&body, 0).unwrap_or(0),
+                    zxid: be_i64(&body, 4).unwrap_or(0),
+                    err: be_i32(&body, 12).unwrap_or(0),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Which request [`Mode::DropAfter`] waits for, and what comes after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trigger {
+    /// Request types that match (e.g. [`op::CREATE_LIKE`]).
+    pub ops: Vec<i32>,
+    /// If set, the request's path must contain this.
+    pub path_contains: Option<String>,
+    /// The mode once the connection is cut: `Pass` (the client reconnects at
+    /// once) or `Cut` (it stays cut off until the test says otherwise).
+    pub then: Box<Mode>,
+}
+
+impl Trigger {
+    /// The next request of one of these types; then back to `Pass`.
+    pub fn on(ops: &[i32]) -> Trigger {
+        Trigger {
+            ops: ops.to_vec(),
+            path_contains: None,
+            then: Box::new(Mode::Pass),
+        }
+    }
+
+    /// Only requests whose path contains `text`.
+    pub fn path_contains(mut self, text: &str) -> Trigger {
+        self.path_contains = Some(text.to_owned());
+        self
+    }
+
+    /// After the cut, stay in `mode` instead of `Pass`.
+    pub fn then(mut self, mode: Mode) -> Trigger {
+        self.then = Box::new(mode);
+        self
+    }
+
+    /// True when `message` fires this trigger.
+    pub fn matches(&self, message: &ClientMessage) -> bool {
+        match message {
+            ClientMessage::Connect => false,
+            ClientMessage::Request { op, path, .. } => {
+                self.ops.contains(op)
+                    && match &self.path_contains {
+                        None => true,
+                        Some(text) => path.as_deref().is_some_and(|p| p.contains(text)),
+                    }
+            }
+        }
+    }
+}
+
+/// What the proxy does with bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Pass,
+    Freeze,
+    Cut,
+    DropAfter(Trigger),
+}
+
+/// A request forwarded by [`Mode::DropAfter`] whose reply never reached the
+/// client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dropped {
+    pub xid: i32,
+    pub op: i32,
+    pub path: Option<String>,
+    /// The server's reply: `(zxid, err)`; `None` if it did not answer within
+    /// [`REPLY_WAIT`] (then the connection was reset anyway).
+    pub reply: Option<(i64, i32)>,
+}
+
+/// How long a dropped request's reply is waited for before the reset.
+pub const REPLY_WAIT: Duration = Duration::from_secs(5);
+/// How often blocked pumps look at the mode again.
+const POLL: Duration = Duration::from_millis(10);
+
+struct Shared {
+    upstream: SocketAddr,
+    state: Mutex<State>,
+    changed: Condvar,
+    stopping: AtomicBool,
+    /// Bytes written to clients so far: it grows when a client hears from
+    /// the server.
+    to_clients: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    mode: Option<Mode>,
+    conns: Vec<Arc<Conn>>,
+    dropped: Vec<Dropped>,
+    accepted: usize,
+    /// A [`Mode::DropAfter`] trigger has fired and its connection is being
+    /// cut: no other request fires it.
+    firing: bool,
+}
+
+/// One proxied connection.
+struct Conn {
+    client: TcpStream,
+    upstream: TcpStream,
+    dead: AtomicBool,
+    /// Set while a dropped request's reply is awaited: the xid, and whether
+    /// the reply came (with its zxid and error).
+    gate: Mutex<Gate>,
+    gate_changed: Condvar,
+}
+
+#[derive(Default)]
+struct Gate {
+    swallow: Option<i32>,
+    reply: Option<(i64, i32)>,
+}
+
+impl Conn {
+    fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::SeqCst)
+    }
+
+    /// Resets both sides at once (RST, not FIN).
+    fn reset(&self) {
+        self.dead.store(true, Ordering::SeqCst);
+        reset(&self.client);
+        reset(&self.upstream);
+    }
+
+    /// Closes both sides in order (FIN): one side went away.
+    fn close(&self) {
+        self.dead.store(true, Ordering::SeqCst);
+        let _ = self.client.shutdown(Shutdown::Both);
+        let _ = self.upstream.shutdown(Shutdown::Both);
+    }
+}
+
+/// Resets a TCP connection now, even while other handles of the socket are
+/// open: SO_LINGER 0, then a `connect(AF_UNSPEC)`, which makes Linux send an
+/// RST and disconnect the socket.
+fn reset(stream: &TcpStream) {
+    let fd = stream.as_raw_fd();
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    let unspec = libc::sockaddr {
+        sa_family: libc::AF_UNSPEC as libc::sa_family_t,
+        sa_data: [0; 14],
+    };
+    // SAFETY: plain socket calls on a descriptor we own, with valid pointers
+    // and sizes.
+    let disconnected = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+        libc::connect(
+            fd,
+            &unspec,
+            std::mem::size_of::<libc::sockaddr>() as libc::socklen_t,
+        ) == 0
+    };
+    if !disconnected {
+        let _ = stream.shutdown(Shutdown::Both);
+    }
+}
+
+/// A TCP proxy on a free loopback port in front of one ZooKeeper server.
+pub struct FaultProxy {
+    port: u16,
+    shared: Arc<Shared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl FaultProxy {
+    /// A proxy in [`Mode::Pass`] in front of `upstream` (`host:port`).
+    pub fn start(upstream: &str) -> FaultProxy {
+        let upstream: SocketAddr = upstream
+            .parse()
+            .unwrap_or_else(|e| panic!("bad upstream address {upstream:?}: {e}"));
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the proxy port");
+        let port = listener.local_addr().expect("proxy address").port();
+        let shared = Arc::new(Shared {
+            upstream,
+            state: Mutex::new(State {
+                mode: Some(Mode::Pass),
+                ..State::default()
+            }),
+            changed: Condvar::new(),
+            stopping: AtomicBool::new(false),
+            to_clients: AtomicU64::new(0),
+        });
+        let acceptor = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name(format!("proxy-{port}"))
+                .spawn(move || accept_loop(&listener, &shared))
+                .expect("spawn the proxy thread")
+        };
+        FaultProxy {
+            port,
+            shared,
+            acceptor: Some(acceptor),
+        }
+    }
+
+    /// The proxy's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `127.0.0.1:PORT`, the address clients connect to.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The proxy's address with the test's chroot: the `-H` for zklock.
+    pub fn hosts(&self, env: &TestEnv) -> String {
+        format!("{}{}", self.address(), env.chroot())
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> Mode {
+        self.state().mode.clone().expect("a mode")
+    }
+
+    /// Switches the mode. `Cut` resets every open connection at once.
+    pub fn set_mode(&self, mode: Mode) {
+        let mut state = self.state();
+        if mode == Mode::Cut {
+            for conn in state.conns.drain(..) {
+                conn.reset();
+            }
+        }
+        state.mode = Some(mode);
+        self.shared.changed.notify_all();
+    }
+
+    /// [`Mode::Pass`]: heal.
+    pub fn pass(&self) {
+        self.set_mode(Mode::Pass);
+    }
+
+    /// [`Mode::Freeze`].
+    pub fn freeze(&self) {
+        self.set_mode(Mode::Freeze);
+    }
+
+    /// [`Mode::Cut`].
+    pub fn cut(&self) {
+        self.set_mode(Mode::Cut);
+    }
+
+    /// [`Mode::DropAfter`] with `trigger`.
+    pub fn drop_after(&self, trigger: Trigger) {
+        self.set_mode(Mode::DropAfter(trigger));
+    }
+
+    /// The requests dropped so far.
+    pub fn dropped(&self) -> Vec<Dropped> {
+        self.state().dropped.clone()
+    }
+
+    /// Waits until a request has been dropped and returns the first.
+    pub fn wait_for_drop(&self, timeout: Duration) -> Dropped {
+        let start = Instant::now();
+        let mut state = self.state();
+        loop {
+            if let Some(dropped) = state.dropped.first() {
+                return dropped.clone();
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out after {timeout:?} waiting for the proxy to drop a request");
+            }
+            state = self
+                .shared
+                .changed
+                .wait_timeout(state, POLL)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Bytes the server sent that reached clients so far.
+    pub fn bytes_to_clients(&self) -> u64 {
+        self.shared.to_clients.load(Ordering::SeqCst)
+    }
+
+    /// Waits until a client hears from the server again (more bytes reach
+    /// clients than now): after a heal, proof that a connection works.
+    pub fn wait_for_traffic(&self, timeout: Duration) {
+        let before = self.bytes_to_clients();
+        super::wait_until(
+            timeout,
+            "a client hears from the server through the proxy",
+            || self.bytes_to_clients() > before,
+        );
+    }
+
+    /// How many connections the proxy accepted so far.
+    pub fn accepted(&self) -> usize {
+        self.state().accepted
+    }
+
+    /// How many proxied connections are open now.
+    pub fn open_connections(&self) -> usize {
+        let mut state = self.state();
+        state.conns.retain(|c| !c.is_dead());
+        state.conns.len()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.shared.state)
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        for conn in lock(&self.shared.state).conns.drain(..) {
+            conn.reset();
+        }
+        self.shared.changed.notify_all();
+        // Wake the acceptor.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
+    for client in listener.incoming() {
+        if shared.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        let Ok(client) = client else { continue };
+        lock(&shared.state).accepted += 1;
+        if lock(&shared.state).mode == Some(Mode::Cut) {
+            reset(&client);
+            continue;
+        }
+        let upstream = match TcpStream::connect_timeout(&shared.upstream, Duration::from_secs(2)) {
+            Ok(upstream) => upstream,
+            Err(_) => {
+                // The server is down: the client sees its connection reset.
+                reset(&client);
+                continue;
+            }
+        };
+        let _ = client.set_nodelay(true);
+        let _ = upstream.set_nodelay(true);
+        for stream in [&client, &upstream] {
+            stream
+                .set_read_timeout(Some(POLL))
+                .expect("set a read timeout");
+        }
+        let (Ok(client_reader), Ok(upstream_reader)) = (client.try_clone(), upstream.try_clone())
+        else {
+            continue;
+        };
+        let conn = Arc::new(Conn {
+            client,
+            upstream,
+            dead: AtomicBool::new(false),
+            gate: Mutex::new(Gate::default()),
+            gate_changed: Condvar::new(),
+        });
+        {
+            let mut state = lock(&shared.state);
+            // The mode may have become Cut meanwhile.
+            if state.mode == Some(Mode::Cut) {
+                conn.reset();
+                continue;
+            }
+            state.conns.retain(|c| !c.is_dead());
+            state.conns.push(conn.clone());
+        }
+        let (up_shared, up_conn) = (shared.clone(), conn.clone());
+        let spawned = std::thread::Builder::new()
+            .name("proxy-c2s".into())
+            .spawn(move || client_to_server(client_reader, &up_shared, &up_conn));
+        let (down_shared, down_conn) = (shared.clone(), conn.clone());
+        let spawned_too = std::thread::Builder::new()
+            .name("proxy-s2c".into())
+            .spawn(move || server_to_client(upstream_reader, &down_shared, &down_conn));
+        if spawned.is_err() || spawned_too.is_err() {
+            conn.reset();
+        }
+    }
+}
+
+/// What a pump should do with bytes it holds, after waiting out a freeze.
+enum Go {
+    /// Forward them (the mode, for the client→server pump's trigger).
+    Forward(Mode),
+    /// The connection is gone (cut, closed, proxy stopping).
+    Stop,
+}
+
+/// Waits while the proxy is frozen; then says whether to go on.
+fn wait_unfrozen(shared: &Shared, conn: &Conn) -> Go {
+    let mut state = lock(&shared.state);
+    loop {
+        if conn.is_dead() || shared.stopping.load(Ordering::SeqCst) {
+            return Go::Stop;
+        }
+        match state.mode.clone().expect("a mode") {
+            Mode::Freeze => {
+                state = shared
+                    .changed
+                    .wait_timeout(state, POLL)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            Mode::Cut => {
+                conn.reset();
+                return Go::Stop;
+            }
+            mode => return Go::Forward(mode),
+        }
+    }
+}
+
+/// Reads what is there (waiting at most [`POLL`]): `Some(n)` bytes (0 when
+/// nothing came), `None` at EOF or on an error.
+fn read_some(mut stream: &TcpStream, buf: &mut [u8]) -> Option<usize> {
+    match stream.read(buf) {
+        Ok(0) => None,
+        Ok(n) => Some(n),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ) =>
+        {
+            Some(0)
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Some(0),
+        Err(_) => None,
+    }
+}
+
+fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
+    let mut framer = ClientFramer::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        if matches!(wait_unfrozen(shared, conn), Go::Stop) {
+            return;
+        }
+        let n = match read_some(&reader, &mut buf) {
+            Some(0) => continue,
+            Some(n) => n,
+            None => {
+                conn.close();
+                return;
+            }
+        };
+        let bytes = &buf[..n];
+        let messages = framer.push(bytes);
+        // Bytes read before a freeze are held until it ends.
+        let mode = match wait_unfrozen(shared, conn) {
+            Go::Stop => return,
+            Go::Forward(mode) => mode,
+        };
+        if let Mode::DropAfter(trigger) = mode
+            && let Some((end, ClientMessage::Request { xid, op, path })) =
+                messages.iter().find(|(_, m)| trigger.matches(m)).cloned()
+        {
+            // Claim the trigger: only one request, on one connection, fires it.
+            {
+                let mut state = lock(&shared.state);
+                if state.firing || state.mode != Some(Mode::DropAfter(trigger.clone())) {
+                    drop(state);
+                    if (&conn.upstream).write_all(bytes).is_err() {
+                        conn.close();
+                        return;
+                    }
+                    continue;
+                }
+                state.firing = true;
+            }
+            lock(&conn.gate).swallow = Some(xid);
+            let forwarded = (&conn.upstream).write_all(&bytes[..end]).is_ok();
+            let reply = if forwarded {
+                let start = Instant::now();
+                let mut gate = lock(&conn.gate);
+                while gate.reply.is_none() && start.elapsed() < REPLY_WAIT && !conn.is_dead() {
+                    gate = conn
+                        .gate_changed
+                        .wait_timeout(gate, POLL)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+                gate.reply
+            } else {
+                None
+            };
+            conn.reset();
+            let mut state = lock(&shared.state);
+            state.firing = false;
+            // Unless the test switched modes meanwhile, the trigger's `then`.
+            if state.mode == Some(Mode::DropAfter(trigger.clone())) {
+                if *trigger.then == Mode::Cut {
+                    for other in state.conns.drain(..) {
+                        other.reset();
+                    }
+                }
+                state.mode = Some((*trigger.then).clone());
+            }
+            state.dropped.push(Dropped {
+                xid,
+                op,
+                path,
+                reply,
+            });
+            shared.changed.notify_all();
+            return;
+        }
+        if (&conn.upstream).write_all(bytes).is_err() {
+            conn.close();
+            return;
+        }
+    }
+}
+
+fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
+    let mut framer = ServerFramer::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        if matches!(wait_unfrozen(shared, conn), Go::Stop) {
+            return;
+        }
+        let n = match read_some(&reader, &mut buf) {
+            Some(0) => continue,
+            Some(n) => n,
+            None => {
+                conn.close();
+                return;
+            }
+        };
+        let bytes = &buf[..n];
+        let messages = framer.push(bytes);
+        if matches!(wait_unfrozen(shared, conn), Go::Stop) {
+            return;
+        }
+        // The gate is held while writing, so once a request's reply is to be
+        // swallowed, nothing read after that reaches the client.
+        let mut gate = lock(&conn.gate);
+        if let Some(swallow) = gate.swallow {
+            for message in messages {
+                if let ServerMessage::Reply { xid, zxid, err } = message
+                    && xid == swallow
+                {
+                    gate.reply = Some((zxid, err));
+                    conn.gate_changed.notify_all();
+                }
+            }
+            continue;
+        }
+        if (&conn.client).write_all(bytes).is_err() {
+            drop(gate);
+            conn.close();
+            return;
+        }
+        shared.to_clients.fetch_add(n as u64, Ordering::SeqCst);
+    }
+}
