@@ -1,0 +1,1099 @@
+//! The fault suite (issue 7): zklock on a real ZooKeeper's worst days.
+//!
+//! Every scenario runs its holders' critical sections through the fencing log
+//! (support::fencing) and checks afterwards that no two exclusive holders
+//! overlapped, that fences grew in grant order, and that no node of a dead
+//! session was left in the lock directory. Faults come from signals to the
+//! processes, from a TCP proxy between zklock and the server
+//! (support::proxy), and from killing and restarting real servers.
+//!
+//! Timing: short session timeouts (2-3 s where a session is meant to die,
+//! longer where it must survive a fault) and short --kill-after; tests on
+//! the shared server run in chroots of their own, tests that kill servers get
+//! dedicated ones.
+
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use support::fencing::{
+    self, FOREVER, FenceLog, Held, assert_no_dead_nodes, now_ms, wait_for_file,
+};
+use support::proxy::{
+    ClientFramer, ClientMessage, FaultProxy, Mode, ServerFramer, ServerMessage, Trigger, op,
+};
+use support::{Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, Zklock, wait_until};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// `zklock -H HOSTS [-v] lock LOCK OPTIONS... -- <fenced section of WHO>`.
+fn fenced(
+    hosts: &str,
+    lock: &str,
+    options: &[&str],
+    log: &FenceLog,
+    who: &str,
+    body: &str,
+) -> Zklock {
+    Zklock::new(["-v", "lock", lock])
+        .hosts(hosts)
+        .args(options)
+        .arg("--")
+        .args(log.command(who, body))
+}
+
+/// Starts `zklock` and returns it once its command holds the lock.
+fn holder(zklock: Zklock) -> (Running, Held) {
+    let mut running = zklock.spawn();
+    let held = Held::parse(&running.next_line(WAIT));
+    (running, held)
+}
+
+/// Starts a contender that must wait, and returns it once its node is the
+/// `n`th in `dir` (seen through `env`'s own client).
+fn queued(env: &TestEnv, dir: &str, n: usize, zklock: Zklock) -> Running {
+    let mut running = zklock.spawn();
+    wait_until(WAIT, &format!("{n} contenders in {dir}"), || {
+        if let Some(run) = running.try_wait() {
+            panic!("a waiter ended early: {run:?}");
+        }
+        env.zk().children_if_any(dir).len() == n
+    });
+    running
+}
+
+/// Waits until a `-v` zklock has logged `watching` `count` times, and
+/// returns the last path it watches.
+fn watching(waiter: &Running, count: usize) -> String {
+    waiter.wait_for_stderr(WAIT, &format!("watch number {count}"), |e| {
+        e.matches("watching ").count() >= count
+    });
+    let stderr = waiter.stderr();
+    let line = stderr
+        .lines()
+        .filter(|l| l.contains("watching "))
+        .nth(count - 1)
+        .expect("the watch line")
+        .to_owned();
+    let path = line.split("watching ").nth(1).expect("a path");
+    path.split(':').next().expect("a path").to_owned()
+}
+
+/// The children of `dir` in queue order (by the sequence suffix).
+fn queue_of(env: &TestEnv, dir: &str) -> Vec<String> {
+    let mut children = env.zk().children_if_any(dir);
+    children.sort_by_key(|c| {
+        c[c.len().saturating_sub(10)..]
+            .parse::<i32>()
+            .unwrap_or(i32::MAX)
+    });
+    children
+}
+
+/// True while `pid` exists and is not a zombie.
+fn process_alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].trim_start().chars().next());
+    !matches!(state, None | Some('Z') | Some('X') | Some('x'))
+}
+
+fn touch(path: &Path) {
+    std::fs::write(path, "").expect("touch");
+}
+
+/// Who held, in grant order.
+fn grant_order(holds: &[fencing::Hold]) -> Vec<&str> {
+    holds.iter().map(|h| h.who.as_str()).collect()
+}
+
+// ---------------------------------------------------------------------------
+// The harness's own pieces: the proxy's framing and the fencing checker.
+
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut bytes = (body.len() as i32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+fn request(xid: i32, op: i32, path: Option<&str>) -> Vec<u8> {
+    let mut body = xid.to_be_bytes().to_vec();
+    body.extend_from_slice(&op.to_be_bytes());
+    if let Some(path) = path {
+        body.extend_from_slice(&(path.len() as i32).to_be_bytes());
+        body.extend_from_slice(path.as_bytes());
+        body.extend_from_slice(&[0, 0, 0, 0]); // data, say
+    }
+    frame(&body)
+}
+
+#[test]
+fn proxy_framing_finds_each_request_and_reply_across_any_split() {
+    let mut stream = frame(&[7; 45]); // ConnectRequest
+    stream.extend(request(1, op::CREATE2, Some("/t/locks/x/_c_1-lock-")));
+    let create_end = stream.len();
+    stream.extend(request(2, op::GET_CHILDREN, Some("/t/locks/x")));
+    stream.extend(request(-2, op::PING, None));
+    let expected = vec![
+        ClientMessage::Connect,
+        ClientMessage::Request {
+            xid: 1,
+            op: op::CREATE2,
+            path: Some("/t/locks/x/_c_1-lock-".into()),
+        },
+        ClientMessage::Request {
+            xid: 2,
+            op: op::GET_CHILDREN,
+            path: Some("/t/locks/x".into()),
+        },
+        ClientMessage::Request {
+            xid: -2,
+            op: op::PING,
+            path: None,
+        },
+    ];
+    for chunk in [1, 3, 4, 5, 17, stream.len()] {
+        let mut framer = ClientFramer::new();
+        let mut seen = Vec::new();
+        let mut offset = 0;
+        for piece in stream.chunks(chunk) {
+            for (end, message) in framer.push(piece) {
+                if matches!(&message, ClientMessage::Request { xid: 1, .. }) {
+                    assert_eq!(offset + end, create_end, "chunk {chunk}");
+                }
+                seen.push(message);
+            }
+            offset += piece.len();
+        }
+        assert_eq!(seen, expected, "chunk size {chunk}");
+    }
+    let trigger = Trigger::on(op::CREATE_LIKE).path_contains("/locks/x/");
+    let matched: Vec<bool> = expected.iter().map(|m| trigger.matches(m)).collect();
+    assert_eq!(matched, [false, true, false, false]);
+
+    let mut replies = frame(&[0; 36]); // ConnectResponse
+    let mut reply = 1i32.to_be_bytes().to_vec();
+    reply.extend_from_slice(&77i64.to_be_bytes());
+    reply.extend_from_slice(&(-101i32).to_be_bytes());
+    replies.extend(frame(&reply));
+    let mut framer = ServerFramer::new();
+    let mut seen = Vec::new();
+    for piece in replies.chunks(3) {
+        seen.extend(framer.push(piece));
+    }
+    assert_eq!(
+        seen,
+        [
+            ServerMessage::Connected,
+            ServerMessage::Reply {
+                xid: 1,
+                zxid: 77,
+                err: -101
+            }
+        ]
+    );
+}
+
+#[test]
+fn the_fencing_checker_catches_overlaps_stale_fences_and_open_sections() {
+    let check = |text: &str| fencing::check(&fencing::parse(text).expect("parses"));
+    let good = "start 5 1 a\nend 5 2 a\nstart 9 3 b\nend 9 4 b signal\n";
+    let (holds, overlaps) = check(good).expect("a good log");
+    assert_eq!(grant_order(&holds), ["a", "b"]);
+    assert_eq!(holds[1].end_note(), "signal");
+    assert!(overlaps.is_empty());
+
+    let overlap = "start 5 1 a\nstart 9 2 b\nend 5 3 a\nend 9 4 b\n";
+    let (_, overlaps) = check(overlap).expect("fenced, though overlapping");
+    assert_eq!(overlaps.len(), 1, "{overlaps:?}");
+    assert!(overlaps[0].stale.starts_with("a ") && overlaps[0].newer.starts_with("b "));
+
+    let stale = "start 9 1 a\nend 9 2 a\nstart 5 3 b\nend 5 4 b\n";
+    assert!(check(stale).unwrap_err().contains("fence did not grow"));
+    let same = "start 9 1 a\nend 9 2 a\nstart 9 3 b\nend 9 4 b\n";
+    assert!(check(same).unwrap_err().contains("fence did not grow"));
+    let open = "start 5 1 a\nend 5 2 a\nstart 9 3 b\n";
+    assert!(check(open).unwrap_err().contains("never ended"));
+    let stray = "end 5 2 a\n";
+    assert!(check(stray).unwrap_err().contains("not open"));
+    assert!(fencing::parse("begin 5 1 a\n").is_err());
+
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    log.append("start 1 10 a");
+    log.append("start 2 11 b");
+    log.record_end(1, "a");
+    log.append("end 2 12 b");
+    assert!(
+        log.check_exclusive()
+            .unwrap_err()
+            .contains("still in its section")
+    );
+}
+
+#[test]
+fn the_proxy_passes_freezes_cuts_and_drops_after_a_request() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(&support::shared_server().address());
+    let log_dir = Scratch::new();
+    let log = FenceLog::new(&log_dir);
+    let hosts = proxy.hosts(&env);
+    // Pass: a lock through the proxy works.
+    fenced(&hosts, "p", &[], &log, "a", "true")
+        .run()
+        .assert_success();
+    // Freeze: nothing gets through, but the connection stays open.
+    proxy.freeze();
+    let heard = proxy.bytes_to_clients();
+    let accepted = proxy.accepted();
+    let mut frozen = Zklock::new(["--connect-timeout", "10s", "stat", "/"])
+        .hosts(&hosts)
+        .spawn();
+    wait_until(WAIT, "the proxy holds the new connection", || {
+        proxy.accepted() > accepted
+    });
+    // A bounded look: nothing gets through while frozen.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        proxy.bytes_to_clients(),
+        heard,
+        "a frozen proxy passes nothing"
+    );
+    assert!(frozen.is_running(), "a frozen proxy answers nothing");
+    assert_eq!(proxy.open_connections(), 1, "the connection stays open");
+    proxy.pass();
+    frozen.wait(WAIT).assert_success();
+    // Cut: connections are refused until the mode changes.
+    proxy.cut();
+    Zklock::new(["--connect-timeout", "500ms", "stat", "/"])
+        .hosts(&hosts)
+        .run()
+        .assert_code(3);
+    proxy.pass();
+    // Drop after the create: the server made the node, the client never
+    // heard; zklock reconnects and finds it. (A persistent lock directory:
+    // the container one of the first lock may be gone already.)
+    env.zk().mkdir_p("/locks/p");
+    proxy.drop_after(Trigger::on(op::CREATE_LIKE).path_contains("/locks/p/"));
+    fenced(&hosts, "p", &[], &log, "b", "true")
+        .run()
+        .assert_success();
+    let dropped = proxy.wait_for_drop(WAIT);
+    assert!(op::CREATE_LIKE.contains(&dropped.op), "{dropped:?}");
+    assert_eq!(dropped.reply.map(|(_, err)| err), Some(0), "{dropped:?}");
+    assert_eq!(proxy.mode(), Mode::Pass);
+    assert_eq!(grant_order(&log.assert_exclusive()), ["a", "b"]);
+}
+
+// ---------------------------------------------------------------------------
+// Holders and waiters meet signals.
+
+#[test]
+fn a_sigkilled_holder_takes_its_command_along_and_a_waiter_gets_the_lock_after_the_session_timeout()
+{
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let dir = "/locks/k";
+    let hosts = env.hosts();
+    let (mut holder, held) = holder(fenced(
+        &hosts,
+        "k",
+        &["--session-timeout", "2s", "--kill-after", "500ms"],
+        &log,
+        "holder",
+        FOREVER,
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&hosts, "k", &[], &log, "waiter", "true"),
+    );
+    let killed_at = now_ms();
+    holder.kill();
+    wait_until(
+        Duration::from_secs(2),
+        "the command dies with zklock",
+        || !process_alive(held.pid),
+    );
+    log.record_end(held.fence, "holder");
+    waiter.wait(WAIT).assert_success();
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
+    let waited = holds[1].start.ms - killed_at;
+    assert!(
+        (1000..9000).contains(&waited),
+        "the waiter got the lock {waited} ms after the kill: only the session's expiry \
+         (2 s after the server last heard from the holder) frees it\n{log}"
+    );
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn a_sigtermed_holder_passes_the_signal_on_and_releases_at_once() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let dir = "/locks/t";
+    let hosts = env.hosts();
+    let (mut holder, _) = holder(fenced(
+        &hosts,
+        "t",
+        &["--session-timeout", "20s"],
+        &log,
+        "holder",
+        FOREVER,
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&hosts, "t", &[], &log, "waiter", "true"),
+    );
+    let termed_at = now_ms();
+    holder.signal(libc::SIGTERM);
+    // The command's trap ran (it exits 42 on the signal), and zklock passes
+    // its exit code on.
+    holder.wait(WAIT).assert_code(42);
+    waiter.wait(WAIT).assert_success();
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
+    assert_eq!(holds[0].end_note(), "signal", "{log}");
+    let waited = holds[1].start.ms - termed_at;
+    assert!(
+        waited < 3000,
+        "the lock went to the waiter {waited} ms after SIGTERM; a release is immediate, \
+         not a 20 s session expiry\n{log}"
+    );
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn a_waiter_interrupted_or_timed_out_leaves_no_node_and_the_next_does_not_jump_the_holder() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let go = scratch.file("go");
+    let dir = "/locks/w";
+    let hosts = env.hosts();
+    let (mut holder, held) = holder(fenced(
+        &hosts,
+        "w",
+        &[],
+        &log,
+        "holder",
+        &wait_for_file(&go),
+    ));
+    let mut interrupted = queued(&env, dir, 2, fenced(&hosts, "w", &[], &log, "w1", "true"));
+    let mut timed_out = queued(
+        &env,
+        dir,
+        3,
+        fenced(&hosts, "w", &["-w", "3s"], &log, "w2", "true"),
+    );
+    let mut last = queued(&env, dir, 4, fenced(&hosts, "w", &[], &log, "w3", "true"));
+    let queue = queue_of(&env, dir);
+    let w1_node = format!("{dir}/{}", queue[1]);
+    assert!(watching(&last, 1).ends_with(&queue[2]), "w3 watches w2");
+
+    // SIGINT: w1's node goes, and w2, which watched it, goes back to waiting
+    // on the holder instead of taking the lock.
+    assert_eq!(watching(&timed_out, 1), w1_node, "w2 watches w1");
+    interrupted.signal(libc::SIGINT);
+    interrupted.wait(WAIT).assert_code(128 + libc::SIGINT);
+    assert_eq!(env.zk().children(dir).len(), 3, "w1's node is gone");
+    assert_eq!(
+        watching(&timed_out, 2),
+        held.node,
+        "w2 watches the holder now"
+    );
+    assert!(timed_out.stdout().is_empty(), "w2 did not jump the holder");
+
+    // Timeout: w2's node goes, and w3 goes back to waiting on the holder.
+    timed_out
+        .wait(WAIT)
+        .assert_code(1)
+        .assert_stderr_contains("timed out");
+    assert_eq!(env.zk().children(dir).len(), 2, "w2's node is gone");
+    assert_eq!(watching(&last, 2), held.node, "w3 watches the holder now");
+    assert!(last.stdout().is_empty(), "w3 did not jump the holder");
+
+    touch(&go);
+    holder.wait(WAIT).assert_success();
+    last.wait(WAIT).assert_success();
+    assert_eq!(grant_order(&log.assert_exclusive()), ["holder", "w3"]);
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn a_holder_paused_past_its_session_stops_its_command_and_exits_4_when_resumed() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let done = scratch.file("done");
+    let dir = "/locks/s";
+    let hosts = env.hosts();
+    let (mut holder, held) = holder(fenced(
+        &hosts,
+        "s",
+        &["--session-timeout", "2s", "--kill-after", "500ms"],
+        &log,
+        "holder",
+        FOREVER,
+    ));
+    let waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&hosts, "s", &[], &log, "waiter", &wait_for_file(&done)),
+    );
+    let mut waiter = waiter;
+    holder.signal(libc::SIGSTOP);
+    let got = Held::parse(&waiter.next_line(WAIT));
+    assert!(got.fence > held.fence, "{got:?} after {held:?}");
+    // What the README says: while zklock is paused, nothing stops its
+    // command, which still runs while the waiter holds. Only the fence tells
+    // them apart.
+    assert!(
+        process_alive(held.pid),
+        "the paused holder's command still runs"
+    );
+    let resumed = Instant::now();
+    holder.signal(libc::SIGCONT);
+    let run = holder.wait(WAIT);
+    run.assert_code(4).assert_stderr_contains("lost");
+    assert!(
+        resumed.elapsed() < Duration::from_secs(3),
+        "zklock stopped its command {:?} after it was resumed",
+        resumed.elapsed()
+    );
+    assert!(!process_alive(held.pid), "the command was stopped");
+    touch(&done);
+    waiter.wait(WAIT).assert_success();
+    let (holds, overlaps) = log.assert_fenced();
+    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
+    assert_eq!(holds[0].end_note(), "signal", "zklock stopped it\n{log}");
+    assert_eq!(overlaps.len(), 1, "{overlaps:?}\n{log}");
+    assert!(
+        overlaps[0].stale.starts_with("holder") && overlaps[0].newer.starts_with("waiter"),
+        "{overlaps:?}"
+    );
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+// ---------------------------------------------------------------------------
+// The network fails between zklock and the server (the proxy).
+
+#[test]
+fn a_holder_cut_off_stops_its_command_before_the_server_can_expire_its_session() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(&support::shared_server().address());
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let dir = "/locks/f";
+    let (mut holder, held) = holder(fenced(
+        &proxy.hosts(&env),
+        "f",
+        &["--session-timeout", "3s", "--kill-after", "1s"],
+        &log,
+        "holder",
+        FOREVER,
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&env.hosts(), "f", &[], &log, "waiter", "true"),
+    );
+    let frozen = now_ms();
+    proxy.freeze();
+    holder
+        .wait(WAIT)
+        .assert_code(4)
+        .assert_stderr_contains("lost")
+        .assert_stderr_contains("connection");
+    assert!(!process_alive(held.pid), "the command was stopped");
+    waiter.wait(WAIT).assert_success();
+    // The holder's command had ended (its TERM trap logged it) before the
+    // waiter, granted once the server expired the session, began.
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
+    assert_eq!(holds[0].end_note(), "signal", "{log}");
+    assert!(holds[0].end.ms <= holds[1].start.ms, "{log}");
+    let stopped_after = holds[0].end.ms - frozen;
+    assert!(
+        stopped_after < 3000,
+        "zklock stopped its command {stopped_after} ms after the network froze; the \
+         session timeout is 3 s\n{log}"
+    );
+    proxy.pass();
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_command() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(&support::shared_server().address());
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let done = scratch.file("done");
+    let dir = "/locks/h";
+    // Deadline: the last answered request's send time + 8 s - 1 s, and the
+    // heartbeat asks every (8 s - 1 s) / 3: at least 4.6 s after any fault
+    // begins. Each fault below is healed well before that.
+    let (mut holder, held) = holder(fenced(
+        &proxy.hosts(&env),
+        "h",
+        &["--session-timeout", "8s", "--kill-after", "1s"],
+        &log,
+        "holder",
+        &wait_for_file(&done),
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&env.hosts(), "h", &[], &log, "waiter", "true"),
+    );
+    // A freeze of 2 s: the client may or may not give up on the connection.
+    proxy.freeze();
+    std::thread::sleep(Duration::from_secs(2)); // the fault's length
+    proxy.pass();
+    proxy.wait_for_traffic(WAIT);
+    // A cut of 1 s: the connection is reset, and reconnecting is refused
+    // until the network heals.
+    proxy.cut();
+    std::thread::sleep(Duration::from_secs(1)); // the fault's length
+    proxy.pass();
+    holder.wait_for_stderr(WAIT, "zklock reconnects", |e| e.contains("reconnected"));
+    assert!(
+        holder.is_running() && process_alive(held.pid),
+        "the command runs on"
+    );
+    assert_eq!(
+        env.zk().exists(&held.node).map(|s| s.czxid),
+        Some(held.fence),
+        "the holder keeps its node"
+    );
+    assert!(waiter.stdout().is_empty(), "the waiter still waits");
+    touch(&done);
+    holder.wait(WAIT).assert_success();
+    waiter.wait(WAIT).assert_success();
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
+    assert_eq!(
+        holds[0].end_note(),
+        "",
+        "the command ended by itself\n{log}"
+    );
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn a_create_whose_answer_is_lost_is_found_again_never_made_twice() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(&support::shared_server().address());
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let dir = "/locks/c";
+    env.zk().mkdir_p(dir);
+    proxy.drop_after(Trigger::on(op::CREATE_LIKE).path_contains("/locks/c/"));
+    let (mut holder, held) = holder(fenced(&proxy.hosts(&env), "c", &[], &log, "holder", "true"));
+    let dropped = proxy.wait_for_drop(WAIT);
+    let (zxid, err) = dropped.reply.expect("the server answered the create");
+    assert_eq!(err, 0, "the create succeeded on the server: {dropped:?}");
+    // The node zklock holds is the one that lost create made: its czxid is
+    // that create's zxid, and it is the first node ever made in the
+    // directory.
+    assert_eq!(held.fence, zxid, "{held:?} {dropped:?}");
+    assert!(held.node.ends_with("-lock-0000000000"), "{held:?}");
+    holder.wait(WAIT).assert_success();
+    assert_eq!(grant_order(&log.assert_exclusive()), ["holder"]);
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+    // One child was ever created and deleted: never a second node.
+    let stat = env.zk().exists(dir).expect("the persistent directory");
+    assert_eq!(stat.cversion, 2, "{stat:?}");
+}
+
+#[test]
+fn a_create_whose_session_dies_before_the_answer_is_never_adopted() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(&support::shared_server().address());
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let dir = "/locks/e";
+    env.zk().mkdir_p(dir);
+    proxy.drop_after(
+        Trigger::on(op::CREATE_LIKE)
+            .path_contains("/locks/e/")
+            .then(Mode::Cut),
+    );
+    let mut contender = fenced(
+        &proxy.hosts(&env),
+        "e",
+        &["--session-timeout", "2s", "--kill-after", "500ms"],
+        &log,
+        "contender",
+        "true",
+    )
+    .spawn();
+    let dropped = proxy.wait_for_drop(WAIT);
+    assert_eq!(dropped.reply.map(|(_, err)| err), Some(0), "{dropped:?}");
+    // The node is there, owned by a session that can no longer reach the
+    // server; it goes when the server expires that session.
+    wait_until(WAIT, "the server expires the cut-off session", || {
+        env.zk().children_if_any(dir).is_empty()
+    });
+    proxy.pass();
+    let run = contender.wait(WAIT);
+    run.assert_code(3).assert_stderr_contains("session");
+    assert!(run.stdout.is_empty(), "the command never ran: {run:?}");
+    assert!(log.entries().is_empty(), "{log}");
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+    let stat = env.zk().exists(dir).expect("the persistent directory");
+    assert_eq!(stat.cversion, 2, "one node made, one expired: {stat:?}");
+}
+
+#[test]
+fn a_release_while_disconnected_goes_through_once_the_network_heals() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(&support::shared_server().address());
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let dir = "/locks/r";
+    for (round, who) in ["cut", "dropped"].into_iter().enumerate() {
+        let done = scratch.file(who);
+        let (mut holder, held) = holder(fenced(
+            &proxy.hosts(&env),
+            "r",
+            &["--session-timeout", "10s"],
+            &log,
+            who,
+            &wait_for_file(&done),
+        ));
+        let waiter_name = format!("after-{who}");
+        let mut waiter = queued(
+            &env,
+            dir,
+            2,
+            fenced(&env.hosts(), "r", &[], &log, &waiter_name, "true"),
+        );
+        let mut healed = now_ms();
+        if round == 0 {
+            // The network is cut when the command ends: the release cannot
+            // reach the server, and zklock keeps trying until it can.
+            proxy.cut();
+            touch(&done);
+            wait_until(WAIT, "the command ends", || !process_alive(held.pid));
+            let refused = proxy.accepted();
+            wait_until(WAIT, "zklock tries to reconnect, twice", || {
+                proxy.accepted() >= refused + 2
+            });
+            assert!(holder.is_running(), "zklock still tries to release");
+            assert!(
+                env.zk().exists(&held.node).is_some(),
+                "the node is still there"
+            );
+            proxy.pass();
+            healed = now_ms();
+        } else {
+            // The delete reaches the server, its answer is lost with the
+            // connection.
+            proxy.drop_after(Trigger::on(&[op::DELETE]).path_contains("/locks/r/"));
+            touch(&done);
+            let dropped = proxy.wait_for_drop(WAIT);
+            assert_eq!(dropped.reply.map(|(_, err)| err), Some(0), "{dropped:?}");
+        }
+        holder.wait(WAIT).assert_success();
+        waiter.wait(WAIT).assert_success();
+        assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+        // Released, not expired: the waiter got the lock soon after the
+        // network healed, not a 10 s session timeout later.
+        let start = log.wait_for_start(&waiter_name, WAIT);
+        assert!(
+            start.ms < healed + 3000,
+            "{waiter_name} started {} ms after the heal\n{log}",
+            start.ms.saturating_sub(healed)
+        );
+    }
+    assert_eq!(
+        grant_order(&log.assert_exclusive()),
+        ["cut", "after-cut", "dropped", "after-dropped"]
+    );
+}
+
+#[test]
+fn a_release_while_disconnected_ends_with_the_session_and_leaves_no_node() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(&support::shared_server().address());
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let done = scratch.file("done");
+    let dir = "/locks/x";
+    let (mut holder, held) = holder(fenced(
+        &proxy.hosts(&env),
+        "x",
+        &["--session-timeout", "3s", "--kill-after", "1s"],
+        &log,
+        "holder",
+        &wait_for_file(&done),
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&env.hosts(), "x", &[], &log, "waiter", "true"),
+    );
+    // The command ends just after the network is cut, well before the
+    // deadline: it ran under the lock, and its exit code is zklock's.
+    let cut = Instant::now();
+    proxy.cut();
+    touch(&done);
+    let run = holder.wait(WAIT);
+    run.assert_success();
+    assert!(
+        cut.elapsed() < Duration::from_secs(8),
+        "zklock gave up on the release {:?} after the cut",
+        cut.elapsed()
+    );
+    assert!(!process_alive(held.pid));
+    waiter.wait(WAIT).assert_success();
+    assert_eq!(grant_order(&log.assert_exclusive()), ["holder", "waiter"]);
+    proxy.pass();
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+// ---------------------------------------------------------------------------
+// The server itself fails.
+
+#[test]
+fn a_server_restarted_within_the_session_timeout_keeps_the_lock_and_the_command() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let done = scratch.file("done");
+    let dir = "/locks/sr";
+    let hosts = env.hosts();
+    // The server's restart and the client's backoff between attempts take a
+    // few seconds; the deadline is at least 20 s - 1 s - 19 s / 3 after the
+    // crash.
+    let options = ["--session-timeout", "20s", "--kill-after", "1s"];
+    let (mut holder, held) = holder(fenced(
+        &hosts,
+        "sr",
+        &options,
+        &log,
+        "holder",
+        &wait_for_file(&done),
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&hosts, "sr", &options, &log, "waiter", "true"),
+    );
+    server.restart();
+    holder.wait_for_stderr(WAIT, "the holder reconnects", |e| e.contains("reconnected"));
+    assert!(process_alive(held.pid), "the command runs on");
+    assert_eq!(
+        env.zk().exists(&held.node).map(|s| s.czxid),
+        Some(held.fence),
+        "the lock survived the restart"
+    );
+    assert!(waiter.stdout().is_empty(), "the waiter still waits");
+    touch(&done);
+    holder.wait(WAIT).assert_success();
+    waiter.wait(WAIT).assert_success();
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
+    assert_eq!(
+        holds[0].end_note(),
+        "",
+        "the command ended by itself\n{log}"
+    );
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn a_server_down_past_the_session_timeout_releases_the_lock_and_the_holder_exits_4() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let dir = "/locks/sd";
+    let hosts = env.hosts();
+    let (mut holder, held) = holder(fenced(
+        &hosts,
+        "sd",
+        &["--session-timeout", "2s", "--kill-after", "500ms"],
+        &log,
+        "holder",
+        FOREVER,
+    ));
+    // A waiter whose session outlives the outage.
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(
+            &hosts,
+            "sd",
+            &["--session-timeout", "30s"],
+            &log,
+            "waiter",
+            "true",
+        ),
+    );
+    server.kill();
+    holder
+        .wait(WAIT)
+        .assert_code(4)
+        .assert_stderr_contains("lost")
+        .assert_stderr_contains("connection");
+    assert!(!process_alive(held.pid), "the command was stopped");
+    server.start();
+    // The restarted server still knows the holder's session, and expires it
+    // one session timeout later: then the waiter gets the lock.
+    waiter.wait(Duration::from_secs(40)).assert_success();
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
+    assert_eq!(holds[0].end_note(), "signal", "{log}");
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+// ---------------------------------------------------------------------------
+// Ensembles: members fail under a holder and its queue.
+
+/// The index of the ensemble member that serves `session` (`0x...`), from
+/// each member's `cons` four-letter word.
+fn member_serving(ensemble: &ZkEnsemble, session: &str) -> usize {
+    let needle = format!("sid={session},");
+    support::wait_for(WAIT, &format!("a member serves session {session}"), || {
+        (0..ensemble.len()).find(|&i| {
+            ensemble
+                .server(i)
+                .try_four_letter("cons")
+                .is_ok_and(|cons| cons.contains(&needle))
+        })
+    })
+}
+
+/// A holder and three waiters on `ensemble`; `fault` breaks the ensemble
+/// while they hold and wait (given the holder's session). The holder must
+/// keep the lock, and the waiters get it one by one, in queue order.
+fn one_holder_and_a_queue_survive(
+    ensemble: &ZkEnsemble,
+    holder_hosts: impl FnOnce(&TestEnv) -> String,
+    fault: impl FnOnce(&Held),
+) {
+    let env = TestEnv::with_ensemble(ensemble);
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let done = scratch.file("done");
+    let dir = "/locks/q";
+    // Long enough sessions that an election fits well before the deadline.
+    let options = ["--session-timeout", "15s", "--kill-after", "1s"];
+    let (mut holder, held) = holder(fenced(
+        &holder_hosts(&env),
+        "q",
+        &options,
+        &log,
+        "holder",
+        &wait_for_file(&done),
+    ));
+    let mut waiters: Vec<Running> = (1..=3)
+        .map(|i| {
+            let who = format!("w{i}");
+            let section = fenced(&env.hosts(), "q", &options, &log, &who, "sleep 0.1");
+            queued(&env, dir, i + 1, section)
+        })
+        .collect();
+    fault(&held);
+    // Whichever member it used, the holder was cut off: a follower drops its
+    // clients when the leader goes.
+    holder.wait_for_stderr(WAIT, "the holder reconnects", |e| e.contains("reconnected"));
+    assert!(process_alive(held.pid), "the holder's command runs on");
+    assert_eq!(
+        env.zk().exists(&held.node).map(|s| s.czxid),
+        Some(held.fence),
+        "the holder keeps its node"
+    );
+    for waiter in &waiters {
+        assert!(waiter.stdout().is_empty(), "no one else holds");
+    }
+    touch(&done);
+    holder.wait(WAIT).assert_success();
+    for waiter in &mut waiters {
+        waiter.wait(WAIT).assert_success();
+    }
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "w1", "w2", "w3"]);
+    assert_eq!(
+        holds[0].end_note(),
+        "",
+        "the holder's command ended by itself\n{log}"
+    );
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn an_ensemble_that_loses_its_leader_grants_no_one_twice_and_keeps_the_queue_order() {
+    let ensemble = ZkEnsemble::start(3);
+    one_holder_and_a_queue_survive(&ensemble, TestEnv::hosts, |_| {
+        let leader = ensemble.leader();
+        ensemble.server(leader).kill();
+    });
+}
+
+#[test]
+fn an_ensemble_that_loses_the_holders_server_grants_no_one_twice_and_keeps_the_queue_order() {
+    let ensemble = ZkEnsemble::start(3);
+    // The holder knows only the followers, so the member it uses is one, and
+    // it has another to move to.
+    let followers = ensemble.followers();
+    one_holder_and_a_queue_survive(
+        &ensemble,
+        |env| {
+            let members: Vec<String> = followers
+                .iter()
+                .map(|&i| ensemble.server(i).address())
+                .collect();
+            format!("{}{}", members.join(","), env.chroot())
+        },
+        |held| {
+            let serving = member_serving(&ensemble, &held.session);
+            assert!(followers.contains(&serving));
+            ensemble.server(serving).kill();
+        },
+    );
+}
+
+#[test]
+fn an_ensemble_without_a_quorum_grants_no_one_and_its_queue_proceeds_once_restored() {
+    let ensemble = ZkEnsemble::start(3);
+    let env = TestEnv::with_ensemble(&ensemble);
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let dir = "/locks/n";
+    let (mut holder, held) = holder(fenced(
+        &env.hosts(),
+        "n",
+        &["--session-timeout", "3s", "--kill-after", "1s"],
+        &log,
+        "holder",
+        FOREVER,
+    ));
+    // Waiters whose sessions outlive the outage.
+    let mut waiters: Vec<Running> = (1..=2)
+        .map(|i| {
+            let who = format!("w{i}");
+            let options = ["--session-timeout", "40s"];
+            queued(
+                &env,
+                dir,
+                i + 1,
+                fenced(&env.hosts(), "n", &options, &log, &who, "true"),
+            )
+        })
+        .collect();
+    let leader = ensemble.leader();
+    let down: Vec<usize> = [leader, (leader + 1) % 3].into();
+    for &i in &down {
+        ensemble.server(i).kill();
+    }
+    // No quorum: the holder cannot tell whether it still holds, so it stops
+    // its command before its session could expire.
+    holder
+        .wait(WAIT)
+        .assert_code(4)
+        .assert_stderr_contains("lost")
+        .assert_stderr_contains("connection");
+    assert!(!process_alive(held.pid));
+    // A bounded observation window: no one is granted while the quorum is
+    // gone, though the holder has stopped.
+    std::thread::sleep(Duration::from_secs(2));
+    for waiter in &mut waiters {
+        assert!(
+            waiter.is_running() && waiter.stdout().is_empty(),
+            "no grant without a quorum"
+        );
+    }
+    assert_eq!(log.entries().len(), 2, "only the holder's section\n{log}");
+    for &i in &down {
+        ensemble.server(i).launch();
+    }
+    ensemble.leader();
+    for waiter in &mut waiters {
+        waiter.wait(Duration::from_secs(60)).assert_success();
+    }
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "w1", "w2"]);
+    assert_eq!(holds[0].end_note(), "signal", "{log}");
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn only_a_read_only_server_reachable_locks_fail_and_never_grant() {
+    let ensemble = ZkEnsemble::start_with(3, &ZkOptions::default().read_only_mode());
+    let env = TestEnv::with_ensemble(&ensemble);
+    let scratch = Scratch::new();
+    let granted = scratch.file("granted");
+    let dir = "/locks/ro";
+    env.zk().mkdir_p(dir);
+    // A holder from before the partition, as a plain node (sessions do not
+    // matter to a read-only server).
+    let (_, node) = env.zk().create_with(
+        &format!("{dir}/lock-"),
+        b"",
+        &zookeeper_client::CreateMode::PersistentSequential
+            .with_acls(zookeeper_client::Acls::anyone_all()),
+    );
+    let leader = ensemble.leader();
+    let keep = (leader + 2) % 3;
+    for i in (0..3).filter(|&i| i != keep) {
+        ensemble.server(i).kill();
+    }
+    let survivor = ensemble.server(keep);
+    wait_until(WAIT, "the survivor serves read-only", || {
+        survivor.mode().as_deref() == Some("read-only")
+    });
+    let hosts = format!("{}{}", survivor.address(), env.chroot());
+    let touch_granted = ["touch", granted.to_str().expect("utf-8 path")];
+    for global in [&["--read-only"][..], &[]] {
+        let run = Zklock::new(global)
+            .hosts(&hosts)
+            .args(["--connect-timeout", "2s", "lock", "-w", "2s", "ro", "--"])
+            .args(touch_granted)
+            .run();
+        // Unreachable (the server turns down a session that is not
+        // read-only), or refused as read-only: either way no lock.
+        assert!(
+            matches!(run.code, Some(3 | 10)),
+            "a lock on a read-only server must fail, not grant or wait: {run:?}"
+        );
+        assert!(!granted.exists(), "the command never runs: {run:?}");
+    }
+    // Inspection does work there.
+    Zklock::new(["--read-only", "stat", "ro"])
+        .hosts(&hosts)
+        .run()
+        .assert_success()
+        .assert_stdout_contains(node.rsplit('/').next().expect("a name"));
+    for i in (0..3).filter(|&i| i != keep) {
+        ensemble.server(i).launch();
+    }
+    ensemble.leader();
+    // A new session: the first was local to its server (read-only mode
+    // enables local sessions), which may have been killed.
+    assert_eq!(
+        env.connect().children(dir),
+        [node.rsplit('/').next().expect("a name")],
+        "no contender node was made"
+    );
+}
