@@ -56,8 +56,10 @@ JSON, a lock: {\"path\", \"kind\", \"dialect\", \"holders\": [contender],
               \"undecoded\"} (fields null when absent; undecoded: what could
               not be decoded, escaped); null for other contenders
 
-Reading: one session, up to 256 requests in flight: every directory is
-listed, then every contender read, in path order (component by component).
+Reading: one session; reads go in multi-read batches of 64 (one request
+each; node by node on servers before 3.6), up to 16 batches in flight:
+every directory is listed, then every contender read, in path order
+(component by component).
 Contender nodes are leaves: zklock never lists below them. A node that goes
 meanwhile is left out, so the result is not one atomic snapshot. A PATH that
 does not exist exits 6; a directory below it that an ACL keeps us from

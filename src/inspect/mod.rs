@@ -8,6 +8,7 @@
 //! `lock` itself acts on, and one JSON form of it (SPEC §7). It also decodes
 //! what other libraries store in their nodes (HBase's protobuf).
 
+mod batch;
 mod hbase;
 mod json;
 mod layout;
@@ -16,9 +17,10 @@ mod node;
 mod protobuf;
 mod walk;
 
+pub use batch::BATCH;
 pub use hbase::TableLock;
 pub use json::{ContenderJson, WithStats};
 pub use layout::Depth;
 pub use model::{Contender, ContenderMode, Lock, LockDialect, LockKind, NodeRead};
 pub use node::NodeStat;
-pub use walk::{MAX_IN_FLIGHT, WalkProgress, read_lock, walk};
+pub use walk::{WINDOW, WalkProgress, read_lock, walk};

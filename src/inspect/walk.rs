@@ -1,32 +1,33 @@
 //! The tree walk behind `ls`, `stat` and `dump`: list the tree, find the
 //! locks in it, read their nodes, and hand each lock over in path order.
 //!
-//! Every request goes out on one session, pipelined: up to
-//! [`MAX_IN_FLIGHT`] are outstanding at once, so a walk costs about as many
-//! round trips as the tree is deep plus its nodes divided by the window,
-//! instead of one round trip per node.
+//! Every request goes out on one session, batched and pipelined: reads go
+//! in multi-read batches of [`BATCH`], and up to [`WINDOW`] batches are
+//! outstanding at once, so a walk costs about as many round trips as the
+//! tree is deep, and the server handles one request per batch, not per node.
 //!
 //! 1. *List*: directories are listed concurrently, breadth first. Only the
 //!    names are kept (a few dozen bytes a node); contender and lease nodes
 //!    are never listed, their names say they are leaves.
 //! 2. *Read*: the data and stat of every contender are read in path order
-//!    through an ordered window of the same size, and each lock goes to the
-//!    caller as soon as its last node is read. Only the locks inside the
-//!    window are in memory at once, however large the tree.
+//!    through an ordered window, and each lock goes to the caller as soon as
+//!    its last node is read. Only the locks inside the window are in memory
+//!    at once, however large the tree.
 
 use futures::stream::{self, FuturesUnordered, StreamExt};
 
+use super::batch::{BATCH, Batcher, DataRead};
 use super::layout::{self, Depth, Listing};
 use super::model::{Lock, NodeRead};
 use crate::output;
 use crate::zk::{self, Session};
 use zookeeper_client as zkc;
 
-/// The most requests a walk keeps outstanding on its session.
-pub const MAX_IN_FLIGHT: usize = 256;
+/// The most batches a walk keeps outstanding on its session.
+pub const WINDOW: usize = 16;
 
-/// How often (in answered requests) a walk reports its progress.
-const PROGRESS_EVERY: u64 = 100;
+/// How often (in nodes listed or read) a walk reports its progress.
+const PROGRESS_EVERY: u64 = 256;
 
 /// How far a walk has come, and what it could not read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -42,15 +43,15 @@ pub struct WalkProgress {
 }
 
 impl WalkProgress {
-    /// Requests answered so far.
-    pub fn requests(&self) -> u64 {
+    /// Nodes listed or read so far.
+    pub fn nodes(&self) -> u64 {
         self.listed + self.read
     }
 }
 
 /// Reads every lock at `start` or, with [`Depth::Tree`], below it, and
 /// hands each to `on_lock` in path order; `progress` hears how far the walk
-/// has come every hundred requests. Fails when `start` does not exist (exit
+/// has come every few hundred nodes. Fails when `start` does not exist (exit
 /// 6) or cannot be listed; nodes that go while the walk runs are left out.
 pub async fn walk(
     session: &Session,
@@ -59,19 +60,22 @@ pub async fn walk(
     mut progress: impl FnMut(&WalkProgress),
     mut on_lock: impl FnMut(Lock) -> anyhow::Result<()>,
 ) -> anyhow::Result<WalkProgress> {
+    let batcher = Batcher::new(session);
     let mut state = WalkProgress::default();
-    let listing = list_tree(session, start, depth, &mut state, &mut progress).await?;
+    let listing = list_tree(&batcher, start, depth, &mut state, &mut progress).await?;
     let sites = layout::find_sites(listing, start, depth);
-    let mut reads = stream::iter(sites.iter().flat_map(|site| site.reads()))
-        .map(|path| read_node(session, path))
-        .buffered(MAX_IN_FLIGHT);
+    let paths = sites.iter().flat_map(|site| site.reads());
+    let mut reads = stream::iter(paths)
+        .chunks(BATCH)
+        .map(|paths| read_batch(&batcher, session, paths))
+        .buffered(WINDOW)
+        .flat_map(|batch| stream::iter(flatten(batch)));
     for site in &sites {
         let mut nodes = Vec::with_capacity(site.read_count());
         for _ in 0..site.read_count() {
-            let read = reads.next().await.expect("one read per node of a site")?;
-            nodes.push(read);
+            nodes.push(reads.next().await.expect("one read per node of a site")?);
             state.read += 1;
-            if state.requests().is_multiple_of(PROGRESS_EVERY) {
+            if state.nodes().is_multiple_of(PROGRESS_EVERY) {
                 progress(&state);
             }
         }
@@ -112,10 +116,10 @@ enum Need {
     Optional,
 }
 
-/// Lists `start` and the directories below it that `depth` asks for, at
-/// most [`MAX_IN_FLIGHT`] at a time.
+/// Lists `start` and the directories below it that `depth` asks for, in
+/// batches, at most [`WINDOW`] at a time.
 async fn list_tree(
-    session: &Session,
+    batcher: &Batcher<'_>,
     start: &str,
     depth: Depth,
     state: &mut WalkProgress,
@@ -126,52 +130,81 @@ async fn list_tree(
     todo.extend(layout::kazoo_lock_beside(start).map(|dir| (dir, Need::Optional)));
     let mut in_flight = FuturesUnordered::new();
     loop {
-        while in_flight.len() < MAX_IN_FLIGHT
-            && let Some((dir, need)) = todo.pop()
-        {
+        while in_flight.len() < WINDOW && !todo.is_empty() {
+            let batch = todo.split_off(todo.len().saturating_sub(BATCH));
             in_flight.push(async move {
-                let children = session.children(&dir).await;
-                (dir, need, children)
+                let dirs: Vec<String> = batch.iter().map(|(dir, _)| dir.clone()).collect();
+                let listed = batcher.list(&dirs).await;
+                (batch, listed)
             });
         }
-        let Some((dir, need, children)) = in_flight.next().await else {
+        let Some((batch, listed)) = in_flight.next().await else {
             break;
         };
-        state.listed += 1;
-        if state.requests().is_multiple_of(PROGRESS_EVERY) {
-            progress(state);
-        }
-        let children = match children {
-            Ok(children) => children,
-            Err(err) if need == Need::Required => return Err(err.into()),
-            Err(err) if err.is_no_node() => continue,
-            Err(err) if matches!(err.cause(), Some(zkc::Error::NoAuth)) => {
-                tracing::warn!("{err}");
-                state.unreadable.push(dir);
-                continue;
+        for ((dir, need), children) in batch.into_iter().zip(listed?) {
+            state.listed += 1;
+            if state.nodes().is_multiple_of(PROGRESS_EVERY) {
+                progress(state);
             }
-            Err(err) => return Err(err.into()),
-        };
-        let next = layout::children_to_list(&dir, &children, start, depth);
-        todo.extend(next.into_iter().map(|child| (child, Need::Optional)));
-        listing.insert(dir, children);
+            let children = match children {
+                Ok(children) => children,
+                Err(err) if need == Need::Required => return Err(err.into()),
+                Err(err) if err.is_no_node() => continue,
+                Err(err) if is_no_auth(&err) => {
+                    tracing::warn!("{err}");
+                    state.unreadable.push(dir);
+                    continue;
+                }
+                Err(err) => return Err(err.into()),
+            };
+            let next = layout::children_to_list(&dir, &children, start, depth);
+            todo.extend(next.into_iter().map(|child| (child, Need::Optional)));
+            listing.insert(dir, children);
+        }
     }
     Ok(listing)
 }
 
-/// Reads a node's data and stat; `None` when it has gone. A node whose ACL
+/// Reads a batch of nodes: `None` for a node that has gone; a node whose ACL
 /// forbids reading its data is shown with its stat and no data.
-async fn read_node(session: &Session, path: String) -> Result<Option<NodeRead>, zk::Error> {
-    match session.get_data(&path).await {
+async fn read_batch(
+    batcher: &Batcher<'_>,
+    session: &Session,
+    paths: Vec<String>,
+) -> Result<Vec<Option<NodeRead>>, zk::Error> {
+    let mut nodes = Vec::with_capacity(paths.len());
+    for (path, read) in paths.iter().zip(batcher.read(&paths).await?) {
+        nodes.push(settle(session, path, read).await?);
+    }
+    Ok(nodes)
+}
+
+async fn settle(
+    session: &Session,
+    path: &str,
+    read: DataRead,
+) -> Result<Option<NodeRead>, zk::Error> {
+    match read {
         Ok((data, stat)) => Ok(Some(NodeRead { data, stat })),
         Err(err) if err.is_no_node() => Ok(None),
-        Err(err) if matches!(err.cause(), Some(zkc::Error::NoAuth)) => {
-            let stat = session.stat(&path).await?;
-            Ok(stat.map(|stat| NodeRead {
-                data: Vec::new(),
-                stat,
-            }))
-        }
+        Err(err) if is_no_auth(&err) => Ok(session.stat(path).await?.map(|stat| NodeRead {
+            data: Vec::new(),
+            stat,
+        })),
         Err(err) => Err(err),
     }
+}
+
+/// A batch's reads one by one, or its failure once.
+fn flatten(
+    batch: Result<Vec<Option<NodeRead>>, zk::Error>,
+) -> Vec<Result<Option<NodeRead>, zk::Error>> {
+    match batch {
+        Ok(nodes) => nodes.into_iter().map(Ok).collect(),
+        Err(err) => vec![Err(err)],
+    }
+}
+
+fn is_no_auth(err: &zk::Error) -> bool {
+    matches!(err.cause(), Some(zkc::Error::NoAuth))
 }
