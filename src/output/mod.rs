@@ -194,8 +194,8 @@ impl Printer {
     }
 
     /// Starts a JSON array streamed onto stdout, one element at a time, so
-    /// a listing of any length never sits in memory whole. Writes pause the
-    /// `progress` line, if any, so the two never mix on a terminal.
+    /// a listing of any length never sits in memory whole. On a terminal,
+    /// writes pause the `progress` line, if any, so the two never mix.
     pub fn json_array<'p>(&self, progress: Option<&'p Progress>) -> anyhow::Result<StdoutJson<'p>> {
         JsonStream::array(stdout_beside(progress))
     }
@@ -239,7 +239,10 @@ impl Progress {
 /// A JSON document streamed onto stdout.
 pub type StdoutJson<'p> = JsonStream<std::io::BufWriter<StdoutBeside<'p>>>;
 
+/// Stdout, buffered; writes pause the progress line only when both share
+/// the terminal (a redirected stdout never disturbs it).
 fn stdout_beside(progress: Option<&Progress>) -> std::io::BufWriter<StdoutBeside<'_>> {
+    let progress = progress.filter(|_| std::io::stdout().is_terminal());
     std::io::BufWriter::with_capacity(1 << 16, StdoutBeside { progress })
 }
 
