@@ -17,10 +17,9 @@ mod node;
 mod protobuf;
 mod walk;
 
-pub use batch::BATCH;
 pub use hbase::TableLock;
 pub use json::{ContenderJson, WithStats};
 pub use layout::Depth;
-pub use model::{Contender, ContenderMode, Lock, LockDialect, LockKind, NodeRead};
+pub use model::{Contender, ContenderMode, Lock, LockDialect, LockKind};
 pub use node::NodeStat;
-pub use walk::{WINDOW, WalkProgress, read_lock, walk};
+pub use walk::{WalkProgress, read_lock, walk};

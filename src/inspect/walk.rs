@@ -15,16 +15,16 @@
 //!    at once, however large the tree.
 
 use futures::stream::{self, FuturesUnordered, StreamExt};
+use zookeeper_client as zkc;
 
 use super::batch::{BATCH, Batcher, DataRead};
 use super::layout::{self, Depth, Listing};
 use super::model::{Lock, NodeRead};
 use crate::output;
 use crate::zk::{self, Session};
-use zookeeper_client as zkc;
 
 /// The most batches a walk keeps outstanding on its session.
-pub const WINDOW: usize = 16;
+const WINDOW: usize = 16;
 
 /// How often (in nodes listed or read) a walk reports its progress.
 const PROGRESS_EVERY: u64 = 256;
@@ -34,7 +34,7 @@ const PROGRESS_EVERY: u64 = 256;
 pub struct WalkProgress {
     /// Directories listed.
     pub listed: u64,
-    /// Contender nodes read.
+    /// Nodes read: contenders, leases, kazoo semaphore nodes.
     pub read: u64,
     /// Locks handed over.
     pub locks: u64,
