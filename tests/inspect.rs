@@ -250,10 +250,18 @@ fn kazoo_semaphore_made_by_kazoo() {
         sem.waiters[1].waiting_on.as_deref(),
         Some(sem.waiters[0].path.as_str())
     );
+    let by_stat = stat(&env, "ks");
+    assert_eq!(paths(&by_stat.holders), paths(&sem.holders));
+    assert_eq!(paths(&by_stat.waiters), paths(&sem.waiters));
     env.zklock(["ls"])
         .run()
         .assert_success()
         .assert_stdout_contains("2/2");
+    env.zklock(["stat", "ks"])
+        .run()
+        .assert_success()
+        .assert_stdout_contains("2 of 2 leases held, 2 waiters")
+        .assert_stdout_contains("waiting for a lease");
     peers::release(a);
     peers::release(b);
 }
