@@ -73,7 +73,9 @@ pub fn manual() -> String {
 Columns: LOCK, KIND, DIALECT, HOLDERS and WAITERS (how many; a kazoo semaphore
 shows holders/maximum), HELD FOR and OWNER (of the holder that has held it
 longest: zklock's user@host pid, HBase's server and table, Curator's IP or
-kazoo's identifier, else its session). -o json prints an array of locks,
+kazoo's identifier, else its session). HELD FOR is the age of that holder's
+node: ZooKeeper does not record when a waiter got the lock, so for a holder
+that waited first it is an upper bound. -o json prints an array of locks,
 written out as they are read.
 
 {LOCKS_EXPLAINED}"
