@@ -23,7 +23,9 @@ use support::fencing::{
 use support::proxy::{
     ClientFramer, ClientMessage, FaultProxy, Mode, ServerFramer, ServerMessage, Trigger, op,
 };
-use support::{Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, Zklock, wait_until};
+use support::{
+    Run, Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, Zklock, wait_until,
+};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -91,6 +93,17 @@ fn queue_of(env: &TestEnv, dir: &str) -> Vec<String> {
     children
 }
 
+/// Waits until a `-v` holder logs that it reconnected; fails at once if it
+/// ends instead.
+fn wait_for_reconnect(holder: &mut Running) {
+    wait_until(WAIT, "the holder reconnects", || {
+        if let Some(run) = holder.try_wait() {
+            panic!("the holder ended instead of reconnecting: {run:?}");
+        }
+        holder.stderr().contains("reconnected")
+    });
+}
+
 /// True while `pid` exists and is not a zombie.
 fn process_alive(pid: i32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -104,6 +117,28 @@ fn process_alive(pid: i32) -> bool {
 
 fn touch(path: &Path) {
     std::fs::write(path, "").expect("touch");
+}
+
+/// zklock's own report of a lost lock (`zklock: lock ... lost: WHY; ...`),
+/// not a line of its `-v` log.
+fn loss_report(run: &Run) -> String {
+    run.stderr
+        .lines()
+        .find(|l| l.starts_with("zklock: lock ") && l.contains(" lost: "))
+        .unwrap_or_else(|| panic!("no report of a lost lock: {run:?}"))
+        .to_owned()
+}
+
+/// Fails unless zklock exited 4 and reported the lock lost because the
+/// connection was down too long (its own deadline, not the session's end).
+#[track_caller]
+fn assert_lost_with_the_connection(run: &Run) {
+    run.assert_code(4);
+    let report = loss_report(run);
+    assert!(
+        report.contains("connection"),
+        "expected the deadline of a lost connection, got {report:?}\n{run:?}"
+    );
 }
 
 /// Who held, in grant order.
@@ -512,11 +547,8 @@ fn a_holder_cut_off_stops_its_command_before_the_server_can_expire_its_session()
     );
     let frozen = now_ms();
     proxy.freeze();
-    holder
-        .wait(WAIT)
-        .assert_code(4)
-        .assert_stderr_contains("lost")
-        .assert_stderr_contains("connection");
+    let run = holder.wait(WAIT);
+    assert_lost_with_the_connection(&run);
     assert!(!process_alive(held.pid), "the command was stopped");
     waiter.wait(WAIT).assert_success();
     // The holder's command had ended (its TERM trap logged it) before the
@@ -570,7 +602,7 @@ fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_comma
     proxy.cut();
     std::thread::sleep(Duration::from_secs(1)); // the fault's length
     proxy.pass();
-    holder.wait_for_stderr(WAIT, "zklock reconnects", |e| e.contains("reconnected"));
+    wait_for_reconnect(&mut holder);
     assert!(
         holder.is_running() && process_alive(held.pid),
         "the command runs on"
@@ -799,7 +831,7 @@ fn a_server_restarted_within_the_session_timeout_keeps_the_lock_and_the_command(
         fenced(&hosts, "sr", &options, &log, "waiter", "true"),
     );
     server.restart();
-    holder.wait_for_stderr(WAIT, "the holder reconnects", |e| e.contains("reconnected"));
+    wait_for_reconnect(&mut holder);
     assert!(process_alive(held.pid), "the command runs on");
     assert_eq!(
         env.zk().exists(&held.node).map(|s| s.czxid),
@@ -851,11 +883,8 @@ fn a_server_down_past_the_session_timeout_releases_the_lock_and_the_holder_exits
         ),
     );
     server.kill();
-    holder
-        .wait(WAIT)
-        .assert_code(4)
-        .assert_stderr_contains("lost")
-        .assert_stderr_contains("connection");
+    let run = holder.wait(WAIT);
+    assert_lost_with_the_connection(&run);
     assert!(!process_alive(held.pid), "the command was stopped");
     server.start();
     // The restarted server still knows the holder's session, and expires it
@@ -917,7 +946,7 @@ fn one_holder_and_a_queue_survive(
     fault(&held);
     // Whichever member it used, the holder was cut off: a follower drops its
     // clients when the leader goes.
-    holder.wait_for_stderr(WAIT, "the holder reconnects", |e| e.contains("reconnected"));
+    wait_for_reconnect(&mut holder);
     assert!(process_alive(held.pid), "the holder's command runs on");
     assert_eq!(
         env.zk().exists(&held.node).map(|s| s.czxid),
@@ -1009,11 +1038,8 @@ fn an_ensemble_without_a_quorum_grants_no_one_and_its_queue_proceeds_once_restor
     }
     // No quorum: the holder cannot tell whether it still holds, so it stops
     // its command before its session could expire.
-    holder
-        .wait(WAIT)
-        .assert_code(4)
-        .assert_stderr_contains("lost")
-        .assert_stderr_contains("connection");
+    let run = holder.wait(WAIT);
+    assert_lost_with_the_connection(&run);
     assert!(!process_alive(held.pid));
     // A bounded observation window: no one is granted while the quorum is
     // gone, though the holder has stopped.
