@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
+use crate::inspect;
 use crate::lock::hold::{self, Loss};
 use crate::lock::{Contention, Dialect, Held, Kind, LockSpec, Outcome, Owner, Patience, Waiting};
 use crate::output::{self, Printer};
@@ -299,14 +300,7 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
     let holder = &waiting.holder;
     let who = match &waiting.holder_data {
         Some((data, stat)) => {
-            let owner = match Owner::parse(data) {
-                Some(owner) => match &owner.data {
-                    Some(text) => format!("{} {text:?}", owner.summary()),
-                    None => owner.summary(),
-                },
-                None => output::data_text(data)
-                    .unwrap_or_else(|| zk::format_session(stat.ephemeral_owner)),
-            };
+            let owner = inspect::owner_text(holder.dialect, data, stat.ephemeral_owner);
             let since = output::format_time_ms(stat.ctime);
             format!("{owner} ({}) since {}", holder.dialect, &since[11..19])
         }

@@ -13,7 +13,7 @@ use zookeeper_client as zkc;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::lock::LockQueue;
+use crate::inspect;
 use crate::lock::hold::REVOKE;
 use crate::lock::name;
 use crate::output::{self, Report};
@@ -166,25 +166,14 @@ impl ReleaseReport {
     }
 }
 
-/// The nodes that hold `lock` now, with the versions they were seen at.
-async fn holders(session: &Session, lock: &str) -> Result<Vec<(String, i32)>, zk::Error> {
-    let queue = LockQueue::from_children(session.children(lock).await?);
-    let mut holders = Vec::new();
-    for holder in queue.holders() {
-        let node = path::join(lock, &holder.name);
-        if let Some(stat) = stat_of(session, &node).await? {
-            holders.push((node, stat.version));
-        }
-    }
-    Ok(holders)
-}
-
-async fn stat_of(session: &Session, node: &str) -> Result<Option<zkc::Stat>, zk::Error> {
-    session
-        .retry()
-        .run(|| session.client().check_stat(node))
-        .await
-        .map_err(|e| zk::Error::op("stat", node, e))
+/// The nodes that hold `lock` now (as `stat` shows them: the one lock
+/// model), with the versions they were seen at.
+async fn holders(session: &Session, lock: &str) -> Result<Vec<(String, i32)>> {
+    let holders = inspect::read_lock(session, lock)
+        .await?
+        .map(|lock| lock.holders)
+        .unwrap_or_default();
+    Ok(holders.into_iter().map(|c| (c.path, c.stat.version)).collect())
 }
 
 /// Deletes `node` if it is still at `version`; a node that changed or went

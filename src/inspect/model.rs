@@ -157,24 +157,31 @@ impl Contender {
             .flatten()
     }
 
-    /// Who this is, for people: zklock's owner (`user@host pid N "data"`),
-    /// HBase's decoded owner, the data as text (Curator's IP address, kazoo's
-    /// identifier), or else the session.
+    /// Who this is, for people: see [`owner_text`].
     pub fn owner_text(&self) -> String {
-        if let Some(owner) = self.owner() {
-            return match &owner.data {
-                Some(text) => format!("{} {text:?}", owner.summary()),
-                None => owner.summary(),
-            };
-        }
-        if let Some(table_lock) = self.table_lock() {
-            return table_lock.summary();
-        }
-        if self.data.is_empty() {
-            format!("session {}", zk::format_session(self.session()))
-        } else {
-            hbase::safe_text(&self.data)
-        }
+        owner_text(self.dialect, &self.data, self.session())
+    }
+}
+
+/// Who a contender is, for people: zklock's owner record (`user@host pid N
+/// "data"`), HBase's decoded owner, the data as text (Curator's IP address,
+/// kazoo's identifier), or else its session.
+pub fn owner_text(dialect: Dialect, data: &[u8], session: i64) -> String {
+    if let Some(owner) = Owner::parse(data) {
+        return match &owner.data {
+            Some(text) => format!("{} {text:?}", owner.summary()),
+            None => owner.summary(),
+        };
+    }
+    if dialect == Dialect::Hbase
+        && let Some(table_lock) = hbase::decode(data)
+    {
+        return table_lock.summary();
+    }
+    if data.is_empty() {
+        format!("session {}", zk::format_session(session))
+    } else {
+        hbase::safe_text(data)
     }
 }
 

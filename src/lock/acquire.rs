@@ -267,12 +267,7 @@ impl<'s> Contention<'s> {
     }
 
     async fn stat_of(&self, child: &str) -> Result<Option<zkc::Stat>, zk::Error> {
-        let path = self.node_path(child);
-        self.session
-            .retry()
-            .run(|| self.session.client().check_stat(&path))
-            .await
-            .map_err(|e| zk::Error::op("stat", &path, e))
+        self.session.stat(&self.node_path(child)).await
     }
 
     async fn list(&self) -> Result<Vec<String>, zk::Error> {
