@@ -141,3 +141,44 @@ bench_row() {
 bench_table() {
     printf '%s\n' "${BENCH_ROWS[@]}" | column -t -s $'\t'
 }
+
+# bench_mkdirs PATH...: creates persistent directories (and their parents).
+bench_mkdirs() {
+    "$BENCH_PYTHON" - "$BENCH_HOSTS" "$@" <<'PY'
+import logging, sys
+from kazoo.client import KazooClient
+logging.getLogger("kazoo").addHandler(logging.NullHandler())
+client = KazooClient(hosts=sys.argv[1])
+client.start()
+for path in sys.argv[2:]:
+    client.ensure_path(path)
+client.stop()
+PY
+}
+
+# bench_wait_contenders PATH N: waits (60 s at most) until PATH has N children.
+bench_wait_contenders() {
+    "$BENCH_PYTHON" - "$BENCH_HOSTS" "$1" "$2" <<'PY' || bench_die "$1 did not reach $2 contenders within 60 s"
+import logging, sys, time
+from kazoo.client import KazooClient
+logging.getLogger("kazoo").addHandler(logging.NullHandler())
+client = KazooClient(hosts=sys.argv[1])
+client.start()
+deadline = time.monotonic() + 60
+while len(client.get_children(sys.argv[2])) < int(sys.argv[3]):
+    if time.monotonic() > deadline:
+        sys.exit(1)
+    time.sleep(0.005)
+client.stop()
+PY
+}
+
+# bench_mntr KEY: the value of KEY in the server's `mntr` output.
+bench_mntr() {
+    local port=${BENCH_HOSTS##*:} reply
+    exec {fd}<>"/dev/tcp/127.0.0.1/$port"
+    printf mntr >&"$fd"
+    reply=$(cat <&"$fd")
+    exec {fd}<&-
+    awk -v key="$1" '$1 == key { print $2 }' <<<"$reply"
+}

@@ -1,6 +1,4 @@
-#!/usr/bin/env bash
-# Benchmarks of the inspection commands (issue 5, SPEC §11), against a
-# ZooKeeper of their own:
+# Inspection jobs of bench/run (sourced), issue 5:
 #
 #   ls    `zklock ls` over LS_LOCKS locks x LS_CONTENDERS contenders, against
 #         bench/kazoo_ls.py doing the same job with kazoo, sequentially (get
@@ -9,21 +7,14 @@
 #   dump  `zklock dump` over DUMP_LOCKS x DUMP_CONTENDERS contenders: median
 #         time and the largest peak RSS of RUNS runs (goal: < 200 MB)
 #
-# Usage: bench/inspect [JOB...]       (default: ls dump)
-# Environment: BENCH_RUNS (5), BENCH_LS_LOCKS (2000), BENCH_LS_CONTENDERS (5),
-#              BENCH_DUMP_LOCKS (20000), BENCH_DUMP_CONTENDERS (5)
-#
 # The contenders are ephemeral-sequential nodes named as Curator names them,
-# each holding a zklock owner record (examples/populate.rs). Prints one table.
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# each holding a zklock owner record (examples/populate.rs).
 
 RUNS=${BENCH_RUNS:-5}
 LS_LOCKS=${BENCH_LS_LOCKS:-2000}
 LS_CONTENDERS=${BENCH_LS_CONTENDERS:-5}
 DUMP_LOCKS=${BENCH_DUMP_LOCKS:-20000}
 DUMP_CONTENDERS=${BENCH_DUMP_CONTENDERS:-5}
-ZKLOCK=$BENCH_ROOT/target/release/zklock
-POPULATE=$BENCH_ROOT/target/release/examples/populate
 
 # Fills ROOT with LOCKS x CONTENDERS contenders, held until the script ends.
 populate() {
@@ -70,8 +61,8 @@ job_ls() {
     kz=$(bench_median "${kazoo_times[@]}")
     ratio=$(awk -v a="$zk" -v b="$kz" 'BEGIN { printf "%.3f", a / b }')
     verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 0.1 ? "met" : "MISSED") }')
-    bench_row "ls $LS_LOCKS locks x $LS_CONTENDERS" "$zk s" "$kz s" "$ratio" "$(mb "$rss")" \
-        "zklock <= 0.1 x kazoo: $verdict"
+    bench_row "ls, $LS_LOCKS locks x $LS_CONTENDERS contenders" "$zk s (peak $(mb "$rss"))" "$kz s" "-" "-" \
+        "$ratio x kazoo" "<= 0.1 x kazoo: $verdict"
 }
 
 job_dump() {
@@ -85,23 +76,7 @@ job_dump() {
         bench_say "dump run $i: $t s, peak RSS $(mb "$r")"
     done
     verdict=$(awk -v kb="$rss" 'BEGIN { print (kb < 200 * 1024 ? "met" : "MISSED") }')
-    bench_row "dump $DUMP_LOCKS locks x $DUMP_CONTENDERS" "$(bench_median "${times[@]}") s" "-" "-" \
-        "$(mb "$rss")" "peak RSS < 200 MB: $verdict"
+    bench_row "dump, $DUMP_LOCKS locks x $DUMP_CONTENDERS contenders" \
+        "$(bench_median "${times[@]}") s (peak $(mb "$rss"))" "-" "-" "-" "-" "peak RSS < 200 MB: $verdict"
 }
 
-main() {
-    local jobs=("$@") job
-    ((${#jobs[@]})) || jobs=(ls dump)
-    bench_init
-    bench_say "building zklock and examples/populate (release)"
-    bench_build --bin zklock --example populate
-    bench_zk_start
-    bench_row "job" "zklock (median)" "kazoo (median)" "ratio" "zklock peak RSS" "goal"
-    for job in "${jobs[@]}"; do
-        declare -F "job_$job" >/dev/null || bench_die "unknown job $job (jobs: ls dump)"
-        "job_$job"
-    done
-    bench_table
-}
-
-main "$@"
