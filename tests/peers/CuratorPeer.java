@@ -27,6 +27,10 @@
 //   --loops N              acquire/hold/release N times (default 1)
 //   --identifier TEXT      accepted and ignored (Curator stores the client's IP)
 //   --max-leases N         (semaphore) the semaphore's maximum number of leases (default 1)
+//   --log FILE             append "start <czxid> <epoch-ms> curator-<pid>" to FILE once
+//                          acquired and "end <czxid> <epoch-ms> curator-<pid>" just before
+//                          releasing (czxid of our own node: the fencing token), one
+//                          O_APPEND write per line, for the tests' fencing log
 //   --revocable            (Curator only) makeRevocable(): when "__REVOKE__" is written
 //                          to our node, print REVOKED <epoch-ms>, release, exit 0.
 //                          Without it the holder ignores revocation requests.
@@ -97,7 +101,7 @@ public class CuratorPeer {
     private static void usage(String why) {
         die(2, why + "\nusage: CuratorPeer <connect-string> <lock-path> mutex|read|write|semaphore"
                 + " [--hold-ms N] [--timeout-ms N] [--session-timeout-ms N] [--loops N]"
-                + " [--identifier TEXT] [--revocable] [--max-leases N]");
+                + " [--identifier TEXT] [--revocable] [--max-leases N] [--log FILE]");
     }
 
     private static long parseLong(String opt, String v) {
@@ -145,6 +149,7 @@ public class CuratorPeer {
         String mode = args[2];
         long holdMs = -1, timeoutMs = -1, sessionMs = 4000, loops = 1, maxLeases = 1;
         boolean revocable = false;
+        String logFile = null;
         for (int i = 3; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -157,8 +162,10 @@ public class CuratorPeer {
                 case "--loops":
                 case "--max-leases":
                 case "--identifier":
+                case "--log":
                     if (i + 1 >= args.length) usage(a + " needs a value");
                     String v = args[++i];
+                    if (a.equals("--log")) logFile = v;
                     if (a.equals("--hold-ms")) holdMs = parseLong(a, v);
                     else if (a.equals("--timeout-ms")) timeoutMs = parseLong(a, v);
                     else if (a.equals("--session-timeout-ms")) sessionMs = parseLong(a, v);
@@ -249,7 +256,10 @@ public class CuratorPeer {
                 closeClient();
                 System.exit(1);
             }
-            out("ACQUIRED " + lock.node() + " " + System.currentTimeMillis());
+            String node = lock.node();
+            out("ACQUIRED " + node + " " + System.currentTimeMillis());
+            long fence = logFile == null ? 0 : fenceOf(node);
+            fenceLog(logFile, "start", fence);
 
             // hold
             long deadline = holdMs >= 0 ? System.currentTimeMillis() + holdMs : Long.MAX_VALUE;
@@ -278,6 +288,7 @@ public class CuratorPeer {
             }
 
             Thread.interrupted();
+            fenceLog(logFile, "end", fence);
             try {
                 lock.release();
             } catch (Exception e) {
@@ -287,6 +298,32 @@ public class CuratorPeer {
         }
         closeClient();
         System.exit(0);
+    }
+
+    /** The czxid of our node: the fencing token of this hold. */
+    private static long fenceOf(String node) {
+        try {
+            Stat stat = client.checkExists().forPath(node);
+            if (stat == null) die(2, "our node " + node + " is gone");
+            return stat.getCzxid();
+        } catch (Exception e) {
+            die(2, "stat " + node + ": " + e);
+            return 0;
+        }
+    }
+
+    /** Appends "WHAT FENCE MS curator-PID" to the fencing log, if there is one. */
+    private static void fenceLog(String logFile, String what, long fence) {
+        if (logFile == null) return;
+        String line = what + " " + fence + " " + System.currentTimeMillis() + " curator-"
+                + ProcessHandle.current().pid() + "\n";
+        try {
+            java.nio.file.Files.write(java.nio.file.Paths.get(logFile),
+                    line.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+        } catch (Exception e) {
+            die(2, "write " + logFile + ": " + e);
+        }
     }
 
     /**

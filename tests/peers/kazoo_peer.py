@@ -22,6 +22,10 @@ Protocol (shared with CuratorPeer.java):
   --revocable             accepted for symmetry with CuratorPeer; kazoo has no
                           revocation, so it is ignored
   --max-leases N          (semaphore) the semaphore's maximum number of leases (default 1)
+  --log FILE              append "start <czxid> <epoch-ms> kazoo-<pid>" to FILE once
+                          acquired and "end <czxid> <epoch-ms> kazoo-<pid>" just before
+                          releasing (czxid of our own node: the fencing token), one
+                          O_APPEND write per line, for the tests' fencing log
   --extra-pattern P       (kazoo only, repeatable) kazoo's extra_lock_patterns: also
                           treat children whose name contains P before the sequence
                           number as contenders ahead of us, e.g. "-lock-" for Curator
@@ -223,6 +227,28 @@ class Peer(object):
             if 0 in ready:
                 self.read_stdin()
 
+    def fence_of(self, node):
+        """The czxid of our node: the fencing token of this hold."""
+        try:
+            stat = self.client.exists(node)
+        except Exception as e:
+            self.die(2, "stat %s: %r" % (node, e))
+        if stat is None:
+            self.die(2, "our node %s is gone" % node)
+        return stat.czxid
+
+    def fence_log(self, what, fence):
+        """Appends "WHAT FENCE MS kazoo-PID" to the fencing log, if there is one,
+        in one O_APPEND write."""
+        if not self.args.log:
+            return
+        line = ("%s %d %d kazoo-%d\n" % (what, fence, now_ms(), os.getpid())).encode()
+        fd = os.open(self.args.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
     def run(self):
         a = self.args
         signal.signal(signal.SIGTERM, self.on_signal)
@@ -247,8 +273,12 @@ class Peer(object):
                 out("TIMEOUT")
                 self.close()
                 return 1
-            out("ACQUIRED %s %d" % (node_of(lock), now_ms()))
+            node = node_of(lock)
+            out("ACQUIRED %s %d" % (node, now_ms()))
+            fence = self.fence_of(node) if a.log else 0
+            self.fence_log("start", fence)
             self.hold()
+            self.fence_log("end", fence)
             try:
                 lock.release()
             except Exception as e:
@@ -279,6 +309,7 @@ def main():
     p.add_argument("--identifier", default=None)
     p.add_argument("--revocable", action="store_true")
     p.add_argument("--extra-pattern", action="append", default=[])
+    p.add_argument("--log", default=None)
     # Values may start with "-" (e.g. --extra-pattern -lock-): glue text options to
     # their value so argparse does not take the value for an option.
     argv, raw = [], sys.argv[1:]
