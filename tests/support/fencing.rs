@@ -197,14 +197,7 @@ impl FenceLog {
     /// in grant order, and that every section ended; returns the holds in
     /// grant order, or what is wrong.
     pub fn check_exclusive(&self) -> Result<Vec<Hold>, String> {
-        let (holds, overlaps) = check(&self.entries())?;
-        match overlaps.first() {
-            None => Ok(holds),
-            Some(overlap) => Err(format!(
-                "{} was still in its section when {} started",
-                overlap.stale, overlap.newer
-            )),
-        }
+        walk(&self.entries(), true).map(|(holds, _)| holds)
     }
 
     /// [`FenceLog::check_exclusive`], failing the test with the log.
@@ -272,6 +265,12 @@ pub fn parse(text: &str) -> Result<Vec<Entry>, String> {
 /// end closing an open section of the same fence, nothing left open. Returns
 /// the holds in grant order and every overlap seen.
 pub fn check(entries: &[Entry]) -> Result<(Vec<Hold>, Vec<Overlap>), String> {
+    walk(entries, false)
+}
+
+/// [`check`]; with `exclusive`, the first overlap is an error too, reported
+/// in file order with the other errors.
+fn walk(entries: &[Entry], exclusive: bool) -> Result<(Vec<Hold>, Vec<Overlap>), String> {
     let mut open: Vec<Entry> = Vec::new();
     let mut holds: Vec<Hold> = Vec::new();
     let mut overlaps = Vec::new();
@@ -286,6 +285,13 @@ pub fn check(entries: &[Entry]) -> Result<(Vec<Hold>, Vec<Overlap>), String> {
                     "fence did not grow: {} started after {}",
                     describe(entry),
                     describe(last)
+                ));
+            }
+            if exclusive && let Some(stale) = open.first() {
+                return Err(format!(
+                    "{} was still in its section when {} started",
+                    describe(stale),
+                    describe(entry)
                 ));
             }
             for stale in &open {
