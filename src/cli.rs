@@ -7,7 +7,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, How, ReleaseArgs};
-use crate::commands::{Command, dump, generated::Shell, ls, stat, stat::StatArgs};
+use crate::commands::{Command, dump, generated::Shell, ls, stat, stat::StatArgs, watch};
 use crate::config::Globals;
 use crate::lock::{Dialect, Kind, name};
 use crate::output::{Format, Printer};
@@ -191,6 +191,10 @@ JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reas
         sessions: bool,
     },
 
+    /// Follow a lock (or every lock under a path) live: waiting, acquired, released, gone
+    #[command(after_help = watch::EXAMPLES, after_long_help = watch::manual())]
+    Watch(WatchCmdArgs),
+
     /// Print shell completions (bash, zsh, fish)
     #[command(after_help = "Example:\n  zklock completions bash > /etc/bash_completion.d/zklock")]
     Completions {
@@ -367,6 +371,46 @@ impl ReleaseCmdArgs {
     }
 }
 
+/// The arguments of `watch`.
+#[derive(Debug, Args)]
+pub struct WatchCmdArgs {
+    /// A lock name (under --root) or an absolute path; every lock at or below it is followed
+    pub target: String,
+
+    /// Exit 0 once no lock under the path is held (free) or some lock is (held)
+    #[arg(long, value_enum, value_name = "STATE")]
+    pub until: Option<UntilArg>,
+
+    /// Exit 1 if the watch is still going after DUR
+    #[arg(short = 'w', long, value_parser = parse_duration, value_name = "DUR")]
+    pub timeout: Option<Duration>,
+
+    /// Exit 0 after N changes
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+}
+
+/// `watch --until` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum UntilArg {
+    Free,
+    Held,
+}
+
+impl WatchCmdArgs {
+    fn into_watch_args(self, root: &str) -> Result<watch::WatchArgs, UsageError> {
+        Ok(watch::WatchArgs {
+            target: zk::path::resolve(root, &self.target)?,
+            until: self.until.map(|until| match until {
+                UntilArg::Free => watch::Until::Free,
+                UntilArg::Held => watch::Until::Held,
+            }),
+            timeout: self.timeout,
+            count: self.count,
+        })
+    }
+}
+
 /// `--dialect` values.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum DialectArg {
@@ -486,6 +530,7 @@ impl Cli {
                 path: resolve_or_root(root, path)?,
                 sessions,
             }),
+            CliCommand::Watch(args) => Command::Watch(args.into_watch_args(root)?),
             CliCommand::Completions { shell } => Command::Completions(shell.into()),
             CliCommand::Man { command } => Command::Man(command),
         };

@@ -16,6 +16,8 @@ pub enum ExitStatus {
     Success,
     /// 1 (or `-E N`): the lock was taken and we did not wait, or the wait timed out.
     NotAcquired(u8),
+    /// 1: `watch --timeout` ran out before its end condition.
+    TimedOut,
     /// 2: bad flag, bad path, bad duration, bad host string.
     Usage,
     /// 3: ZooKeeper could not be reached, or the session ended before the lock was ours.
@@ -40,6 +42,7 @@ impl ExitStatus {
         match self {
             ExitStatus::Success => 0,
             ExitStatus::NotAcquired(code) | ExitStatus::Child(code) => code,
+            ExitStatus::TimedOut => 1,
             ExitStatus::Usage => 2,
             ExitStatus::Unreachable => 3,
             ExitStatus::LockLost => 4,

@@ -51,6 +51,7 @@ pub const MAN_PAGES: &[(&str, &str)] = &[
     ("stat", include_str!("../../man/zklock-stat.1")),
     ("ls", include_str!("../../man/zklock-ls.1")),
     ("dump", include_str!("../../man/zklock-dump.1")),
+    ("watch", include_str!("../../man/zklock-watch.1")),
     (
         "completions",
         include_str!("../../man/zklock-completions.1"),

@@ -7,6 +7,7 @@ pub mod lock;
 pub mod ls;
 pub mod release;
 pub mod stat;
+pub mod watch;
 
 use anyhow::Result;
 
@@ -21,6 +22,7 @@ pub enum Command {
     Stat(stat::StatArgs),
     Ls(ls::LsArgs),
     Dump(dump::DumpArgs),
+    Watch(watch::WatchArgs),
     Completions(generated::Shell),
     Man(Option<String>),
 }
@@ -33,6 +35,7 @@ pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
         Command::Stat(args) => stat::run(globals, args).await,
         Command::Ls(args) => ls::run(globals, args).await,
         Command::Dump(args) => dump::run(globals, args).await,
+        Command::Watch(args) => watch::run(globals, args).await,
         Command::Completions(shell) => generated::completions(globals, shell),
         Command::Man(page) => generated::man(globals, page.as_deref()),
     }

@@ -1,5 +1,5 @@
 //! Inspection: walking a ZooKeeper tree for locks and modelling what is
-//! found, for `ls`, `stat` and `dump` (and later `watch` and `reap`).
+//! found, for `ls`, `stat`, `dump`, `watch` and `reap`.
 //!
 //! It exists so that every command that looks at locks sees them the same
 //! way: one walk ([`walk`]) that reads a tree fast and in bounded memory, one
@@ -9,6 +9,7 @@
 //! what other libraries store in their nodes (HBase's protobuf).
 
 mod batch;
+mod events;
 mod hbase;
 mod json;
 mod layout;
@@ -16,10 +17,13 @@ mod model;
 mod node;
 mod protobuf;
 mod walk;
+mod watch;
 
+pub use events::{EventKind, LockEvent};
 pub use hbase::TableLock;
 pub use json::{ContenderJson, WithStats};
 pub use layout::Depth;
 pub use model::{Contender, ContenderMode, Lock, LockDialect, LockKind, owner_text};
 pub use node::NodeStat;
 pub use walk::{WalkProgress, read_lock, walk};
+pub use watch::LockWatch;

@@ -57,12 +57,30 @@ pub async fn walk(
     session: &Session,
     start: &str,
     depth: Depth,
+    progress: impl FnMut(&WalkProgress),
+    on_lock: impl FnMut(Lock) -> anyhow::Result<()>,
+) -> anyhow::Result<WalkProgress> {
+    walk_with_dirs(session, start, depth, progress, |_, _| {}, on_lock).await
+}
+
+/// [`walk`], also telling `on_dir` of every directory it listed, with its
+/// children, once the listing is complete and before any lock is handed
+/// over: `reap` finds empty directories this way, and `watch` the
+/// directories to set one-shot watches on.
+pub async fn walk_with_dirs(
+    session: &Session,
+    start: &str,
+    depth: Depth,
     mut progress: impl FnMut(&WalkProgress),
+    mut on_dir: impl FnMut(&str, &[String]),
     mut on_lock: impl FnMut(Lock) -> anyhow::Result<()>,
 ) -> anyhow::Result<WalkProgress> {
     let batcher = Batcher::new(session);
     let mut state = WalkProgress::default();
     let listing = list_tree(&batcher, start, depth, &mut state, &mut progress).await?;
+    for (dir, children) in &listing {
+        on_dir(dir, children);
+    }
     let sites = layout::find_sites(listing, start, depth);
     let paths = sites.iter().flat_map(|site| site.reads());
     let mut reads = stream::iter(paths)

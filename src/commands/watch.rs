@@ -1,0 +1,232 @@
+//! `zklock watch LOCK|PATH`: a live stream of lock events under a path, one
+//! line each (JSON Lines with `-o json`), until `--until`, `--count` or
+//! `--timeout` ends it. The events come from [`LockWatch`]; this module
+//! prints them and decides when to stop.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use tokio::time::Instant;
+
+use crate::config::Globals;
+use crate::exit::ExitStatus;
+use crate::inspect::{EventKind, LockEvent, LockWatch};
+use crate::output::{self, Format, Printer};
+use crate::run::Signals;
+use crate::zk;
+
+use super::stat;
+
+/// Short examples for `zklock watch -h`.
+pub const EXAMPLES: &str = "\
+Examples:
+  zklock watch deploy                    follow /locks/deploy until Ctrl-C
+  zklock watch /locks -o json            every lock under /locks, as JSON Lines
+  zklock watch --until free maint        wait until nobody holds /locks/maint
+  zklock watch --until held -w 30s jobs  wait at most 30s for someone to take it
+  zklock watch --count 1 deploy          stop after the next change";
+
+/// The full help of `zklock watch --help` and its man page.
+pub fn manual() -> String {
+    format!(
+        "{EXAMPLES}
+
+watch prints the current state first, one line per contender (holding,
+queued) and a line `watching` that ends it, then one line per change as it
+happens:
+  waiting   a contender arrived and waits (on the node ahead of it)
+  acquired  a contender holds that did not: the new holder, its fencing
+            token (the node's czxid) and its owner
+  released  a holder's node is gone
+  left      a waiter's node is gone before it held
+  gone      the lock directory was deleted
+  gap       the connection to ZooKeeper was lost, or the session expired and
+            a new one was made: changes in between may be missing, so
+            everything was read again; the transitions follow this line
+Each line starts with the time watch saw it (UTC). PATH may hold many locks:
+every lock at or below it is followed, and PATH need not exist yet.
+
+Every event comes from reading the lock again as stat does, each time
+ZooKeeper says a node under PATH changed (one persistent recursive watch,
+ZooKeeper 3.6+; on older servers one-shot watches on every directory, set
+before each reading). A contender that comes and goes between two readings
+may not be seen; the order of what is seen is kept. A handoff is `released`
+then `acquired`.
+
+--until free: exit 0 once no lock under PATH has a holder (at once if none
+has); a script can wait for a maintenance lock this way without taking it.
+--until held: exit 0 once some lock under PATH has a holder. Both judge the
+state as read, not the intermediate counts of an event line. --count N:
+exit 0 after N changes (the state at the start and gap lines do not count).
+--timeout DUR: exit 1 when it runs out first. A signal ends it with 128+n.
+If the session expires, watch makes a new one (a gap line says so); exit 3
+when ZooKeeper cannot be reached for a new one.
+
+JSON Lines (-o json), one object per event:
+  {{\"time\", \"time_ms\", \"event\", \"lock\", \"node\", \"mode\", \"session\",
+  \"fence\", \"owner\", \"waiting_on\", \"holders\", \"waiters\"}}
+  time        when watch saw it, RFC 3339 UTC with milliseconds; time_ms the
+              same in milliseconds since the epoch
+  event       holding, queued, watching, waiting, acquired, released, left,
+              gone or gap
+  lock        the lock directory; for watching and gap the watched PATH
+  node        the contender's node (full path); null for watching, gone, gap
+  mode        exclusive, shared or lease; null without a node
+  session     the contender's session, 0x...; null without a node
+  fence       the contender's fencing token (czxid); null without a node
+  owner       who the contender is, as text (as stat's OWNER column shows it:
+              zklock's user@host pid, Curator's IP, kazoo's identifier, or
+              the session); null without a node
+  waiting_on  the node a waiter waits on; null for holders
+  holders     how many hold the lock after this event (watching, gap: in
+              every lock under PATH)
+  waiters     how many wait, counted the same way"
+    )
+}
+
+/// What `watch` was asked for.
+#[derive(Clone, Debug)]
+pub struct WatchArgs {
+    /// The lock, or a path with locks below it.
+    pub target: String,
+    /// End when the locks reach this state.
+    pub until: Option<Until>,
+    /// Exit 1 when this runs out first.
+    pub timeout: Option<Duration>,
+    /// End after this many changes.
+    pub count: Option<u64>,
+}
+
+/// The state `--until` waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Until {
+    /// No lock under the path has a holder.
+    Free,
+    /// Some lock under the path has a holder.
+    Held,
+}
+
+impl Until {
+    fn reached(self, watch: &LockWatch) -> bool {
+        let (holders, _) = watch.totals();
+        match self {
+            Until::Free => holders == 0,
+            Until::Held => holders > 0,
+        }
+    }
+}
+
+/// Why the stream ended.
+enum End {
+    Done,
+    Interrupted(i32),
+}
+
+/// Prints the locks under the path and their changes until told to stop.
+pub async fn run(globals: &Globals, args: WatchArgs) -> Result<ExitStatus> {
+    let mut signals = Signals::catch()?;
+    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let timed_out = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timed_out);
+    let started = tokio::select! {
+        started = LockWatch::start(globals.connect.clone(), args.target.clone()) => started?,
+        signal = signals.next() => return Ok(ExitStatus::Interrupted(signal)),
+        () = &mut timed_out => return Ok(timeout(&globals.printer, &args)),
+    };
+    let (mut watch, first) = started;
+    let ended = tokio::select! {
+        ended = follow(&globals.printer, &args, &mut watch, first, &mut signals) => ended,
+        () = &mut timed_out => Ok(None),
+    };
+    watch.close().await;
+    Ok(match ended? {
+        Some(End::Done) => ExitStatus::Success,
+        Some(End::Interrupted(signal)) => ExitStatus::Interrupted(signal),
+        None => timeout(&globals.printer, &args),
+    })
+}
+
+fn timeout(printer: &Printer, args: &WatchArgs) -> ExitStatus {
+    if args.until.is_some() || args.count.is_some() {
+        printer.note(&format!(
+            "timed out watching {} (--timeout {})",
+            args.target,
+            humantime::format_duration(args.timeout.unwrap_or_default())
+        ));
+    }
+    ExitStatus::TimedOut
+}
+
+/// Prints the first events and then every change, until `--until` or
+/// `--count` is satisfied or a signal comes.
+async fn follow(
+    printer: &Printer,
+    args: &WatchArgs,
+    watch: &mut LockWatch,
+    first: Vec<LockEvent>,
+    signals: &mut Signals,
+) -> Result<Option<End>> {
+    for event in &first {
+        print(printer, event)?;
+    }
+    let mut changes = 0;
+    loop {
+        if args.until.is_some_and(|until| until.reached(watch)) {
+            return Ok(Some(End::Done));
+        }
+        let events = tokio::select! {
+            events = watch.next() => events?,
+            signal = signals.next() => return Ok(Some(End::Interrupted(signal))),
+        };
+        for event in &events {
+            print(printer, event)?;
+            if event.kind.is_change() {
+                changes += 1;
+                if args.count == Some(changes) {
+                    return Ok(Some(End::Done));
+                }
+            }
+        }
+    }
+}
+
+fn print(printer: &Printer, event: &LockEvent) -> Result<()> {
+    match printer.format {
+        Format::Json => printer.line(&serde_json::to_string(event)?),
+        Format::Table => printer.line(&line(event)),
+    }
+}
+
+/// An event for people: the time, the event, the node (or lock) and what
+/// matters about it.
+fn line(event: &LockEvent) -> String {
+    let time = output::format_time_ms(event.time_ms);
+    let kind = event.kind.as_str();
+    let counts = format!("[{} holding, {} waiting]", event.holders, event.waiters);
+    let Some(contender) = &event.contender else {
+        let what = match event.kind {
+            EventKind::Watching => "the state above is current; changes follow",
+            EventKind::Gone => "the lock directory was deleted",
+            _ => "connection to ZooKeeper was lost: changes meanwhile may be missing; read again",
+        };
+        return format!("{time}  {kind:<8}  {}  {what}  {counts}", event.lock);
+    };
+    let holding = matches!(event.kind, EventKind::Holding | EventKind::Acquired);
+    let standing = match event.kind {
+        EventKind::Released | EventKind::Left => String::new(),
+        _ if holding => format!("  fence {}", contender.fence()),
+        _ => format!("  {}", stat::state(&event.lock, contender, false)),
+    };
+    format!(
+        "{time}  {kind:<8}  {}  {}{standing}  session {}  {}  {counts}",
+        contender.path,
+        contender.mode.as_str(),
+        zk::format_session(contender.session()),
+        contender.owner_text(),
+    )
+}

@@ -1,0 +1,367 @@
+//! Lock events for `watch`: what changed between two readings of a lock.
+//!
+//! `watch` never interprets ZooKeeper's watch notifications itself: it reads
+//! the affected lock again with the one model ([`Lock`]) and hands the old
+//! and the new reading to [`changes`], so every event it prints agrees with
+//! what `stat` shows. Departures come first, then the contenders whose
+//! standing changed, in queue order: a handoff reads `released`, then
+//! `acquired`.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::model::{Contender, ContenderMode, Lock};
+use crate::output;
+use crate::zk;
+
+/// What happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EventKind {
+    /// Current state when the watch began: this contender holds.
+    Holding,
+    /// Current state when the watch began: this contender waits.
+    Queued,
+    /// End of the current state; changes follow.
+    Watching,
+    /// A contender arrived and waits (or a holder went back to waiting).
+    Waiting,
+    /// A contender holds now that did not before.
+    Acquired,
+    /// A holder's node is gone.
+    Released,
+    /// A waiter's node is gone before it held.
+    Left,
+    /// The lock directory was deleted.
+    Gone,
+    /// The connection was lost (or the session replaced): changes while it
+    /// was down may be missing; the state was read again.
+    Gap,
+}
+
+impl EventKind {
+    /// The name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Holding => "holding",
+            EventKind::Queued => "queued",
+            EventKind::Watching => "watching",
+            EventKind::Waiting => "waiting",
+            EventKind::Acquired => "acquired",
+            EventKind::Released => "released",
+            EventKind::Left => "left",
+            EventKind::Gone => "gone",
+            EventKind::Gap => "gap",
+        }
+    }
+
+    /// True for the events that report a change (what `--count` counts), not
+    /// the state at the start or the watch's own news.
+    pub fn is_change(self) -> bool {
+        matches!(
+            self,
+            EventKind::Waiting
+                | EventKind::Acquired
+                | EventKind::Released
+                | EventKind::Left
+                | EventKind::Gone
+        )
+    }
+}
+
+/// One event: what happened to which lock and contender, and how many hold
+/// and wait in that lock after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockEvent {
+    /// When the watch saw it, in milliseconds since the epoch.
+    pub time_ms: i64,
+    pub kind: EventKind,
+    /// The lock directory (for `watching` and `gap`: the watched path).
+    pub lock: String,
+    /// The contender it is about; `None` for `watching`, `gone` and `gap`.
+    pub contender: Option<Contender>,
+    /// Holders after the event (for `watching` and `gap`: in every lock
+    /// under the watched path).
+    pub holders: usize,
+    /// Waiters after the event, counted like `holders`.
+    pub waiters: usize,
+}
+
+/// A lock event as JSON: one object per line of `watch -o json`.
+#[derive(Serialize)]
+struct LockEventJson<'a> {
+    time: String,
+    time_ms: i64,
+    event: EventKind,
+    lock: &'a str,
+    node: Option<&'a str>,
+    mode: Option<ContenderMode>,
+    session: Option<String>,
+    fence: Option<i64>,
+    owner: Option<String>,
+    waiting_on: Option<&'a str>,
+    holders: usize,
+    waiters: usize,
+}
+
+impl Serialize for LockEvent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let contender = self.contender.as_ref();
+        LockEventJson {
+            time: output::format_time_ms(self.time_ms),
+            time_ms: self.time_ms,
+            event: self.kind,
+            lock: &self.lock,
+            node: contender.map(|c| c.path.as_str()),
+            mode: contender.map(|c| c.mode),
+            session: contender.map(|c| zk::format_session(c.session())),
+            fence: contender.map(Contender::fence),
+            owner: contender.map(Contender::owner_text),
+            waiting_on: contender.and_then(|c| c.waiting_on.as_deref()),
+            holders: self.holders,
+            waiters: self.waiters,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// The state of `lock` as events: `holding` for each holder, `queued` for
+/// each waiter, in queue order.
+pub fn snapshot(lock: &Lock, time_ms: i64) -> Vec<LockEvent> {
+    let holding = lock.holders.iter().map(|c| (c, EventKind::Holding));
+    let queued = lock.waiters.iter().map(|c| (c, EventKind::Queued));
+    holding
+        .chain(queued)
+        .map(|(contender, kind)| LockEvent {
+            time_ms,
+            kind,
+            lock: lock.path.clone(),
+            contender: Some(contender.clone()),
+            holders: lock.holders.len(),
+            waiters: lock.waiters.len(),
+        })
+        .collect()
+}
+
+/// The events that take the lock at `path` from `old` to `new` (`None`: no
+/// lock there, no contender left): first the contenders that are gone
+/// (`released` or `left`), then those whose standing changed, in queue
+/// order (`acquired`, `waiting`). The counts of each event are those after
+/// it, as if the events happened one after another.
+pub fn changes(path: &str, old: Option<&Lock>, new: Option<&Lock>, time_ms: i64) -> Vec<LockEvent> {
+    let standings = |lock: Option<&Lock>| -> HashMap<String, bool> {
+        lock.map(|lock| {
+            let holders = lock.holders.iter().map(|c| (c.path.clone(), true));
+            holders
+                .chain(lock.waiters.iter().map(|c| (c.path.clone(), false)))
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let (before, after) = (standings(old), standings(new));
+    let mut holders = old.map_or(0, |lock| lock.holders.len());
+    let mut waiters = old.map_or(0, |lock| lock.waiters.len());
+    let mut events = Vec::new();
+    let mut push = |kind: EventKind, contender: &Contender, holders: usize, waiters: usize| {
+        events.push(LockEvent {
+            time_ms,
+            kind,
+            lock: path.to_owned(),
+            contender: Some(contender.clone()),
+            holders,
+            waiters,
+        });
+    };
+    for contender in old.into_iter().flat_map(Lock::contenders) {
+        if after.contains_key(&contender.path) {
+            continue;
+        }
+        let kind = if before[&contender.path] {
+            holders -= 1;
+            EventKind::Released
+        } else {
+            waiters -= 1;
+            EventKind::Left
+        };
+        push(kind, contender, holders, waiters);
+    }
+    for contender in new.into_iter().flat_map(Lock::contenders) {
+        let holds = after[&contender.path];
+        let kind = match before.get(&contender.path) {
+            Some(&held) if held == holds => continue,
+            Some(_) if holds => {
+                waiters -= 1;
+                holders += 1;
+                EventKind::Acquired
+            }
+            Some(_) => {
+                holders -= 1;
+                waiters += 1;
+                EventKind::Waiting
+            }
+            None if holds => {
+                holders += 1;
+                EventKind::Acquired
+            }
+            None => {
+                waiters += 1;
+                EventKind::Waiting
+            }
+        };
+        push(kind, contender, holders, waiters);
+    }
+    events
+}
+
+/// A lock-level event (`watching`, `gone`, `gap`) with the given counts.
+pub fn lock_event(
+    kind: EventKind,
+    lock: &str,
+    holders: usize,
+    waiters: usize,
+    time_ms: i64,
+) -> LockEvent {
+    LockEvent {
+        time_ms,
+        kind,
+        lock: lock.to_owned(),
+        contender: None,
+        holders,
+        waiters,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::model::{NodeRead, queue_lock};
+    use zookeeper_client as zkc;
+
+    const NOW: i64 = 1_700_000_100_000;
+
+    fn lock(names: &[&str]) -> Option<Lock> {
+        let reads = names
+            .iter()
+            .map(|name| {
+                // Each node's czxid and session follow its sequence number.
+                let i: i64 = name[name.len() - 10..].parse().unwrap();
+                let stat = zkc::Stat {
+                    czxid: 10 + i,
+                    mzxid: 10 + i,
+                    pzxid: 0,
+                    ctime: NOW,
+                    mtime: NOW,
+                    version: 0,
+                    cversion: 0,
+                    aversion: 0,
+                    ephemeral_owner: 0x100 + i,
+                    data_length: 0,
+                    num_children: 0,
+                };
+                let read = NodeRead {
+                    data: Vec::new(),
+                    stat,
+                };
+                (name.to_string(), read)
+            })
+            .collect();
+        queue_lock("/l", reads, NOW)
+    }
+
+    fn kinds(events: &[LockEvent]) -> Vec<(&str, &str, usize, usize)> {
+        events
+            .iter()
+            .map(|e| {
+                let node = e.contender.as_ref().map_or("", |c| c.name.as_str());
+                (e.kind.as_str(), node, e.holders, e.waiters)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_handoff_is_released_then_acquired() {
+        let old = lock(&["lock-0000000001", "lock-0000000002", "lock-0000000003"]);
+        let new = lock(&["lock-0000000002", "lock-0000000003"]);
+        let events = changes("/l", old.as_ref(), new.as_ref(), NOW);
+        assert_eq!(
+            kinds(&events),
+            [
+                ("released", "lock-0000000001", 0, 2),
+                ("acquired", "lock-0000000002", 1, 1)
+            ]
+        );
+        assert_eq!(events[1].contender.as_ref().unwrap().fence(), 12);
+    }
+
+    #[test]
+    fn arrivals_wait_or_acquire_and_waiters_leave() {
+        let events = changes("/l", None, lock(&["lock-0000000001"]).as_ref(), NOW);
+        assert_eq!(kinds(&events), [("acquired", "lock-0000000001", 1, 0)]);
+        let old = lock(&["lock-0000000001", "lock-0000000002"]);
+        let new = lock(&["lock-0000000001", "lock-0000000003"]);
+        let events = changes("/l", old.as_ref(), new.as_ref(), NOW);
+        assert_eq!(
+            kinds(&events),
+            [
+                ("left", "lock-0000000002", 1, 0),
+                ("waiting", "lock-0000000003", 1, 1)
+            ]
+        );
+        let events = changes("/l", old.as_ref(), None, NOW);
+        assert_eq!(
+            kinds(&events),
+            [
+                ("released", "lock-0000000001", 0, 1),
+                ("left", "lock-0000000002", 0, 0)
+            ]
+        );
+        assert!(changes("/l", old.as_ref(), old.as_ref(), NOW).is_empty());
+    }
+
+    #[test]
+    fn readers_acquire_together_when_the_writer_goes() {
+        let old = lock(&["write-0000000001", "read-0000000002", "read-0000000003"]);
+        let new = lock(&["read-0000000002", "read-0000000003"]);
+        let events = changes("/l", old.as_ref(), new.as_ref(), NOW);
+        assert_eq!(
+            kinds(&events),
+            [
+                ("released", "write-0000000001", 0, 2),
+                ("acquired", "read-0000000002", 1, 1),
+                ("acquired", "read-0000000003", 2, 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_snapshot_lists_holders_then_waiters_and_only_changes_count() {
+        let state = lock(&["lock-0000000001", "lock-0000000002"]).unwrap();
+        let events = snapshot(&state, NOW);
+        assert_eq!(
+            kinds(&events),
+            [
+                ("holding", "lock-0000000001", 1, 1),
+                ("queued", "lock-0000000002", 1, 1)
+            ]
+        );
+        assert!(events.iter().all(|e| !e.kind.is_change()));
+        assert!(EventKind::Gone.is_change() && !EventKind::Gap.is_change());
+    }
+
+    #[test]
+    fn json_names_the_node_and_its_owner_and_fence() {
+        let state = lock(&["lock-0000000001", "lock-0000000002"]).unwrap();
+        let json = serde_json::to_value(&snapshot(&state, NOW)[1]).unwrap();
+        assert_eq!(json["event"], "queued");
+        assert_eq!(json["node"], "/l/lock-0000000002");
+        assert_eq!(json["waiting_on"], "/l/lock-0000000001");
+        assert_eq!(json["fence"], 12);
+        assert_eq!(json["session"], "0x102");
+        assert_eq!(json["owner"], "session 0x102");
+        assert_eq!(json["time_ms"], NOW);
+        let gone = serde_json::to_value(lock_event(EventKind::Gone, "/l", 0, 0, NOW)).unwrap();
+        assert_eq!(gone["node"], serde_json::Value::Null);
+        assert_eq!(gone["event"], "gone");
+    }
+}

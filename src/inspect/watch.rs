@@ -1,0 +1,696 @@
+//! Following the locks under a path as they change, for `watch`.
+//!
+//! ZooKeeper's notifications only say that a node changed. So this module
+//! never builds events from them: it reads the affected lock again with the
+//! one walk and model ([`read_lock`], [`walk_with_dirs`]) and turns the old
+//! and new readings into events ([`changes`]), so what `watch` prints
+//! always agrees with what `stat` shows at that moment.
+//!
+//! Notifications come from one persistent recursive watch on the path
+//! (ZooKeeper 3.6+), plus one on the internal lock a kazoo semaphore keeps
+//! beside it. A server without them answers "unimplemented"; then every
+//! directory of the tree gets a one-shot child watch, armed before the tree
+//! is read and re-armed when it fires, and each firing reads the whole tree
+//! again, so nothing between two readings is lost either way.
+//!
+//! After a reconnect, notifications of the time in between may be missing
+//! (ZOOKEEPER-4698, and any contender that came and went): the whole tree is
+//! read again, a `gap` event says so, and the transitions follow. An expired
+//! session is replaced by a new one the same way.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use futures::FutureExt;
+use futures::future::{self, BoxFuture};
+use futures::stream::{FuturesUnordered, StreamExt};
+use zookeeper_client as zkc;
+
+use super::events::{self, EventKind, LockEvent};
+use super::layout::{self, Depth};
+use super::model::{Lock, LockKind};
+use super::walk::{read_lock, walk_with_dirs};
+use crate::lock::name;
+use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS, KAZOO_LOCK_SUFFIX};
+use crate::output;
+use crate::zk::{self, ConnectOptions, Session, path};
+
+/// How a watch hears of changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WatchMethod {
+    /// A persistent recursive watch (ZooKeeper 3.6+).
+    PersistentRecursive,
+    /// One-shot child watches on every directory, re-armed as they fire.
+    OneShot,
+}
+
+impl WatchMethod {
+    /// The name used in messages.
+    fn as_str(self) -> &'static str {
+        match self {
+            WatchMethod::PersistentRecursive => "a persistent recursive watch",
+            WatchMethod::OneShot => "one-shot watches (the server has no persistent watches)",
+        }
+    }
+}
+
+/// The locks at and below a path, kept up to date.
+pub struct LockWatch {
+    connect: ConnectOptions,
+    session: Session,
+    states: zkc::StateWatcher,
+    target: String,
+    feed: Feed,
+    /// The locks as last read, by path.
+    locks: BTreeMap<String, Lock>,
+    /// Directories known to exist whose deletion is news (`gone`): every
+    /// lock seen, and the target.
+    dirs: BTreeSet<String>,
+    /// Whether the connection was lost since the last reading.
+    disconnected: bool,
+}
+
+/// Where notifications come from.
+enum Feed {
+    Persistent {
+        main: zkc::PersistentWatcher,
+        /// The watch on a kazoo semaphore's internal lock beside the target.
+        beside: Option<zkc::PersistentWatcher>,
+        /// A terminal session state a watcher delivered: it must not be
+        /// polled again.
+        ended: Option<zkc::SessionState>,
+    },
+    OneShot(OneShotWatches),
+}
+
+/// The armed one-shot watches: the directories they are on, and their
+/// firings.
+#[derive(Default)]
+struct OneShotWatches {
+    armed: HashSet<String>,
+    fired: FuturesUnordered<BoxFuture<'static, zkc::WatchedEvent>>,
+    /// Directories whose watches fired, to arm again before the next reading.
+    rearm: Vec<String>,
+}
+
+/// What woke the watch up.
+enum News {
+    /// These nodes changed (persistent watch).
+    Nodes(BTreeSet<String>),
+    /// A one-shot watch fired: read everything again.
+    Fired,
+    /// The connection is back after a loss.
+    Reconnected,
+    /// The session is over.
+    Ended(zkc::SessionState),
+}
+
+/// What reading one lock directory found.
+enum Reading {
+    Lock(Lock),
+    /// The node exists but is no lock (no contender left).
+    NoLock,
+    /// The node does not exist.
+    Missing,
+}
+
+/// Why the whole tree is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Occasion {
+    /// The first reading: the state as events, then `watching`.
+    Start,
+    /// A one-shot watch fired: the transitions.
+    Change,
+    /// After a reconnect or a new session: `gap`, then the transitions.
+    Gap,
+}
+
+impl LockWatch {
+    /// Connects, starts watching `target` (which need not exist yet) and
+    /// reads its locks; returns the watch and the current state as events:
+    /// `holding` and `queued` for each contender, then `watching`.
+    pub async fn start(
+        connect: ConnectOptions,
+        target: String,
+    ) -> anyhow::Result<(LockWatch, Vec<LockEvent>)> {
+        let session = zk::connect(&connect).await?;
+        let feed = arm(&session, &target).await?;
+        let mut watch = LockWatch {
+            states: session.client().state_watcher(),
+            connect,
+            session,
+            target,
+            feed,
+            locks: BTreeMap::new(),
+            dirs: BTreeSet::new(),
+            disconnected: false,
+        };
+        tracing::info!("watching {} with {}", watch.target, watch.method().as_str());
+        let events = watch.read_everything(Occasion::Start).await?;
+        Ok((watch, events))
+    }
+
+    /// How this watch hears of changes.
+    fn method(&self) -> WatchMethod {
+        match self.feed {
+            Feed::Persistent { .. } => WatchMethod::PersistentRecursive,
+            Feed::OneShot(_) => WatchMethod::OneShot,
+        }
+    }
+
+    /// How many contenders hold and wait, in every lock under the target.
+    pub fn totals(&self) -> (usize, usize) {
+        self.locks
+            .values()
+            .fold((0, 0), |(holders, waiters), lock| {
+                (holders + lock.holders.len(), waiters + lock.waiters.len())
+            })
+    }
+
+    /// Waits for the next change and returns its events (never none).
+    /// Fails when the session ends for good (closed, authentication failed)
+    /// or a replacement for an expired one cannot be had.
+    pub async fn next(&mut self) -> anyhow::Result<Vec<LockEvent>> {
+        loop {
+            let news = wait(&mut self.feed, &mut self.states, &mut self.disconnected).await;
+            let events = match news {
+                News::Nodes(nodes) => self.read_sites(&nodes).await?,
+                News::Fired => self.read_everything(Occasion::Change).await?,
+                News::Reconnected => self.read_everything(Occasion::Gap).await?,
+                News::Ended(zkc::SessionState::Expired) => {
+                    tracing::warn!("session expired; starting a new one");
+                    self.renew().await?;
+                    self.read_everything(Occasion::Gap).await?
+                }
+                News::Ended(state) => {
+                    anyhow::bail!("the ZooKeeper session ended ({state}) while watching")
+                }
+            };
+            if !events.is_empty() {
+                return Ok(events);
+            }
+        }
+    }
+
+    /// Closes the session.
+    pub async fn close(self) {
+        drop(self.feed);
+        self.session.close().await;
+    }
+
+    /// Replaces an expired session with a new one, watches armed again.
+    async fn renew(&mut self) -> anyhow::Result<()> {
+        let session = zk::connect(&self.connect).await?;
+        self.feed = arm(&session, &self.target).await?;
+        self.states = session.client().state_watcher();
+        std::mem::replace(&mut self.session, session).close().await;
+        Ok(())
+    }
+
+    /// Reads every lock under the target again (arming one-shot watches
+    /// first) and returns the events for the occasion.
+    async fn read_everything(&mut self, occasion: Occasion) -> anyhow::Result<Vec<LockEvent>> {
+        let (locks, target_exists) = match &mut self.feed {
+            Feed::Persistent { .. } => read_tree(&self.session, &self.target, |_| {}).await?,
+            Feed::OneShot(watches) => read_tree_armed(&self.session, &self.target, watches).await?,
+        };
+        self.disconnected = false;
+        let now = output::now_ms();
+        let mut gone = BTreeSet::new();
+        for dir in &self.dirs {
+            if !locks.contains_key(dir) && self.session.stat(dir).await?.is_none() {
+                gone.insert(dir.clone());
+            }
+        }
+        let mut events = Vec::new();
+        match occasion {
+            Occasion::Start => {
+                for lock in locks.values() {
+                    events.extend(events::snapshot(lock, now));
+                }
+            }
+            Occasion::Change => {}
+            Occasion::Gap => {
+                let (holders, waiters) = self.totals();
+                events.push(events::lock_event(
+                    EventKind::Gap,
+                    &self.target,
+                    holders,
+                    waiters,
+                    now,
+                ));
+            }
+        }
+        if occasion != Occasion::Start {
+            let paths: BTreeSet<&String> = self.locks.keys().chain(locks.keys()).collect();
+            for path in paths {
+                events.extend(events::changes(
+                    path,
+                    self.locks.get(path),
+                    locks.get(path),
+                    now,
+                ));
+                if gone.contains(path) {
+                    events.push(events::lock_event(EventKind::Gone, path, 0, 0, now));
+                }
+            }
+            for dir in gone.iter().filter(|dir| !self.locks.contains_key(*dir)) {
+                events.push(events::lock_event(EventKind::Gone, dir, 0, 0, now));
+            }
+        }
+        self.dirs.retain(|dir| !gone.contains(dir));
+        self.dirs.extend(locks.keys().cloned());
+        if target_exists {
+            self.dirs.insert(self.target.clone());
+        }
+        self.locks = locks;
+        if occasion == Occasion::Start {
+            let (holders, waiters) = self.totals();
+            events.push(events::lock_event(
+                EventKind::Watching,
+                &self.target,
+                holders,
+                waiters,
+                now,
+            ));
+        }
+        Ok(events)
+    }
+
+    /// Reads the locks that changes of `nodes` may have touched, and
+    /// returns the transitions.
+    async fn read_sites(&mut self, nodes: &BTreeSet<String>) -> anyhow::Result<Vec<LockEvent>> {
+        let sites = affected_sites(&self.target, nodes);
+        let readings =
+            future::try_join_all(sites.iter().map(|site| read_site(&self.session, site))).await?;
+        let mut readings: BTreeMap<&String, Reading> = sites.iter().zip(readings).collect();
+        // The parts of a semaphore read as locks of their own when read
+        // alone; the semaphore they belong to is the lock.
+        let parts: Vec<&String> = readings
+            .keys()
+            .filter(|site| {
+                owner_of_part(site).is_some_and(|owner| {
+                    matches!(readings.get(&owner), Some(Reading::Lock(lock))
+                        if lock.kind == LockKind::Semaphore)
+                })
+            })
+            .copied()
+            .collect();
+        for part in parts {
+            readings.remove(part);
+            self.locks.remove(part);
+        }
+        let now = output::now_ms();
+        let mut events = Vec::new();
+        for (site, reading) in readings {
+            let old = self.locks.remove(site);
+            match reading {
+                Reading::Lock(lock) => {
+                    events.extend(events::changes(site, old.as_ref(), Some(&lock), now));
+                    self.dirs.insert(site.clone());
+                    self.locks.insert(site.clone(), lock);
+                }
+                Reading::NoLock => {
+                    events.extend(events::changes(site, old.as_ref(), None, now));
+                    if *site == self.target {
+                        self.dirs.insert(site.clone());
+                    }
+                }
+                Reading::Missing => {
+                    events.extend(events::changes(site, old.as_ref(), None, now));
+                    if self.dirs.remove(site) {
+                        events.push(events::lock_event(EventKind::Gone, site, 0, 0, now));
+                    }
+                }
+            }
+        }
+        Ok(events)
+    }
+}
+
+/// Sets the persistent recursive watches, or returns an empty set of
+/// one-shot watches when the server has no persistent ones.
+async fn arm(session: &Session, target: &str) -> Result<Feed, zk::Error> {
+    let main = match persistent_watch(session, target).await {
+        Ok(main) => main,
+        Err(err) if matches!(err.cause(), Some(zkc::Error::Unimplemented)) => {
+            tracing::info!("the server has no persistent watches; using one-shot watches");
+            return Ok(Feed::OneShot(OneShotWatches::default()));
+        }
+        Err(err) => return Err(err),
+    };
+    let beside = match layout::kazoo_lock_beside(target) {
+        Some(beside) => Some(persistent_watch(session, &beside).await?),
+        None => None,
+    };
+    Ok(Feed::Persistent {
+        main,
+        beside,
+        ended: None,
+    })
+}
+
+async fn persistent_watch(
+    session: &Session,
+    path: &str,
+) -> Result<zkc::PersistentWatcher, zk::Error> {
+    let client = session.client();
+    session
+        .retry()
+        .run(|| client.watch(path, zkc::AddWatchMode::PersistentRecursive))
+        .await
+        .map_err(|e| zk::Error::op("watch", path, e))
+}
+
+/// What a wait woke up to, before it is understood.
+enum Woke {
+    State(zkc::SessionState),
+    Main(zkc::WatchedEvent),
+    Beside(zkc::WatchedEvent),
+    Fired(zkc::WatchedEvent),
+}
+
+/// Waits for news: a change, a reconnect, the session's end.
+async fn wait(feed: &mut Feed, states: &mut zkc::StateWatcher, disconnected: &mut bool) -> News {
+    loop {
+        let woke = match feed {
+            Feed::Persistent {
+                ended: Some(state), ..
+            } => return News::Ended(*state),
+            Feed::Persistent { main, beside, .. } => {
+                let beside_event = async {
+                    match beside {
+                        Some(watcher) => watcher.changed().await,
+                        None => future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    state = states.changed() => Woke::State(state),
+                    event = main.changed() => Woke::Main(event),
+                    event = beside_event => Woke::Beside(event),
+                }
+            }
+            Feed::OneShot(watches) => {
+                let fired = async {
+                    match watches.fired.next().await {
+                        Some(event) => event,
+                        None => future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    state = states.changed() => Woke::State(state),
+                    event = fired => Woke::Fired(event),
+                }
+            }
+        };
+        let news = match (woke, &mut *feed) {
+            (Woke::State(state), _) => on_state(state, disconnected),
+            (Woke::Main(event), Feed::Persistent { main, ended, .. }) => {
+                Some(drain(event, main, ended))
+            }
+            (
+                Woke::Beside(event),
+                Feed::Persistent {
+                    beside: Some(beside),
+                    ended,
+                    ..
+                },
+            ) => Some(drain(event, beside, ended)),
+            (Woke::Fired(event), Feed::OneShot(watches)) => Some(watches.on_fired(event)),
+            _ => unreachable!("a wait wakes up to its own feed"),
+        };
+        if let Some(news) = news {
+            return news;
+        }
+    }
+}
+
+/// The news in a session state change, if any: a reconnect after a loss,
+/// or the end.
+fn on_state(state: zkc::SessionState, disconnected: &mut bool) -> Option<News> {
+    match state {
+        zkc::SessionState::Disconnected => {
+            tracing::warn!("connection to ZooKeeper lost; reconnecting");
+            *disconnected = true;
+            None
+        }
+        zkc::SessionState::SyncConnected | zkc::SessionState::ConnectedReadOnly => {
+            (*disconnected).then_some(News::Reconnected)
+        }
+        ended => Some(News::Ended(ended)),
+    }
+}
+
+/// The nodes of `first` and of every notification already waiting behind
+/// it; a terminal session state ends the feed.
+fn drain(
+    first: zkc::WatchedEvent,
+    watcher: &mut zkc::PersistentWatcher,
+    ended: &mut Option<zkc::SessionState>,
+) -> News {
+    let mut nodes = BTreeSet::new();
+    let mut next = Some(first);
+    while let Some(event) = next.take() {
+        if event.event_type == zkc::EventType::Session {
+            if event.session_state.is_terminated() {
+                *ended = Some(event.session_state);
+                break;
+            }
+        } else {
+            nodes.insert(event.path);
+        }
+        next = watcher.changed().now_or_never();
+    }
+    match (nodes.is_empty(), *ended) {
+        (true, Some(state)) => News::Ended(state),
+        _ => News::Nodes(nodes),
+    }
+}
+
+impl OneShotWatches {
+    /// Notes that a watch fired; its directory must be armed again.
+    fn on_fired(&mut self, event: zkc::WatchedEvent) -> News {
+        let mut next = Some(event);
+        while let Some(event) = next.take() {
+            if event.event_type == zkc::EventType::Session {
+                return News::Ended(event.session_state);
+            }
+            self.armed.remove(&event.path);
+            self.rearm.push(event.path);
+            next = self.fired.next().now_or_never().flatten();
+        }
+        News::Fired
+    }
+
+    /// Arms a child watch on `dir`, or, for a directory that must be
+    /// watched even before it exists, an existence watch. A directory that
+    /// is gone is left alone: its parent's watch tells when it comes back.
+    async fn arm(
+        &mut self,
+        session: &Session,
+        dir: &str,
+        even_if_missing: bool,
+    ) -> Result<(), zk::Error> {
+        let client = session.client();
+        let listed = session
+            .retry()
+            .run(|| client.list_and_watch_children(dir))
+            .await;
+        let watcher = match listed {
+            Ok((_, watcher)) => watcher,
+            Err(zkc::Error::NoNode) if even_if_missing => {
+                let (_, watcher) = session
+                    .retry()
+                    .run(|| client.check_and_watch_stat(dir))
+                    .await
+                    .map_err(|e| zk::Error::op("watch", dir, e))?;
+                watcher
+            }
+            Err(zkc::Error::NoNode) => return Ok(()),
+            Err(err) => return Err(zk::Error::op("watch", dir, err)),
+        };
+        self.armed.insert(dir.to_owned());
+        self.fired.push(watcher.changed().boxed());
+        Ok(())
+    }
+}
+
+/// Every lock at and below `target`, and whether `target` exists; `on_dir`
+/// hears of every directory listed.
+async fn read_tree(
+    session: &Session,
+    target: &str,
+    mut on_dir: impl FnMut(&str),
+) -> anyhow::Result<(BTreeMap<String, Lock>, bool)> {
+    let mut locks = BTreeMap::new();
+    let walked = walk_with_dirs(
+        session,
+        target,
+        Depth::Tree,
+        |_| {},
+        |dir, _| on_dir(dir),
+        |lock| {
+            locks.insert(lock.path.clone(), lock);
+            Ok(())
+        },
+    )
+    .await;
+    match walked {
+        Ok(_) => Ok((locks, true)),
+        Err(err) if is_no_node(&err) => Ok((BTreeMap::new(), false)),
+        Err(err) => Err(err),
+    }
+}
+
+/// [`read_tree`] with a one-shot watch on every directory before it is
+/// read: the target (an existence watch while it is missing), the
+/// directories whose watches fired, and any directory a reading lists that
+/// is not watched yet, after which the tree is read again, until a reading
+/// lists none new.
+async fn read_tree_armed(
+    session: &Session,
+    target: &str,
+    watches: &mut OneShotWatches,
+) -> anyhow::Result<(BTreeMap<String, Lock>, bool)> {
+    let must_watch: Vec<String> = std::iter::once(target.to_owned())
+        .chain(layout::kazoo_lock_beside(target))
+        .collect();
+    let mut unwatched: Vec<String> = must_watch
+        .iter()
+        .cloned()
+        .chain(std::mem::take(&mut watches.rearm))
+        .collect();
+    loop {
+        for dir in unwatched.drain(..) {
+            if !watches.armed.contains(&dir) {
+                watches
+                    .arm(session, &dir, must_watch.contains(&dir))
+                    .await?;
+            }
+        }
+        let mut listed = Vec::new();
+        let reading = read_tree(session, target, |dir| listed.push(dir.to_owned())).await?;
+        unwatched = listed
+            .into_iter()
+            .chain(must_watch.iter().cloned())
+            .filter(|dir| !watches.armed.contains(dir))
+            .collect();
+        if unwatched.is_empty() {
+            return Ok(reading);
+        }
+    }
+}
+
+fn is_no_node(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<zk::Error>()
+        .is_some_and(zk::Error::is_no_node)
+}
+
+/// Reads the lock directory `site` alone, as `stat` does.
+async fn read_site(session: &Session, site: &str) -> anyhow::Result<Reading> {
+    match read_lock(session, site).await {
+        Ok(Some(lock)) => Ok(Reading::Lock(lock)),
+        Ok(None) => Ok(Reading::NoLock),
+        Err(err) if is_no_node(&err) => Ok(Reading::Missing),
+        Err(err) => Err(err),
+    }
+}
+
+/// The lock directories whose state a change of `nodes` may have changed:
+/// a contender's or lease's directory, any other node itself; with the
+/// semaphore a part belongs to. Only directories at or below `target`
+/// count, and the target for the internal lock a kazoo semaphore keeps
+/// beside it.
+fn affected_sites(target: &str, nodes: &BTreeSet<String>) -> BTreeSet<String> {
+    let beside = layout::kazoo_lock_beside(target);
+    let mut sites = BTreeSet::new();
+    for node in nodes {
+        let name = path::basename(node);
+        let is_leaf = name::parse(name).is_some() || semaphore::parse_lease(name).is_some();
+        let dir = match path::parent(node) {
+            Some(parent) if is_leaf => parent,
+            _ => node.as_str(),
+        };
+        if beside.as_deref().is_some_and(|b| is_at_or_below(dir, b)) {
+            sites.insert(target.to_owned());
+            continue;
+        }
+        for site in std::iter::once(dir.to_owned()).chain(owner_of_part(dir)) {
+            if is_at_or_below(&site, target) {
+                sites.insert(site);
+            }
+        }
+    }
+    sites
+}
+
+/// The semaphore `dir` would be a part of: the parent of a `leases` or
+/// `locks` directory (Curator), the node beside a `-__lock__` one (kazoo).
+fn owner_of_part(dir: &str) -> Option<String> {
+    let name = path::basename(dir);
+    if name == CURATOR_LEASES || name == CURATOR_LOCKS {
+        return path::parent(dir).map(str::to_owned);
+    }
+    dir.strip_suffix(KAZOO_LOCK_SUFFIX)
+        .filter(|owner| !owner.is_empty() && !owner.ends_with('/'))
+        .map(str::to_owned)
+}
+
+fn is_at_or_below(dir: &str, top: &str) -> bool {
+    top == "/"
+        || dir == top
+        || dir
+            .strip_prefix(top)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sites(target: &str, nodes: &[&str]) -> Vec<String> {
+        let nodes = nodes.iter().map(|n| n.to_string()).collect();
+        affected_sites(target, &nodes).into_iter().collect()
+    }
+
+    #[test]
+    fn a_contender_change_touches_its_directory() {
+        assert_eq!(
+            sites(
+                "/locks",
+                &["/locks/a/_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-lock-0000000001"]
+            ),
+            ["/locks/a"]
+        );
+        assert_eq!(
+            sites("/locks/a", &["/locks/a/lock-0000000001"]),
+            ["/locks/a"]
+        );
+        // A directory itself (made, deleted, its data changed).
+        assert_eq!(
+            sites("/locks", &["/locks/b", "/locks/b/c"]),
+            ["/locks/b", "/locks/b/c"]
+        );
+        // Nothing outside the target.
+        assert!(sites("/locks/a", &["/locks/ab/lock-0000000001", "/locks"]).is_empty());
+    }
+
+    #[test]
+    fn a_semaphore_part_touches_the_semaphore() {
+        let lease = "/l/s/leases/_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-lease-0000000001";
+        assert_eq!(sites("/l", &[lease]), ["/l/s", "/l/s/leases"]);
+        assert_eq!(
+            sites("/l/s", &["/l/s/locks/lock-0000000001"]),
+            ["/l/s", "/l/s/locks"]
+        );
+        assert_eq!(
+            sites(
+                "/l",
+                &["/l/k-__lock__/0123456789abcdef0123456789abcdef__lock__0000000001"]
+            ),
+            ["/l/k", "/l/k-__lock__"]
+        );
+        // The internal lock beside the target belongs to the target.
+        assert_eq!(sites("/l/k", &["/l/k-__lock__/lock-0000000002"]), ["/l/k"]);
+        assert_eq!(owner_of_part("/-__lock__"), None);
+    }
+}
