@@ -34,6 +34,9 @@ _zklock() {
             zklock,man)
                 cmd="zklock__subcmd__man"
                 ;;
+            zklock,reap)
+                cmd="zklock__subcmd__reap"
+                ;;
             zklock,release)
                 cmd="zklock__subcmd__release"
                 ;;
@@ -67,6 +70,9 @@ _zklock() {
             zklock__subcmd__help,man)
                 cmd="zklock__subcmd__help__subcmd__man"
                 ;;
+            zklock__subcmd__help,reap)
+                cmd="zklock__subcmd__help__subcmd__reap"
+                ;;
             zklock__subcmd__help,release)
                 cmd="zklock__subcmd__help__subcmd__release"
                 ;;
@@ -89,7 +95,7 @@ _zklock() {
 
     case "${cmd}" in
         zklock)
-            opts="-H -o -q -v -h -V --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help --version lock rlock wlock release stat ls dump watch completions man help"
+            opts="-H -o -q -v -h -V --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help --version lock rlock wlock release stat ls dump watch reap completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -239,7 +245,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help)
-            opts="lock rlock wlock release stat ls dump watch completions man help"
+            opts="lock rlock wlock release stat ls dump watch reap completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -323,6 +329,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__help__subcmd__reap)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -561,6 +581,64 @@ _zklock() {
                 return 0
             fi
             case "${prev}" in
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -H)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__reap)
+            opts="-y -H -o -q -v -h --older-than --session --all --empty --dry-run --yes --hosts --session-timeout --connect-timeout --auth --read-only --root --retries --output --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

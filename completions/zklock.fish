@@ -45,6 +45,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show one lo
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -201,6 +202,24 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l read-only -d 'Al
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session -d 'Contender nodes of this session (0x... or decimal)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l all -d 'Every contender node'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l empty -d 'Also delete empty lock directories (see the man page for which)'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l dry-run -d 'Only list what would be deleted'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s y -l yes -d 'Delete without asking (needed when stdin is not a terminal)'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -225,14 +244,15 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allo
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

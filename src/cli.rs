@@ -7,8 +7,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, How, ReleaseArgs};
-use crate::commands::{Command, dump, generated::Shell, ls, stat, stat::StatArgs, watch};
+use crate::commands::{Command, dump, generated::Shell, ls, reap, stat, stat::StatArgs, watch};
 use crate::config::Globals;
+use crate::inspect::reap::Selector;
 use crate::lock::{Dialect, Kind, name};
 use crate::output::{Format, Printer};
 use crate::run::parse_signal;
@@ -194,6 +195,10 @@ JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reas
     /// Follow a lock (or every lock under a path) live: waiting, acquired, released, gone
     #[command(after_help = watch::EXAMPLES, after_long_help = watch::manual())]
     Watch(WatchCmdArgs),
+
+    /// Delete stale lock contender nodes (by age, session, or all) and empty lock directories
+    #[command(after_help = reap::EXAMPLES, after_long_help = reap::manual())]
+    Reap(ReapCmdArgs),
 
     /// Print shell completions (bash, zsh, fish)
     #[command(after_help = "Example:\n  zklock completions bash > /etc/bash_completion.d/zklock")]
@@ -411,6 +416,59 @@ impl WatchCmdArgs {
     }
 }
 
+/// The arguments of `reap`.
+#[derive(Debug, Args)]
+pub struct ReapCmdArgs {
+    /// A name under --root or an absolute path [default: --root]
+    pub path: Option<String>,
+
+    /// Contender nodes created at least DUR ago
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub older_than: Option<Duration>,
+
+    /// Contender nodes of this session (0x... or decimal)
+    #[arg(long, value_parser = parse_session_arg, value_name = "ID")]
+    pub session: Option<i64>,
+
+    /// Every contender node
+    #[arg(long, conflicts_with_all = ["older_than", "session"])]
+    pub all: bool,
+
+    /// Also delete empty lock directories (see the man page for which)
+    #[arg(long)]
+    pub empty: bool,
+
+    /// Only list what would be deleted
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Delete without asking (needed when stdin is not a terminal)
+    #[arg(short, long, conflicts_with = "dry_run")]
+    pub yes: bool,
+}
+
+fn parse_session_arg(text: &str) -> Result<i64, String> {
+    zk::parse_session(text).map_err(|e| e.to_string())
+}
+
+impl ReapCmdArgs {
+    fn into_reap_args(self, root: &str) -> Result<reap::ReapArgs, UsageError> {
+        let selector = Selector {
+            older_than: self.older_than,
+            session: self.session,
+            all: self.all,
+        };
+        reap::check_selection(&selector, self.empty)?;
+        Ok(reap::ReapArgs {
+            path: resolve_or_root(root, self.path)?,
+            selector,
+            empty: self.empty,
+            dry_run: self.dry_run,
+            yes: self.yes,
+        })
+    }
+}
+
 /// `--dialect` values.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum DialectArg {
@@ -531,6 +589,7 @@ impl Cli {
                 sessions,
             }),
             CliCommand::Watch(args) => Command::Watch(args.into_watch_args(root)?),
+            CliCommand::Reap(args) => Command::Reap(args.into_reap_args(root)?),
             CliCommand::Completions { shell } => Command::Completions(shell.into()),
             CliCommand::Man { command } => Command::Man(command),
         };

@@ -52,6 +52,7 @@ pub const MAN_PAGES: &[(&str, &str)] = &[
     ("ls", include_str!("../../man/zklock-ls.1")),
     ("dump", include_str!("../../man/zklock-dump.1")),
     ("watch", include_str!("../../man/zklock-watch.1")),
+    ("reap", include_str!("../../man/zklock-reap.1")),
     (
         "completions",
         include_str!("../../man/zklock-completions.1"),

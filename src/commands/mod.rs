@@ -5,6 +5,7 @@ pub mod dump;
 pub mod generated;
 pub mod lock;
 pub mod ls;
+pub mod reap;
 pub mod release;
 pub mod stat;
 pub mod watch;
@@ -23,6 +24,7 @@ pub enum Command {
     Ls(ls::LsArgs),
     Dump(dump::DumpArgs),
     Watch(watch::WatchArgs),
+    Reap(reap::ReapArgs),
     Completions(generated::Shell),
     Man(Option<String>),
 }
@@ -36,6 +38,7 @@ pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
         Command::Ls(args) => ls::run(globals, args).await,
         Command::Dump(args) => dump::run(globals, args).await,
         Command::Watch(args) => watch::run(globals, args).await,
+        Command::Reap(args) => reap::run(globals, args).await,
         Command::Completions(shell) => generated::completions(globals, shell),
         Command::Man(page) => generated::man(globals, page.as_deref()),
     }

@@ -16,6 +16,7 @@ mod layout;
 mod model;
 mod node;
 mod protobuf;
+pub mod reap;
 mod walk;
 mod watch;
 

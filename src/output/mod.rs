@@ -213,11 +213,42 @@ impl Printer {
     }
 }
 
+impl Printer {
+    /// A progress bar counting up to `total`, with `message` beside it, or
+    /// `None` as for [`Printer::progress`]; like that line, it is drawn only
+    /// once the work has run for [`PROGRESS_DELAY`].
+    pub fn progress_bar(&self, total: u64, message: &str) -> Option<Progress> {
+        let progress = self.progress()?;
+        let template = if self.color {
+            "{bar:30.cyan/blue} {pos}/{len} {msg} [{elapsed}]"
+        } else {
+            "{bar:30} {pos}/{len} {msg} [{elapsed}]"
+        };
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            progress.bar.set_style(style);
+        }
+        progress.bar.set_length(total);
+        progress.bar.set_message(message.to_owned());
+        Some(progress)
+    }
+}
+
 impl Progress {
     /// Replaces the message; draws the line once the work has run for
     /// [`PROGRESS_DELAY`].
     pub fn set(&self, message: String) {
         self.bar.set_message(message);
+        self.show_when_due();
+    }
+
+    /// Moves a [`Printer::progress_bar`] to `done`; draws it once the work
+    /// has run for [`PROGRESS_DELAY`].
+    pub fn set_position(&self, done: u64) {
+        self.bar.set_position(done);
+        self.show_when_due();
+    }
+
+    fn show_when_due(&self) {
         if !self.shown.get() && self.started.elapsed() >= PROGRESS_DELAY {
             self.shown.set(true);
             self.bar

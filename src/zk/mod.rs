@@ -5,6 +5,7 @@
 //! names the operation and path in every error and retries reads through
 //! connection loss.
 
+pub mod delete;
 mod error;
 mod hosts;
 pub mod monitor;
@@ -170,4 +171,36 @@ impl Session {
 /// Formats a session id the way ZooKeeper's tools do: `0x` and lowercase hex.
 pub fn format_session(id: i64) -> String {
     format!("0x{id:x}")
+}
+
+/// Parses a session id as ZooKeeper's tools print it (`0x` and hex) or as
+/// a decimal number.
+pub fn parse_session(text: &str) -> Result<i64, UsageError> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).map(|id| id as i64).ok(),
+        None => text.parse::<i64>().ok(),
+    };
+    parsed.ok_or_else(|| {
+        UsageError::new(format!(
+            "bad session id {text:?}: write it as ZooKeeper prints it (0x1000a2b3c4d0005) or in decimal"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_read_back_as_they_are_printed() {
+        for id in [0x1000a2b3c4d0005, 0, i64::MIN, -1] {
+            assert_eq!(parse_session(&format_session(id)).unwrap(), id);
+        }
+        assert_eq!(
+            parse_session("72057594037927941").unwrap(),
+            0x100000000000005
+        );
+        assert!(parse_session("0xzz").is_err());
+        assert!(parse_session("session").is_err());
+    }
 }
