@@ -299,7 +299,7 @@ fn the_proxy_passes_freezes_cuts_and_drops_after_a_request() {
         "a frozen proxy passes nothing"
     );
     assert!(frozen.is_running(), "a frozen proxy answers nothing");
-    assert_eq!(proxy.open_connections(), 1, "the connection stays open");
+    assert!(proxy.open_connections() >= 1, "the connection stays open");
     proxy.pass();
     frozen.wait(WAIT).assert_success();
     // Cut: connections are refused until the mode changes.
@@ -812,10 +812,10 @@ fn a_server_restarted_within_the_session_timeout_keeps_the_lock_and_the_command(
     let done = scratch.file("done");
     let dir = "/locks/sr";
     let hosts = env.hosts();
-    // The server's restart and the client's backoff between attempts take a
-    // few seconds; the deadline is at least 20 s - 1 s - 19 s / 3 after the
-    // crash.
-    let options = ["--session-timeout", "20s", "--kill-after", "1s"];
+    // The server's restart and the client's backoff between attempts (it
+    // doubles: 0.1 s, 0.2 s, ... 6.4 s) take several seconds; the deadline is
+    // at least 30 s - 1 s - 29 s / 3 after the crash.
+    let options = ["--session-timeout", "30s", "--kill-after", "1s"];
     let (mut holder, held) = holder(fenced(
         &hosts,
         "sr",
