@@ -65,8 +65,6 @@ pub struct LockWatch {
     /// Directories known to exist whose deletion is news (`gone`): every
     /// lock seen, and the target.
     dirs: BTreeSet<String>,
-    /// Whether the connection was lost since the last reading.
-    disconnected: bool,
 }
 
 /// Where notifications come from.
@@ -142,7 +140,6 @@ impl LockWatch {
             feed,
             locks: BTreeMap::new(),
             dirs: BTreeSet::new(),
-            disconnected: false,
         };
         tracing::info!("watching {} with {}", watch.target, watch.method().as_str());
         let events = watch.read_everything(Occasion::Start).await?;
@@ -171,11 +168,14 @@ impl LockWatch {
     /// or a replacement for an expired one cannot be had.
     pub async fn next(&mut self) -> anyhow::Result<Vec<LockEvent>> {
         loop {
-            let news = wait(&mut self.feed, &mut self.states, &mut self.disconnected).await;
+            let news = wait(&mut self.feed, &mut self.states).await;
             let events = match news {
                 News::Nodes(nodes) => self.read_sites(&nodes).await?,
                 News::Fired => self.read_everything(Occasion::Change).await?,
-                News::Reconnected => self.read_everything(Occasion::Gap).await?,
+                News::Reconnected => {
+                    self.rearm_after_reconnect().await?;
+                    self.read_everything(Occasion::Gap).await?
+                }
                 News::Ended(zkc::SessionState::Expired) => {
                     tracing::warn!("session expired; starting a new one");
                     self.renew().await?;
@@ -197,6 +197,18 @@ impl LockWatch {
         self.session.close().await;
     }
 
+    /// Sets the persistent watches again after a reconnect: zookeeper-client
+    /// 0.11.2 does not restore them on the new connection (its SetWatches
+    /// carries one-shot watches only), so the server has forgotten them.
+    /// The new watches are set before the old ones are dropped, so dropping
+    /// those removes nothing on the server.
+    async fn rearm_after_reconnect(&mut self) -> Result<(), zk::Error> {
+        if let Feed::Persistent { .. } = self.feed {
+            self.feed = arm(&self.session, &self.target).await?;
+        }
+        Ok(())
+    }
+
     /// Replaces an expired session with a new one, watches armed again.
     async fn renew(&mut self) -> anyhow::Result<()> {
         let session = zk::connect(&self.connect).await?;
@@ -213,7 +225,6 @@ impl LockWatch {
             Feed::Persistent { .. } => read_tree(&self.session, &self.target, |_| {}).await?,
             Feed::OneShot(watches) => read_tree_armed(&self.session, &self.target, watches).await?,
         };
-        self.disconnected = false;
         let now = output::now_ms();
         let mut gone = BTreeSet::new();
         for dir in &self.dirs {
@@ -334,6 +345,10 @@ async fn arm(session: &Session, target: &str) -> Result<Feed, zk::Error> {
         Ok(main) => main,
         Err(err) if matches!(err.cause(), Some(zkc::Error::Unimplemented)) => {
             tracing::info!("the server has no persistent watches; using one-shot watches");
+            // Such a server closes the connection after its answer: one
+            // answered request later the client is connected again, and
+            // the state watcher made after this sees no reconnect.
+            session.stat(target).await?;
             return Ok(Feed::OneShot(OneShotWatches::default()));
         }
         Err(err) => return Err(err),
@@ -370,7 +385,7 @@ enum Woke {
 }
 
 /// Waits for news: a change, a reconnect, the session's end.
-async fn wait(feed: &mut Feed, states: &mut zkc::StateWatcher, disconnected: &mut bool) -> News {
+async fn wait(feed: &mut Feed, states: &mut zkc::StateWatcher) -> News {
     loop {
         let woke = match feed {
             Feed::Persistent {
@@ -403,7 +418,7 @@ async fn wait(feed: &mut Feed, states: &mut zkc::StateWatcher, disconnected: &mu
             }
         };
         let news = match (woke, &mut *feed) {
-            (Woke::State(state), _) => on_state(state, disconnected),
+            (Woke::State(state), _) => on_state(state),
             (Woke::Main(event), Feed::Persistent { main, ended, .. }) => {
                 Some(drain(event, main, ended))
             }
@@ -424,17 +439,19 @@ async fn wait(feed: &mut Feed, states: &mut zkc::StateWatcher, disconnected: &mu
     }
 }
 
-/// The news in a session state change, if any: a reconnect after a loss,
-/// or the end.
-fn on_state(state: zkc::SessionState, disconnected: &mut bool) -> Option<News> {
+/// The news in a session state change, if any: a reconnect, or the end.
+/// The state watcher reports only the latest state, so a loss and the
+/// reconnect after it may come as one change: any change to connected is
+/// a reconnect.
+fn on_state(state: zkc::SessionState) -> Option<News> {
     match state {
         zkc::SessionState::Disconnected => {
             tracing::warn!("connection to ZooKeeper lost; reconnecting");
-            *disconnected = true;
             None
         }
         zkc::SessionState::SyncConnected | zkc::SessionState::ConnectedReadOnly => {
-            (*disconnected).then_some(News::Reconnected)
+            tracing::info!("reconnected to ZooKeeper");
+            Some(News::Reconnected)
         }
         ended => Some(News::Ended(ended)),
     }

@@ -128,3 +128,67 @@ pub struct SessionEntry {
     pub dialect: String,
     pub contender: Contender,
 }
+
+/// `watch -o json`: one event per line.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct WatchEvent {
+    /// RFC 3339 UTC with milliseconds.
+    pub time: String,
+    pub time_ms: i64,
+    /// `holding`, `queued`, `watching`, `waiting`, `acquired`, `released`,
+    /// `left`, `gone` or `gap`.
+    pub event: String,
+    /// The lock directory; for `watching` and `gap` the watched path.
+    pub lock: String,
+    /// The contender's node; null for `watching`, `gone` and `gap`.
+    pub node: Option<String>,
+    pub mode: Option<String>,
+    pub session: Option<String>,
+    pub fence: Option<i64>,
+    /// The owner as text (as stat's OWNER column shows it).
+    pub owner: Option<String>,
+    pub waiting_on: Option<String>,
+    pub holders: u64,
+    pub waiters: u64,
+}
+
+/// `reap -o json`: `{"deleted", "skipped"}`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapReport {
+    pub deleted: Vec<String>,
+    pub skipped: Vec<ReapSkipped>,
+}
+
+/// A node reap (or release) left alone, and why.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapSkipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// `reap --dry-run -o json`: `{"would_delete", "deleted": [], "skipped": []}`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapDryRun {
+    pub would_delete: Vec<ReapNode>,
+    pub deleted: Vec<String>,
+    pub skipped: Vec<ReapSkipped>,
+}
+
+/// A node `reap --dry-run` would delete.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapNode {
+    pub path: String,
+    /// `holder`, `waiter` or `empty-directory`.
+    pub what: String,
+    pub lock: String,
+    /// `0x...`; null for a directory.
+    pub session: Option<String>,
+    pub age_ms: i64,
+    /// As stat shows it; null for a directory.
+    pub owner: Option<String>,
+}

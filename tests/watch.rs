@@ -1,0 +1,429 @@
+//! watch against a real ZooKeeper: the events of zklock, Curator and kazoo
+//! contenders in order, --until, --timeout and --count, a server restart
+//! inside the session timeout (a gap), and the one-shot watches used on a
+//! server without persistent ones.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+use support::json::WatchEvent;
+use support::peers::{self, Library, acquired, peer};
+use support::{Running, TestEnv, ZkServer};
+use zookeeper_client as zkc;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// `zklock -o json watch ARGS...`, started; returns once it has printed
+/// the state it began with (up to its `watching` line), and that state.
+fn watch(env: &TestEnv, args: &[&str]) -> (Running, Vec<WatchEvent>) {
+    let mut watching = env.zklock(["-o", "json", "watch"]).args(args).spawn();
+    let mut state = Vec::new();
+    loop {
+        let event = next_event(&mut watching);
+        let done = event.event == "watching";
+        state.push(event);
+        if done {
+            return (watching, state);
+        }
+    }
+}
+
+/// The next event a JSON watch prints.
+fn next_event(watching: &mut Running) -> WatchEvent {
+    let line = watching.next_line(WAIT);
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?} is no watch event: {e}"))
+}
+
+/// The next event, which must be `kind` about `node` (or, for lock-level
+/// events, about the lock `node`).
+#[track_caller]
+fn expect(watching: &mut Running, kind: &str, node: &str) -> WatchEvent {
+    let event = next_event(watching);
+    let about = event.node.as_deref().unwrap_or(&event.lock);
+    assert_eq!((event.event.as_str(), about), (kind, node), "{event:#?}");
+    event
+}
+
+/// `zklock lock LOCK` holding until SIGTERM, once it holds; and its token.
+fn hold(env: &TestEnv, lock: &str) -> (Running, String) {
+    let mut holder = env.zklock(["lock", lock]).spawn();
+    let token = holder.next_line(WAIT);
+    (holder, token)
+}
+
+fn release(mut holder: Running) {
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+fn czxid(env: &TestEnv, node: &str) -> i64 {
+    env.zk().get(node).1.czxid
+}
+
+#[test]
+fn zklock_contenders_wait_acquire_release_in_order_and_the_directory_goes() {
+    let env = TestEnv::new();
+    let (mut watching, state) = watch(&env, &["w"]);
+    assert_eq!(state.len(), 1, "nothing holds /locks/w yet: {state:#?}");
+    assert_eq!((state[0].holders, state[0].waiters), (0, 0));
+    assert_eq!(state[0].lock, "/locks/w");
+
+    let (first, first_node) = hold(&env, "w");
+    let event = expect(&mut watching, "acquired", &first_node);
+    assert_eq!(event.fence, Some(czxid(&env, &first_node)));
+    assert_eq!(event.mode.as_deref(), Some("exclusive"));
+    assert_eq!((event.holders, event.waiters), (1, 0));
+    let owner = event.owner.expect("owner text");
+    assert!(owner.contains(&format!("pid {}", first.pid())), "{owner}");
+    assert_eq!(event.time_ms / 1000, {
+        let secs = humantime::parse_rfc3339(&event.time).expect("RFC 3339 time");
+        secs.duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
+    });
+
+    let mut second = env.zklock(["lock", "w"]).spawn();
+    let waiting = next_event(&mut watching);
+    assert_eq!(waiting.event, "waiting", "{waiting:#?}");
+    assert_eq!(waiting.waiting_on.as_deref(), Some(first_node.as_str()));
+    assert_eq!((waiting.holders, waiting.waiters), (1, 1));
+    let second_node = waiting.node.clone().expect("node");
+
+    release(first);
+    let released = expect(&mut watching, "released", &first_node);
+    assert_eq!((released.holders, released.waiters), (0, 1));
+    let handed = expect(&mut watching, "acquired", &second_node);
+    assert!(
+        handed.fence > released.fence,
+        "fences grow with every holder"
+    );
+    assert_eq!(second.next_line(WAIT), second_node);
+
+    release(second);
+    expect(&mut watching, "released", &second_node);
+    // zklock makes lock directories as containers: the server deletes them.
+    let gone = expect(&mut watching, "gone", "/locks/w");
+    assert_eq!((gone.holders, gone.waiters), (0, 0));
+    assert!(watching.is_running());
+}
+
+#[test]
+fn the_state_at_the_start_lists_holders_and_queued_waiters_of_every_lock_below() {
+    let env = TestEnv::new();
+    let (a, a_node) = hold(&env, "app/a");
+    let (b, b_node) = hold(&env, "app/b");
+    let mut queued = env.zklock(["lock", "app/b"]).spawn();
+    support::wait_until(WAIT, "a waiter queues on /locks/app/b", || {
+        env.zk().children("/locks/app/b").len() == 2
+    });
+    let (_watching, state) = watch(&env, &["app"]);
+    let summary: Vec<(&str, &str)> = state
+        .iter()
+        .map(|e| (e.event.as_str(), e.node.as_deref().unwrap_or(&e.lock)))
+        .collect();
+    assert_eq!(summary.len(), 4, "{state:#?}");
+    assert_eq!(summary[0], ("holding", a_node.as_str()));
+    assert_eq!(summary[1], ("holding", b_node.as_str()));
+    assert_eq!(summary[2].0, "queued");
+    assert_eq!(state[2].waiting_on.as_deref(), Some(b_node.as_str()));
+    assert_eq!(summary[3], ("watching", "/locks/app"));
+    assert_eq!((state[3].holders, state[3].waiters), (2, 1));
+    queued.kill();
+    release(a);
+    release(b);
+}
+
+#[test]
+fn curator_contenders_in_order() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/c");
+    let (mut watching, _) = watch(&env, &["c"]);
+    let mut holder = peer(&env, Library::Curator, "/locks/c", "mutex", &[]);
+    let held = acquired(&mut holder, WAIT);
+    let event = expect(&mut watching, "acquired", &held);
+    // Curator stores the client's IP address: the owner text shows it.
+    let owner = event.owner.expect("owner");
+    assert!(owner.parse::<std::net::IpAddr>().is_ok(), "{owner}");
+    assert_eq!(event.fence, Some(czxid(&env, &held)));
+
+    let mut waiter = peer(&env, Library::Curator, "/locks/c", "mutex", &[]);
+    let waiting = next_event(&mut watching);
+    assert_eq!(waiting.event, "waiting", "{waiting:#?}");
+    assert_eq!(waiting.waiting_on.as_deref(), Some(held.as_str()));
+
+    peers::release(holder);
+    expect(&mut watching, "released", &held);
+    let next = acquired(&mut waiter, WAIT);
+    assert_eq!(Some(&next), waiting.node.as_ref());
+    expect(&mut watching, "acquired", &next);
+    peers::release(waiter);
+    expect(&mut watching, "released", &next);
+}
+
+#[test]
+fn kazoo_contenders_in_order() {
+    let env = TestEnv::new();
+    let (mut watching, _) = watch(&env, &["k"]);
+    let mut reader = peer(
+        &env,
+        Library::Kazoo,
+        "/locks/k",
+        "read",
+        &["--identifier", "reader-1"],
+    );
+    let read = acquired(&mut reader, WAIT);
+    let event = expect(&mut watching, "acquired", &read);
+    assert_eq!(event.owner.as_deref(), Some("reader-1"));
+    assert_eq!(event.mode.as_deref(), Some("shared"));
+
+    let mut writer = peer(
+        &env,
+        Library::Kazoo,
+        "/locks/k",
+        "write",
+        &["--identifier", "writer-1"],
+    );
+    let waiting = next_event(&mut watching);
+    assert_eq!(
+        (waiting.event.as_str(), waiting.owner.as_deref()),
+        ("waiting", Some("writer-1")),
+        "{waiting:#?}"
+    );
+    assert_eq!(waiting.mode.as_deref(), Some("exclusive"));
+
+    peers::release(reader);
+    expect(&mut watching, "released", &read);
+    let written = acquired(&mut writer, WAIT);
+    expect(&mut watching, "acquired", &written);
+    peers::release(writer);
+    expect(&mut watching, "released", &written);
+}
+
+#[test]
+fn until_free_returns_only_after_the_holder_releases() {
+    let env = TestEnv::new();
+    let (holder, node) = hold(&env, "maint");
+    let mut waiting = env.zklock(["watch", "--until", "free", "maint"]).spawn();
+    waiting.wait_for_stdout(WAIT, "watch printed the state", |out| {
+        out.contains("watching")
+    });
+    assert!(waiting.is_running(), "the lock is held: watch waits");
+    release(holder);
+    let run = waiting.wait(WAIT);
+    run.assert_success();
+    let released = run
+        .stdout_lines()
+        .into_iter()
+        .find(|line| line.contains("released"))
+        .unwrap_or_else(|| panic!("no released line: {run:?}"));
+    assert!(released.contains(&node), "{released}");
+
+    // Free already: at once.
+    env.zklock(["watch", "--until", "free", "maint"])
+        .run()
+        .assert_success()
+        .assert_faster_than(Duration::from_secs(10));
+    env.zklock(["watch", "--until", "free", "/no/such/lock"])
+        .run()
+        .assert_success();
+}
+
+#[test]
+fn until_held_returns_once_someone_holds() {
+    let env = TestEnv::new();
+    let (mut watching, _) = watch(&env, &["--until", "held", "job"]);
+    let (holder, node) = hold(&env, "job");
+    let run = watching.wait(WAIT);
+    run.assert_success();
+    let events: Vec<WatchEvent> = run.json_lines();
+    let last = events.last().expect("events");
+    assert_eq!(
+        (last.event.as_str(), last.node.as_deref()),
+        ("acquired", Some(node.as_str()))
+    );
+    release(holder);
+}
+
+#[test]
+fn timeout_exits_1() {
+    let env = TestEnv::new();
+    let run = env.zklock(["watch", "--timeout", "300ms", "quiet"]).run();
+    run.assert_code(1);
+    assert!(run.elapsed >= Duration::from_millis(300), "{run:?}");
+    assert!(run.stdout.contains("watching"), "{run:?}");
+
+    let (holder, _) = hold(&env, "busy");
+    env.zklock(["watch", "--until", "free", "-w", "300ms", "busy"])
+        .run()
+        .assert_code(1)
+        .assert_stderr_contains("timed out");
+    release(holder);
+}
+
+#[test]
+fn count_stops_after_n_changes() {
+    let env = TestEnv::new();
+    let (holder, node) = hold(&env, "n");
+    let (mut watching, state) = watch(&env, &["--count", "2", "n"]);
+    assert_eq!(state[0].event, "holding", "the state does not count");
+    let mut waiter = env.zklock(["lock", "n"]).spawn();
+    support::wait_until(WAIT, "the waiter queues", || {
+        env.zk().children("/locks/n").len() == 2
+    });
+    release(holder);
+    let run = watching.wait(WAIT);
+    run.assert_success();
+    let events: Vec<WatchEvent> = run.json_lines();
+    let changes: Vec<&str> = events[2..].iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(changes, ["waiting", "released"], "{events:#?}");
+    assert_eq!(events[3].node.as_deref(), Some(node.as_str()));
+    waiter.next_line(WAIT);
+    waiter.signal(libc::SIGTERM);
+    waiter.wait(WAIT).assert_success();
+}
+
+#[test]
+fn a_signal_ends_the_watch_with_128_plus_n() {
+    let env = TestEnv::new();
+    let (mut watching, _) = watch(&env, &["sig"]);
+    watching.signal(libc::SIGTERM);
+    watching.wait(WAIT).assert_code(128 + libc::SIGTERM);
+}
+
+#[test]
+fn the_stream_survives_a_server_restart_and_says_there_was_a_gap() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    env.zk().mkdir_p("/locks/r");
+    let persistent = zkc::CreateMode::PersistentSequential.with_acls(zkc::Acls::anyone_all());
+    let (_, first) = env.zk().create_with("/locks/r/lock-", b"", &persistent);
+    let mut watching = env
+        .zklock(["--session-timeout", "30s", "-o", "json", "watch", "r"])
+        .spawn();
+    expect(&mut watching, "holding", &first);
+    expect(&mut watching, "watching", "/locks/r");
+
+    server.restart();
+    // A change right after the restart: before or after watch is back, it
+    // comes after the gap line. (The test's own client reconnects too.)
+    support::wait_until(WAIT, "the holder's node is deleted", || {
+        matches!(
+            env.zk().try_delete(&first),
+            Ok(()) | Err(zkc::Error::NoNode)
+        )
+    });
+    let gap = expect(&mut watching, "gap", "/locks/r");
+    assert_eq!(
+        (gap.holders, gap.waiters),
+        (1, 0),
+        "the state before the gap"
+    );
+    expect(&mut watching, "released", &first);
+
+    let (_, second) = env.zk().create_with("/locks/r/lock-", b"", &persistent);
+    expect(&mut watching, "acquired", &second);
+    assert!(watching.is_running());
+}
+
+/// A TCP proxy to a ZooKeeper server that renames every addWatch request
+/// (opcode 106) to an opcode no server knows, so the server answers it as
+/// ZooKeeper before 3.6 answers addWatch: "unimplemented", and closes the
+/// connection. Everything else passes unchanged.
+struct ServerWithoutAddWatch {
+    port: u16,
+}
+
+const ADD_WATCH: i32 = 106;
+const UNKNOWN_OP: i32 = 9999;
+
+impl ServerWithoutAddWatch {
+    fn start(upstream: String) -> ServerWithoutAddWatch {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+        let port = listener.local_addr().expect("proxy address").port();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let (Ok(client_back), Ok(server_back)) = (client.try_clone(), server.try_clone())
+                else {
+                    continue;
+                };
+                std::thread::spawn(move || copy_requests(client, server));
+                std::thread::spawn(move || copy_replies(server_back, client_back));
+            }
+        });
+        ServerWithoutAddWatch { port }
+    }
+
+    fn hosts(&self, env: &TestEnv) -> String {
+        format!("127.0.0.1:{}{}", self.port, env.chroot())
+    }
+}
+
+/// Client to server, frame by frame (4-byte length, then the body); after
+/// the ConnectRequest a body starts with xid and opcode.
+fn copy_requests(mut client: TcpStream, mut server: TcpStream) {
+    let mut first = true;
+    loop {
+        let mut length = [0u8; 4];
+        if client.read_exact(&mut length).is_err() {
+            break;
+        }
+        let mut body = vec![0u8; i32::from_be_bytes(length).max(0) as usize];
+        if client.read_exact(&mut body).is_err() {
+            break;
+        }
+        if !first
+            && body.len() >= 8
+            && i32::from_be_bytes(body[4..8].try_into().unwrap()) == ADD_WATCH
+        {
+            body[4..8].copy_from_slice(&UNKNOWN_OP.to_be_bytes());
+        }
+        first = false;
+        if server
+            .write_all(&length)
+            .and_then(|()| server.write_all(&body))
+            .is_err()
+        {
+            break;
+        }
+    }
+    let _ = server.shutdown(std::net::Shutdown::Both);
+}
+
+fn copy_replies(mut server: TcpStream, mut client: TcpStream) {
+    let _ = std::io::copy(&mut server, &mut client);
+    let _ = client.shutdown(std::net::Shutdown::Both);
+}
+
+#[test]
+fn one_shot_watches_on_a_server_without_persistent_ones() {
+    let env = TestEnv::new();
+    let old = ServerWithoutAddWatch::start(env.servers().to_owned());
+    let mut watching = support::Zklock::new(["-v", "-o", "json", "watch", "app"])
+        .hosts(old.hosts(&env))
+        .spawn();
+    expect(&mut watching, "watching", "/locks/app");
+    watching.wait_for_stderr(WAIT, "watch says it uses one-shot watches", |err| {
+        err.contains("one-shot watches")
+    });
+
+    // A lock in a directory that did not exist when the watch began.
+    let (first, first_node) = hold(&env, "app/deep/x");
+    expect(&mut watching, "acquired", &first_node);
+    let mut second = env.zklock(["lock", "app/deep/x"]).spawn();
+    let waiting = next_event(&mut watching);
+    assert_eq!(waiting.event, "waiting", "{waiting:#?}");
+    release(first);
+    expect(&mut watching, "released", &first_node);
+    let second_node = waiting.node.expect("node");
+    expect(&mut watching, "acquired", &second_node);
+    assert_eq!(second.next_line(WAIT), second_node);
+    release(second);
+    expect(&mut watching, "released", &second_node);
+    expect(&mut watching, "gone", "/locks/app/deep/x");
+}
