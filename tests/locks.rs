@@ -37,9 +37,13 @@ fn release(mut holder: Running) {
     holder.wait(WAIT).assert_success();
 }
 
+/// True while process `pid` runs (a zombie waiting to be reaped is dead).
 fn pid_is_alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    unsafe { libc::kill(pid, 0) == 0 }
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
 }
 
 #[test]
@@ -277,12 +281,13 @@ fn one_release_wakes_exactly_one_waiter() {
     }
 }
 
-/// Runs `zklock lock LOCK OPTIONS... -- sh -c '...; exec sleep 1000'` and
-/// returns it with its node and the command's pid, once it holds.
+/// Runs `zklock lock LOCK OPTIONS... -- sh -c 'sleep 1000 & ...; wait'` and
+/// returns it, once it holds, with its node and the pid of the command's own
+/// child (the sleep), which must die with the command's process group.
 fn sleeping_holder(env: &TestEnv, lock: &str, options: &[&str]) -> (Running, String, i32) {
     let mut args = vec!["lock", lock];
     args.extend_from_slice(options);
-    args.extend(["--", "sh", "-c", "echo $$ $ZKLOCK_NODE; exec sleep 1000"]);
+    args.extend(["--", "sh", "-c", "sleep 1000 & echo $! $ZKLOCK_NODE; wait"]);
     let mut holder = env.zklock(args).spawn();
     let line = holder.next_line(WAIT);
     let (pid, node) = line.split_once(' ').expect("pid and node");

@@ -1,8 +1,9 @@
 //! Running a command under a lock (SPEC §6, §9): start it in its own process
-//! group with a parent-death signal, forward signals to it, and stop it when
-//! the lock is lost.
+//! group behind a guard that kills the group if zklock dies, forward signals
+//! to it, and stop it when the lock is lost.
 
 pub mod detach;
+mod guard;
 mod signals;
 
 use std::future::Future;
@@ -74,20 +75,11 @@ fn spawn(spec: &CommandSpec) -> Result<tokio::process::Child> {
     };
     command.envs(spec.env.iter().map(|(k, v)| (k, v)));
     command.process_group(0);
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: only async-signal-safe calls between fork and exec.
+    let zklock = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child, in its own process group, and
+    // makes only async-signal-safe calls.
     unsafe {
-        command.pre_exec(move || {
-            // The command must not outlive zklock, even a SIGKILLed one.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // zklock may have died before the line above took effect.
-            if libc::getppid() != parent {
-                libc::_exit(137);
-            }
-            Ok(())
-        });
+        command.pre_exec(move || guard::split_off(zklock));
     }
     let name = spec.argv.first().map(String::as_str).unwrap_or("sh");
     tokio::process::Command::from(command)
