@@ -22,11 +22,13 @@ use crate::exit::ExitStatus;
 /// the subcommand. Usage errors come back before any connection is made.
 pub async fn run(cli: cli::Cli) -> Result<ExitStatus> {
     let (globals, command) = cli.into_config()?;
-    init_logging(globals.verbosity);
+    init_logging(globals.verbosity, globals.printer.color);
     commands::run(&globals, command).await
 }
 
-fn init_logging(verbosity: u8) {
+/// Logging to stderr for `-v`; coloured only when the printer colours
+/// (stderr a terminal, `NO_COLOR` unset).
+fn init_logging(verbosity: u8, color: bool) {
     use tracing::level_filters::LevelFilter;
     let (ours, client) = match verbosity {
         0 => return,
@@ -43,7 +45,7 @@ fn init_logging(verbosity: u8) {
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
-                .with_ansi(std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())),
+                .with_ansi(color),
         )
         .with(filter)
         .init();

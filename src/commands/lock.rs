@@ -274,7 +274,16 @@ async fn acquire(
             if let Err(cleanup) = contention.abandon().await {
                 tracing::warn!("could not remove our node: {cleanup}");
             }
-            Err(err.into())
+            let lost_session = err.exit_status() == ExitStatus::Unreachable;
+            let err = anyhow::Error::from(err);
+            Err(if lost_session {
+                err.context(format!(
+                    "the session was lost before {} was acquired",
+                    args.path
+                ))
+            } else {
+                err
+            })
         }
         Wait::Signal(signal) => {
             contention.abandon().await?;
