@@ -24,7 +24,8 @@ use support::proxy::{
     ClientFramer, ClientMessage, FaultProxy, Mode, ServerFramer, ServerMessage, Trigger, op,
 };
 use support::{
-    Run, Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, Zklock, wait_until,
+    Run, Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, Zklock, process_alive,
+    wait_until,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -102,17 +103,6 @@ fn wait_for_reconnect(holder: &mut Running) {
         }
         holder.stderr().contains("reconnected")
     });
-}
-
-/// True while `pid` exists and is not a zombie.
-fn process_alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].trim_start().chars().next());
-    !matches!(state, None | Some('Z') | Some('X') | Some('x'))
 }
 
 fn touch(path: &Path) {

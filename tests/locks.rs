@@ -37,15 +37,6 @@ fn release(mut holder: Running) {
     holder.wait(WAIT).assert_success();
 }
 
-/// True while process `pid` runs (a zombie waiting to be reaped is dead).
-fn pid_is_alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit(')')
-            .next()
-            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
-    })
-}
-
 #[test]
 fn concurrent_commands_never_overlap_and_fences_grow_in_grant_order() {
     let env = TestEnv::new();
@@ -302,7 +293,7 @@ fn a_deleted_node_is_a_lost_lock_and_the_command_is_stopped() {
     env.zk().delete(&node);
     let run = holder.wait(WAIT);
     run.assert_code(4).assert_stderr_contains("lost");
-    assert!(!pid_is_alive(pid), "the command was stopped");
+    assert!(!support::process_alive(pid), "the command was stopped");
 }
 
 #[test]
@@ -326,7 +317,9 @@ fn a_sigkilled_zklock_takes_its_command_along_and_the_lock_frees_with_the_sessio
         &["--session-timeout", "1s", "--kill-after", "200ms"],
     );
     holder.kill();
-    wait_until(WAIT, "the command died with zklock", || !pid_is_alive(pid));
+    wait_until(WAIT, "the command died with zklock", || {
+        !support::process_alive(pid)
+    });
     env.zklock(["lock", "-w", "20s", "killed", "--", "true"])
         .run()
         .assert_success();

@@ -11,11 +11,6 @@ use support::{Running, TestEnv, ZkOptions, ZkServer, wait_until};
 
 const WAIT: Duration = Duration::from_secs(20);
 
-fn pid_is_alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    unsafe { libc::kill(pid, 0) == 0 }
-}
-
 /// The pid in the owner record of a zklock node.
 fn owner_pid(env: &TestEnv, node: &str) -> i32 {
     let (data, _) = env.zk().get(node);
@@ -56,7 +51,7 @@ fn a_detached_lock_is_held_until_released_by_its_token() {
     let token = run.stdout.trim().to_owned();
     assert!(token.starts_with("/locks/dx/_c_"), "{token}");
     let holder = owner_pid(&env, &token);
-    assert!(pid_is_alive(holder));
+    assert!(support::process_alive(holder));
     env.zklock(["lock", "-n", "dx", "--", "true"])
         .run()
         .assert_code(1);
@@ -64,7 +59,9 @@ fn a_detached_lock_is_held_until_released_by_its_token() {
         .run()
         .assert_success()
         .assert_stdout_contains(&token);
-    wait_until(WAIT, "the holder process ends", || !pid_is_alive(holder));
+    wait_until(WAIT, "the holder process ends", || {
+        !support::process_alive(holder)
+    });
     assert!(is_free(&env, "dx"));
 }
 
@@ -104,7 +101,7 @@ fn while_pid_ties_the_lock_to_a_process() {
     wait_until(WAIT, "the lock frees when the process ends", || {
         is_free(&env, "tied")
     });
-    wait_until(WAIT, "the holder ends", || !pid_is_alive(holder));
+    wait_until(WAIT, "the holder ends", || !support::process_alive(holder));
 }
 
 #[test]
@@ -198,7 +195,7 @@ fn release_holders_breaks_a_lock_and_the_holder_stops_its_command() {
         "{report}"
     );
     holder.wait(WAIT).assert_code(4);
-    assert!(!pid_is_alive(pid));
+    assert!(!support::process_alive(pid));
 }
 
 #[test]
@@ -222,7 +219,7 @@ fn revoke_stops_a_zklock_holder_in_every_mode() {
         .assert_stderr_contains("revoked");
     plain.wait(WAIT).assert_code(4);
     wait_until(WAIT, "the detached holder lets go", || {
-        !pid_is_alive(detached)
+        !support::process_alive(detached)
     });
     for lock in ["r1", "r2", "r3"] {
         wait_until(WAIT, "the revoked lock is free", || is_free(&env, lock));

@@ -24,7 +24,7 @@ use support::Running;
 use support::TestEnv;
 use support::fencing::{FenceLog, Held, assert_no_dead_nodes};
 use support::peers::{Library, peer};
-use support::{Scratch, Zklock};
+use support::{Scratch, Zklock, process_alive};
 
 /// How long each soak keeps starting contenders.
 const SOAK: Duration = Duration::from_secs(45);
@@ -209,16 +209,6 @@ fn library_worker(env: &TestEnv, library: Library, log: &FenceLog, rng: &mut Rng
         tally.runs += running.stdout().matches("RELEASED").count();
     }
     tally
-}
-
-fn process_alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].trim_start().chars().next());
-    !matches!(state, None | Some('Z') | Some('X') | Some('x'))
 }
 
 /// Two zklock workers and two `library` workers on one lock for [`SOAK`];

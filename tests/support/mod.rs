@@ -183,3 +183,15 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// True while `pid` exists and is neither a zombie nor dead (a stopped
+/// process counts as alive).
+pub fn process_alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].trim_start().chars().next());
+    !matches!(state, None | Some('Z') | Some('X') | Some('x'))
+}

@@ -17,7 +17,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::{ZOOKEEPER_JAR, free_ports, require_zookeeper, test_name, unique};
+use super::{ZOOKEEPER_JAR, free_ports, process_alive, require_zookeeper, test_name, unique};
 
 /// How long a server may take to start serving.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -173,18 +173,6 @@ impl Drop for Supervisor {
     fn drop(&mut self) {
         self.shutdown();
     }
-}
-
-/// True while `pid` exists and is neither a zombie nor dead (a stopped
-/// process counts as alive).
-fn process_alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].trim_start().chars().next());
-    !matches!(state, None | Some('Z') | Some('X') | Some('x'))
 }
 
 fn signal(pid: i32, signal: i32) {
