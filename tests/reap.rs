@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use support::json::{ReapDryRun, ReapReport};
 use support::peers::{self, Library, acquired, peer};
+use support::proxy::{FaultProxy, Trigger, op};
 use support::{TestEnv, Zk, wait_until};
 use zklock::inspect::reap::{self, Selector};
 use zklock::zk::{self, ConnectOptions, Hosts, RetryPolicy};
@@ -423,4 +424,24 @@ fn on_a_terminal_it_asks_and_only_yes_deletes() {
     let (code, stderr) = reap_on_a_terminal(&env, &["--all"], "yes\n");
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!exists(&env, &nodes[0]));
+}
+
+#[test]
+fn a_batch_whose_answer_is_lost_still_counts_its_nodes_deleted() {
+    let env = TestEnv::new();
+    let holder = env.connect();
+    let nodes = contenders(&holder, "/locks/lost", 3);
+    let proxy = FaultProxy::start(env.servers());
+    // The batch of deletes reaches the server; its answer does not, and the
+    // connection is reset: the retry finds the nodes gone, deleted by us.
+    proxy.drop_after(Trigger::on(&[op::MULTI]));
+    let run = support::Zklock::new(["-o", "json", "reap", "--all", "--yes", "lost"])
+        .hosts(proxy.hosts(&env))
+        .run();
+    run.assert_success();
+    proxy.wait_for_drop(WAIT);
+    let report: ReapReport = run.json();
+    assert!(report.skipped.is_empty(), "{report:?}");
+    assert_eq!(sorted(report.deleted), nodes);
+    assert!(nodes.iter().all(|node| !exists(&env, node)));
 }

@@ -55,7 +55,9 @@ Curator's) go by themselves once empty; kazoo's and HBase's stay.
 
 Every node is deleted at the data version it was read at: a node that
 changed since (data written, children added) is left alone and reported.
-The deletes are pipelined on one session, 512 in flight. --dry-run only
+The deletes go on one session in multi requests of 128 (one transaction on
+the server each), 8 requests in flight; when one delete of a multi fails,
+that node is reported and the others are deleted one by one. --dry-run only
 lists. Otherwise, with stdin a terminal zklock lists what will go and asks;
 without a terminal it needs --yes, and exits 2 without deleting anything.
 
@@ -207,6 +209,12 @@ async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<E
         progress.finish();
     }
     let plan = planned?;
+    tracing::info!(
+        "read {} nodes under {}: {} to reap",
+        plan.walked.nodes(),
+        args.path,
+        plan.nodes.len()
+    );
     ls::note_unreadable(printer, &plan.walked);
     if plan.nodes.is_empty() {
         printer.note(&format!("nothing to reap under {}", args.path));
@@ -234,6 +242,7 @@ async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<E
     if let Some(bar) = bar {
         bar.finish();
     }
+    tracing::info!("deletes done");
     let Reaped {
         deleted,
         mut skipped,

@@ -1,21 +1,29 @@
 //! Deleting many nodes fast and safely: every delete carries the data
 //! version its node was seen at, so a node that changed since it was read
-//! is left alone, and the deletes are pipelined on one session.
+//! is left alone, and the deletes are batched and pipelined on one session.
 //!
-//! The client sends a request the moment it is made, so up to [`IN_FLIGHT`]
-//! deletes are outstanding at once and the server works through them back
-//! to back instead of waiting a round trip for each. They are sent in the
-//! order given, and ZooKeeper applies one session's requests in order.
+//! Deletes go in multi requests of [`BATCH`]: the server applies each as one
+//! transaction, which costs it far less than as many single requests. A
+//! multi is all or nothing, so when one delete in it fails (the node
+//! changed, went, or has children) that node's outcome is known and the
+//! others are sent again one by one. Up to [`IN_FLIGHT`] batches are
+//! outstanding at once (the client sends a request the moment it is made),
+//! sent in the order given; ZooKeeper applies one session's requests in
+//! order.
 
 use std::future::Future;
 
+use futures::future;
 use futures::stream::{FuturesUnordered, StreamExt};
 use zookeeper_client as zkc;
 
 use super::{Class, Error, Session, class_of};
 
-/// Deletes outstanding at once on the session.
-pub const IN_FLIGHT: usize = 512;
+/// Deletes per multi request.
+pub const BATCH: usize = 128;
+
+/// Multi requests outstanding at once on the session.
+pub const IN_FLIGHT: usize = 8;
 
 /// A node to delete, and the data version it was seen at.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,29 +46,88 @@ pub enum Deletion {
     HasChildren,
 }
 
-/// Deletes every node at the version it was seen at, at most [`IN_FLIGHT`]
-/// at a time, sent in the given order; `on_done` hears of each outcome as
-/// it comes. Connection losses are retried node by node with the session's
-/// policy. Fails on any other error (the session is lost, no permission);
-/// deletes already sent may have been done by then.
+/// Deletes every node at the version it was seen at, in batches of
+/// [`BATCH`], at most [`IN_FLIGHT`] batches at a time, sent in the given
+/// order; `on_done` hears of each outcome as it comes. Connection losses are
+/// retried with the session's policy. Fails on any other error (the session
+/// is lost, no permission); deletes already sent may have been done by then.
 pub async fn delete_seen(
     session: &Session,
     nodes: impl IntoIterator<Item = Seen>,
     mut on_done: impl FnMut(&Seen, Deletion),
 ) -> Result<(), Error> {
-    let mut nodes = nodes.into_iter();
+    let mut nodes = nodes.into_iter().peekable();
     let mut in_flight = FuturesUnordered::new();
     loop {
-        while in_flight.len() < IN_FLIGHT {
-            let Some(node) = nodes.next() else { break };
-            in_flight.push(delete_one(session, node));
+        while in_flight.len() < IN_FLIGHT && nodes.peek().is_some() {
+            let batch: Vec<Seen> = nodes.by_ref().take(BATCH).collect();
+            in_flight.push(delete_batch(session, batch)?);
         }
         let Some(done) = in_flight.next().await else {
             return Ok(());
         };
-        let (node, deletion) = done?;
-        on_done(&node, deletion);
+        for (node, deletion) in done? {
+            on_done(&node, deletion);
+        }
     }
+}
+
+/// Sends the deletes of `batch` now, as one multi request, and returns the
+/// wait for their outcomes.
+fn delete_batch(
+    session: &Session,
+    batch: Vec<Seen>,
+) -> Result<impl Future<Output = Result<Vec<(Seen, Deletion)>, Error>> + '_, Error> {
+    let mut writer = session.client().new_multi_writer();
+    for node in &batch {
+        writer
+            .add_delete(&node.path, Some(node.version))
+            .map_err(|e| Error::op("delete", &node.path, e))?;
+    }
+    let commit = writer.commit();
+    Ok(async move {
+        match commit.await {
+            Ok(_) => Ok(batch
+                .into_iter()
+                .map(|node| (node, Deletion::Deleted))
+                .collect()),
+            Err(zkc::MultiWriteError::OperationFailed { index, source }) => {
+                let mut others = batch;
+                let failed = others.remove(index);
+                let deletion = outcome(&failed, source, 0)?;
+                let mut outcomes = one_by_one(session, others, 0).await?;
+                outcomes.push((failed, deletion));
+                Ok(outcomes)
+            }
+            Err(zkc::MultiWriteError::RequestFailed { source })
+                if class_of(&source) == Class::Recoverable && session.retry().retries > 0 =>
+            {
+                // Done or not: one by one now, where a node found gone
+                // counts as deleted by this batch.
+                tracing::info!("retrying a batch of deletes one by one after {source}");
+                tokio::time::sleep(session.retry().backoff(0)).await;
+                one_by_one(session, batch, 1).await
+            }
+            Err(zkc::MultiWriteError::RequestFailed { source }) => {
+                let first = batch.first().map_or("", |node| node.path.as_str());
+                Err(Error::op("delete", first, source))
+            }
+        }
+    })
+}
+
+/// Deletes each node with a request of its own, all sent at once;
+/// `attempt` is 1 when the nodes may have been deleted by an earlier try.
+async fn one_by_one(
+    session: &Session,
+    nodes: Vec<Seen>,
+    attempt: u32,
+) -> Result<Vec<(Seen, Deletion)>, Error> {
+    let pending: Vec<_> = nodes
+        .into_iter()
+        .map(|node| delete_one(session, node, attempt))
+        .collect();
+    future::try_join_all(pending).await
 }
 
 /// Sends the delete of `node` now, and returns the wait for its outcome,
@@ -68,19 +135,14 @@ pub async fn delete_seen(
 fn delete_one(
     session: &Session,
     node: Seen,
+    mut attempt: u32,
 ) -> impl Future<Output = Result<(Seen, Deletion), Error>> + '_ {
     let first = session.client().delete(&node.path, Some(node.version));
     async move {
         let retry = session.retry();
         let mut result = first.await;
-        let mut attempt = 0;
         loop {
-            let deletion = match result {
-                Ok(()) => Deletion::Deleted,
-                Err(zkc::Error::NoNode) if attempt > 0 => Deletion::Deleted,
-                Err(zkc::Error::NoNode) => Deletion::Gone,
-                Err(zkc::Error::BadVersion) => Deletion::Changed,
-                Err(zkc::Error::NotEmpty) => Deletion::HasChildren,
+            match result {
                 Err(err) if class_of(&err) == Class::Recoverable && attempt < retry.retries => {
                     tracing::info!("retrying the delete of {} after {err}", node.path);
                     tokio::time::sleep(retry.backoff(attempt)).await;
@@ -89,11 +151,25 @@ fn delete_one(
                         .client()
                         .delete(&node.path, Some(node.version))
                         .await;
-                    continue;
                 }
-                Err(err) => return Err(Error::op("delete", &node.path, err)),
-            };
-            return Ok((node, deletion));
+                Ok(()) => return Ok((node, Deletion::Deleted)),
+                Err(err) => {
+                    let deletion = outcome(&node, err, attempt)?;
+                    return Ok((node, deletion));
+                }
+            }
         }
+    }
+}
+
+/// What a delete's error means for its node; `attempt` > 0 when an earlier
+/// try may have deleted it. Errors that are no outcome are failures.
+fn outcome(node: &Seen, err: zkc::Error, attempt: u32) -> Result<Deletion, Error> {
+    match err {
+        zkc::Error::NoNode if attempt > 0 => Ok(Deletion::Deleted),
+        zkc::Error::NoNode => Ok(Deletion::Gone),
+        zkc::Error::BadVersion => Ok(Deletion::Changed),
+        zkc::Error::NotEmpty => Ok(Deletion::HasChildren),
+        err => Err(Error::op("delete", &node.path, err)),
     }
 }
