@@ -1,0 +1,64 @@
+//! The floor of the reap benchmark (SPEC §11): the job of `zklock reap
+//! --all ROOT` on a tree of lock directories (ROOT/DIR/CONTENDER, as
+//! examples/populate.rs makes them) with the fewest round trips a client
+//! can make, on the same client crate.
+//!
+//! Usage: `delete_floor HOSTS ROOT`. It lists ROOT, lists every directory
+//! (pipelined), deletes every child of them (pipelined, [`WINDOW`] at a
+//! time, no version check), prints how many it deleted and closes its
+//! session, as zklock does. No reading of
+//! data or versions, no model of the locks, no retries: zklock can only be
+//! slower.
+
+use std::process::ExitCode;
+
+use futures::stream::{self, StreamExt};
+use zookeeper_client as zkc;
+
+/// Requests outstanding at once.
+const WINDOW: usize = 1024;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [hosts, root] = args.as_slice() else {
+        eprintln!("usage: delete_floor HOSTS ROOT");
+        return ExitCode::from(2);
+    };
+    let owned = zkc::Client::connector()
+        .with_session_timeout(std::time::Duration::from_secs(30))
+        .connect(hosts)
+        .await
+        .expect("connect");
+    let client = &owned;
+    let dirs: Vec<String> = client
+        .list_children(root)
+        .await
+        .expect("list ROOT")
+        .into_iter()
+        .map(|name| format!("{root}/{name}"))
+        .collect();
+    let nodes: Vec<String> = stream::iter(&dirs)
+        .map(|dir| async move {
+            let children = client.list_children(dir).await.expect("list a directory");
+            children
+                .into_iter()
+                .map(|name| format!("{dir}/{name}"))
+                .collect::<Vec<_>>()
+        })
+        .buffer_unordered(WINDOW)
+        .flat_map(stream::iter)
+        .collect()
+        .await;
+    let deleted = stream::iter(&nodes)
+        .map(|node| client.delete(node, None))
+        .buffer_unordered(WINDOW)
+        .filter(|result| std::future::ready(result.is_ok()))
+        .count()
+        .await;
+    println!("{deleted}");
+    let mut state = owned.state_watcher();
+    drop(owned);
+    while !state.changed().await.is_terminated() {}
+    ExitCode::SUCCESS
+}
