@@ -314,9 +314,8 @@ fn a_live_zklock_holder_whose_node_is_reaped_stops_its_command_and_exits_4() {
         .wait(WAIT)
         .assert_code(4)
         .assert_stderr_contains("deleted");
-    // SAFETY: signal 0 only checks whether the process exists.
-    wait_until(WAIT, "the command is stopped", || unsafe {
-        libc::kill(pid, 0) != 0
+    wait_until(WAIT, "the command is stopped", || {
+        !support::process_alive(pid)
     });
 }
 
