@@ -270,9 +270,9 @@ fn count_stops_after_n_changes() {
     let (mut watching, state) = watch(&env, &["--count", "2", "n"]);
     assert_eq!(state[0].event, "holding", "the state does not count");
     let mut waiter = env.zklock(["lock", "n"]).spawn();
-    support::wait_until(WAIT, "the waiter queues", || {
-        env.zk().children("/locks/n").len() == 2
-    });
+    // Released only once watch has seen the waiter wait: a reading after
+    // both changes would show a handoff and no waiting.
+    assert_eq!(next_event(&mut watching).event, "waiting");
     release(holder);
     let run = watching.wait(WAIT);
     run.assert_success();

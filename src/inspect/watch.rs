@@ -226,12 +226,18 @@ impl LockWatch {
             Feed::OneShot(watches) => read_tree_armed(&self.session, &self.target, watches).await?,
         };
         let now = output::now_ms();
-        let mut gone = BTreeSet::new();
-        for dir in &self.dirs {
-            if !locks.contains_key(dir) && self.session.stat(dir).await?.is_none() {
-                gone.insert(dir.clone());
-            }
-        }
+        let unseen: Vec<&String> = self
+            .dirs
+            .iter()
+            .filter(|d| !locks.contains_key(*d))
+            .collect();
+        let stats = future::try_join_all(unseen.iter().map(|dir| self.session.stat(dir))).await?;
+        let gone: BTreeSet<String> = unseen
+            .into_iter()
+            .zip(stats)
+            .filter(|(_, stat)| stat.is_none())
+            .map(|(dir, _)| dir.clone())
+            .collect();
         let mut events = Vec::new();
         match occasion {
             Occasion::Start => {
@@ -498,36 +504,53 @@ impl OneShotWatches {
         News::Fired
     }
 
-    /// Arms a child watch on `dir`, or, for a directory that must be
-    /// watched even before it exists, an existence watch. A directory that
-    /// is gone is left alone: its parent's watch tells when it comes back.
+    /// Arms a child watch on each of `dirs` (all requests sent at once),
+    /// or, for a directory of `even_if_missing` that does not exist, an
+    /// existence watch. A directory that is gone is left alone: its
+    /// parent's watch tells when it comes back.
     async fn arm(
         &mut self,
         session: &Session,
-        dir: &str,
-        even_if_missing: bool,
+        dirs: Vec<String>,
+        even_if_missing: &[String],
     ) -> Result<(), zk::Error> {
-        let client = session.client();
-        let listed = session
-            .retry()
-            .run(|| client.list_and_watch_children(dir))
-            .await;
-        let watcher = match listed {
-            Ok((_, watcher)) => watcher,
-            Err(zkc::Error::NoNode) if even_if_missing => {
-                let (_, watcher) = session
-                    .retry()
-                    .run(|| client.check_and_watch_stat(dir))
-                    .await
-                    .map_err(|e| zk::Error::op("watch", dir, e))?;
-                watcher
+        let armed = future::try_join_all(dirs.into_iter().map(|dir| async move {
+            let watcher = one_shot_watch(session, &dir, even_if_missing.contains(&dir)).await?;
+            Ok::<_, zk::Error>((dir, watcher))
+        }))
+        .await?;
+        for (dir, watcher) in armed {
+            if let Some(watcher) = watcher {
+                self.armed.insert(dir);
+                self.fired.push(watcher.changed().boxed());
             }
-            Err(zkc::Error::NoNode) => return Ok(()),
-            Err(err) => return Err(zk::Error::op("watch", dir, err)),
-        };
-        self.armed.insert(dir.to_owned());
-        self.fired.push(watcher.changed().boxed());
+        }
         Ok(())
+    }
+}
+
+/// A child watch on `dir`; when it does not exist, an existence watch if
+/// `even_if_missing`, else none.
+async fn one_shot_watch(
+    session: &Session,
+    dir: &str,
+    even_if_missing: bool,
+) -> Result<Option<zkc::OneshotWatcher>, zk::Error> {
+    let client = session.client();
+    let listed = session
+        .retry()
+        .run(|| client.list_and_watch_children(dir))
+        .await;
+    match listed {
+        Ok((_, watcher)) => Ok(Some(watcher)),
+        Err(zkc::Error::NoNode) if even_if_missing => session
+            .retry()
+            .run(|| client.check_and_watch_stat(dir))
+            .await
+            .map(|(_, watcher)| Some(watcher))
+            .map_err(|e| zk::Error::op("watch", dir, e)),
+        Err(zkc::Error::NoNode) => Ok(None),
+        Err(err) => Err(zk::Error::op("watch", dir, err)),
     }
 }
 
@@ -577,13 +600,12 @@ async fn read_tree_armed(
         .chain(std::mem::take(&mut watches.rearm))
         .collect();
     loop {
-        for dir in unwatched.drain(..) {
-            if !watches.armed.contains(&dir) {
-                watches
-                    .arm(session, &dir, must_watch.contains(&dir))
-                    .await?;
-            }
-        }
+        unwatched.sort();
+        unwatched.dedup();
+        unwatched.retain(|dir| !watches.armed.contains(dir));
+        watches
+            .arm(session, std::mem::take(&mut unwatched), &must_watch)
+            .await?;
         let mut listed = Vec::new();
         let reading = read_tree(session, target, |dir| listed.push(dir.to_owned())).await?;
         unwatched = listed
