@@ -427,3 +427,49 @@ fn one_shot_watches_on_a_server_without_persistent_ones() {
     expect(&mut watching, "released", &second_node);
     expect(&mut watching, "gone", "/locks/app/deep/x");
 }
+
+#[test]
+fn a_curator_semaphore_hands_its_lease_on() {
+    let env = TestEnv::new();
+    let one = ["--max-leases", "1"];
+    let (mut watching, _) = watch(&env, &["sem"]);
+    // The semaphore's events (of its leases and of the acquirers queued in
+    // its internal mutex) until `kind` of `node`, in order. Curator takes
+    // the internal mutex (sem/locks) before its first lease makes
+    // sem/leases: until then that mutex is a lock of its own, as ls shows
+    // it too; those events are left out.
+    let mut until = |kind: &str, node: &str| {
+        let mut seen = Vec::new();
+        loop {
+            let event = next_event(&mut watching);
+            if event.lock == "/locks/sem/locks" {
+                continue;
+            }
+            assert_eq!(event.lock, "/locks/sem", "{event:#?}");
+            let done = event.event == kind && event.node.as_deref() == Some(node);
+            seen.push((event.event, event.node.unwrap_or_default()));
+            if done {
+                return seen;
+            }
+        }
+    };
+    let mut first = peer(&env, Library::Curator, "/locks/sem", "semaphore", &one);
+    let lease = acquired(&mut first, WAIT);
+    until("acquired", &lease);
+
+    let mut second = peer(&env, Library::Curator, "/locks/sem", "semaphore", &one);
+    support::wait_until(WAIT, "the second lease is pending", || {
+        env.zk().children("/locks/sem/leases").len() == 2
+    });
+    peers::release(first);
+    let next = acquired(&mut second, WAIT);
+    let handoff = until("acquired", &next);
+    // The first lease's release comes before the next lease is acquired.
+    assert!(
+        handoff
+            .iter()
+            .any(|(kind, node)| kind == "released" && *node == lease),
+        "no release of {lease} before the next lease: {handoff:#?}"
+    );
+    peers::release(second);
+}

@@ -312,12 +312,14 @@ impl LockWatch {
             })
             .copied()
             .collect();
-        for part in parts {
-            readings.remove(part);
-            self.locks.remove(part);
-        }
         let now = output::now_ms();
         let mut events = Vec::new();
+        for part in parts {
+            readings.remove(part);
+            // Read alone before its semaphore had leases, it was a lock.
+            let old = self.locks.remove(part);
+            events.extend(events::changes(part, old.as_ref(), None, now));
+        }
         for (site, reading) in readings {
             let old = self.locks.remove(site);
             match reading {
