@@ -1,7 +1,7 @@
 //! watch against a real ZooKeeper: the events of zklock, Curator and kazoo
 //! contenders in order, --until, --timeout and --count, a server restart
-//! inside the session timeout (a gap), and the one-shot watches used on a
-//! server without persistent ones.
+//! inside the session timeout and an expired session (each a gap), and the
+//! one-shot watches used on a server without persistent ones.
 
 mod support;
 
@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use support::json::WatchEvent;
 use support::peers::{self, Library, acquired, peer};
-use support::{Running, TestEnv, ZkServer};
+use support::proxy::FaultProxy;
+use support::{Running, TestEnv, ZkServer, wait_until};
 use zookeeper_client as zkc;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -116,7 +117,7 @@ fn the_state_at_the_start_lists_holders_and_queued_waiters_of_every_lock_below()
     let (a, a_node) = hold(&env, "app/a");
     let (b, b_node) = hold(&env, "app/b");
     let mut queued = env.zklock(["lock", "app/b"]).spawn();
-    support::wait_until(WAIT, "a waiter queues on /locks/app/b", || {
+    wait_until(WAIT, "a waiter queues on /locks/app/b", || {
         env.zk().children("/locks/app/b").len() == 2
     });
     let (_watching, state) = watch(&env, &["app"]);
@@ -309,7 +310,7 @@ fn the_stream_survives_a_server_restart_and_says_there_was_a_gap() {
     server.restart();
     // A change right after the restart: before or after watch is back, it
     // comes after the gap line. (The test's own client reconnects too.)
-    support::wait_until(WAIT, "the holder's node is deleted", || {
+    wait_until(WAIT, "the holder's node is deleted", || {
         matches!(
             env.zk().try_delete(&first),
             Ok(()) | Err(zkc::Error::NoNode)
@@ -458,7 +459,7 @@ fn a_curator_semaphore_hands_its_lease_on() {
     until("acquired", &lease);
 
     let mut second = peer(&env, Library::Curator, "/locks/sem", "semaphore", &one);
-    support::wait_until(WAIT, "the second lease is pending", || {
+    wait_until(WAIT, "the second lease is pending", || {
         env.zk().children("/locks/sem/leases").len() == 2
     });
     peers::release(first);
@@ -472,4 +473,32 @@ fn a_curator_semaphore_hands_its_lease_on() {
         "no release of {lease} before the next lease: {handoff:#?}"
     );
     peers::release(second);
+}
+
+#[test]
+fn an_expired_session_is_replaced_and_says_there_was_a_gap() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let proxy = FaultProxy::start(env.servers());
+    let mut watching =
+        support::Zklock::new(["--session-timeout", "1s", "-o", "json", "watch", "x"])
+            .hosts(proxy.hosts(&env))
+            .spawn();
+    expect(&mut watching, "watching", "/locks/x");
+    let sessions = || {
+        server.mntr()["zk_global_sessions"]
+            .parse::<u64>()
+            .expect("a count")
+    };
+    let before = sessions();
+    proxy.freeze();
+    wait_until(WAIT, "the server expires watch's session", || {
+        sessions() < before
+    });
+    let (holder, node) = hold(&env, "x");
+    proxy.pass();
+    expect(&mut watching, "gap", "/locks/x");
+    expect(&mut watching, "acquired", &node);
+    release(holder);
+    expect(&mut watching, "released", &node);
 }
