@@ -173,7 +173,10 @@ async fn holders(session: &Session, lock: &str) -> Result<Vec<(String, i32)>> {
         .await?
         .map(|lock| lock.holders)
         .unwrap_or_default();
-    Ok(holders.into_iter().map(|c| (c.path, c.stat.version)).collect())
+    Ok(holders
+        .into_iter()
+        .map(|c| (c.path, c.stat.version))
+        .collect())
 }
 
 /// Deletes `node` if it is still at `version`; a node that changed or went
