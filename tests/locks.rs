@@ -385,3 +385,25 @@ fn every_dialect_excludes_every_other() {
         release(holder);
     }
 }
+
+#[test]
+fn commands_that_end_at_once_never_hang_their_holder() {
+    // A command that exits before its guard is set up must still be seen to
+    // end (a race once hung one run in a few thousand).
+    let env = TestEnv::new();
+    let workers: Vec<_> = (0..8)
+        .map(|_| {
+            let command = env
+                .zklock(["lock", "quick", "--", "true"])
+                .timeout(Duration::from_secs(15));
+            std::thread::spawn(move || {
+                for _ in 0..25 {
+                    command.run().assert_success();
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().expect("worker thread");
+    }
+}

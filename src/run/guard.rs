@@ -21,12 +21,37 @@ use std::io;
 /// Only to be called in a `pre_exec` closure, after the child joined its own
 /// process group.
 pub unsafe fn split_off(zklock: libc::pid_t) -> io::Result<()> {
-    // SAFETY: fork in a child between fork and exec; both sides only make
-    // async-signal-safe calls afterwards.
-    match unsafe { libc::fork() } {
-        -1 => Err(io::Error::last_os_error()),
-        0 => Ok(()),
-        command => unsafe { guard(zklock, command) },
+    // SAFETY: plain libc calls on values of our own; see the module doc.
+    unsafe {
+        // Blocked before the fork, so that a command that ends at once cannot
+        // send its SIGCHLD before the guard is ready to wait for it.
+        let waited = guard_signals();
+        let mut before: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(libc::SIG_BLOCK, &waited, &mut before);
+        match libc::fork() {
+            -1 => {
+                let err = io::Error::last_os_error();
+                libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+                Err(err)
+            }
+            0 => {
+                libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+                Ok(())
+            }
+            command => guard(zklock, command, &waited),
+        }
+    }
+}
+
+/// The signals the guard waits for: its command's end, and zklock's death.
+unsafe fn guard_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; the calls only fill it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::sigaddset(&mut set, death_signal());
+        set
     }
 }
 
@@ -35,15 +60,12 @@ fn death_signal() -> libc::c_int {
     libc::SIGRTMIN() + 1
 }
 
-unsafe fn guard(zklock: libc::pid_t, command: libc::pid_t) -> ! {
+unsafe fn guard(zklock: libc::pid_t, command: libc::pid_t, waited: &libc::sigset_t) -> ! {
     // SAFETY: plain libc calls on values of our own; see the module doc.
     unsafe {
-        let mut waited: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut waited);
-        libc::sigaddset(&mut waited, libc::SIGCHLD);
-        libc::sigaddset(&mut waited, death_signal());
-        libc::sigprocmask(libc::SIG_BLOCK, &waited, std::ptr::null_mut());
-        // Signals zklock forwards to the group are for the command.
+        // Signals zklock forwards to the group are for the command. SIGCHLD
+        // is never ignored, not even for a moment: the command would be
+        // reaped unseen.
         for signal in 1..32 {
             if ![libc::SIGCHLD, libc::SIGKILL, libc::SIGSTOP].contains(&signal) {
                 libc::signal(signal, libc::SIG_IGN);
@@ -62,16 +84,16 @@ unsafe fn guard(zklock: libc::pid_t, command: libc::pid_t) -> ! {
             }
         }
         loop {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            let signal = libc::sigwaitinfo(&waited, &mut info);
-            if signal == death_signal() {
-                libc::killpg(0, libc::SIGKILL);
-            }
             let mut status = 0;
-            if signal == libc::SIGCHLD
-                && libc::waitpid(command, &mut status, libc::WNOHANG) == command
-            {
-                end_like(status);
+            match libc::waitpid(command, &mut status, libc::WNOHANG) {
+                ended if ended == command => end_like(status),
+                // The command is gone and cannot be waited for: never hang.
+                -1 => libc::_exit(255),
+                _ => {}
+            }
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            if libc::sigwaitinfo(waited, &mut info) == death_signal() {
+                libc::killpg(0, libc::SIGKILL);
             }
         }
     }
