@@ -77,7 +77,7 @@ fn zklock_contenders_wait_acquire_release_in_order_and_the_directory_goes() {
     assert_eq!(event.fence, Some(czxid(&env, &first_node)));
     assert_eq!(event.mode.as_deref(), Some("exclusive"));
     assert_eq!((event.holders, event.waiters), (1, 0));
-    let owner = event.owner.expect("owner text");
+    let owner = event.owner_text.expect("owner text");
     assert!(owner.contains(&format!("pid {}", first.pid())), "{owner}");
     assert_eq!(event.time_ms / 1000, {
         let secs = humantime::parse_rfc3339(&event.time).expect("RFC 3339 time");
@@ -146,7 +146,7 @@ fn curator_contenders_in_order() {
     let held = acquired(&mut holder, WAIT);
     let event = expect(&mut watching, "acquired", &held);
     // Curator stores the client's IP address: the owner text shows it.
-    let owner = event.owner.expect("owner");
+    let owner = event.owner_text.expect("owner");
     assert!(owner.parse::<std::net::IpAddr>().is_ok(), "{owner}");
     assert_eq!(event.fence, Some(czxid(&env, &held)));
 
@@ -177,7 +177,7 @@ fn kazoo_contenders_in_order() {
     );
     let read = acquired(&mut reader, WAIT);
     let event = expect(&mut watching, "acquired", &read);
-    assert_eq!(event.owner.as_deref(), Some("reader-1"));
+    assert_eq!(event.owner_text.as_deref(), Some("reader-1"));
     assert_eq!(event.mode.as_deref(), Some("shared"));
 
     let mut writer = peer(
@@ -189,7 +189,7 @@ fn kazoo_contenders_in_order() {
     );
     let waiting = next_event(&mut watching);
     assert_eq!(
-        (waiting.event.as_str(), waiting.owner.as_deref()),
+        (waiting.event.as_str(), waiting.owner_text.as_deref()),
         ("waiting", Some("writer-1")),
         "{waiting:#?}"
     );

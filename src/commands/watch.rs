@@ -64,7 +64,7 @@ when ZooKeeper cannot be reached for a new one.
 
 JSON Lines (-o json), one object per event:
   {{\"time\", \"time_ms\", \"event\", \"lock\", \"node\", \"mode\", \"session\",
-  \"fence\", \"owner\", \"waiting_on\", \"holders\", \"waiters\"}}
+  \"fence\", \"owner_text\", \"waiting_on\", \"holders\", \"waiters\"}}
   time        when watch saw it, RFC 3339 UTC with milliseconds; time_ms the
               same in milliseconds since the epoch
   event       holding, queued, watching, waiting, acquired, released, left,
@@ -74,9 +74,10 @@ JSON Lines (-o json), one object per event:
   mode        exclusive, shared or lease; null without a node
   session     the contender's session, 0x...; null without a node
   fence       the contender's fencing token (czxid); null without a node
-  owner       who the contender is, as text (as stat's OWNER column shows it:
+  owner_text  who the contender is, as text (as stat's OWNER column shows it:
               zklock's user@host pid, Curator's IP, kazoo's identifier, or
-              the session); null without a node
+              the session); null without a node. (Named apart from the
+              owner object of ls/stat/dump, zklock's parsed record.)
   waiting_on  the node a waiter waits on; null for holders
   holders     how many hold the lock after this event (watching, gap: in
               every lock under PATH)

@@ -99,7 +99,7 @@ struct LockEventJson<'a> {
     mode: Option<ContenderMode>,
     session: Option<String>,
     fence: Option<i64>,
-    owner: Option<String>,
+    owner_text: Option<String>,
     waiting_on: Option<&'a str>,
     holders: usize,
     waiters: usize,
@@ -117,7 +117,7 @@ impl Serialize for LockEvent {
             mode: contender.map(|c| c.mode),
             session: contender.map(|c| zk::format_session(c.session())),
             fence: contender.map(Contender::fence),
-            owner: contender.map(Contender::owner_text),
+            owner_text: contender.map(Contender::owner_text),
             waiting_on: contender.and_then(|c| c.waiting_on.as_deref()),
             holders: self.holders,
             waiters: self.waiters,
@@ -358,7 +358,7 @@ mod tests {
         assert_eq!(json["waiting_on"], "/l/lock-0000000001");
         assert_eq!(json["fence"], 12);
         assert_eq!(json["session"], "0x102");
-        assert_eq!(json["owner"], "session 0x102");
+        assert_eq!(json["owner_text"], "session 0x102");
         assert_eq!(json["time_ms"], NOW);
         let gone = serde_json::to_value(lock_event(EventKind::Gone, "/l", 0, 0, NOW)).unwrap();
         assert_eq!(gone["node"], serde_json::Value::Null);

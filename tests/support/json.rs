@@ -147,7 +147,7 @@ pub struct WatchEvent {
     pub session: Option<String>,
     pub fence: Option<i64>,
     /// The owner as text (as stat's OWNER column shows it).
-    pub owner: Option<String>,
+    pub owner_text: Option<String>,
     pub waiting_on: Option<String>,
     pub holders: u64,
     pub waiters: u64,
