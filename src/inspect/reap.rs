@@ -24,7 +24,7 @@ use super::model::{Contender, Lock, LockKind};
 use super::walk::{WalkProgress, walk_with_dirs};
 use crate::output;
 use crate::zk::delete::{self, Deletion, Seen};
-use crate::zk::{self, Session};
+use crate::zk::{self, Session, path};
 
 /// Which contender nodes to reap; a node must match every selector given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -141,7 +141,7 @@ pub async fn plan(
         Depth::Tree,
         progress,
         |dir, children| {
-            if empty && is_at_or_below(dir, start) {
+            if empty && path::is_at_or_below(dir, start) {
                 child_counts.insert(dir.to_owned(), children.len());
             }
         },
@@ -238,15 +238,7 @@ fn looks_like_an_empty_lock_directory(stat: &zookeeper_client::Stat, children: u
 
 /// Never `/`, ZooKeeper's own `/zookeeper`, the lock root or its ancestors.
 fn may_reap_directory(dir: &str, root: &str) -> bool {
-    dir != "/" && !is_at_or_below(dir, "/zookeeper") && !is_at_or_below(root, dir)
-}
-
-fn is_at_or_below(dir: &str, top: &str) -> bool {
-    top == "/"
-        || dir == top
-        || dir
-            .strip_prefix(top)
-            .is_some_and(|rest| rest.starts_with('/'))
+    dir != "/" && !path::is_at_or_below(dir, "/zookeeper") && !path::is_at_or_below(root, dir)
 }
 
 /// Deletes the planned nodes, each at the version it was read at:

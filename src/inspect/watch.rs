@@ -651,12 +651,15 @@ fn affected_sites(target: &str, nodes: &BTreeSet<String>) -> BTreeSet<String> {
             Some(parent) if is_leaf => parent,
             _ => node.as_str(),
         };
-        if beside.as_deref().is_some_and(|b| is_at_or_below(dir, b)) {
+        if beside
+            .as_deref()
+            .is_some_and(|b| path::is_at_or_below(dir, b))
+        {
             sites.insert(target.to_owned());
             continue;
         }
         for site in std::iter::once(dir.to_owned()).chain(owner_of_part(dir)) {
-            if is_at_or_below(&site, target) {
+            if path::is_at_or_below(&site, target) {
                 sites.insert(site);
             }
         }
@@ -674,14 +677,6 @@ fn owner_of_part(dir: &str) -> Option<String> {
     dir.strip_suffix(KAZOO_LOCK_SUFFIX)
         .filter(|owner| !owner.is_empty() && !owner.ends_with('/'))
         .map(str::to_owned)
-}
-
-fn is_at_or_below(dir: &str, top: &str) -> bool {
-    top == "/"
-        || dir == top
-        || dir
-            .strip_prefix(top)
-            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 #[cfg(test)]

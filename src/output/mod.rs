@@ -110,13 +110,9 @@ pub struct Spinner {
 }
 
 impl Printer {
-    /// A spinner with `message`, or `None` when stderr is not a terminal or
-    /// `-q` was given: nothing is ever drawn into a pipe or a log.
-    pub fn spinner(&self, message: &str) -> Option<Spinner> {
-        if self.quiet || !std::io::stderr().is_terminal() {
-            return None;
-        }
-        let bar = indicatif::ProgressBar::new_spinner();
+    /// `bar` in zklock's spinner style: a spinner (cyan when colour is on),
+    /// the message, and the time so far.
+    fn spinning(&self, bar: indicatif::ProgressBar) -> indicatif::ProgressBar {
         let template = if self.color {
             "{spinner:.cyan} {msg} [{elapsed}]"
         } else {
@@ -125,6 +121,16 @@ impl Printer {
         if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
             bar.set_style(style);
         }
+        bar
+    }
+
+    /// A spinner with `message`, or `None` when stderr is not a terminal or
+    /// `-q` was given: nothing is ever drawn into a pipe or a log.
+    pub fn spinner(&self, message: &str) -> Option<Spinner> {
+        if self.quiet || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = self.spinning(indicatif::ProgressBar::new_spinner());
         bar.set_message(message.to_owned());
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         Some(Spinner { bar })
@@ -175,16 +181,10 @@ impl Printer {
         if self.quiet || !std::io::stderr().is_terminal() {
             return None;
         }
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden());
-        let template = if self.color {
-            "{spinner:.cyan} {msg} [{elapsed}]"
-        } else {
-            "{spinner} {msg} [{elapsed}]"
-        };
-        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
-            bar.set_style(style);
-        }
+        let bar = self.spinning(indicatif::ProgressBar::with_draw_target(
+            None,
+            indicatif::ProgressDrawTarget::hidden(),
+        ));
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         Some(Progress {
             bar,

@@ -72,6 +72,16 @@ pub fn join(parent: &str, child: &str) -> String {
     }
 }
 
+/// True when `path` is `top` or lies below it (`/a/b` is below `/a`, `/ab`
+/// is not; everything is below `/`).
+pub fn is_at_or_below(path: &str, top: &str) -> bool {
+    top == "/"
+        || path == top
+        || path
+            .strip_prefix(top)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,5 +128,9 @@ mod tests {
         assert_eq!(basename("/a/b"), "b");
         assert_eq!(join("/", "a"), "/a");
         assert_eq!(join("/a", "b"), "/a/b");
+        assert!(is_at_or_below("/a/b", "/a"));
+        assert!(is_at_or_below("/a", "/a"));
+        assert!(!is_at_or_below("/ab", "/a"));
+        assert!(is_at_or_below("/x", "/"));
     }
 }
