@@ -14,10 +14,12 @@ use zookeeper_client as zkc;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::inspect;
+use crate::inspect::reap::Skipped;
 use crate::lock::hold::REVOKE;
 use crate::lock::name;
 use crate::output::{self, Report};
 use crate::usage::UsageError;
+use crate::zk::delete::{self, Deletion, Seen};
 use crate::zk::{self, Session, path};
 
 /// What `release` was asked for.
@@ -48,13 +50,6 @@ pub struct ReleaseReport {
     pub deleted: Vec<String>,
     pub revoked: Vec<String>,
     pub skipped: Vec<Skipped>,
-}
-
-/// A node left alone, and why.
-#[derive(Debug, Serialize)]
-pub struct Skipped {
-    pub path: String,
-    pub reason: String,
 }
 
 impl Report for ReleaseReport {
@@ -133,24 +128,24 @@ async fn release(session: &Session, args: &ReleaseArgs) -> Result<ReleaseReport>
                 ))
                 .into());
             }
-            delete_seen(session, &args.target, stat.version, &mut report).await?;
+            let token = Seen {
+                path: args.target.clone(),
+                version: stat.version,
+            };
+            delete_all(session, vec![token], &mut report).await?;
         }
         How::Holders => {
-            for (node, version) in holders(session, &args.target).await? {
-                delete_seen(session, &node, version, &mut report).await?;
-            }
+            let holders = holders(session, &args.target).await?;
+            delete_all(session, holders, &mut report).await?;
         }
         How::Revoke { force_after } => {
             let mut revoked = Vec::new();
-            for (node, version) in holders(session, &args.target).await? {
-                if let Some(version) = revoke(session, &node, version, &mut report).await? {
-                    revoked.push((node, version));
-                }
+            for holder in holders(session, &args.target).await? {
+                revoked.extend(revoke(session, holder, &mut report).await?);
             }
             if let Some(grace) = force_after {
-                for (node, version) in wait_until_gone(session, revoked, grace).await? {
-                    delete_seen(session, &node, version, &mut report).await?;
-                }
+                let remaining = wait_until_gone(session, revoked, grace).await?;
+                delete_all(session, remaining, &mut report).await?;
             }
         }
     }
@@ -168,81 +163,94 @@ impl ReleaseReport {
 
 /// The nodes that hold `lock` now (as `stat` shows them: the one lock
 /// model), with the versions they were seen at.
-async fn holders(session: &Session, lock: &str) -> Result<Vec<(String, i32)>> {
+async fn holders(session: &Session, lock: &str) -> Result<Vec<Seen>> {
     let holders = inspect::read_lock(session, lock)
         .await?
         .map(|lock| lock.holders)
         .unwrap_or_default();
     Ok(holders
         .into_iter()
-        .map(|c| (c.path, c.stat.version))
+        .map(|c| Seen {
+            path: c.path,
+            version: c.stat.version,
+        })
         .collect())
 }
 
-/// Deletes `node` if it is still at `version`; a node that changed or went
-/// meanwhile is reported, not deleted.
-async fn delete_seen(
+/// Deletes the nodes, each only if it is still at the version seen (with
+/// the shared batched delete, which retries through connection loss); a
+/// node that changed or went meanwhile is reported, not deleted.
+async fn delete_all(
     session: &Session,
-    node: &str,
-    version: i32,
+    nodes: Vec<Seen>,
     report: &mut ReleaseReport,
 ) -> Result<(), zk::Error> {
-    match session.client().delete(node, Some(version)).await {
-        Ok(()) => report.deleted.push(node.to_owned()),
-        Err(zkc::Error::BadVersion) => report.skip(node, "it changed since it was read"),
-        Err(zkc::Error::NoNode) => report.skip(node, "it was already gone"),
-        Err(zkc::Error::NotEmpty) => {
-            report.skip(node, "it has children, so it is no contender node")
+    delete::delete_seen(session, nodes, |node, deletion| {
+        match deletion.left_alone_because() {
+            None => report.deleted.push(node.path.clone()),
+            Some(reason) => report.skip(&node.path, reason),
         }
-        Err(err) => return Err(zk::Error::op("delete", node, err)),
-    }
-    Ok(())
+    })
+    .await
 }
 
-/// Writes `__REVOKE__` into `node` if it is still at `version`; returns the
-/// new version.
+/// Writes `__REVOKE__` into the node if it is still at the version seen;
+/// returns it at its new version.
 async fn revoke(
     session: &Session,
-    node: &str,
-    version: i32,
+    node: Seen,
     report: &mut ReleaseReport,
-) -> Result<Option<i32>, zk::Error> {
-    match session.client().set_data(node, REVOKE, Some(version)).await {
+) -> Result<Option<Seen>, zk::Error> {
+    match session
+        .client()
+        .set_data(&node.path, REVOKE, Some(node.version))
+        .await
+    {
         Ok(stat) => {
-            report.revoked.push(node.to_owned());
-            Ok(Some(stat.version))
+            report.revoked.push(node.path.clone());
+            Ok(Some(Seen {
+                version: stat.version,
+                ..node
+            }))
         }
         Err(zkc::Error::BadVersion) => {
-            report.skip(node, "it changed since it was read");
+            report.skip(
+                &node.path,
+                Deletion::Changed.left_alone_because().unwrap_or_default(),
+            );
             Ok(None)
         }
         Err(zkc::Error::NoNode) => Ok(None),
-        Err(err) => Err(zk::Error::op("revoke", node, err)),
+        Err(err) => Err(zk::Error::op("revoke", &node.path, err)),
     }
 }
 
-/// Waits up to `grace` for the revoked nodes to go; returns those still there.
+/// Waits up to `grace` for the revoked nodes to go; returns those still
+/// there, at the version they were last seen at.
 async fn wait_until_gone(
     session: &Session,
-    nodes: Vec<(String, i32)>,
+    nodes: Vec<Seen>,
     grace: Duration,
-) -> Result<Vec<(String, i32)>, zk::Error> {
+) -> Result<Vec<Seen>, zk::Error> {
     let deadline = tokio::time::Instant::now() + grace;
     let mut remaining = Vec::new();
-    for (node, _) in nodes {
+    for node in nodes {
         loop {
             let client = session.client();
             let (stat, watcher) = session
                 .retry()
-                .run(|| client.check_and_watch_stat(&node))
+                .run(|| client.check_and_watch_stat(&node.path))
                 .await
-                .map_err(|e| zk::Error::op("watch", &node, e))?;
+                .map_err(|e| zk::Error::op("watch", &node.path, e))?;
             let Some(stat) = stat else { break };
             if tokio::time::timeout_at(deadline, watcher.changed())
                 .await
                 .is_err()
             {
-                remaining.push((node, stat.version));
+                remaining.push(Seen {
+                    version: stat.version,
+                    ..node
+                });
                 break;
             }
         }

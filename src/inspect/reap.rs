@@ -275,9 +275,8 @@ impl Reaped {
         let reason = match deletion {
             Deletion::Deleted => return self.deleted.push(node.path.clone()),
             Deletion::Gone => return self.gone.push(node.path.clone()),
-            Deletion::Changed => "it changed since it was read",
             Deletion::HasChildren if is_dir => "it is not empty any more",
-            Deletion::HasChildren => "it has children, so it is no contender node",
+            other => other.left_alone_because().unwrap_or_default(),
         };
         self.skipped.push(Skipped {
             path: node.path.clone(),

@@ -46,6 +46,18 @@ pub enum Deletion {
     HasChildren,
 }
 
+impl Deletion {
+    /// Why the node was left alone, for people; `None` when it was deleted.
+    pub fn left_alone_because(self) -> Option<&'static str> {
+        match self {
+            Deletion::Deleted => None,
+            Deletion::Changed => Some("it changed since it was read"),
+            Deletion::Gone => Some("it was already gone"),
+            Deletion::HasChildren => Some("it has children, so it is no contender node"),
+        }
+    }
+}
+
 /// Deletes every node at the version it was seen at, in batches of
 /// [`BATCH`], at most [`IN_FLIGHT`] batches at a time, sent in the given
 /// order; `on_done` hears of each outcome as it comes. Connection losses are
