@@ -11,12 +11,12 @@ use comfy_table::Table;
 use serde::Serialize;
 use zookeeper_client as zkc;
 
+use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::inspect;
-use crate::inspect::reap::Skipped;
 use crate::lock::hold::REVOKE;
 use crate::lock::name;
+use crate::model;
 use crate::output::{self, Report};
 use crate::usage::UsageError;
 use crate::zk::delete::{self, Deletion, Seen};
@@ -164,7 +164,7 @@ impl ReleaseReport {
 /// The nodes that hold `lock` now (as `stat` shows them: the one lock
 /// model), with the versions they were seen at.
 async fn holders(session: &Session, lock: &str) -> Result<Vec<Seen>> {
-    let holders = inspect::read_lock(session, lock)
+    let holders = model::read_lock(session, lock)
         .await?
         .map(|lock| lock.holders)
         .unwrap_or_default();

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::inspect::{self, Contender, Lock, LockKind, NodeStat};
+use crate::model::{self, Contender, Lock, LockKind, NodeStat};
 use crate::output::{self, Report};
 use crate::zk::{self, Session};
 
@@ -161,7 +161,7 @@ pub async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus> {
 }
 
 async fn show(globals: &Globals, session: &Session, path: String) -> Result<()> {
-    match inspect::read_lock(session, &path).await? {
+    match model::read_lock(session, &path).await? {
         Some(lock) => globals.printer.report(&LockReport(lock)),
         None => {
             let (data, stat) = session.get_data(&path).await?;

@@ -3,7 +3,7 @@
 //! zkCli stat fields and JSON of SPEC §6/§7. Also proves the harness itself:
 //! dedicated servers restart, ensembles survive losing their leader.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

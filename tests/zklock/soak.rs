@@ -16,7 +16,7 @@
 //! The faults come from a fixed seed, so a failing run's schedule can be
 //! replayed (up to the timing of the processes).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

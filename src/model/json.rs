@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde::{Serialize, Serializer};
 
 use super::hbase::TableLock;
-use super::model::{Contender, ContenderMode, Lock, LockDialect, LockKind};
+use super::locks::{Contender, ContenderMode, Lock, LockDialect, LockKind};
 use super::node::NodeStat;
 use crate::lock::Owner;
 use crate::zk;
