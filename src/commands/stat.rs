@@ -49,7 +49,7 @@ pub struct StatArgs {
     pub path: String,
 }
 
-/// A plain node: its path, stat and data (SPEC §7).
+/// A plain node: its path, stat and data.
 #[derive(Debug, Serialize)]
 pub struct NodeReport {
     pub path: String,
@@ -82,7 +82,7 @@ impl Report for NodeReport {
     }
 }
 
-/// A lock in full (SPEC §6): the same JSON as one element of `ls`.
+/// A lock in full: the same JSON as one element of `ls`.
 #[derive(Debug, Serialize)]
 #[serde(transparent)]
 pub struct LockReport(pub Lock);

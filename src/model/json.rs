@@ -1,4 +1,4 @@
-//! The JSON form of locks and contenders (SPEC §7), documented in the man
+//! The JSON form of locks and contenders, documented in the man
 //! pages of `ls`, `stat` and `dump`.
 //!
 //! A lock: `{"path", "kind", "dialect", "holders", "waiters"}`. A contender:

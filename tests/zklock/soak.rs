@@ -1,4 +1,4 @@
-//! Mixed contenders under faults (issue 7): zklock and a real library
+//! Mixed contenders under faults: zklock and a real library
 //! contending for one lock while holders are SIGKILLed at random, checked by
 //! the fencing log.
 //!

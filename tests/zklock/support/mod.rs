@@ -13,7 +13,7 @@
 //! - [`TestEnv`]: one per test: a unique chroot, `zklock` commands aimed at
 //!   it, and a [`Zk`] client rooted at it.
 //! - [`wait_until`] / [`wait_for`]: polling with a deadline, never a bare sleep.
-//! - [`json`]: typed mirrors of the JSON contract (SPEC §7).
+//! - [`json`]: typed mirrors of the JSON output contract.
 //! - [`proxy`]: a TCP proxy that freezes, cuts, or drops a connection right
 //!   after a chosen request, for fault tests.
 //! - [`fencing`]: the fencing log holders write, and its checker (no two
