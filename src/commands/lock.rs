@@ -142,11 +142,11 @@ async fn lock_and_hold(
         match acquire(&session, spec, args, &globals.printer, signals).await {
             Ok(Ok(held)) => Ok(Ok((session, held, evidence, kill_after))),
             Ok(Err(status)) => {
-                session.close().await;
+                close(session, evidence).await;
                 Ok(Err(status))
             }
             Err(err) => {
-                session.close().await;
+                close(session, evidence).await;
                 Err(err)
             }
         }
@@ -192,7 +192,7 @@ async fn lock_and_hold(
         }
         Holding::Ttl(_) => {
             globals.printer.line(&held.node)?;
-            session.close().await;
+            close(session, evidence).await;
             return Ok(ExitStatus::Success);
         }
         Holding::Detach(_) => unreachable!("the foreground of --detach never locks"),
@@ -200,6 +200,13 @@ async fn lock_and_hold(
     drop(evidence);
     hold::release(session, &held).await?;
     Ok(status)
+}
+
+/// Closes `session` once its heartbeat has stopped: the session ends only
+/// when no part of zklock uses its client any more.
+async fn close(session: Session, evidence: LeaderEvidence) {
+    drop(evidence);
+    session.close().await;
 }
 
 /// A lock being held: its session, its node, and what shows that the leader
@@ -409,6 +416,14 @@ async fn run_command(
         match run::supervise(&spec, signals, hold.lost(kill_after)).await? {
             Ending::Exited(code) => ExitStatus::Child(code),
             Ending::Stopped(loss) => report_loss(printer, held, &loss, true),
+            Ending::GuardDied(code) => {
+                printer.note(&format!(
+                    "the guard process of the command died (exit code {code}); the command's \
+                     processes were stopped before {} was released",
+                    held.lock
+                ));
+                ExitStatus::Other
+            }
         },
     )
 }

@@ -106,7 +106,8 @@ impl Timing {
 }
 
 /// The latest evidence that the leader heard of the session, kept fresh by a
-/// heartbeat task for as long as this lives.
+/// heartbeat task for as long as this lives. The task holds a handle on the
+/// session's client: drop this before closing the session.
 pub struct LeaderEvidence {
     latest: watch::Receiver<Instant>,
     heartbeat: tokio::task::JoinHandle<()>,
