@@ -1120,11 +1120,11 @@ fn only_a_read_only_server_reachable_locks_fail_and_never_grant() {
 // Self-fencing: the command is gone before the lock can pass on, whatever
 // breaks between zklock, its guard, its command and the leader.
 
-/// Shell code that writes the time (ms) into `beats` every 20 ms until
+/// Shell code that appends the time (ms) to `beats` every 20 ms until
 /// stopped: its last sign of life, however it dies.
 fn beating(beats: &Path) -> String {
     format!(
-        "while :; do date +%s%3N > '{}'; sleep 0.02; done",
+        "while :; do date +%s%3N >> '{}'; sleep 0.02; done",
         beats.display()
     )
 }
@@ -1135,8 +1135,13 @@ fn wait_for_death(held: &Held, beats: &Path, within: Duration) -> u64 {
     wait_until(within, "the holder's command is gone", || {
         !process_alive(held.pid)
     });
-    let last = std::fs::read_to_string(beats).expect("the command's heartbeat");
-    last.trim().parse().expect("a time")
+    let beats = std::fs::read_to_string(beats).expect("the command's heartbeat");
+    // A line cut short by the kill does not count.
+    beats
+        .lines()
+        .filter_map(|line| line.parse().ok())
+        .max()
+        .expect("a heartbeat")
 }
 
 /// Fails unless the only other section in `log`, the waiter's, began after

@@ -182,6 +182,12 @@ impl Answers {
         paired.max(carried)
     }
 
+    /// Forgets the answers of this connection, keeping what a reconnect
+    /// already noticed will prove.
+    fn forget(&mut self) {
+        self.seen.clear();
+    }
+
     /// The connection changed (noticed at `noticed`): a touch on the old
     /// server says nothing about pings on the new one, so start afresh, but
     /// carry what the reconnect itself will prove.
@@ -226,8 +232,12 @@ async fn heartbeat(client: zkc::Client, timing: Timing, evidence: watch::Sender<
             }
             Err(err) => {
                 tracing::debug!("heartbeat sync failed: {err}");
-                answers.reconnecting(Instant::now());
-                let _ = tokio::time::timeout(timing.heartbeat, states.changed()).await;
+                // Only a reconnect proves anything about the time before it;
+                // a failure without one leaves no pair to trust either.
+                match tokio::time::timeout(timing.heartbeat, states.changed()).await {
+                    Ok(_) => answers.reconnecting(Instant::now()),
+                    Err(_) => answers.forget(),
+                }
             }
         }
     }
