@@ -370,9 +370,10 @@ pub struct LockCmdArgs {
     #[arg(long, default_value = "TERM", value_parser = parse_signal_arg, value_name = "SIG")]
     pub kill_signal: i32,
 
-    /// Wait this long after --kill-signal before SIGKILL
-    #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
-    pub kill_after: Duration,
+    /// Wait this long after --kill-signal before SIGKILL [default: a fifth of the session
+    /// timeout the server grants]
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub kill_after: Option<Duration>,
 
     /// The command to run while holding the lock
     #[arg(last = true, value_name = "COMMAND")]
@@ -551,11 +552,14 @@ impl LockCmdArgs {
                  lock until a signal",
             ));
         }
-        if !self.command.is_empty() && self.kill_after >= session_timeout {
+        if let Some(kill_after) = self.kill_after
+            && !self.command.is_empty()
+            && kill_after >= session_timeout
+        {
             return Err(UsageError::new(format!(
                 "--kill-after ({}) must be shorter than --session-timeout ({}): the command \
                  has to be stopped before the server can expire the session",
-                humantime::format_duration(self.kill_after),
+                humantime::format_duration(kill_after),
                 humantime::format_duration(session_timeout)
             )));
         }

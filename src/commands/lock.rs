@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::Result;
+use tokio::time::Instant;
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
@@ -14,6 +15,7 @@ use crate::output::{self, Printer};
 use crate::run::detach::{self, HolderWord, Reporter};
 use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
+use crate::zk::monitor::{LeaderEvidence, Timing};
 use crate::zk::{self, Session};
 
 /// What `lock`, `rlock` and `wlock` were asked for.
@@ -54,7 +56,8 @@ pub struct Command {
     pub argv: Vec<String>,
     pub shell: bool,
     pub kill_signal: i32,
-    pub kill_after: Duration,
+    /// `None`: derived from the granted session timeout.
+    pub kill_after: Option<Duration>,
 }
 
 /// When a detached holder lets go, besides `zklock release TOKEN`.
@@ -116,20 +119,17 @@ async fn lock_and_hold(
     reporter: Option<Reporter>,
 ) -> Result<ExitStatus> {
     let acquired = async {
+        let connect_sent = Instant::now();
         let session = connect_writable(globals).await?;
-        if let Some(command) = args.command()
-            && command.kill_after >= session.client().session_timeout()
-        {
-            let granted = session.client().session_timeout();
-            session.close().await;
-            return Err(UsageError::new(format!(
-                "the server granted a session timeout of {} and --kill-after is {}: the \
-                 command could outlive the lock; lower --kill-after",
-                humantime::format_duration(granted),
-                humantime::format_duration(command.kill_after)
-            ))
-            .into());
-        }
+        let kill_after = match args.command().map(|c| kill_after_for(&session, c)) {
+            Some(Err(err)) => {
+                session.close().await;
+                return Err(err.into());
+            }
+            Some(Ok(kill_after)) => kill_after,
+            None => Duration::ZERO,
+        };
+        let evidence = LeaderEvidence::track(&session, connect_sent);
         let owner =
             Owner::of_this_process(args.command().map(|c| c.argv.clone()), args.data.clone());
         let spec = LockSpec {
@@ -140,18 +140,18 @@ async fn lock_and_hold(
             ttl: args.ttl(),
         };
         match acquire(&session, spec, args, &globals.printer, signals).await {
-            Ok(Ok(held)) => Ok(Ok((session, held))),
+            Ok(Ok(held)) => Ok(Ok((session, held, evidence, kill_after))),
             Ok(Err(status)) => {
-                session.close().await;
+                close(session, evidence).await;
                 Ok(Err(status))
             }
             Err(err) => {
-                session.close().await;
+                close(session, evidence).await;
                 Err(err)
             }
         }
     };
-    let ((session, held), reporter) = match (acquired.await, reporter) {
+    let ((session, held, evidence, kill_after), reporter) = match (acquired.await, reporter) {
         (Ok(Ok(acquired)), reporter) => (acquired, reporter),
         (Ok(Err(status)), reporter) => {
             if let Some(reporter) = reporter {
@@ -171,36 +171,78 @@ async fn lock_and_hold(
         }
     };
     tracing::info!("acquired {} (fence {})", held.node, held.fence);
+    let hold = Hold {
+        session: &session,
+        held: &held,
+        evidence: &evidence,
+    };
     let status = match &args.holding {
         Holding::Command(command) => {
-            run_command(&session, &held, command, &globals.printer, signals).await?
+            run_command(&hold, command, kill_after, &globals.printer, signals).await?
         }
         Holding::UntilSignal => {
             globals.printer.line(&held.node)?;
-            hold_until(
-                &session,
-                &held,
-                &globals.printer,
-                signals,
-                Detached::default(),
-            )
-            .await
+            hold_until(&hold, &globals.printer, signals, Detached::default()).await
         }
         Holding::DetachedHolder { until, .. } => {
             if let Some(reporter) = reporter {
                 reporter.held(&held.node);
             }
-            hold_until(&session, &held, &globals.printer, signals, *until).await
+            hold_until(&hold, &globals.printer, signals, *until).await
         }
         Holding::Ttl(_) => {
             globals.printer.line(&held.node)?;
-            session.close().await;
+            close(session, evidence).await;
             return Ok(ExitStatus::Success);
         }
         Holding::Detach(_) => unreachable!("the foreground of --detach never locks"),
     };
+    drop(evidence);
     hold::release(session, &held).await?;
     Ok(status)
+}
+
+/// Closes `session` once its heartbeat has stopped: the session ends only
+/// when no part of zklock uses its client any more.
+async fn close(session: Session, evidence: LeaderEvidence) {
+    drop(evidence);
+    session.close().await;
+}
+
+/// A lock being held: its session, its node, and what shows that the leader
+/// still keeps the session.
+struct Hold<'a> {
+    session: &'a Session,
+    held: &'a Held,
+    evidence: &'a LeaderEvidence,
+}
+
+impl Hold<'_> {
+    /// Resolves when the lock is lost, `margin` before the leader could
+    /// expire the session.
+    async fn lost(&self, margin: Duration) -> Loss {
+        hold::lost(self.session, self.held, self.evidence, margin).await
+    }
+}
+
+/// The `--kill-after` of `command` on `session`: as given, or a share of the
+/// granted session timeout. A usage error when it leaves no room to stop the
+/// command before the leader could expire the session.
+fn kill_after_for(session: &Session, command: &Command) -> Result<Duration, UsageError> {
+    let timing = Timing::for_session(session.client().session_timeout());
+    let kill_after = command
+        .kill_after
+        .unwrap_or_else(|| timing.default_kill_after());
+    if timing.ride_through(kill_after).is_none() {
+        return Err(UsageError::new(format!(
+            "the server granted a session timeout of {} and --kill-after is {}: the command \
+             could not be stopped in time before the server may expire the session; lower \
+             --kill-after (it may be at most about half the session timeout)",
+            humantime::format_duration(timing.session_timeout),
+            humantime::format_duration(kill_after)
+        )));
+    }
+    Ok(kill_after)
 }
 
 impl LockArgs {
@@ -322,8 +364,7 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
 /// it is tied to (each a normal release, exit 0), or until the lock is lost
 /// (exit 4).
 async fn hold_until(
-    session: &Session,
-    held: &Held,
+    hold: &Hold<'_>,
     printer: &Printer,
     signals: &mut Signals,
     until: Detached,
@@ -340,23 +381,25 @@ async fn hold_until(
             None => std::future::pending().await,
         }
     };
+    let held = hold.held;
     tokio::select! {
         signal = signals.next() => tracing::info!("signal {signal}: releasing {}", held.node),
         () = lease => tracing::info!("lease over: releasing {}", held.node),
         () = tied => tracing::info!("the process we were tied to ended: releasing {}", held.node),
-        loss = hold::lost(session, held, Duration::ZERO) => return report_loss(printer, held, &loss, false),
+        loss = hold.lost(Duration::ZERO) => return report_loss(printer, held, &loss, false),
     }
     ExitStatus::Success
 }
 
 /// With a command: run it under the lock; stop it if the lock is lost.
 async fn run_command(
-    session: &Session,
-    held: &Held,
+    hold: &Hold<'_>,
     command: &Command,
+    kill_after: Duration,
     printer: &Printer,
     signals: &mut Signals,
 ) -> Result<ExitStatus> {
+    let (session, held) = (hold.session, hold.held);
     let spec = CommandSpec {
         argv: command.argv.clone(),
         shell: command.shell,
@@ -367,18 +410,20 @@ async fn run_command(
             ("ZKLOCK_SESSION".into(), zk::format_session(session.id())),
         ],
         kill_signal: command.kill_signal,
-        kill_after: command.kill_after,
+        kill_after,
     };
     Ok(
-        match run::supervise(
-            &spec,
-            signals,
-            hold::lost(session, held, command.kill_after),
-        )
-        .await?
-        {
+        match run::supervise(&spec, signals, hold.lost(kill_after)).await? {
             Ending::Exited(code) => ExitStatus::Child(code),
             Ending::Stopped(loss) => report_loss(printer, held, &loss, true),
+            Ending::GuardDied(code) => {
+                printer.note(&format!(
+                    "the guard process of the command died (exit code {code}); the command's \
+                     processes were stopped before {} was released",
+                    held.lock
+                ));
+                ExitStatus::Other
+            }
         },
     )
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use zookeeper_client as zkc;
 
 use super::acquire::Held;
-use crate::zk::monitor::{self, Lapse};
+use crate::zk::monitor::{self, Lapse, LeaderEvidence};
 use crate::zk::{self, Class, Session, class_of};
 
 /// What Curator's revocation writes into a holder's node.
@@ -21,8 +21,8 @@ pub enum Loss {
     Revoked,
     /// The session expired or was closed.
     SessionEnded(String),
-    /// No request was answered for so long that the server may expire the
-    /// session any moment now.
+    /// No evidence that the leader heard of the session for so long that it
+    /// may expire the session any moment now.
     Silent(std::time::Duration),
 }
 
@@ -34,8 +34,8 @@ impl fmt::Display for Loss {
             Loss::SessionEnded(state) => write!(f, "the ZooKeeper session ended ({state})"),
             Loss::Silent(silent) => write!(
                 f,
-                "the connection to ZooKeeper was down too long (no answer for {}); \
-                 the server may expire our session any moment",
+                "the connection to ZooKeeper was down too long (no word from the leader \
+                 for {}); the server may expire our session any moment",
                 humantime::format_duration(Duration::from_millis(silent.as_millis() as u64))
             ),
         }
@@ -43,13 +43,18 @@ impl fmt::Display for Loss {
 }
 
 /// Resolves when the lock `held` is lost: its node deleted or revoked, the
-/// session over, or no answer from the server for the session timeout less
-/// `margin` (the time the command needs to stop). Never resolves while the
-/// lock is ours.
-pub async fn lost(session: &Session, held: &Held, margin: Duration) -> Loss {
+/// session over, or the leader free to expire the session within `margin`
+/// (the time the command needs to stop) by what `evidence` shows. Never
+/// resolves while the lock is ours.
+pub async fn lost(
+    session: &Session,
+    held: &Held,
+    evidence: &LeaderEvidence,
+    margin: Duration,
+) -> Loss {
     tokio::select! {
         loss = node_lost(session, held) => loss,
-        lapse = monitor::lapse(session, &held.node, held.confirmed_at, margin) => match lapse {
+        lapse = monitor::lapse(session, evidence, margin) => match lapse {
             Lapse::Ended(state) => Loss::SessionEnded(state.to_string()),
             Lapse::Silent(silent) => Loss::Silent(silent),
         },

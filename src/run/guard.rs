@@ -1,26 +1,37 @@
 //! The guard between zklock and its command: the command's whole process
-//! group dies with zklock, even a SIGKILLed zklock (SPEC §9).
+//! group dies with zklock, even a SIGKILLed zklock, and zklock learns how the
+//! command ended from the guard's report, never from the guard's own end.
 //!
 //! A parent-death signal reaches only the process that asked for it, and a
 //! fork clears it, so a command's own children (`sh -c 'a & b'`) would
 //! outlive zklock. Instead the forked child splits once more before exec:
 //! the command goes on to exec, and the guard stays behind in the command's
 //! process group, asks for a parent-death signal, and when it comes kills
-//! the whole group. Otherwise the guard only waits for the command and ends
-//! the same way it did, so zklock sees the command's own exit status.
+//! the whole group. The command itself asks for SIGKILL when the guard dies,
+//! so it dies even when zklock and the guard are killed together.
+//!
+//! The guard adopts the group's orphans (it is a child subreaper) and waits
+//! until the command and every other process of the group has ended: the
+//! lock is held as long as any of them runs, the way flock(1)'s lock lives as
+//! long as a process holds the inherited descriptor. Then it writes the
+//! command's wait status to the report pipe and ends the same way the
+//! command did.
 //!
 //! Everything here runs between fork and exec: async-signal-safe calls only.
 
 use std::io;
+use std::os::fd::RawFd;
 
 /// Splits the forked child into the guard (which never returns) and the
 /// command (which returns `Ok` and goes on to exec). `zklock` is zklock's
-/// pid, to notice that it died before the guard was set up.
+/// pid, to notice that it died before the guard was set up; `report` is the
+/// write end of the pipe on which the guard reports the command's status
+/// (close-on-exec, so the command never holds it).
 ///
 /// # Safety
 /// Only to be called in a `pre_exec` closure, after the child joined its own
 /// process group.
-pub unsafe fn split_off(zklock: libc::pid_t) -> io::Result<()> {
+pub unsafe fn split_off(zklock: libc::pid_t, report: RawFd) -> io::Result<()> {
     // SAFETY: plain libc calls on values of our own; see the module doc.
     unsafe {
         // Blocked before the fork, so that a command that ends at once cannot
@@ -28,6 +39,7 @@ pub unsafe fn split_off(zklock: libc::pid_t) -> io::Result<()> {
         let waited = guard_signals();
         let mut before: libc::sigset_t = std::mem::zeroed();
         libc::sigprocmask(libc::SIG_BLOCK, &waited, &mut before);
+        let guard_pid = libc::getpid();
         match libc::fork() {
             -1 => {
                 let err = io::Error::last_os_error();
@@ -36,9 +48,13 @@ pub unsafe fn split_off(zklock: libc::pid_t) -> io::Result<()> {
             }
             0 => {
                 libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != guard_pid {
+                    libc::raise(libc::SIGKILL);
+                }
                 Ok(())
             }
-            command => guard(zklock, command, &waited),
+            command => guard(zklock, command, report, &waited),
         }
     }
 }
@@ -60,7 +76,12 @@ fn death_signal() -> libc::c_int {
     libc::SIGRTMIN() + 1
 }
 
-unsafe fn guard(zklock: libc::pid_t, command: libc::pid_t, waited: &libc::sigset_t) -> ! {
+unsafe fn guard(
+    zklock: libc::pid_t,
+    command: libc::pid_t,
+    report: RawFd,
+    waited: &libc::sigset_t,
+) -> ! {
     // SAFETY: plain libc calls on values of our own; see the module doc.
     unsafe {
         // Signals zklock forwards to the group are for the command. SIGCHLD
@@ -73,29 +94,73 @@ unsafe fn guard(zklock: libc::pid_t, command: libc::pid_t, waited: &libc::sigset
         }
         libc::prctl(libc::PR_SET_NAME, c"zklock-guard".as_ptr());
         libc::prctl(libc::PR_SET_PDEATHSIG, death_signal());
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
         if libc::getppid() != zklock {
             libc::killpg(0, libc::SIGKILL);
         }
-        // Hold nothing open: not the caller's pipes, nor the pipe on which
-        // the command's exec reports success by closing it.
-        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
-            for fd in 0..1024 {
-                libc::close(fd);
-            }
-        }
+        close_all_but(report);
+        let mut command_status = None;
         loop {
-            let mut status = 0;
-            match libc::waitpid(command, &mut status, libc::WNOHANG) {
-                ended if ended == command => end_like(status),
-                // The command is gone and cannot be waited for: never hang.
-                -1 => libc::_exit(255),
-                _ => {}
+            reap(command, &mut command_status);
+            if let Some(status) = command_status
+                && !group_has_children()
+            {
+                let bytes = status.to_ne_bytes();
+                libc::write(report, bytes.as_ptr().cast(), bytes.len());
+                end_like(status);
             }
             let mut info: libc::siginfo_t = std::mem::zeroed();
             if libc::sigwaitinfo(waited, &mut info) == death_signal() {
                 libc::killpg(0, libc::SIGKILL);
             }
         }
+    }
+}
+
+/// Holds nothing open but `keep`: not the caller's pipes, nor the pipe on
+/// which the command's exec reports success by closing it.
+unsafe fn close_all_but(keep: RawFd) {
+    // SAFETY: closing descriptors has no memory-safety preconditions.
+    unsafe {
+        let keep = keep as u32;
+        let below = keep == 0 || libc::syscall(libc::SYS_close_range, 0u32, keep - 1, 0u32) == 0;
+        let above = libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0u32) == 0;
+        if !(below && above) {
+            for fd in (0..1024).filter(|fd| *fd != keep as i32) {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// Reaps every child that has ended (the command, and orphans of the group
+/// the guard adopted), noting the command's status.
+unsafe fn reap(command: libc::pid_t, command_status: &mut Option<libc::c_int>) {
+    // SAFETY: waitpid only writes the status we own.
+    unsafe {
+        loop {
+            let mut status = 0;
+            match libc::waitpid(-1, &mut status, libc::WNOHANG) {
+                ended if ended == command => *command_status = Some(status),
+                ended if ended > 0 => {}
+                _ => return,
+            }
+        }
+    }
+}
+
+/// True while a child of the guard is still in its process group: the
+/// group's processes either are such children or descend from one.
+unsafe fn group_has_children() -> bool {
+    // SAFETY: WNOWAIT leaves the child as it is; the status is ours.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_PGID,
+            libc::getpgrp() as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
     }
 }
 

@@ -7,6 +7,8 @@ mod guard;
 mod signals;
 
 use std::future::Future;
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::time::Duration;
 
@@ -31,39 +33,164 @@ pub struct CommandSpec {
 /// How a supervised command ended.
 #[derive(Debug)]
 pub enum Ending<L> {
-    /// It exited by itself: its exit code (128+n if killed by signal n).
+    /// It exited by itself, and so did every other process of its group: its
+    /// exit code (128+n if killed by signal n).
     Exited(u8),
     /// The lock was lost and the command was stopped.
     Stopped(L),
+    /// The guard died before the command ended (killed from outside: its
+    /// exit code, 128+n for signal n); the command's group was stopped.
+    GuardDied(u8),
 }
 
-/// Runs the command until it exits, forwarding `signals` to its process
-/// group. If `lost` resolves first, the command's group gets the kill signal,
-/// then SIGKILL after the grace period, and the loss is returned.
+/// Runs the command until it and every other process of its group have
+/// ended, forwarding `signals` to the group. If `lost` resolves first, the
+/// group gets the kill signal, then SIGKILL after the grace period, and the
+/// loss is returned. Whichever way it ends, no process of the group is left
+/// when this returns (but those that left the group on purpose).
 pub async fn supervise<L>(
     spec: &CommandSpec,
     signals: &mut Signals,
     lost: impl Future<Output = L>,
 ) -> Result<Ending<L>> {
-    let mut child = spawn(spec)?;
-    let group = child.id().context("the command has no process id")? as i32;
+    adopt_orphans()?;
+    let mut group = Group::spawn(spec)?;
     tokio::pin!(lost);
     loop {
         tokio::select! {
-            status = child.wait() => return Ok(Ending::Exited(exit_code(status?))),
+            status = group.guard.wait() => {
+                let guard_status = status?;
+                return Ok(match group.report() {
+                    Some(command_status) => {
+                        group.wait_until_gone().await;
+                        Ending::Exited(exit_code(std::process::ExitStatus::from_raw(command_status)))
+                    }
+                    None => {
+                        let code = exit_code(guard_status);
+                        tracing::warn!("the guard process died (exit code {code}) before the command ended");
+                        group.stop(spec).await;
+                        Ending::GuardDied(code)
+                    }
+                });
+            }
             signal = signals.next() => {
                 tracing::info!("forwarding signal {signal} to the command");
-                kill_group(group, signal);
+                kill_group(group.id, signal);
             }
             loss = &mut lost => {
-                stop(&mut child, group, spec).await?;
+                group.stop(spec).await;
                 return Ok(Ending::Stopped(loss));
             }
         }
     }
 }
 
-fn spawn(spec: &CommandSpec) -> Result<tokio::process::Child> {
+/// Makes zklock the parent of its descendants' orphans, so that when the
+/// guard dies, the command's processes become zklock's children and zklock
+/// can wait for them to end.
+fn adopt_orphans() -> Result<()> {
+    // SAFETY: prctl with plain integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("cannot adopt the command's orphans");
+    }
+    Ok(())
+}
+
+/// The command's process group: the guard (zklock's child, the group
+/// leader), the command, and whatever the command starts.
+struct Group {
+    guard: tokio::process::Child,
+    id: i32,
+    /// Where the guard reports the command's wait status.
+    report: std::fs::File,
+    /// Wakes the wait for the group's end.
+    children_ended: tokio::signal::unix::Signal,
+}
+
+impl Group {
+    fn spawn(spec: &CommandSpec) -> Result<Group> {
+        let children_ended = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
+            .context("cannot watch for the command's end")?;
+        let (report, report_write) = report_pipe()?;
+        let guard = spawn(spec, report_write.as_raw_fd())?;
+        drop(report_write);
+        let id = guard.id().context("the command has no process id")? as i32;
+        Ok(Group {
+            guard,
+            id,
+            report,
+            children_ended,
+        })
+    }
+
+    /// The command's wait status as the guard reported it, once the guard
+    /// has ended; `None` if the guard died without a report.
+    fn report(&mut self) -> Option<i32> {
+        let mut bytes = [0u8; 4];
+        self.report
+            .read_exact(&mut bytes)
+            .ok()
+            .map(|()| i32::from_ne_bytes(bytes))
+    }
+
+    /// Stops the group: the kill signal, then SIGKILL after the grace
+    /// period; returns once every process of it is gone.
+    async fn stop(&mut self, spec: &CommandSpec) {
+        tracing::warn!("stopping the command (signal {})", spec.kill_signal);
+        kill_group(self.id, spec.kill_signal);
+        if tokio::time::timeout(spec.kill_after, self.wait_until_gone())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "the command outlived {:?}; sending SIGKILL",
+                spec.kill_after
+            );
+            kill_group(self.id, libc::SIGKILL);
+            self.wait_until_gone().await;
+        }
+    }
+
+    /// Waits until the guard and every process of the group that zklock
+    /// adopted have ended (and reaps them).
+    async fn wait_until_gone(&mut self) {
+        let _ = self.guard.wait().await;
+        while self.reap_adopted() {
+            // A SIGCHLD may be merged with one already taken: look again
+            // after a while in any case.
+            let _ =
+                tokio::time::timeout(Duration::from_millis(100), self.children_ended.recv()).await;
+        }
+    }
+
+    /// Reaps the group's adopted processes that have ended; true while some
+    /// are left.
+    fn reap_adopted(&self) -> bool {
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid only writes the status we own.
+            match unsafe { libc::waitpid(-self.id, &mut status, libc::WNOHANG) } {
+                0 => return true,
+                ended if ended > 0 => continue,
+                _ => return false,
+            }
+        }
+    }
+}
+
+/// A pipe whose ends are closed on exec: (read end, write end).
+fn report_pipe() -> Result<(std::fs::File, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two descriptors, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("cannot make the guard's report pipe");
+    }
+    // SAFETY: both descriptors are fresh and ours alone.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((std::fs::File::from(read), write))
+}
+
+fn spawn(spec: &CommandSpec, report: RawFd) -> Result<tokio::process::Child> {
     let mut command = if spec.shell {
         let mut command = std::process::Command::new("/bin/sh");
         command.arg("-c").args(&spec.argv);
@@ -79,32 +206,13 @@ fn spawn(spec: &CommandSpec) -> Result<tokio::process::Child> {
     // SAFETY: the closure runs in the child, in its own process group, and
     // makes only async-signal-safe calls.
     unsafe {
-        command.pre_exec(move || guard::split_off(zklock));
+        command.pre_exec(move || guard::split_off(zklock, report));
     }
     let name = spec.argv.first().map(String::as_str).unwrap_or("sh");
     tokio::process::Command::from(command)
         .kill_on_drop(false)
         .spawn()
         .with_context(|| format!("cannot run {name:?}"))
-}
-
-/// Stops the command: the kill signal to its group, then SIGKILL after the
-/// grace period.
-async fn stop(child: &mut tokio::process::Child, group: i32, spec: &CommandSpec) -> Result<()> {
-    tracing::warn!("stopping the command (signal {})", spec.kill_signal);
-    kill_group(group, spec.kill_signal);
-    if tokio::time::timeout(spec.kill_after, child.wait())
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            "the command outlived {:?}; sending SIGKILL",
-            spec.kill_after
-        );
-        kill_group(group, libc::SIGKILL);
-        child.wait().await?;
-    }
-    Ok(())
 }
 
 fn kill_group(group: i32, signal: i32) {

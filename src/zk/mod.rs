@@ -68,8 +68,12 @@ pub struct Session {
 /// Opens a session. Fails with [`Error::Unreachable`] (naming the hosts) when
 /// no server answers within the connect timeout.
 pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
+    // A silent connection is given up well inside the session's deadline, so
+    // a frozen server costs a reconnect to another one rather than the lock.
+    let silence = monitor::Timing::silence_limit(options.session_timeout);
     let mut connector = zkc::Client::connector()
         .with_session_timeout(options.session_timeout)
+        .with_connection_timeout(silence.min(options.connect_timeout))
         .with_readonly(options.read_only);
     for auth in &options.auth {
         connector = connector.with_auth(&auth.scheme, auth.credential.as_bytes());

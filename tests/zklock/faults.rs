@@ -565,9 +565,11 @@ fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_comma
     let log = FenceLog::new(&scratch);
     let done = scratch.file("done");
     let dir = "/locks/h";
-    // Deadline: the last answered request's send time + 8 s - 1 s, and the
-    // heartbeat asks every (8 s - 1 s) / 3: at least 4.6 s after any fault
-    // begins. Each fault below is healed well before that.
+    // Deadline: the latest evidence that the leader heard of the session
+    // (at most a quarter of the session and two heartbeats, 2.8 s, behind
+    // the last answered sync) + 8 s - 1 s - 0.16 s of clock slack: at least
+    // 4 s after any fault begins. Each fault below is healed well before
+    // that.
     let (mut holder, held) = holder(fenced(
         &proxy.hosts(&env),
         "h",
@@ -1112,4 +1114,362 @@ fn only_a_read_only_server_reachable_locks_fail_and_never_grant() {
         [node.rsplit('/').next().expect("a name")],
         "no contender node was made"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Self-fencing: the command is gone before the lock can pass on, whatever
+// breaks between zklock, its guard, its command and the leader.
+
+/// Shell code that appends the time (ms) to `beats` every 20 ms until
+/// stopped: its last sign of life, however it dies.
+fn beating(beats: &Path) -> String {
+    format!(
+        "while :; do date +%s%3N >> '{}'; sleep 0.02; done",
+        beats.display()
+    )
+}
+
+/// Waits until the command `held.pid` is gone, and returns its last
+/// heartbeat (ms).
+fn wait_for_death(held: &Held, beats: &Path, within: Duration) -> u64 {
+    wait_until(within, "the holder's command is gone", || {
+        !process_alive(held.pid)
+    });
+    let beats = std::fs::read_to_string(beats).expect("the command's heartbeat");
+    // A line cut short by the kill does not count.
+    beats
+        .lines()
+        .filter_map(|line| line.parse().ok())
+        .max()
+        .expect("a heartbeat")
+}
+
+/// Fails unless the only other section in `log`, the waiter's, began after
+/// the holder's command (last seen alive at `last_beat`) was gone.
+#[track_caller]
+fn assert_waiter_began_after(log: &FenceLog, last_beat: u64) {
+    let starts: Vec<_> = log.entries().into_iter().filter(|e| e.start).collect();
+    let order: Vec<&str> = starts.iter().map(|e| e.who.as_str()).collect();
+    assert_eq!(order, ["holder", "waiter"], "{log}");
+    let overlap = last_beat as i64 - starts[1].ms as i64;
+    assert!(
+        overlap < 0,
+        "the holder's command ran {overlap} ms into the waiter's section\n{log}"
+    );
+    eprintln!(
+        "the holder's command was gone {} ms before the waiter began",
+        -overlap
+    );
+}
+
+/// The parent of `pid`, from /proc.
+fn parent_of(pid: i32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("a live process");
+    let after_name = &stat[stat.rfind(')').expect("a name") + 1..];
+    after_name
+        .split_whitespace()
+        .nth(1)
+        .and_then(|ppid| ppid.parse().ok())
+        .expect("a parent pid")
+}
+
+/// The guard between zklock and the command `held.pid`.
+fn guard_of(held: &Held) -> i32 {
+    let guard = parent_of(held.pid);
+    let name = std::fs::read_to_string(format!("/proc/{guard}/comm")).unwrap_or_default();
+    assert_eq!(
+        name.trim(),
+        "zklock-guard",
+        "the command's parent is the guard"
+    );
+    guard
+}
+
+fn kill(pid: i32, signal: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+/// True while any process of process group `group` exists.
+fn group_alive(group: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(-group, 0) == 0 }
+}
+
+#[test]
+fn a_killed_guard_is_not_taken_for_the_command_s_end_and_the_group_dies_before_the_release() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let beats = scratch.file("beats");
+    let dir = "/locks/guard";
+    let (mut holder, held) = holder(fenced(
+        &env.hosts(),
+        "guard",
+        &[],
+        &log,
+        "holder",
+        &beating(&beats),
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&env.hosts(), "guard", &[], &log, "waiter", "true"),
+    );
+    let guard = guard_of(&held);
+    kill(guard, libc::SIGKILL);
+    let run = holder.wait(WAIT);
+    let group_left = group_alive(guard);
+    let last_beat = wait_for_death(&held, &beats, WAIT);
+    waiter.wait(WAIT).assert_success();
+    kill(-guard, libc::SIGKILL);
+    // Not the guard's 137 passed off as the command's: an error of its own.
+    run.assert_code(10);
+    assert!(
+        !group_left,
+        "zklock ended while the command's group still ran\n{run:?}"
+    );
+    assert_waiter_began_after(&log, last_beat);
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn zklock_and_its_guard_killed_together_take_the_command_along_before_the_session_can_expire() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let beats = scratch.file("beats");
+    let dir = "/locks/both";
+    let (mut holder, held) = holder(fenced(
+        &env.hosts(),
+        "both",
+        &["--session-timeout", "3s"],
+        &log,
+        "holder",
+        &beating(&beats),
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&env.hosts(), "both", &[], &log, "waiter", "true"),
+    );
+    // What `pkill -9 zklock` does: both processes match.
+    let guard = guard_of(&held);
+    kill(guard, libc::SIGKILL);
+    holder.kill();
+    // Well before the 3 s session can expire.
+    let last_beat = wait_for_death(&held, &beats, Duration::from_secs(1));
+    waiter.wait(WAIT).assert_success();
+    kill(-guard, libc::SIGKILL);
+    assert_waiter_began_after(&log, last_beat);
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+#[test]
+fn a_command_s_background_worker_holds_the_lock_until_it_ends_unless_it_left_the_group() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let worker_done = scratch.file("worker-done");
+    let dir = "/locks/worker";
+    // `sh -c 'worker &'`: the shell ends at once, its worker 1 s later.
+    let worker = format!("( sleep 1; date +%s%3N > '{}' ) &", worker_done.display());
+    let (mut holder, _) = holder(fenced(&env.hosts(), "worker", &[], &log, "holder", &worker));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&env.hosts(), "worker", &[], &log, "waiter", "true"),
+    );
+    holder.wait(WAIT).assert_success();
+    waiter.wait(WAIT).assert_success();
+    let done: u64 = std::fs::read_to_string(&worker_done)
+        .expect("the worker ran to its end")
+        .trim()
+        .parse()
+        .expect("a time");
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
+    assert!(
+        done <= holds[1].start.ms,
+        "the worker ended at {done}, after the next holder began\n{log}"
+    );
+
+    // A daemon started in a session of its own is not waited for.
+    let daemon_pid = scratch.file("daemon-pid");
+    let daemon = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 30' & while [ ! -s '{}' ]; do sleep 0.02; done",
+        daemon_pid.display(),
+        daemon_pid.display()
+    );
+    let run = Zklock::new(["lock", "worker", "--"])
+        .hosts(env.hosts())
+        .args(["sh", "-c", &daemon])
+        .run();
+    run.assert_success()
+        .assert_faster_than(Duration::from_secs(10));
+    let pid: i32 = std::fs::read_to_string(&daemon_pid)
+        .expect("the daemon's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    assert!(process_alive(pid), "the daemon runs on");
+    kill(pid, libc::SIGKILL);
+}
+
+/// Members `members` of `ensemble` as a connect string with `env`'s chroot.
+fn members_hosts(ensemble: &ZkEnsemble, env: &TestEnv, members: &[usize]) -> String {
+    let addresses: Vec<String> = members
+        .iter()
+        .map(|&i| ensemble.server(i).address())
+        .collect();
+    format!("{}{}", addresses.join(","), env.chroot())
+}
+
+/// A holder with default settings on a follower that is cut from the leader
+/// (bytes held, no reset) must have its command gone before the leader
+/// expires its session and grants the lock to a waiter on the other members,
+/// even a command that ignores SIGTERM and so runs through the whole
+/// --kill-after grace.
+fn a_follower_cut_from_the_leader_stops_its_holder_in_time(ensemble: &ZkEnsemble) {
+    let env = TestEnv::with_ensemble(ensemble);
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let beats = scratch.file("beats");
+    let dir = "/locks/cut";
+    let leader = ensemble.leader();
+    let followers = ensemble.followers();
+    let (cut_off, other) = (followers[0], followers[1]);
+    let stubborn = format!("trap '' TERM; {}", beating(&beats));
+    let (mut holder, held) = holder(fenced(
+        &members_hosts(ensemble, &env, &[cut_off]),
+        "cut",
+        &[],
+        &log,
+        "holder",
+        &stubborn,
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(
+            &members_hosts(ensemble, &env, &[leader, other]),
+            "cut",
+            &[],
+            &log,
+            "waiter",
+            "true",
+        ),
+    );
+    ensemble.partition(cut_off, leader);
+    let run = holder.wait(Duration::from_secs(60));
+    let last_beat = wait_for_death(&held, &beats, WAIT);
+    waiter.wait(Duration::from_secs(60)).assert_success();
+    ensemble.heal(cut_off, leader);
+    run.assert_code(4);
+    assert_waiter_began_after(&log, last_beat);
+    ensemble.leader();
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+/// A holder with default settings whose follower freezes (SIGSTOP) for 6 s,
+/// past the 5 s connect timeout but well short of the 10 s session, with the
+/// other follower healthy: it moves there and keeps the lock.
+fn a_frozen_follower_costs_its_holder_a_reconnect_not_the_lock(ensemble: &ZkEnsemble) {
+    let env = TestEnv::with_ensemble(ensemble);
+    let scratch = Scratch::new();
+    let log = FenceLog::new(&scratch);
+    let done = scratch.file("done");
+    let dir = "/locks/frozen";
+    let followers = ensemble.followers();
+    let (mut holder, held) = holder(fenced(
+        &members_hosts(ensemble, &env, &followers),
+        "frozen",
+        &[],
+        &log,
+        "holder",
+        &wait_for_file(&done),
+    ));
+    let mut waiter = queued(
+        &env,
+        dir,
+        2,
+        fenced(&env.hosts(), "frozen", &[], &log, "waiter", "true"),
+    );
+    let serving = member_serving(ensemble, &held.session);
+    let frozen_at = Instant::now();
+    ensemble.server(serving).freeze();
+    wait_for_reconnect(&mut holder);
+    let freeze = Duration::from_secs(6);
+    std::thread::sleep(freeze.saturating_sub(frozen_at.elapsed())); // the fault's length
+    ensemble.server(serving).thaw();
+    assert!(
+        holder.is_running() && process_alive(held.pid),
+        "the command runs on\n{}",
+        holder.stderr()
+    );
+    assert_eq!(
+        env.zk().exists(&held.node).map(|s| s.czxid),
+        Some(held.fence),
+        "the holder keeps its node"
+    );
+    touch(&done);
+    holder.wait(WAIT).assert_success();
+    waiter.wait(WAIT).assert_success();
+    let holds = log.assert_exclusive();
+    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
+    assert_no_dead_nodes(env.zk(), dir, &[], Duration::ZERO);
+}
+
+fn self_fencing_on(options: &ZkOptions) {
+    let ensemble = ZkEnsemble::start_partitionable(3, options);
+    a_frozen_follower_costs_its_holder_a_reconnect_not_the_lock(&ensemble);
+    a_follower_cut_from_the_leader_stops_its_holder_in_time(&ensemble);
+}
+
+#[test]
+fn self_fencing_holds_under_a_partition_and_a_frozen_follower_with_debian_s_timing() {
+    self_fencing_on(
+        &ZkOptions::default()
+            .config("tickTime=2000")
+            .config("initLimit=10")
+            .config("syncLimit=5")
+            .config("minSessionTimeout=4000")
+            .config("maxSessionTimeout=40000"),
+    );
+}
+
+#[test]
+fn self_fencing_holds_under_a_partition_and_a_frozen_follower_with_a_short_tick() {
+    self_fencing_on(&ZkOptions::default());
+}
+
+#[test]
+fn kill_after_defaults_to_a_share_of_the_granted_session_and_one_leaving_no_room_is_refused() {
+    let env = TestEnv::new();
+    // A 2 s session needs no --kill-after of its own.
+    env.zklock(["--session-timeout", "2s", "lock", "room", "--", "true"])
+        .run()
+        .assert_success();
+    // The shared server grants at most 60 s of the 100 asked for: 40 s of
+    // grace would leave no room to stop the command in time.
+    let run = env
+        .zklock([
+            "--session-timeout",
+            "100s",
+            "lock",
+            "room",
+            "--kill-after",
+            "40s",
+            "--",
+            "true",
+        ])
+        .run();
+    run.assert_code(2);
+    assert!(env.zk().children_if_any("/locks/room").is_empty());
 }

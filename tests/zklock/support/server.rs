@@ -17,6 +17,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::proxy::{FaultProxy, Mode};
 use super::{ZOOKEEPER_JAR, free_ports, process_alive, require_zookeeper, test_name, unique};
 
 /// How long a server may take to start serving.
@@ -523,6 +524,24 @@ pub fn shared_server() -> &'static ZkServer {
 /// removes their directories.
 pub struct ZkEnsemble {
     servers: Vec<ZkServer>,
+    /// With [`ZkEnsemble::start_partitionable`]: the proxies through which
+    /// each member reaches each other member's peer ports.
+    links: Vec<PeerLink>,
+}
+
+/// How member `from` reaches member `to`'s quorum and election ports.
+struct PeerLink {
+    from: usize,
+    to: usize,
+    quorum: FaultProxy,
+    election: FaultProxy,
+}
+
+impl PeerLink {
+    fn set_mode(&self, mode: Mode) {
+        self.quorum.set_mode(mode.clone());
+        self.election.set_mode(mode);
+    }
 }
 
 impl ZkEnsemble {
@@ -534,21 +553,54 @@ impl ZkEnsemble {
 
     /// [`ZkEnsemble::start`] with extra settings for every member.
     pub fn start_with(n: usize, options: &ZkOptions) -> ZkEnsemble {
+        ZkEnsemble::start_members(n, options, false)
+    }
+
+    /// [`ZkEnsemble::start_with`], but each member reaches every other
+    /// member's peer ports through a proxy of its own, so that a test can
+    /// cut two members apart ([`ZkEnsemble::partition`]) while both keep
+    /// serving their clients.
+    pub fn start_partitionable(n: usize, options: &ZkOptions) -> ZkEnsemble {
+        ZkEnsemble::start_members(n, options, true)
+    }
+
+    fn start_members(n: usize, options: &ZkOptions, partitionable: bool) -> ZkEnsemble {
         require_zookeeper();
         assert!(n >= 1, "an ensemble needs at least one server");
         let label = test_name();
         for attempt in 1..=START_ATTEMPTS {
             let ports = free_ports(3 * n);
-            let peers: Vec<String> = (0..n)
-                .map(|i| {
-                    format!(
-                        "server.{}=127.0.0.1:{}:{}",
-                        i + 1,
-                        ports[3 * i + 1],
-                        ports[3 * i + 2]
-                    )
+            let peer_ports = |i: usize| (ports[3 * i + 1], ports[3 * i + 2]);
+            let links: Vec<PeerLink> = (0..n)
+                .flat_map(|from| {
+                    (0..n)
+                        .filter(move |&to| to != from)
+                        .map(move |to| (from, to))
+                })
+                .filter(|_| partitionable)
+                .map(|(from, to)| {
+                    let (quorum, election) = peer_ports(to);
+                    PeerLink {
+                        from,
+                        to,
+                        quorum: FaultProxy::start(&format!("127.0.0.1:{quorum}")),
+                        election: FaultProxy::start(&format!("127.0.0.1:{election}")),
+                    }
                 })
                 .collect();
+            // The peer list as member `from` sees it: its own ports, and the
+            // other members' (or the proxies in front of them).
+            let peers = |from: usize| -> Vec<String> {
+                (0..n)
+                    .map(|to| {
+                        let (quorum, election) = links
+                            .iter()
+                            .find(|l| l.from == from && l.to == to)
+                            .map_or(peer_ports(to), |l| (l.quorum.port(), l.election.port()));
+                        format!("server.{}=127.0.0.1:{quorum}:{election}", to + 1)
+                    })
+                    .collect()
+            };
             let servers: Vec<ZkServer> = (0..n)
                 .map(|i| {
                     let myid = i as u32 + 1;
@@ -562,7 +614,7 @@ impl ZkEnsemble {
                         "syncLimit=10".to_owned(),
                         "cnxTimeout=1000".to_owned(),
                     ]);
-                    config.extend(peers.iter().cloned());
+                    config.extend(peers(i));
                     config.extend(options.config.iter().cloned());
                     let cfg = dir.join("zoo.cfg");
                     write_config(&cfg, &config);
@@ -578,7 +630,7 @@ impl ZkEnsemble {
             for server in &servers {
                 server.launch();
             }
-            let ensemble = ZkEnsemble { servers };
+            let ensemble = ZkEnsemble { servers, links };
             let start = Instant::now();
             loop {
                 if ensemble.servers.iter().any(|s| !s.is_running()) {
@@ -647,6 +699,34 @@ impl ZkEnsemble {
                 self.fail("has no leader");
             }
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Cuts members `a` and `b` apart: the bytes between them are held, both
+    /// ways, and no connection is reset (a hung network, not a refused one).
+    /// Needs [`ZkEnsemble::start_partitionable`].
+    pub fn partition(&self, a: usize, b: usize) {
+        self.set_links(a, b, Mode::Freeze);
+    }
+
+    /// Undoes [`ZkEnsemble::partition`]: the held bytes flow on.
+    pub fn heal(&self, a: usize, b: usize) {
+        self.set_links(a, b, Mode::Pass);
+    }
+
+    fn set_links(&self, a: usize, b: usize, mode: Mode) {
+        let between: Vec<&PeerLink> = self
+            .links
+            .iter()
+            .filter(|l| (l.from, l.to) == (a, b) || (l.from, l.to) == (b, a))
+            .collect();
+        assert_eq!(
+            between.len(),
+            2,
+            "members {a} and {b} are not partitionable"
+        );
+        for link in between {
+            link.set_mode(mode.clone());
         }
     }
 
