@@ -535,8 +535,10 @@ impl LockCmdArgs {
                 kill_after: self.kill_after,
             }),
         };
+        let path = zk::path::resolve(root, &self.lock)?;
+        zk::path::check_lock_directory(&path)?;
         Ok(LockArgs {
-            path: zk::path::resolve(root, &self.lock)?,
+            path,
             kind,
             dialect,
             no_wait: self.no_wait,

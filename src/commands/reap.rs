@@ -233,7 +233,7 @@ async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<E
     }
     let total = plan.nodes.len() as u64;
     let bar = printer.progress_bar(total, &format!("deleting under {}", args.path));
-    let executed = reap::execute(session, &plan.nodes, |done| {
+    let (reaped, stopped) = reap::execute(session, &plan.nodes, |done| {
         if let Some(bar) = &bar {
             bar.set_position(done as u64);
         }
@@ -247,13 +247,15 @@ async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<E
         deleted,
         mut skipped,
         gone,
-    } = executed?;
+    } = reaped;
     let left_alone = !skipped.is_empty();
     skipped.extend(gone.into_iter().map(|path| Skipped {
         path,
         reason: "it was already gone".to_owned(),
     }));
+    // What was deleted before an error is reported too, then the error.
     report(printer, &args.path, deleted, skipped)?;
+    stopped?;
     Ok(if left_alone {
         ExitStatus::Other
     } else {

@@ -8,7 +8,6 @@
 //! `lock` itself acts on, and one JSON form of it (SPEC §7). It also decodes
 //! what other libraries store in their nodes (HBase's protobuf).
 
-mod batch;
 mod events;
 mod hbase;
 mod json;

@@ -1,28 +1,33 @@
 //! What `reap` deletes, and deleting it.
 //!
-//! Reaping removes other clients' nodes, so it takes only what it can name
-//! with certainty: contender nodes that the one model ([`Lock`]) recognises,
-//! chosen by age or session, and empty lock directories. Each is deleted at
-//! the data version it was read at ([`zk::delete`]), so a node that changed
-//! between the reading and the deleting is left alone and reported.
+//! Reaping removes other clients' nodes on an ensemble other software shares,
+//! so it takes only what it can name with certainty: contender nodes that
+//! the one model ([`Lock`]) recognises by name and node type, chosen by age
+//! or session, and empty lock directories. Each is deleted only if it is
+//! still the node that was read (same czxid and owner session) at the data
+//! version it was read at ([`zk::delete`]); anything else is left alone and
+//! reported.
 //!
-//! An empty node does not say what it once held, so an *empty lock
-//! directory* is decided from what can be seen: a node at or below the
-//! reaped path with no children and no data, persistent or a container,
-//! that once had children (cversion > 0) — or a lock directory whose every
-//! contender this reap deletes and which has no other child. Never `/`,
-//! `/zookeeper`, the lock root or anything above it.
+//! An empty node does not say what it once held: Kafka's `/brokers/ids`, an
+//! emptied admin queue or a consumed kazoo `Queue` are empty persistent
+//! nodes too. So an *empty lock directory* is one known to be a lock
+//! directory: a container node (the type lock libraries make their
+//! directories as; ZooKeeper deletes it itself soon after its last child),
+//! or a lock directory whose every contender this reap deletes and which
+//! has no other child. Never `/`, `/zookeeper`, the lock root or anything
+//! above it.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::batch::{BATCH, Batcher};
 use super::layout::Depth;
 use super::model::{Contender, Lock, LockKind};
 use super::walk::{WalkProgress, walk_with_dirs};
+use crate::lock::node::Lifetime;
 use crate::output;
+use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
 use crate::zk::{self, Session, path};
 
@@ -79,9 +84,9 @@ impl Doom {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Doomed {
     pub path: String,
-    /// The data version it was read at: the delete carries it.
+    /// The node as it was read: the delete is of that node alone.
     #[serde(skip)]
-    pub version: i32,
+    pub seen: Seen,
     pub what: Doom,
     /// The lock it belongs to (for a directory: itself).
     pub lock: String,
@@ -133,6 +138,7 @@ pub async fn plan(
     progress: impl FnMut(&WalkProgress),
 ) -> anyhow::Result<ReapPlan> {
     let mut child_counts: HashMap<String, usize> = HashMap::new();
+    // Lock directories this reap empties, with the contenders it deletes.
     let mut nodes = Vec::new();
     let mut emptied = Vec::new();
     let walked = walk_with_dirs(
@@ -158,14 +164,23 @@ pub async fn plan(
     )
     .await?;
     if empty {
-        let mut candidates: Vec<(String, usize)> = child_counts
+        let mut candidates: Vec<Candidate> = child_counts
             .into_iter()
             .filter(|(_, children)| *children == 0)
-            .chain(emptied)
-            .filter(|(dir, _)| may_reap_directory(dir, root))
+            .map(|(dir, _)| Candidate {
+                dir,
+                contenders: 0,
+                emptied: false,
+            })
+            .chain(emptied.into_iter().map(|(dir, contenders)| Candidate {
+                dir,
+                contenders,
+                emptied: true,
+            }))
+            .filter(|candidate| may_reap_directory(&candidate.dir, root))
             .collect();
-        candidates.sort_by(|(a, _), (b, _)| b.split('/').cmp(a.split('/')));
-        candidates.dedup_by(|(a, _), (b, _)| a == b);
+        candidates.sort_by(|a, b| b.dir.split('/').cmp(a.dir.split('/')));
+        candidates.dedup_by(|a, b| a.dir == b.dir);
         nodes.extend(empty_directories(session, candidates).await?);
     }
     Ok(ReapPlan { nodes, walked })
@@ -181,7 +196,7 @@ fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Do
         .filter(move |(contender, _)| selector.picks(contender))
         .map(|(contender, what)| Doomed {
             path: contender.path.clone(),
-            version: contender.stat.version,
+            seen: Seen::new(&contender.path, &contender.stat),
             what,
             lock: lock.path.clone(),
             session: Some(zk::format_session(contender.session())),
@@ -190,28 +205,37 @@ fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Do
         })
 }
 
-/// The candidates (a directory and the children it may have now: none, or
-/// the contenders this reap deletes) that are empty lock directories by
-/// their stat, read in batches.
+/// A directory that may be an empty lock directory once this reap is done.
+struct Candidate {
+    dir: String,
+    /// The children it has now: the contenders this reap deletes.
+    contenders: usize,
+    /// Whether it is a lock directory this reap empties.
+    emptied: bool,
+}
+
+/// The candidates that are empty lock directories by their stat, read in
+/// batches.
 async fn empty_directories(
     session: &Session,
-    candidates: Vec<(String, usize)>,
+    candidates: Vec<Candidate>,
 ) -> Result<Vec<Doomed>, zk::Error> {
     let batcher = Batcher::new(session);
     let now = output::now_ms();
     let mut found = Vec::new();
     for chunk in candidates.chunks(BATCH) {
-        let paths: Vec<String> = chunk.iter().map(|(dir, _)| dir.clone()).collect();
-        for ((dir, children), read) in chunk.iter().zip(batcher.read(&paths).await?) {
+        let paths: Vec<String> = chunk.iter().map(|c| c.dir.clone()).collect();
+        for (candidate, read) in chunk.iter().zip(batcher.read(&paths).await?) {
             let stat = match read {
                 Ok((_, stat)) => stat,
                 Err(err) if err.is_no_node() => continue,
                 Err(err) => return Err(err),
             };
-            if looks_like_an_empty_lock_directory(&stat, *children) {
+            if is_an_empty_lock_directory(&stat, candidate) {
+                let dir = &candidate.dir;
                 found.push(Doomed {
                     path: dir.clone(),
-                    version: stat.version,
+                    seen: Seen::new(dir, &stat),
                     what: Doom::EmptyDirectory,
                     lock: dir.clone(),
                     session: None,
@@ -224,50 +248,53 @@ async fn empty_directories(
     Ok(found)
 }
 
-/// The ephemeralOwner ZooKeeper gives a container node.
-const CONTAINER_OWNER: i64 = i64::MIN;
-
-/// No data, no children but `children` (the contenders being reaped), once
-/// had children, and persistent or a container (not ephemeral, not TTL).
-fn looks_like_an_empty_lock_directory(stat: &zookeeper_client::Stat, children: usize) -> bool {
-    stat.data_length == 0
-        && stat.num_children as usize == children
-        && stat.cversion > 0
-        && (stat.ephemeral_owner == 0 || stat.ephemeral_owner == CONTAINER_OWNER)
+/// No data and no children but the contenders being reaped; and a
+/// container (made as a lock directory), or a persistent node this reap
+/// empties of its contenders. An empty persistent node the reap did not
+/// empty is anyone's: a broker list, a queue, a config node.
+fn is_an_empty_lock_directory(stat: &zookeeper_client::Stat, candidate: &Candidate) -> bool {
+    let known = match Lifetime::of(stat) {
+        Lifetime::Container => true,
+        Lifetime::Persistent => candidate.emptied && candidate.contenders > 0,
+        Lifetime::Ephemeral { .. } | Lifetime::Ttl => false,
+    };
+    known && stat.data_length == 0 && stat.num_children as usize == candidate.contenders
 }
 
 /// Never `/`, ZooKeeper's own `/zookeeper`, the lock root or its ancestors.
 fn may_reap_directory(dir: &str, root: &str) -> bool {
-    dir != "/" && !path::is_at_or_below(dir, "/zookeeper") && !path::is_at_or_below(root, dir)
+    !path::is_reserved(dir) && !path::is_at_or_below(root, dir)
 }
 
-/// Deletes the planned nodes, each at the version it was read at:
-/// contenders first, then directories (a directory's delete is sent after
-/// its contenders' deletes are answered). `progress` hears how many are
-/// done. A node that changed, has children or is gone is not deleted.
+/// Deletes the planned nodes, each only if it is still the node read, at
+/// the version it was read at: contenders first, then directories (a
+/// directory's delete is sent after its contenders' deletes are answered).
+/// `progress` hears how many are done. A node that changed, was made again,
+/// has children or is gone is not deleted. A reap that stops on an error
+/// still says what it did before: the error comes with the outcomes so far.
 pub async fn execute(
     session: &Session,
     nodes: &[Doomed],
     mut progress: impl FnMut(usize),
-) -> Result<Reaped, zk::Error> {
+) -> (Reaped, Result<(), zk::Error>) {
     let mut reaped = Reaped::default();
     let mut done = 0;
     let (dirs, contenders): (Vec<&Doomed>, Vec<&Doomed>) = nodes
         .iter()
         .partition(|node| node.what == Doom::EmptyDirectory);
     for (batch, are_dirs) in [(contenders, false), (dirs, true)] {
-        let seen = batch.iter().map(|node| Seen {
-            path: node.path.clone(),
-            version: node.version,
-        });
-        delete::delete_seen(session, seen, |node, deletion| {
+        let seen = batch.iter().map(|node| node.seen.clone());
+        let result = delete::delete_seen(session, seen, |node, deletion| {
             reaped.record(node, deletion, are_dirs);
             done += 1;
             progress(done);
         })
-        .await?;
+        .await;
+        if result.is_err() {
+            return (reaped, result);
+        }
     }
-    Ok(reaped)
+    (reaped, Ok(()))
 }
 
 impl Reaped {
@@ -306,29 +333,57 @@ mod tests {
         }
     }
 
+    fn candidate(contenders: usize, emptied: bool) -> Candidate {
+        Candidate {
+            dir: "/locks/a".to_owned(),
+            contenders,
+            emptied,
+        }
+    }
+
+    const CONTAINER: i64 = i64::MIN;
+    const TTL: i64 = 0xff00_0000_0000_0005u64 as i64;
+
     #[test]
-    fn an_empty_lock_directory_had_children_and_holds_no_data() {
-        assert!(looks_like_an_empty_lock_directory(&stat(0, 0, 4, 0), 0));
-        assert!(looks_like_an_empty_lock_directory(
-            &stat(0, 0, 2, CONTAINER_OWNER),
-            0
+    fn an_empty_lock_directory_is_a_container_or_one_this_reap_empties() {
+        // A container: made as a lock directory.
+        assert!(is_an_empty_lock_directory(
+            &stat(0, 0, 2, CONTAINER),
+            &candidate(0, false)
         ));
-        assert!(looks_like_an_empty_lock_directory(&stat(0, 2, 6, 0), 2));
-        // Never had a child: a node made for something else.
-        assert!(!looks_like_an_empty_lock_directory(&stat(0, 0, 0, 0), 0));
+        // A persistent lock directory whose contenders this reap deletes
+        // (kazoo's, HBase's).
+        assert!(is_an_empty_lock_directory(
+            &stat(0, 2, 6, 0),
+            &candidate(2, true)
+        ));
+        // An empty persistent node this reap did not empty: a broker list,
+        // a consumed queue, an admin queue.
+        assert!(!is_an_empty_lock_directory(
+            &stat(0, 0, 4, 0),
+            &candidate(0, false)
+        ));
         // Data: a kazoo semaphore's maximum, a config node.
-        assert!(!looks_like_an_empty_lock_directory(&stat(1, 0, 4, 0), 0));
+        assert!(!is_an_empty_lock_directory(
+            &stat(1, 0, 4, CONTAINER),
+            &candidate(0, false)
+        ));
+        assert!(!is_an_empty_lock_directory(
+            &stat(1, 2, 4, 0),
+            &candidate(2, true)
+        ));
         // An ephemeral node (a kazoo lease), a TTL node.
-        assert!(!looks_like_an_empty_lock_directory(
-            &stat(0, 0, 4, 0x1234),
-            0
-        ));
-        assert!(!looks_like_an_empty_lock_directory(
-            &stat(0, 0, 4, -0x100_0000_0000_0000 + 5),
-            0
-        ));
+        for owner in [0x1234, TTL] {
+            assert!(!is_an_empty_lock_directory(
+                &stat(0, 0, 4, owner),
+                &candidate(0, false)
+            ));
+        }
         // A child other than the contenders reaped.
-        assert!(!looks_like_an_empty_lock_directory(&stat(0, 3, 6, 0), 2));
+        assert!(!is_an_empty_lock_directory(
+            &stat(0, 3, 6, 0),
+            &candidate(2, true)
+        ));
     }
 
     #[test]

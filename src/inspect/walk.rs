@@ -17,10 +17,10 @@
 use futures::stream::{self, FuturesUnordered, StreamExt};
 use zookeeper_client as zkc;
 
-use super::batch::{BATCH, Batcher, DataRead};
 use super::layout::{self, Depth, Listing};
 use super::model::{Lock, NodeRead};
 use crate::output;
+use crate::zk::batch::{BATCH, Batcher, DataRead};
 use crate::zk::{self, Session};
 
 /// The most batches a walk keeps outstanding on its session.

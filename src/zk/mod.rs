@@ -5,6 +5,7 @@
 //! names the operation and path in every error and retries reads through
 //! connection loss.
 
+pub(crate) mod batch;
 pub mod delete;
 mod error;
 mod hosts;

@@ -19,19 +19,19 @@ use crate::zk::{self, Session};
 pub const BATCH: usize = 64;
 
 /// What one read of a node's data answered.
-pub(super) type DataRead = Result<(Vec<u8>, zkc::Stat), zk::Error>;
+pub(crate) type DataRead = Result<(Vec<u8>, zkc::Stat), zk::Error>;
 /// What one listing of a node's children answered.
-pub(super) type ChildrenRead = Result<Vec<String>, zk::Error>;
+pub(crate) type ChildrenRead = Result<Vec<String>, zk::Error>;
 
 /// Batched reads on one session.
-pub(super) struct Batcher<'s> {
+pub(crate) struct Batcher<'s> {
     session: &'s Session,
     multi_read: AtomicBool,
 }
 
 impl<'s> Batcher<'s> {
     /// A batcher that tries multi-read first.
-    pub(super) fn new(session: &'s Session) -> Batcher<'s> {
+    pub(crate) fn new(session: &'s Session) -> Batcher<'s> {
         Batcher {
             session,
             multi_read: AtomicBool::new(true),
@@ -39,7 +39,7 @@ impl<'s> Batcher<'s> {
     }
 
     /// The children of each of `dirs`, in order.
-    pub(super) async fn list(&self, dirs: &[String]) -> Result<Vec<ChildrenRead>, zk::Error> {
+    pub(crate) async fn list(&self, dirs: &[String]) -> Result<Vec<ChildrenRead>, zk::Error> {
         let multi = self
             .multi(dirs, |reader, dir| reader.add_get_children(dir))
             .await;
@@ -59,7 +59,7 @@ impl<'s> Batcher<'s> {
     }
 
     /// The data and stat of each of `paths`, in order.
-    pub(super) async fn read(&self, paths: &[String]) -> Result<Vec<DataRead>, zk::Error> {
+    pub(crate) async fn read(&self, paths: &[String]) -> Result<Vec<DataRead>, zk::Error> {
         let multi = self
             .multi(paths, |reader, path| reader.add_get_data(path))
             .await;
