@@ -20,7 +20,6 @@ use crate::inspect;
 use crate::inspect::Contender;
 use crate::inspect::reap::Skipped;
 use crate::lock::hold::REVOKE;
-use crate::lock::node::Lifetime;
 use crate::lock::{Dialect, Owner, name, node};
 use crate::output::{self, Report};
 use crate::usage::UsageError;
@@ -129,8 +128,8 @@ pub async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
 async fn release(session: &Session, args: &ReleaseArgs, report: &mut ReleaseReport) -> Result<()> {
     match args.how {
         How::Token => {
-            let (_, stat) = session.get_data(&args.target).await?;
-            check_contender(&args.target, &stat)?;
+            let (data, stat) = session.get_data(&args.target).await?;
+            check_contender(&args.target, &stat, &data)?;
             let token = Seen::new(&args.target, &stat);
             delete_all(session, vec![token], report).await?;
         }
@@ -166,7 +165,7 @@ const IGNORES_REVOKE: &str = "its library does not obey __REVOKE__ (only Curator
 /// Refuses (exit 2) a token whose node is no contender: one with children,
 /// or a persistent node named like one, which lock libraries never make (a
 /// config node called `lock-0000000001`, an HBase-like record).
-fn check_contender(target: &str, stat: &zkc::Stat) -> Result<(), UsageError> {
+fn check_contender(target: &str, stat: &zkc::Stat, data: &[u8]) -> Result<(), UsageError> {
     let refuse = |why: &str| {
         Err(UsageError::new(format!(
             "{target} {why}, so it is no lock contender node; refusing to delete it"
@@ -175,15 +174,11 @@ fn check_contender(target: &str, stat: &zkc::Stat) -> Result<(), UsageError> {
     if stat.num_children > 0 {
         return refuse("has children");
     }
-    if node::contender(path::basename(target), stat).is_none() {
-        let kind = match Lifetime::of(stat) {
-            Lifetime::Container => "a container node",
-            _ => "a persistent node",
-        };
-        return refuse(&format!(
-            "is {kind} (lock libraries make their contenders ephemeral, or TTL with \
-             zklock --ttl; a persistent node with this name is some application's data)"
-        ));
+    if node::contender(path::basename(target), stat, data).is_none() {
+        return refuse(
+            "is owned by no session (lock libraries make their contenders ephemeral; a \
+             persistent node with this name is some application's data)",
+        );
     }
     Ok(())
 }

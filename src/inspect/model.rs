@@ -368,11 +368,11 @@ fn semaphore_lock(
     })
 }
 
-/// The reads of nodes that are contenders by their name and their type
+/// The reads of nodes that are contenders by their name, type and data
 /// ([`node::contender`]): a persistent `lock-0000000001` is some
 /// application's data, not a lock.
 fn contenders_only(mut reads: Reads) -> Reads {
-    reads.retain(|(name, read)| node::contender(name, &read.stat).is_some());
+    reads.retain(|(name, read)| node::contender(name, &read.stat, &read.data).is_some());
     reads
 }
 

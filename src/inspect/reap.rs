@@ -10,22 +10,21 @@
 //!
 //! An empty node does not say what it once held: Kafka's `/brokers/ids`, an
 //! emptied admin queue or a consumed kazoo `Queue` are empty persistent
-//! nodes too. So an *empty lock directory* is one known to be a lock
-//! directory: a container node (the type lock libraries make their
-//! directories as; ZooKeeper deletes it itself soon after its last child),
-//! or a lock directory whose every contender this reap deletes and which
-//! has no other child. Never `/`, `/zookeeper`, the lock root or anything
-//! above it.
+//! nodes too, and the server shows a container (the type zklock and Curator
+//! make lock directories as) to clients just like a persistent node. So the
+//! only *empty lock directory* reap deletes is one it proves a lock
+//! directory itself: a lock directory whose every contender this reap
+//! deletes, with no other child and no data. Containers need no reaping:
+//! the server deletes them once their last child is gone. Never `/`,
+//! `/zookeeper`, the lock root or anything above it.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use super::layout::Depth;
 use super::model::{Contender, Lock, LockKind};
-use super::walk::{WalkProgress, walk_with_dirs};
-use crate::lock::node::Lifetime;
+use super::walk::{WalkProgress, walk};
 use crate::output;
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
@@ -137,52 +136,30 @@ pub async fn plan(
     empty: bool,
     progress: impl FnMut(&WalkProgress),
 ) -> anyhow::Result<ReapPlan> {
-    let mut child_counts: HashMap<String, usize> = HashMap::new();
-    // Lock directories this reap empties, with the contenders it deletes.
     let mut nodes = Vec::new();
+    // Lock directories this reap empties, with the contenders it deletes.
     let mut emptied = Vec::new();
-    let walked = walk_with_dirs(
-        session,
-        start,
-        Depth::Tree,
-        progress,
-        |dir, children| {
-            if empty && path::is_at_or_below(dir, start) {
-                child_counts.insert(dir.to_owned(), children.len());
-            }
-        },
-        |lock| {
-            let before = nodes.len();
-            nodes.extend(doomed_contenders(&lock, selector));
-            let picked = nodes.len() - before;
-            let contenders = lock.holders.len() + lock.waiters.len();
-            if empty && lock.kind != LockKind::Semaphore && picked == contenders {
-                emptied.push((lock.path, contenders));
-            }
-            Ok(())
-        },
-    )
-    .await?;
-    if empty {
-        let mut candidates: Vec<Candidate> = child_counts
-            .into_iter()
-            .filter(|(_, children)| *children == 0)
-            .map(|(dir, _)| Candidate {
-                dir,
-                contenders: 0,
-                emptied: false,
-            })
-            .chain(emptied.into_iter().map(|(dir, contenders)| Candidate {
-                dir,
+    let walked = walk(session, start, Depth::Tree, progress, |lock| {
+        let before = nodes.len();
+        nodes.extend(doomed_contenders(&lock, selector));
+        let picked = nodes.len() - before;
+        let contenders = lock.holders.len() + lock.waiters.len();
+        if empty
+            && lock.kind != LockKind::Semaphore
+            && picked == contenders
+            && path::is_at_or_below(&lock.path, start)
+            && may_reap_directory(&lock.path, root)
+        {
+            emptied.push(Emptied {
+                dir: lock.path,
                 contenders,
-                emptied: true,
-            }))
-            .filter(|candidate| may_reap_directory(&candidate.dir, root))
-            .collect();
-        candidates.sort_by(|a, b| b.dir.split('/').cmp(a.dir.split('/')));
-        candidates.dedup_by(|a, b| a.dir == b.dir);
-        nodes.extend(empty_directories(session, candidates).await?);
-    }
+            });
+        }
+        Ok(())
+    })
+    .await?;
+    emptied.sort_by(|a, b| b.dir.split('/').cmp(a.dir.split('/')));
+    nodes.extend(empty_directories(session, emptied).await?);
     Ok(ReapPlan { nodes, walked })
 }
 
@@ -205,34 +182,32 @@ fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Do
         })
 }
 
-/// A directory that may be an empty lock directory once this reap is done.
-struct Candidate {
+/// A lock directory whose every contender this reap deletes.
+struct Emptied {
     dir: String,
     /// The children it has now: the contenders this reap deletes.
     contenders: usize,
-    /// Whether it is a lock directory this reap empties.
-    emptied: bool,
 }
 
-/// The candidates that are empty lock directories by their stat, read in
-/// batches.
+/// The directories this reap empties that will be empty lock directories
+/// by their stat, read in batches.
 async fn empty_directories(
     session: &Session,
-    candidates: Vec<Candidate>,
+    emptied: Vec<Emptied>,
 ) -> Result<Vec<Doomed>, zk::Error> {
     let batcher = Batcher::new(session);
     let now = output::now_ms();
     let mut found = Vec::new();
-    for chunk in candidates.chunks(BATCH) {
-        let paths: Vec<String> = chunk.iter().map(|c| c.dir.clone()).collect();
-        for (candidate, read) in chunk.iter().zip(batcher.read(&paths).await?) {
+    for chunk in emptied.chunks(BATCH) {
+        let paths: Vec<String> = chunk.iter().map(|e| e.dir.clone()).collect();
+        for (emptied, read) in chunk.iter().zip(batcher.read(&paths).await?) {
             let stat = match read {
                 Ok((_, stat)) => stat,
                 Err(err) if err.is_no_node() => continue,
                 Err(err) => return Err(err),
             };
-            if is_an_empty_lock_directory(&stat, candidate) {
-                let dir = &candidate.dir;
+            if is_left_empty(&stat, emptied.contenders) {
+                let dir = &emptied.dir;
                 found.push(Doomed {
                     path: dir.clone(),
                     seen: Seen::new(dir, &stat),
@@ -248,17 +223,9 @@ async fn empty_directories(
     Ok(found)
 }
 
-/// No data and no children but the contenders being reaped; and a
-/// container (made as a lock directory), or a persistent node this reap
-/// empties of its contenders. An empty persistent node the reap did not
-/// empty is anyone's: a broker list, a queue, a config node.
-fn is_an_empty_lock_directory(stat: &zookeeper_client::Stat, candidate: &Candidate) -> bool {
-    let known = match Lifetime::of(stat) {
-        Lifetime::Container => true,
-        Lifetime::Persistent => candidate.emptied && candidate.contenders > 0,
-        Lifetime::Ephemeral { .. } | Lifetime::Ttl => false,
-    };
-    known && stat.data_length == 0 && stat.num_children as usize == candidate.contenders
+/// No data, and no children but the `contenders` being reaped.
+fn is_left_empty(stat: &zookeeper_client::Stat, contenders: usize) -> bool {
+    stat.data_length == 0 && stat.num_children as usize == contenders
 }
 
 /// Never `/`, ZooKeeper's own `/zookeeper`, the lock root or its ancestors.
@@ -333,57 +300,13 @@ mod tests {
         }
     }
 
-    fn candidate(contenders: usize, emptied: bool) -> Candidate {
-        Candidate {
-            dir: "/locks/a".to_owned(),
-            contenders,
-            emptied,
-        }
-    }
-
-    const CONTAINER: i64 = i64::MIN;
-    const TTL: i64 = 0xff00_0000_0000_0005u64 as i64;
-
     #[test]
-    fn an_empty_lock_directory_is_a_container_or_one_this_reap_empties() {
-        // A container: made as a lock directory.
-        assert!(is_an_empty_lock_directory(
-            &stat(0, 0, 2, CONTAINER),
-            &candidate(0, false)
-        ));
-        // A persistent lock directory whose contenders this reap deletes
-        // (kazoo's, HBase's).
-        assert!(is_an_empty_lock_directory(
-            &stat(0, 2, 6, 0),
-            &candidate(2, true)
-        ));
-        // An empty persistent node this reap did not empty: a broker list,
-        // a consumed queue, an admin queue.
-        assert!(!is_an_empty_lock_directory(
-            &stat(0, 0, 4, 0),
-            &candidate(0, false)
-        ));
+    fn a_directory_is_left_empty_with_no_data_and_no_other_child() {
+        assert!(is_left_empty(&stat(0, 2, 6, 0), 2));
         // Data: a kazoo semaphore's maximum, a config node.
-        assert!(!is_an_empty_lock_directory(
-            &stat(1, 0, 4, CONTAINER),
-            &candidate(0, false)
-        ));
-        assert!(!is_an_empty_lock_directory(
-            &stat(1, 2, 4, 0),
-            &candidate(2, true)
-        ));
-        // An ephemeral node (a kazoo lease), a TTL node.
-        for owner in [0x1234, TTL] {
-            assert!(!is_an_empty_lock_directory(
-                &stat(0, 0, 4, owner),
-                &candidate(0, false)
-            ));
-        }
+        assert!(!is_left_empty(&stat(1, 2, 4, 0), 2));
         // A child other than the contenders reaped.
-        assert!(!is_an_empty_lock_directory(
-            &stat(0, 3, 6, 0),
-            &candidate(2, true)
-        ));
+        assert!(!is_left_empty(&stat(0, 3, 6, 0), 2));
     }
 
     #[test]

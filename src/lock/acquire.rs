@@ -13,6 +13,7 @@ use zookeeper_client as zkc;
 
 use super::name::{Dialect, Kind, own_prefix};
 use super::node;
+use super::owner::Owner;
 use super::queue::{Contender, LockQueue, Standing};
 use crate::exit::ExitStatus;
 use crate::zk::{self, Class, Session, class_of, path};
@@ -342,7 +343,8 @@ impl<'s> Contention<'s> {
         let Some(stat) = stat else {
             return Ok(Ahead::Gone);
         };
-        if !node::is_contender_type(ahead.dialect, &stat) {
+        if !node::is_contender_by_stat(ahead.dialect, &stat) && !self.is_own_ttl_node(&path).await?
+        {
             return Ok(Ahead::NotAContender);
         }
         tracing::info!("watching {path}: the lock is ours once it goes");
@@ -358,6 +360,20 @@ impl<'s> Contention<'s> {
                 Ok(Ahead::Gone)
             }
             _ = sleep_until(deadline) => Ok(Ahead::StillThere),
+        }
+    }
+}
+
+impl Contention<'_> {
+    /// True when the unowned node at `path` is a zklock `--ttl` contender,
+    /// known by its owner record; one more read, only for a node named like
+    /// a contender that no session owns. Gone counts as not ours to wait on:
+    /// the watch set on it fires and we look again anyway.
+    async fn is_own_ttl_node(&self, path: &str) -> Result<bool, AcquireError> {
+        match self.session.get_data(path).await {
+            Ok((data, _)) => Ok(Owner::parse(&data).is_some()),
+            Err(err) if err.is_no_node() => Ok(true),
+            Err(err) => Err(err.into()),
         }
     }
 }

@@ -5,63 +5,60 @@
 //! HBase, job queues and applications keep persistent sequential nodes whose
 //! names (`lock-0000000001`, `write-0000000001`, `x-12-0000000003`) look like
 //! lock contenders. Every lock library makes its contenders so that they go
-//! when their owner does: ephemeral (owned by a session) or, for zklock's
-//! `--ttl`, a TTL node. The one exception is kazoo's lock made with
-//! `ephemeral=False`, whose persistent nodes carry a name no one else makes
-//! (`<hex32>__lock__N`). So a child is a contender when its name is one a
-//! lock library makes *and* its node is of a type that library makes.
+//! when their owner does: ephemeral, owned by a session. The exceptions are
+//! persistent nodes no one else makes: kazoo's lock taken with
+//! `ephemeral=False` (`<hex32>__lock__N`, a name unique to kazoo), and
+//! zklock's own `--ttl` nodes, which carry zklock's owner record as data.
+//!
+//! The server reports ephemeralOwner 0 for every node that no session owns:
+//! persistent, container and TTL nodes alike. So a client cannot tell a TTL
+//! node or a container from a persistent node by its stat; the rule rests on
+//! what it can see.
 
 use zookeeper_client as zkc;
 
 use super::name::{self, Dialect, Parsed};
+use super::owner::Owner;
 
-/// The ephemeralOwner ZooKeeper gives a container node.
-pub const CONTAINER_OWNER: i64 = i64::MIN;
-
-/// The high byte of the ephemeralOwner of a TTL node (ZooKeeper's extended
-/// node types; server id 255 is reserved for them).
-const EXTENDED_TYPE_BYTE: u64 = 0xff;
-
-/// How long a node lives, as its stat's ephemeralOwner says.
+/// How long a node lives, as far as its stat tells a client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lifetime {
-    /// Until someone deletes it.
-    Persistent,
-    /// Until it is deleted or, once it has had children, it has none.
-    Container,
+    /// No session owns it: persistent, a container or a TTL node.
+    Unowned,
     /// Until its session ends.
     Ephemeral { session: i64 },
-    /// Until it has gone unchanged, childless, for its time to live.
-    Ttl,
 }
 
 impl Lifetime {
     /// The lifetime of the node with this stat.
     pub fn of(stat: &zkc::Stat) -> Lifetime {
         match stat.ephemeral_owner {
-            0 => Lifetime::Persistent,
-            CONTAINER_OWNER => Lifetime::Container,
-            owner if (owner as u64) >> 56 == EXTENDED_TYPE_BYTE => Lifetime::Ttl,
+            0 => Lifetime::Unowned,
             session => Lifetime::Ephemeral { session },
         }
     }
 }
 
-/// The recognised contender `name` is, when a node of that name with this
-/// stat is one: ephemeral or TTL in every dialect, persistent only for
-/// kazoo's names, which no one but kazoo makes.
-pub fn contender(name: &str, stat: &zkc::Stat) -> Option<Parsed> {
+/// The recognised contender `name` is, when the node of that name with this
+/// stat and data is one (see [`is_contender`]).
+pub fn contender(name: &str, stat: &zkc::Stat, data: &[u8]) -> Option<Parsed> {
     let parsed = name::parse(name)?;
-    is_contender_type(parsed.dialect, stat).then_some(parsed)
+    is_contender(parsed.dialect, stat, data).then_some(parsed)
 }
 
-/// True when a node with this stat is of a type `dialect`'s library makes
-/// its contenders as (see [`contender`]).
-pub fn is_contender_type(dialect: Dialect, stat: &zkc::Stat) -> bool {
+/// True when a node named in `dialect` with this stat and data is a
+/// contender: ephemeral, or persistent where only a lock library makes
+/// such a node (kazoo's names, zklock's owner record).
+pub fn is_contender(dialect: Dialect, stat: &zkc::Stat, data: &[u8]) -> bool {
+    is_contender_by_stat(dialect, stat) || Owner::parse(data).is_some()
+}
+
+/// True when the stat alone proves a node named in `dialect` a contender;
+/// when false, only its data can ([`is_contender`]).
+pub fn is_contender_by_stat(dialect: Dialect, stat: &zkc::Stat) -> bool {
     match Lifetime::of(stat) {
-        Lifetime::Ephemeral { .. } | Lifetime::Ttl => true,
-        Lifetime::Persistent => dialect == Dialect::Kazoo,
-        Lifetime::Container => false,
+        Lifetime::Ephemeral { .. } => true,
+        Lifetime::Unowned => dialect == Dialect::Kazoo,
     }
 }
 
@@ -94,17 +91,14 @@ mod tests {
         }
     }
 
-    const PERSISTENT: i64 = 0;
+    const UNOWNED: i64 = 0;
     const SESSION: i64 = 0x1000_0a2b_3c4d_0005;
     /// A session of a server whose id is 128 or more: negative.
     const HIGH_SERVER_SESSION: i64 = 0x8100_0000_0000_0001u64 as i64;
-    const TTL: i64 = 0xff00_0000_0000_03e8u64 as i64;
 
     #[test]
     fn lifetimes_come_from_the_ephemeral_owner() {
-        assert_eq!(Lifetime::of(&stat(PERSISTENT)), Lifetime::Persistent);
-        assert_eq!(Lifetime::of(&stat(CONTAINER_OWNER)), Lifetime::Container);
-        assert_eq!(Lifetime::of(&stat(TTL)), Lifetime::Ttl);
+        assert_eq!(Lifetime::of(&stat(UNOWNED)), Lifetime::Unowned);
         assert_eq!(
             Lifetime::of(&stat(SESSION)),
             Lifetime::Ephemeral { session: SESSION }
@@ -119,6 +113,7 @@ mod tests {
 
     #[test]
     fn generic_names_on_persistent_nodes_are_application_data() {
+        let zklock = Owner::of_this_process(None, None).to_bytes();
         for name in [
             "lock-0000000001",
             "app-lock-0000000002",
@@ -128,14 +123,18 @@ mod tests {
             &format!("_c_{UUID}-lock-0000000006"),
             &format!("_c_{UUID}-__READ__0000000007"),
         ] {
-            assert!(contender(name, &stat(PERSISTENT)).is_none(), "{name}");
-            assert!(contender(name, &stat(CONTAINER_OWNER)).is_none(), "{name}");
-            assert!(contender(name, &stat(SESSION)).is_some(), "{name}");
+            assert!(contender(name, &stat(UNOWNED), b"").is_none(), "{name}");
             assert!(
-                contender(name, &stat(HIGH_SERVER_SESSION)).is_some(),
+                contender(name, &stat(UNOWNED), b"max=10").is_none(),
                 "{name}"
             );
-            assert!(contender(name, &stat(TTL)).is_some(), "{name}");
+            assert!(contender(name, &stat(SESSION), b"").is_some(), "{name}");
+            assert!(
+                contender(name, &stat(HIGH_SERVER_SESSION), b"").is_some(),
+                "{name}"
+            );
+            // zklock's own --ttl node, known by its owner record.
+            assert!(contender(name, &stat(UNOWNED), &zklock).is_some(), "{name}");
         }
     }
 
@@ -145,17 +144,17 @@ mod tests {
             format!("{HEX}__lock__0000000001"),
             format!("{HEX}__rlock__0000000002"),
         ] {
-            assert!(contender(&name, &stat(PERSISTENT)).is_some(), "{name}");
-            assert!(contender(&name, &stat(SESSION)).is_some(), "{name}");
+            assert!(contender(&name, &stat(UNOWNED), b"").is_some(), "{name}");
+            assert!(contender(&name, &stat(SESSION), b"").is_some(), "{name}");
         }
-        assert!(contender("seq-0000000001", &stat(SESSION)).is_none());
+        assert!(contender("seq-0000000001", &stat(SESSION), b"").is_none());
+        assert!(is_contender_by_stat(Dialect::Kazoo, &stat(UNOWNED)));
+        assert!(!is_contender_by_stat(Dialect::Generic, &stat(UNOWNED)));
     }
 
     #[test]
     fn leases_are_ephemeral() {
         assert!(is_lease_type(&stat(SESSION)));
-        assert!(!is_lease_type(&stat(PERSISTENT)));
-        assert!(!is_lease_type(&stat(TTL)));
-        assert!(!is_lease_type(&stat(CONTAINER_OWNER)));
+        assert!(!is_lease_type(&stat(UNOWNED)));
     }
 }
