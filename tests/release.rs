@@ -454,13 +454,27 @@ fn force_after_leaves_a_node_made_again_under_the_same_name() {
             .try_get(&node)
             .is_ok_and(|(data, _)| data == b"__REVOKE__")
     });
-    // The holder lets go, its directory goes, and a new holder takes the
-    // same name before the grace period ends.
-    old.close();
-    env.zk().delete("/locks/again");
+    // The holder's node goes, its directory goes, and a new holder takes
+    // the same name, all at once (one transaction), before the grace period
+    // ends: whoever looks next finds a node by that name.
     let new = env.connect();
-    new.mkdir_p("/locks/again");
-    assert_eq!(new.create_ephemeral_sequential(name, b"10.0.0.2"), node);
+    new.block_on(async {
+        let mut writer = new.client().new_multi_writer();
+        let dir = zookeeper_client::CreateMode::Persistent
+            .with_acls(zookeeper_client::Acls::anyone_all());
+        let contender = zookeeper_client::CreateMode::EphemeralSequential
+            .with_acls(zookeeper_client::Acls::anyone_all());
+        writer.add_delete(&node, None).expect("delete");
+        writer.add_delete("/locks/again", None).expect("delete");
+        writer
+            .add_create("/locks/again", b"", &dir)
+            .expect("create");
+        writer
+            .add_create(name, b"10.0.0.2", &contender)
+            .expect("create");
+        writer.commit().await.expect("one transaction");
+    });
+    assert_eq!(env.zk().get(&node).1.ephemeral_owner, new.session_id());
     let run = revoke.wait(WAIT);
     run.assert_success();
     let report: ReleaseReport = run.json();
