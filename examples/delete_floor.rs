@@ -1,4 +1,4 @@
-//! The floor of the reap benchmark (SPEC §11): the job of `zklock reap
+//! The floor of the reap benchmark: the job of `zklock reap
 //! --all ROOT` on a tree of lock directories (ROOT/DIR/CONTENDER, as
 //! examples/populate.rs makes them) with the fewest round trips a client
 //! can make, on the same client crate.

@@ -1,4 +1,4 @@
-//! The floor for the benchmarks (SPEC §11): one uncontended lock-run-release
+//! The floor for the benchmarks: one uncontended lock-run-release
 //! with the fewest round trips a client can make, on the same client crate.
 //!
 //! Usage: `floor HOSTS LOCK_DIR COMMAND...`. It connects, creates its

@@ -1,4 +1,4 @@
-//! The exit-code table of SPEC §8, and the one place where an error becomes an
+//! The exit-code table, and the one place where an error becomes an
 //! exit code.
 //!
 //! Scripts branch on these numbers, so every failure path in zklock ends here:
@@ -9,7 +9,8 @@ use crate::lock::AcquireError;
 use crate::usage::UsageError;
 use crate::zk;
 
-/// How zklock ends, as SPEC §8 lists it.
+/// How zklock ends; the codes are a contract with scripts, listed in the
+/// README and every man page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitStatus {
     /// 0: the command did what was asked.

@@ -1,17 +1,22 @@
 //! zklock: drive and inspect distributed locks kept in Apache ZooKeeper.
 //!
-//! The binary parses its arguments with [`cli`], and [`run`] does the rest;
+//! The binary parses its arguments with [`cli`], and [`run()`] does the rest;
 //! integration tests and benchmarks reach the same core through this crate.
 
+// The doc comments of the clap definitions are help text, written for a
+// terminal: `[/chroot]` there is an optional part, not an intra-doc link.
+pub mod admin;
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod exit;
-pub mod inspect;
 pub mod lock;
+pub mod model;
 pub mod output;
 pub mod run;
 pub mod usage;
+pub mod watch;
 pub mod zk;
 
 use anyhow::Result;

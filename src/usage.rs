@@ -1,7 +1,7 @@
 //! Usage errors: input that is wrong before any connection is made.
 //!
 //! Kept apart from ZooKeeper errors so that a bad path or host string always
-//! exits 2 (SPEC §8) and never reaches the server.
+//! exits 2 and never reaches the server.
 
 /// A malformed argument: a path, a host string, a duration, a token.
 #[derive(Debug, thiserror::Error)]

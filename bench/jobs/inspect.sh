@@ -1,4 +1,4 @@
-# Inspection jobs of bench/run (sourced), issue 5:
+# Inspection jobs of bench/run (sourced):
 #
 #   ls    `zklock ls` over LS_LOCKS locks x LS_CONTENDERS contenders, against
 #         bench/kazoo_ls.py doing the same job with kazoo, sequentially (get

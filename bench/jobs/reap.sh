@@ -1,4 +1,4 @@
-# The reap job of bench/run (sourced), issue 6:
+# The reap job of bench/run (sourced):
 #
 #   reap  reaping REAP_LOCKS locks x REAP_CONTENDERS stale contenders:
 #         `zklock reap --all --yes`, against bench/kazoo_reap.py deleting

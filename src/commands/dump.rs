@@ -10,9 +10,7 @@ use serde::{Serialize, Serializer};
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::inspect::{
-    self, Contender, Depth, Lock, LockDialect, LockKind, WalkProgress, WithStats,
-};
+use crate::model::{self, Contender, Depth, Lock, LockDialect, LockKind, WalkProgress, WithStats};
 use crate::output::{self, Format, Printer, Progress, Report};
 use crate::zk::{self, Session};
 
@@ -124,7 +122,7 @@ struct SessionEntryJson<'a> {
     lock: &'a str,
     kind: LockKind,
     dialect: LockDialect,
-    contender: inspect::ContenderJson<'a>,
+    contender: model::ContenderJson<'a>,
 }
 
 impl Serialize for SessionEntry {
@@ -280,7 +278,7 @@ async fn stream_json(
 ) -> Result<WalkProgress> {
     let fields = [("path", path.into()), ("time_ms", time_ms.into())];
     let mut stream = printer.json_object_with_array(&fields, "locks", progress)?;
-    let walked = inspect::walk(
+    let walked = model::walk(
         session,
         path,
         Depth::Tree,

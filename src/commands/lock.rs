@@ -7,9 +7,9 @@ use anyhow::Result;
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
-use crate::inspect;
 use crate::lock::hold::{self, Loss};
 use crate::lock::{Contention, Dialect, Held, Kind, LockSpec, Outcome, Owner, Patience, Waiting};
+use crate::model;
 use crate::output::{self, Printer};
 use crate::run::detach::{self, HolderWord, Reporter};
 use crate::run::{self, CommandSpec, Ending, Signals};
@@ -309,7 +309,7 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
     let holder = &waiting.holder;
     let who = match &waiting.holder_data {
         Some((data, stat)) => {
-            let owner = inspect::owner_text(holder.dialect, data, stat.ephemeral_owner);
+            let owner = model::owner_text(holder.dialect, data, stat.ephemeral_owner);
             let since = output::format_time_ms(stat.ctime);
             format!("{owner} ({}) since {}", holder.dialect, &since[11..19])
         }

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::inspect::{self, Depth, Lock, WalkProgress};
+use crate::model::{self, Depth, Lock, WalkProgress};
 use crate::output::{self, Format, Printer, Progress, Report};
 use crate::zk::{self, Session};
 
@@ -155,7 +155,7 @@ async fn stream_json(
     printer: &Printer,
 ) -> Result<WalkProgress> {
     let mut stream = printer.json_array(progress)?;
-    let walked = inspect::walk(
+    let walked = model::walk(
         session,
         path,
         Depth::Tree,
@@ -174,7 +174,7 @@ pub async fn collect(
     progress: Option<&Progress>,
 ) -> Result<(WalkProgress, Vec<Lock>)> {
     let mut locks = Vec::new();
-    let walked = inspect::walk(
+    let walked = model::walk(
         session,
         path,
         Depth::Tree,

@@ -1,7 +1,7 @@
 //! `zklock reap [PATH]`: delete stale contender nodes (by age, by session,
 //! or all) and, with `--empty`, empty lock directories, after a `--yes` or
 //! a yes at the prompt; `--dry-run` only lists them. What to delete and how
-//! is decided in [`crate::inspect::reap`]; this module asks, shows and
+//! is decided in [`crate::model::reap`]; this module asks, shows and
 //! reports.
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -10,9 +10,9 @@ use anyhow::{Context, Result};
 use comfy_table::Table;
 use serde::Serialize;
 
+use crate::admin::reap::{self, Doom, Doomed, Reaped, Selector, Skipped};
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::inspect::reap::{self, Doom, Doomed, Reaped, Selector, Skipped};
 use crate::output::{self, Printer, Report};
 use crate::usage::UsageError;
 use crate::zk::{self, Session};

@@ -14,13 +14,12 @@ use comfy_table::Table;
 use serde::Serialize;
 use zookeeper_client as zkc;
 
+use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::inspect;
-use crate::inspect::Contender;
-use crate::inspect::reap::Skipped;
 use crate::lock::hold::REVOKE;
 use crate::lock::{Dialect, Owner, name, node};
+use crate::model::{self, Contender};
 use crate::output::{self, Report};
 use crate::usage::UsageError;
 use crate::zk::delete::{self, Deletion, Seen};
@@ -211,7 +210,7 @@ impl ReleaseReport {
 /// The contenders that hold `lock` now, as `stat` shows them (the one lock
 /// model).
 async fn holders(session: &Session, lock: &str) -> Result<Vec<Contender>> {
-    Ok(inspect::read_lock(session, lock)
+    Ok(model::read_lock(session, lock)
         .await?
         .map(|lock| lock.holders)
         .unwrap_or_default())

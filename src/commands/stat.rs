@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::inspect::{self, Contender, Lock, LockKind, NodeStat};
+use crate::model::{self, Contender, Lock, LockKind, NodeStat};
 use crate::output::{self, Report};
 use crate::zk::{self, Session};
 
@@ -49,7 +49,7 @@ pub struct StatArgs {
     pub path: String,
 }
 
-/// A plain node: its path, stat and data (SPEC §7).
+/// A plain node: its path, stat and data.
 #[derive(Debug, Serialize)]
 pub struct NodeReport {
     pub path: String,
@@ -82,7 +82,7 @@ impl Report for NodeReport {
     }
 }
 
-/// A lock in full (SPEC §6): the same JSON as one element of `ls`.
+/// A lock in full: the same JSON as one element of `ls`.
 #[derive(Debug, Serialize)]
 #[serde(transparent)]
 pub struct LockReport(pub Lock);
@@ -161,7 +161,7 @@ pub async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus> {
 }
 
 async fn show(globals: &Globals, session: &Session, path: String) -> Result<()> {
-    match inspect::read_lock(session, &path).await? {
+    match model::read_lock(session, &path).await? {
         Some(lock) => globals.printer.report(&LockReport(lock)),
         None => {
             let (data, stat) = session.get_data(&path).await?;

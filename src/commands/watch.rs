@@ -10,9 +10,9 @@ use tokio::time::Instant;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::inspect::{EventKind, LockEvent, LockWatch};
 use crate::output::{self, Format, Printer};
 use crate::run::Signals;
+use crate::watch::{EventKind, LockEvent, LockWatch};
 use crate::zk;
 
 use super::stat;

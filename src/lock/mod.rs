@@ -1,5 +1,5 @@
 //! The lock recipes: node names and dialects, queue order, who holds and who
-//! waits, and the acquire/hold/release protocol of SPEC §4.
+//! waits, and the acquire/hold/release protocol.
 
 pub mod acquire;
 pub mod hold;

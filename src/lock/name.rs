@@ -1,5 +1,5 @@
 //! Contender node names: which library made a node, what kind of lock it asks
-//! for, and its sequence number (SPEC §5).
+//! for, and its sequence number.
 //!
 //! | dialect   | exclusive                                   | shared               |
 //! |-----------|---------------------------------------------|----------------------|

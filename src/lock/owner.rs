@@ -1,4 +1,4 @@
-//! The owner record zklock writes into its contender nodes (SPEC §4): who
+//! The owner record zklock writes into its contender nodes: who
 //! holds or waits, from where, running what.
 
 use serde::{Deserialize, Serialize};

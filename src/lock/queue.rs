@@ -2,7 +2,7 @@
 //!
 //! This is the one place that answers the question, for acquiring (`lock`)
 //! and for inspecting (`stat`, `ls`, `watch`, `reap`) alike, so what zklock
-//! shows can never disagree with what it does (SPEC §2, §4).
+//! shows can never disagree with what it does.
 
 use super::name::{self, Dialect, Kind, Mode};
 
@@ -120,7 +120,7 @@ impl LockQueue {
     }
 }
 
-/// The rules of SPEC §4 in one pass: an exclusive contender holds when no one
+/// The queue rules in one pass: an exclusive contender holds when no one
 /// is ahead and otherwise waits on the one just ahead; a shared contender
 /// holds when no exclusive one is ahead and otherwise waits on the nearest
 /// exclusive one ahead.

@@ -1,4 +1,4 @@
-//! Semaphores (SPEC §5): locks that several contenders hold at once, each
+//! Semaphores: locks that several contenders hold at once, each
 //! by a *lease* node, up to a maximum.
 //!
 //! - Curator's `InterProcessSemaphoreV2` at `<path>` keeps each lease as an

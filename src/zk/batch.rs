@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::future;
 use zookeeper_client as zkc;
 
-use crate::zk::{self, Session};
+use super::{self as zk, Session};
 
 /// Reads per request.
 pub const BATCH: usize = 64;

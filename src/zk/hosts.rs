@@ -1,4 +1,4 @@
-//! The connect string `host:port[,host:port...][/chroot]` (SPEC §3).
+//! The connect string `host:port[,host:port...][/chroot]`.
 //!
 //! Parsed and checked here, before any connection, so that a malformed host
 //! string exits 2 with a message instead of a client-library error.

@@ -1,4 +1,5 @@
-//! ZooKeeper paths: validation and the LOCK-name rule of SPEC §6.
+//! ZooKeeper paths: validation, and the rule that turns a LOCK name into a
+//! path under the lock root.
 //!
 //! Every path a user types passes through [`validate`] before a connection is
 //! made, so a typo exits 2 instead of touching the wrong node.

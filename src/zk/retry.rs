@@ -1,4 +1,4 @@
-//! The retry policy for recoverable errors (SPEC §3): capped exponential
+//! The retry policy for recoverable errors: capped exponential
 //! backoff with jitter.
 //!
 //! Only idempotent reads go through [`RetryPolicy::run`] blindly; writes whose
@@ -24,7 +24,7 @@ pub struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The policy of SPEC §3 with `retries` retries: base 100 ms, cap 2 s.
+    /// The default policy with `retries` retries: base 100 ms, cap 2 s.
     pub fn new(retries: u32) -> RetryPolicy {
         RetryPolicy {
             retries,

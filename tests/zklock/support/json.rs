@@ -1,4 +1,4 @@
-//! Typed mirrors of zklock's JSON output (SPEC §7 and the man pages), written
+//! Typed mirrors of zklock's JSON output (as the man pages document it), written
 //! independently of src/ so that a change to the contract breaks a test.
 //! Unknown fields are refused: a new field must be added here on purpose.
 

@@ -18,7 +18,7 @@ use futures::stream::{self, FuturesUnordered, StreamExt};
 use zookeeper_client as zkc;
 
 use super::layout::{self, Depth, Listing};
-use super::model::{Lock, NodeRead};
+use super::locks::{Lock, NodeRead};
 use crate::output;
 use crate::zk::batch::{BATCH, Batcher, DataRead};
 use crate::zk::{self, Session};

@@ -213,11 +213,11 @@ impl Lock {
 }
 
 /// Nodes read for a lock, by name, in the order they were listed.
-pub(super) type Reads = Vec<(String, NodeRead)>;
+pub(crate) type Reads = Vec<(String, NodeRead)>;
 
 /// The mutex or read-write lock at `path` from its contenders' reads; `None`
 /// when none is left.
-pub(super) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> {
+pub(crate) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> {
     let reads = contenders_only(reads);
     let queue = LockQueue::from_children(reads.iter().map(|(name, _)| name.clone()));
     if queue.is_empty() {
@@ -257,7 +257,7 @@ pub(super) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> 
 
 /// The Curator semaphore at `path` from the reads of its leases (in
 /// `leases/`) and of its acquirers (in `locks/`); `None` when both are empty.
-pub(super) fn curator_semaphore(
+pub(crate) fn curator_semaphore(
     path: &str,
     leases: Reads,
     acquirers: Reads,
@@ -292,7 +292,7 @@ pub(super) fn curator_semaphore(
 /// The kazoo semaphore at `path` with `max_leases`, from the reads of its
 /// leases (its children) and of its acquirers (in `<path>-__lock__`);
 /// `None` when both are empty.
-pub(super) fn kazoo_semaphore(
+pub(crate) fn kazoo_semaphore(
     path: &str,
     max_leases: u32,
     leases: Reads,

@@ -1,7 +1,7 @@
 //! The checked-in completions and man pages match the clap definitions.
 //!
 //! When this fails, regenerate them with
-//! `ZKLOCK_REGENERATE=1 cargo test --test generated` and commit the result.
+//! `ZKLOCK_REGENERATE=1 cargo test --test zklock generated` and commit the result.
 
 use std::path::PathBuf;
 
@@ -56,7 +56,7 @@ fn completions_and_man_pages_are_fresh() {
     );
     assert!(
         stale.is_empty(),
-        "{}\nregenerate with: ZKLOCK_REGENERATE=1 cargo test --test generated",
+        "{}\nregenerate with: ZKLOCK_REGENERATE=1 cargo test --test zklock generated",
         stale.join("\n")
     );
 }

@@ -2,7 +2,7 @@
 //! the `zklock` binary as a command, and a blocking ZooKeeper client for
 //! arranging and inspecting nodes.
 //!
-//! Every test binary includes it with `mod support;`. The pieces:
+//! The suite's `main.rs` declares it once for every area. The pieces:
 //!
 //! - [`ZkServer`]: a standalone server on a free loopback port with a temp
 //!   data dir; `stop`/`kill`/`start`/`restart`/`freeze`/`thaw` for fault
@@ -13,7 +13,7 @@
 //! - [`TestEnv`]: one per test: a unique chroot, `zklock` commands aimed at
 //!   it, and a [`Zk`] client rooted at it.
 //! - [`wait_until`] / [`wait_for`]: polling with a deadline, never a bare sleep.
-//! - [`json`]: typed mirrors of the JSON contract (SPEC §7).
+//! - [`json`]: typed mirrors of the JSON output contract.
 //! - [`proxy`]: a TCP proxy that freezes, cuts, or drops a connection right
 //!   after a chosen request, for fault tests.
 //! - [`fencing`]: the fencing log holders write, and its checker (no two
@@ -23,8 +23,7 @@
 //! If Java or ZooKeeper is missing, the harness panics and says how to
 //! install them: a test that cannot run must fail, not skip.
 
-// Every test binary compiles this module but uses only part of it.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub mod client;
 pub mod cmd;
@@ -40,16 +39,10 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-// Re-exported for the test files; each binary uses a different part.
-#[allow(unused_imports)]
 pub use client::Zk;
-#[allow(unused_imports)]
 pub use cmd::{Blackhole, Run, Running, TestEnv, Zklock, dead_port};
-#[allow(unused_imports)]
 pub use digest::{digest_acl, digest_id};
-#[allow(unused_imports)]
 pub use json::{Contender, Lock, NodeReport, NodeStat};
-#[allow(unused_imports)]
 pub use server::{ZkEnsemble, ZkOptions, ZkServer, shared_server};
 
 /// The ZooKeeper jar of Debian's `zookeeper` package.

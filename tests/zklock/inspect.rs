@@ -2,7 +2,7 @@
 //! made by Curator and kazoo themselves or named exactly as their libraries
 //! name them, read back with kind, dialect, holders, waiters and owners.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! nodes that change between reading and deleting, and the holder that
 //! loses its lock.
 
-mod support;
+use crate::support;
 
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Command, Stdio};
@@ -16,7 +16,7 @@ use support::json::{Lock, ReapDryRun, ReapReport};
 use support::peers::{self, Library, acquired, peer};
 use support::proxy::{FaultProxy, Trigger, op};
 use support::{TestEnv, Zk, wait_until};
-use zklock::inspect::reap::{self, Selector};
+use zklock::admin::reap::{self, Selector};
 use zklock::zk::{self, ConnectOptions, Hosts, RetryPolicy};
 use zookeeper_client as zkc;
 

@@ -18,6 +18,8 @@
 //! read again, a `gap` event says so, and the transitions follow. An expired
 //! session is replaced by a new one the same way.
 
+mod events;
+
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use futures::FutureExt;
@@ -25,14 +27,14 @@ use futures::future::{self, BoxFuture};
 use futures::stream::{FuturesUnordered, StreamExt};
 use zookeeper_client as zkc;
 
-use super::events::{self, EventKind, LockEvent};
-use super::layout::{self, Depth};
-use super::model::{Lock, LockKind};
-use super::walk::{read_lock, walk_with_dirs};
 use crate::lock::name;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS, KAZOO_LOCK_SUFFIX};
+use crate::model::layout::{self, Depth};
+use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
 use crate::output;
 use crate::zk::{self, ConnectOptions, Session, path};
+
+pub use events::{EventKind, LockEvent};
 
 /// How a watch hears of changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! lock, rlock and wlock against a real ZooKeeper: mutual exclusion, fencing,
 //! read/write rules, no herd, nothing left behind, exit codes, lock loss.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

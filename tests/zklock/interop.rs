@@ -1,7 +1,7 @@
 //! zklock and the real Curator and kazoo (Debian's packages) on the same lock
 //! path: each pair excludes the other, readers share with readers.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::model::{Contender, ContenderMode, Lock};
+use crate::model::{Contender, ContenderMode, Lock};
 use crate::output;
 use crate::zk;
 
@@ -235,7 +235,7 @@ pub fn lock_event(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::model::{NodeRead, queue_lock};
+    use crate::model::locks::{NodeRead, queue_lock};
     use zookeeper_client as zkc;
 
     const NOW: i64 = 1_700_000_100_000;

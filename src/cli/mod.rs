@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
+use crate::admin::reap::Selector;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, How, ReleaseArgs};
 use crate::commands::{Command, dump, generated::Shell, ls, reap, stat, stat::StatArgs, watch};
 use crate::config::Globals;
-use crate::inspect::reap::Selector;
 use crate::lock::{Dialect, Kind, name};
 use crate::output::{Format, Printer};
 use crate::run::parse_signal;

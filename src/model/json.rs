@@ -1,4 +1,4 @@
-//! The JSON form of locks and contenders (SPEC §7), documented in the man
+//! The JSON form of locks and contenders, documented in the man
 //! pages of `ls`, `stat` and `dump`.
 //!
 //! A lock: `{"path", "kind", "dialect", "holders", "waiters"}`. A contender:
@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde::{Serialize, Serializer};
 
 use super::hbase::TableLock;
-use super::model::{Contender, ContenderMode, Lock, LockDialect, LockKind};
+use super::locks::{Contender, ContenderMode, Lock, LockDialect, LockKind};
 use super::node::NodeStat;
 use crate::lock::Owner;
 use crate::zk;

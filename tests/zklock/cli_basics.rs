@@ -1,9 +1,9 @@
-//! Connection, paths, errors and `stat` against a real ZooKeeper (issue 2):
-//! exit codes of SPEC §8, the connect-string and env rules of SPEC §3, the
-//! zkCli stat fields and JSON of SPEC §6/§7. Also proves the harness itself:
+//! Connection, paths, errors and `stat` against a real ZooKeeper: the exit
+//! codes, the connect-string and environment rules, the zkCli stat fields and
+//! their JSON. Also proves the harness itself:
 //! dedicated servers restart, ensembles survive losing their leader.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -12,7 +12,7 @@
 //! the shared server run in chroots of their own, tests that kill servers get
 //! dedicated ones.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

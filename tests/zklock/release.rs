@@ -1,7 +1,7 @@
 //! Locks that span script steps: lock --detach, lock --ttl, and release by
 //! token, by holders, and by revocation.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

@@ -5,7 +5,7 @@ use zookeeper_client as zkc;
 
 use crate::zk;
 
-/// The zkCli stat fields, in snake_case (SPEC §6, §7).
+/// The zkCli stat fields, in snake_case.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NodeStat {
     pub czxid: i64,

@@ -22,9 +22,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::layout::Depth;
-use super::model::{Contender, Lock, LockKind};
-use super::walk::{WalkProgress, walk};
+use crate::model::{Contender, Depth, Lock, LockKind, WalkProgress, walk};
 use crate::output;
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
@@ -321,11 +319,11 @@ mod tests {
 
     #[test]
     fn selectors_combine() {
-        let mut contender = super::super::model::queue_lock(
+        let mut contender = crate::model::locks::queue_lock(
             "/l",
             vec![(
                 "lock-0000000001".to_owned(),
-                super::super::model::NodeRead {
+                crate::model::locks::NodeRead {
                     data: Vec::new(),
                     stat: stat(0, 0, 0, 0x42),
                 },

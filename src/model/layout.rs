@@ -18,7 +18,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::model::{self, Lock, NodeRead, Reads};
+use super::locks::{self, Lock, NodeRead, Reads};
 use crate::lock::Dialect;
 use crate::lock::name;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS};
@@ -35,11 +35,11 @@ pub enum Depth {
 }
 
 /// Directory path → its children's names, as listed.
-pub(super) type Listing = HashMap<String, Vec<String>>;
+pub(crate) type Listing = HashMap<String, Vec<String>>;
 
 /// The children of `dir` to list next. Contender and lease nodes are never
 /// listed: their names say they are leaves of a lock.
-pub(super) fn children_to_list(
+pub(crate) fn children_to_list(
     dir: &str,
     children: &[String],
     start: &str,
@@ -64,7 +64,7 @@ pub(super) fn children_to_list(
 
 /// The directory that may be the internal lock of a kazoo semaphore at
 /// `start`, and so must be listed with it; `None` for the root.
-pub(super) fn kazoo_lock_beside(start: &str) -> Option<String> {
+pub(crate) fn kazoo_lock_beside(start: &str) -> Option<String> {
     (start != "/").then(|| semaphore::kazoo_lock_path(start))
 }
 
@@ -84,7 +84,7 @@ enum Shape {
 
 /// A lock directory found in the listing, and the nodes to read for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Site {
+pub(crate) struct Site {
     path: String,
     shape: Shape,
     /// The nodes to read: (directory, names), in the order `build` expects.
@@ -101,20 +101,20 @@ pub(super) struct Site {
 
 impl Site {
     /// The full paths of the nodes to read, in order.
-    pub(super) fn reads(&self) -> impl Iterator<Item = String> + '_ {
+    pub(crate) fn reads(&self) -> impl Iterator<Item = String> + '_ {
         self.groups
             .iter()
             .flat_map(|(dir, names)| names.iter().map(move |name| path::join(dir, name)))
     }
 
     /// How many nodes [`Site::reads`] yields.
-    pub(super) fn read_count(&self) -> usize {
+    pub(crate) fn read_count(&self) -> usize {
         self.groups.iter().map(|(_, names)| names.len()).sum()
     }
 
     /// The locks this site holds, from the reads of [`Site::reads`] in order
     /// (`None` for a node that was gone by then).
-    pub(super) fn build(&self, reads: Vec<Option<NodeRead>>, now_ms: i64) -> Vec<Lock> {
+    pub(crate) fn build(&self, reads: Vec<Option<NodeRead>>, now_ms: i64) -> Vec<Lock> {
         let mut reads = reads.into_iter();
         let mut groups: Vec<Reads> = self
             .groups
@@ -130,9 +130,9 @@ impl Site {
         let mut take = |i: usize| std::mem::take(&mut groups[i]);
         let path = self.path.as_str();
         let locks = match self.shape {
-            Shape::Queue => vec![model::queue_lock(path, take(0), now_ms)],
+            Shape::Queue => vec![locks::queue_lock(path, take(0), now_ms)],
             Shape::CuratorSemaphore => {
-                vec![model::curator_semaphore(path, take(0), take(1), now_ms)]
+                vec![locks::curator_semaphore(path, take(0), take(1), now_ms)]
             }
             Shape::KazooSemaphore => {
                 let max_leases = take(0)
@@ -140,12 +140,12 @@ impl Site {
                     .filter(|_| self.lock_beside_listed)
                     .and_then(|(_, read)| semaphore::kazoo_max_leases(&read.data));
                 match max_leases {
-                    Some(max) => vec![model::kazoo_semaphore(path, max, take(1), take(2), now_ms)],
+                    Some(max) => vec![locks::kazoo_semaphore(path, max, take(1), take(2), now_ms)],
                     None if self.lock_beside_in_scope => vec![
-                        model::queue_lock(path, take(3), now_ms),
-                        model::queue_lock(&semaphore::kazoo_lock_path(path), take(2), now_ms),
+                        locks::queue_lock(path, take(3), now_ms),
+                        locks::queue_lock(&semaphore::kazoo_lock_path(path), take(2), now_ms),
                     ],
-                    None => vec![model::queue_lock(path, take(3), now_ms)],
+                    None => vec![locks::queue_lock(path, take(3), now_ms)],
                 }
             }
         };
@@ -156,7 +156,7 @@ impl Site {
 /// The lock directories in `listing`, in path order (component by
 /// component: `/a`, `/a/b`, `/a-b`). With [`Depth::Lock`] only `start`
 /// itself can be one.
-pub(super) fn find_sites(mut listing: Listing, start: &str, depth: Depth) -> Vec<Site> {
+pub(crate) fn find_sites(mut listing: Listing, start: &str, depth: Depth) -> Vec<Site> {
     let mut dirs: Vec<String> = listing
         .keys()
         .filter(|dir| in_scope(dir, start, depth))

@@ -3,7 +3,7 @@
 //! inside the session timeout and an expired session (each a gap), and the
 //! one-shot watches used on a server without persistent ones.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -1,4 +1,4 @@
-//! Mixed contenders under faults (issue 7): zklock and a real library
+//! Mixed contenders under faults: zklock and a real library
 //! contending for one lock while holders are SIGKILLed at random, checked by
 //! the fencing log.
 //!
@@ -16,7 +16,7 @@
 //! The faults come from a fixed seed, so a failing run's schedule can be
 //! replayed (up to the timing of the processes).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

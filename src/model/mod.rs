@@ -1,0 +1,24 @@
+//! The read-only lock model: walking a ZooKeeper tree for locks and modelling
+//! what is found, for `ls`, `stat`, `dump`, and for `watch` and `reap` above.
+//!
+//! It exists so that every command that looks at locks sees them the same
+//! way: one walk ([`walk`]) that reads a tree fast and in bounded memory, one
+//! model ([`Lock`], [`Contender`]) of what a lock directory is, whose
+//! holders and waiters come from the lock-queue model in `src/lock/` that
+//! `lock` itself acts on, and one JSON form of it. It also decodes what other
+//! libraries store in their nodes (HBase's protobuf). Nothing here writes.
+
+mod hbase;
+mod json;
+pub(crate) mod layout;
+pub(crate) mod locks;
+mod node;
+mod protobuf;
+mod walk;
+
+pub use hbase::TableLock;
+pub use json::{ContenderJson, WithStats};
+pub use layout::Depth;
+pub use locks::{Contender, ContenderMode, Lock, LockDialect, LockKind, owner_text};
+pub use node::NodeStat;
+pub use walk::{WalkProgress, read_lock, walk, walk_with_dirs};

@@ -1,0 +1,18 @@
+//! zklock's integration suite: one test binary, so that every test shares
+//! the harness's ZooKeeper server (each in a chroot of its own) and the
+//! harness is compiled once. Each module is one area of the command line.
+//!
+//! Run one area with `cargo test --test zklock reap::`.
+
+mod support;
+
+mod cli_basics;
+mod faults;
+mod generated;
+mod inspect;
+mod interop;
+mod locks;
+mod reap;
+mod release;
+mod soak;
+mod watch;
