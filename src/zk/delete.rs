@@ -73,7 +73,7 @@ impl Seen {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Deletion {
     /// The node is deleted (or a retry after a connection loss found it
-    /// gone: the first attempt did it, SPEC §3).
+    /// gone: the first attempt did it).
     Deleted,
     /// The node changed since it was seen (bad version): left alone.
     Changed,

@@ -506,7 +506,7 @@ fn wrapped_negative_sequences_come_first() {
         &format!("_c_{UUID}-lock--2147483648"),
     ];
     for name in names {
-        zk.create(&format!("/locks/wrap/{name}"), b"");
+        zk.create_ephemeral(&format!("/locks/wrap/{name}"), b"");
     }
     let lock = stat(&env, "wrap");
     let order: Vec<(&str, Option<i64>)> = lock
@@ -525,10 +525,7 @@ fn wrapped_negative_sequences_come_first() {
         ]
     );
     assert_kind(&lock, "mutex", "mixed");
-    assert_eq!(
-        lock.holders[0].session, "0x0",
-        "a persistent node has no session"
-    );
+    assert_eq!(lock.holders[0].session, zk.session_hex());
 }
 
 #[test]
@@ -607,8 +604,10 @@ fn dump_carries_full_stats_and_groups_by_session() {
     let b_held = contender(&s2, "/locks/b", "lock-", b"s2 holds b");
     let b_waits = contender(&s1, "/locks/b", "lock-", b"s1 waits for b");
     let a_waits = contender(&s2, "/locks/a", "lock-", b"s2 waits for a");
-    env.zk().mkdir_p("/locks/ttl");
-    env.zk().create("/locks/ttl/lock-0000000000", b"persistent");
+    // A TTL lock: no session owns it.
+    let ttl = env.zklock(["lock", "ttl", "--ttl", "1h"]).run();
+    ttl.assert_success();
+    let ttl = ttl.stdout.trim().to_owned();
 
     let dump: LockDump = env.zklock(["dump"]).run().assert_success().json();
     assert_eq!(dump.path, "/locks");
@@ -658,7 +657,7 @@ fn dump_carries_full_stats_and_groups_by_session() {
     assert_eq!(
         groups,
         [
-            ("0x0", vec!["/locks/ttl/lock-0000000000"], vec![]),
+            ("0x0", vec![ttl.as_str()], vec![]),
             (
                 s1_hex.as_str(),
                 vec![a_held.as_str()],
