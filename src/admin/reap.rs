@@ -117,7 +117,8 @@ pub struct Skipped {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reaped {
     pub deleted: Vec<String>,
-    /// Nodes left alone because they changed or have children.
+    /// Nodes left alone: changed, made again under the same name, or with
+    /// children.
     pub skipped: Vec<Skipped>,
     /// Nodes that were already gone (someone else removed them).
     pub gone: Vec<String>,
