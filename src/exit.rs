@@ -72,3 +72,16 @@ pub fn status_for(err: &anyhow::Error) -> ExitStatus {
         })
         .unwrap_or(ExitStatus::Other)
 }
+
+/// True when `err` comes from writing to a pipe whose reader has gone.
+pub fn is_closed_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == Some(std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -3,12 +3,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use zklock::cli::Cli;
 use zklock::exit;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_env();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -21,6 +20,9 @@ fn main() -> ExitCode {
     };
     let status = match runtime.block_on(zklock::run(cli)) {
         Ok(status) => status,
+        // Whoever read our output has seen enough (`zklock dump | head`):
+        // not an error, as for any Unix filter.
+        Err(err) if exit::is_closed_pipe(&err) => exit::ExitStatus::Success,
         Err(err) => {
             eprintln!("zklock: {err:#}");
             exit::status_for(&err)

@@ -23,6 +23,11 @@ Examples:
   zklock stat /zookeeper                 the zkCli stat fields of a node
   ZKLOCK_HOSTS=zk1,zk2,zk3/app zklock ls  use an ensemble and a chroot";
 
+/// The connect string when neither `-H`, `ZKLOCK_HOSTS` nor `ZK_HOSTS` gives one.
+const DEFAULT_HOSTS: &str = "127.0.0.1:2181";
+/// Where lock names live when neither `--root` nor `ZKLOCK_ROOT` says.
+const DEFAULT_ROOT: &str = "/locks";
+
 /// Drive and inspect distributed locks kept in Apache ZooKeeper.
 ///
 /// zklock recognises the locks that Apache Curator, kazoo, HBase and
@@ -35,6 +40,48 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: CliCommand,
+
+    /// The command line ended with a bare `--`: a command was meant to follow
+    /// (what `-- "$@"` gives when `$@` is empty).
+    #[arg(skip)]
+    pub ends_with_separator: bool,
+}
+
+impl Cli {
+    /// Parses the process's arguments. A clap error exits 2, with a hint
+    /// where a habit from flock(1) leads astray.
+    pub fn from_env() -> Cli {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        let mut cli = Cli::try_parse_from(&args).unwrap_or_else(|err| with_hint(err).exit());
+        cli.ends_with_separator = args.len() > 1 && args.last().is_some_and(|arg| arg == "--");
+        cli
+    }
+}
+
+/// Adds a tip to clap's error for a word where none is expected, in a
+/// command that runs a COMMAND: that is almost always the command written
+/// without `--` before it.
+fn with_hint(mut err: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let stray_word = err.kind() == ErrorKind::UnknownArgument
+        && matches!(
+            err.get(ContextKind::InvalidArg),
+            Some(ContextValue::String(word)) if !word.starts_with('-')
+        );
+    let runs_a_command = matches!(
+        err.get(ContextKind::Usage),
+        Some(ContextValue::StyledStr(usage)) if usage.to_string().contains("-- <COMMAND>")
+    );
+    if stray_word && runs_a_command {
+        err.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![
+                "to run a command under the lock, put it after `--`: zklock lock NAME -- COMMAND..."
+                    .into(),
+            ]),
+        );
+    }
+    err
 }
 
 /// Options every subcommand takes.
@@ -79,7 +126,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         env = "ZKLOCK_ROOT",
-        default_value = "/locks",
+        default_value = DEFAULT_ROOT,
         value_name = "PATH",
         hide_env_values = true
     )]
@@ -506,8 +553,15 @@ impl LockCmdArgs {
         root: &str,
         kind: Kind,
         session_timeout: Duration,
+        ends_with_separator: bool,
     ) -> Result<LockArgs, UsageError> {
         let dialect = Dialect::from(self.dialect);
+        if ends_with_separator && self.command.is_empty() {
+            return Err(UsageError::new(
+                "nothing to run after `--`: give a command, or leave `--` out to hold the \
+                 lock until a signal",
+            ));
+        }
         if !self.command.is_empty() && self.kill_after >= session_timeout {
             return Err(UsageError::new(format!(
                 "--kill-after ({}) must be shorter than --session-timeout ({}): the command \
@@ -566,10 +620,15 @@ fn parse_signal_arg(text: &str) -> Result<i32, String> {
         .ok_or_else(|| format!("unknown signal {text:?} (write e.g. TERM, INT, KILL or 15)"))
 }
 
-/// Parses a duration written like `500ms`, `30s`, `10m`.
+/// Parses a duration written like `500ms`, `30s`, `10m`; a bare number is
+/// seconds, as flock(1) and timeout(1) read it (`-w 30`, `-w 0.5`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text)
-        .map_err(|e| format!("bad duration {text:?}: {e} (write e.g. 500ms, 30s, 10m)"))
+    let bad = |why: String| format!("bad duration {text:?}: {why} (write e.g. 500ms, 30s, 10m)");
+    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        let seconds: f64 = text.parse().map_err(|_| bad("not a number".into()))?;
+        return Duration::try_from_secs_f64(seconds).map_err(|e| bad(e.to_string()));
+    }
+    humantime::parse_duration(text).map_err(|e| bad(e.to_string()))
 }
 
 impl Cli {
@@ -577,18 +636,21 @@ impl Cli {
     /// Every usage error (bad path, bad host string) surfaces here, before
     /// any connection is made.
     pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
-        let globals = self.global.into_globals(self.command.default_format())?;
+        let globals = self
+            .global
+            .into_globals(self.command.default_format(), self.command.is_offline())?;
         let root = globals.root.as_str();
         let session_timeout = globals.connect.session_timeout;
+        let separator = self.ends_with_separator;
         let command = match self.command {
             CliCommand::Lock(args) => {
-                Command::Lock(args.into_lock_args(root, Kind::Mutex, session_timeout)?)
+                Command::Lock(args.into_lock_args(root, Kind::Mutex, session_timeout, separator)?)
             }
             CliCommand::Rlock(args) => {
-                Command::Lock(args.into_lock_args(root, Kind::Read, session_timeout)?)
+                Command::Lock(args.into_lock_args(root, Kind::Read, session_timeout, separator)?)
             }
             CliCommand::Wlock(args) => {
-                Command::Lock(args.into_lock_args(root, Kind::Write, session_timeout)?)
+                Command::Lock(args.into_lock_args(root, Kind::Write, session_timeout, separator)?)
             }
             CliCommand::Release(args) => Command::Release(args.into_release_args(root)?),
             CliCommand::Stat { target } => Command::Stat(StatArgs {
@@ -611,6 +673,16 @@ impl Cli {
 }
 
 impl CliCommand {
+    /// True for the commands that never connect (`completions`, `man`): they
+    /// read no connection settings, so a broken `ZKLOCK_HOSTS` cannot fail
+    /// them.
+    fn is_offline(&self) -> bool {
+        matches!(
+            self,
+            CliCommand::Completions { .. } | CliCommand::Man { .. }
+        )
+    }
+
     /// The output format without `-o`: JSON for `dump`, a table otherwise.
     fn default_format(&self) -> Format {
         match self {
@@ -629,17 +701,28 @@ fn resolve_or_root(root: &str, path: Option<String>) -> Result<String, UsageErro
 }
 
 impl GlobalArgs {
-    fn into_globals(self, default_format: Format) -> Result<Globals, UsageError> {
-        let hosts = self
-            .hosts
-            .or_else(|| std::env::var("ZK_HOSTS").ok())
-            .unwrap_or_else(|| "127.0.0.1:2181".to_owned());
-        zk::path::validate(&self.root).map_err(|e| UsageError::new(format!("--root: {e}")))?;
-        let auth = self
-            .auth
-            .iter()
-            .map(|a| Auth::parse(a))
-            .collect::<Result<Vec<_>, _>>()?;
+    /// The checked global options; `offline` skips the connection settings
+    /// (hosts, root, auth), which are then the built-in defaults.
+    fn into_globals(self, default_format: Format, offline: bool) -> Result<Globals, UsageError> {
+        let (hosts, root, auth) = if offline {
+            (
+                DEFAULT_HOSTS.to_owned(),
+                DEFAULT_ROOT.to_owned(),
+                Vec::new(),
+            )
+        } else {
+            let hosts = self
+                .hosts
+                .or_else(|| std::env::var("ZK_HOSTS").ok())
+                .unwrap_or_else(|| DEFAULT_HOSTS.to_owned());
+            zk::path::validate(&self.root).map_err(|e| UsageError::new(format!("--root: {e}")))?;
+            let auth = self
+                .auth
+                .iter()
+                .map(|a| Auth::parse(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            (hosts, self.root, auth)
+        };
         let format = match self.output {
             Some(OutputFormat::Table) => Format::Table,
             Some(OutputFormat::Json) => Format::Json,
@@ -654,9 +737,27 @@ impl GlobalArgs {
                 read_only: self.read_only,
                 retry: RetryPolicy::new(self.retries),
             },
-            root: self.root,
+            root,
             printer: Printer::new(format, self.quiet),
             verbosity: self.verbose,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_units_or_bare_seconds() {
+        let ms = Duration::from_millis;
+        assert_eq!(parse_duration("500ms"), Ok(ms(500)));
+        assert_eq!(parse_duration("2m"), Ok(ms(120_000)));
+        assert_eq!(parse_duration("30"), Ok(ms(30_000)));
+        assert_eq!(parse_duration("0.25"), Ok(ms(250)));
+        assert_eq!(parse_duration("0"), Ok(ms(0)));
+        for bad in ["", "1.2.3", ".", "-5", "5 parsecs", "1e3"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
     }
 }

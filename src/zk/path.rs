@@ -23,6 +23,12 @@ pub fn validate(path: &str) -> Result<(), UsageError> {
     if path.contains('\0') {
         return bad("a path must not contain NUL");
     }
+    if let Some(refused) = path.chars().find(|&c| server_refuses(c)) {
+        return bad(&format!(
+            "ZooKeeper refuses the character {:?} (U+{:04X}) in names",
+            refused, refused as u32
+        ));
+    }
     for component in path[1..].split('/') {
         match component {
             "" => return bad("empty component ('//')"),
@@ -31,6 +37,14 @@ pub fn validate(path: &str) -> Result<(), UsageError> {
         }
     }
     Ok(())
+}
+
+/// True for a character the server refuses in a path: control characters,
+/// and what Java sees as surrogates, private-use or special code units
+/// (every character outside the Basic Multilingual Plane, an emoji say, is
+/// a surrogate pair there).
+fn server_refuses(c: char) -> bool {
+    matches!(c as u32, 0x01..=0x1F | 0x7F..=0x9F | 0xD800..=0xF8FF | 0xFFF0..)
 }
 
 /// Resolves a LOCK argument: a name beginning with `/` is used as it is,
@@ -107,7 +121,13 @@ mod tests {
 
     #[test]
     fn accepts_absolute_paths() {
-        for path in ["/", "/a", "/locks/deploy", "/a-b/c_d/_c_x-lock-0000000001"] {
+        for path in [
+            "/",
+            "/a",
+            "/locks/deploy",
+            "/a-b/c_d/_c_x-lock-0000000001",
+            "/déploiement/日本",
+        ] {
             assert!(validate(path).is_ok(), "{path}");
         }
     }
@@ -121,6 +141,11 @@ mod tests {
             ("/a/../b", "'..'"),
             ("/a/./b", "'.'"),
             ("/a\0b", "NUL"),
+            ("/a\nb", "U+000A"),
+            ("/deploy\u{1F512}", "U+1F512"),
+            ("/a\u{9B}b", "U+009B"),
+            ("/a\u{E000}", "U+E000"),
+            ("/a\u{FFFE}", "U+FFFE"),
         ];
         for (path, why) in cases {
             let err = validate(path).unwrap_err().to_string();

@@ -177,16 +177,27 @@ fn malformed_input_exits_2_before_connecting() {
     // the input was refused before a connection was tried.
     let hole = Blackhole::new();
     let slow = hole.address();
-    let cases: [(&[&str], &str, &str); 9] = [
+    let cases: [(&[&str], &str, &str); 13] = [
         (&["stat", "a//b"], "a//b", "path"),
         (&["stat", "a/"], "a/", "path"),
         (&["stat", "/a/../b"], "/a/../b", "path"),
         (&["stat", "/x/"], "/x/", "path"),
         (&["stat", ".."], "..", "path"),
+        // Characters the server refuses in names, found before connecting.
+        (&["lock", "dep\nloy", "--", "true"], "U+000A", "path"),
+        (
+            &["lock", "deploy\u{1F512}", "--", "true"],
+            "U+1F512",
+            "path",
+        ),
+        // `-- "$@"` with nothing in "$@": a command was meant to come.
+        (&["lock", "cf", "--"], "--", "command"),
+        // A command without `--` before it.
+        (&["lock", "cf", "true"], "true", "--"),
         (&["-H", "zk:notaport", "stat", "/"], "notaport", "host"),
         (&["-H", ",,", "stat", "/"], ",,", "host"),
         (
-            &["--connect-timeout", "5", "stat", "/"],
+            &["--connect-timeout", "5 fortnights", "stat", "/"],
             "--connect-timeout",
             "duration",
         ),
@@ -197,10 +208,12 @@ fn malformed_input_exits_2_before_connecting() {
         ),
     ];
     for (args, names, says) in cases {
-        let mut cmd = support::Zklock::new(args);
-        if !args.contains(&"--connect-timeout") {
-            cmd = cmd.args(["--connect-timeout", "30s"]);
-        }
+        // Global options first: what follows `--` belongs to the command.
+        let mut cmd = if args.contains(&"--connect-timeout") {
+            support::Zklock::new(args)
+        } else {
+            support::Zklock::new(["--connect-timeout", "30s"]).args(args)
+        };
         if !args.contains(&"-H") {
             cmd = cmd.hosts(&slow);
         }
@@ -408,4 +421,71 @@ fn shared_server_answers_four_letter_words() {
     assert_eq!(server.mode().as_deref(), Some("standalone"));
     let mntr = server.mntr();
     assert!(mntr.contains_key("zk_znode_count"), "{mntr:?}");
+}
+
+#[test]
+fn durations_without_a_unit_are_seconds_as_for_flock() {
+    let env = TestEnv::new();
+    let mut holder = env.zklock(["lock", "busy", "--", "sleep", "60"]).spawn();
+    wait_until(QUICK, "the holder's node", || {
+        !env.zk().children_if_any("/locks/busy").is_empty()
+    });
+    env.zklock(["lock", "-w", "0.3", "busy", "--", "true"])
+        .run()
+        .assert_code(1)
+        .assert_faster_than(QUICK);
+    env.zklock(["lock", "-w", "1", "-E", "75", "busy", "--", "true"])
+        .run()
+        .assert_code(75);
+    holder.signal(libc::SIGTERM);
+    holder.wait(QUICK);
+    wait_until(QUICK, "no node left", || {
+        env.zk().children_if_any("/locks/busy").is_empty()
+    });
+}
+
+#[test]
+fn offline_commands_read_no_connection_settings() {
+    for args in [&["completions", "bash"][..], &["man"], &["man", "lock"]] {
+        support::Zklock::new(args)
+            .no_hosts()
+            .env("ZKLOCK_HOSTS", "not a host:string")
+            .env("ZKLOCK_ROOT", "relative/root")
+            .env("ZKLOCK_AUTH", "no-colon")
+            .run()
+            .assert_success();
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
+    let env = TestEnv::new();
+    for n in 0..3 {
+        env.zk().mkdir_p(&format!("/locks/l{n}"));
+        env.zk()
+            .create_ephemeral_sequential(&format!("/locks/l{n}/lock-"), b"");
+    }
+    let commands: [&[&str]; 7] = [
+        &["ls"],
+        &["ls", "-o", "json"],
+        &["stat", "l0"],
+        &["stat", "l0", "-o", "json"],
+        &["dump"],
+        &["man", "ls"],
+        &["completions", "zsh"],
+    ];
+    for args in commands {
+        let mut command = env.zklock(args).command();
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().expect("start zklock");
+        // The reader is gone before zklock writes a byte.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().expect("wait for zklock");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?} printed: {stderr}");
+    }
 }
