@@ -1,7 +1,7 @@
 //! `zklock reap [PATH]`: delete stale contender nodes (by age, by session,
 //! or all) and, with `--empty`, empty lock directories, after a `--yes` or
 //! a yes at the prompt; `--dry-run` only lists them. What to delete and how
-//! is decided in [`crate::model::reap`]; this module asks, shows and
+//! is decided in [`crate::admin::reap`]; this module asks, shows and
 //! reports.
 
 use std::io::{BufRead, IsTerminal, Write};
