@@ -1,24 +1,28 @@
 //! What `reap` deletes, and deleting it.
 //!
-//! Reaping removes other clients' nodes, so it takes only what it can name
-//! with certainty: contender nodes that the one model ([`Lock`]) recognises,
-//! chosen by age or session, and empty lock directories. Each is deleted at
-//! the data version it was read at ([`zk::delete`]), so a node that changed
-//! between the reading and the deleting is left alone and reported.
+//! Reaping removes other clients' nodes on an ensemble other software shares,
+//! so it takes only what it can name with certainty: contender nodes that
+//! the one model ([`Lock`]) recognises by name and node type, chosen by age
+//! or session, and empty lock directories. Each is deleted only if it is
+//! still the node that was read (same czxid and owner session) at the data
+//! version it was read at ([`zk::delete`]); anything else is left alone and
+//! reported.
 //!
-//! An empty node does not say what it once held, so an *empty lock
-//! directory* is decided from what can be seen: a node at or below the
-//! reaped path with no children and no data, persistent or a container,
-//! that once had children (cversion > 0) — or a lock directory whose every
-//! contender this reap deletes and which has no other child. Never `/`,
+//! An empty node does not say what it once held: Kafka's `/brokers/ids`, an
+//! emptied admin queue or a consumed kazoo `Queue` are empty persistent
+//! nodes too, and the server shows a container (the type zklock and Curator
+//! make lock directories as) to clients just like a persistent node. So the
+//! only *empty lock directory* reap deletes is one it proves a lock
+//! directory itself: a lock directory whose every contender this reap
+//! deletes, with no other child and no data. Containers need no reaping:
+//! the server deletes them once their last child is gone. Never `/`,
 //! `/zookeeper`, the lock root or anything above it.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::model::{Contender, Depth, Lock, LockKind, WalkProgress, walk_with_dirs};
+use crate::model::{Contender, Depth, Lock, LockKind, WalkProgress, walk};
 use crate::output;
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
@@ -77,9 +81,9 @@ impl Doom {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Doomed {
     pub path: String,
-    /// The data version it was read at: the delete carries it.
+    /// The node as it was read: the delete is of that node alone.
     #[serde(skip)]
-    pub version: i32,
+    pub seen: Seen,
     pub what: Doom,
     /// The lock it belongs to (for a directory: itself).
     pub lock: String,
@@ -113,7 +117,8 @@ pub struct Skipped {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reaped {
     pub deleted: Vec<String>,
-    /// Nodes left alone because they changed or have children.
+    /// Nodes left alone: changed, made again under the same name, or with
+    /// children.
     pub skipped: Vec<Skipped>,
     /// Nodes that were already gone (someone else removed them).
     pub gone: Vec<String>,
@@ -130,42 +135,30 @@ pub async fn plan(
     empty: bool,
     progress: impl FnMut(&WalkProgress),
 ) -> anyhow::Result<ReapPlan> {
-    let mut child_counts: HashMap<String, usize> = HashMap::new();
     let mut nodes = Vec::new();
+    // Lock directories this reap empties, with the contenders it deletes.
     let mut emptied = Vec::new();
-    let walked = walk_with_dirs(
-        session,
-        start,
-        Depth::Tree,
-        progress,
-        |dir, children| {
-            if empty && path::is_at_or_below(dir, start) {
-                child_counts.insert(dir.to_owned(), children.len());
-            }
-        },
-        |lock| {
-            let before = nodes.len();
-            nodes.extend(doomed_contenders(&lock, selector));
-            let picked = nodes.len() - before;
-            let contenders = lock.holders.len() + lock.waiters.len();
-            if empty && lock.kind != LockKind::Semaphore && picked == contenders {
-                emptied.push((lock.path, contenders));
-            }
-            Ok(())
-        },
-    )
+    let walked = walk(session, start, Depth::Tree, progress, |lock| {
+        let before = nodes.len();
+        nodes.extend(doomed_contenders(&lock, selector));
+        let picked = nodes.len() - before;
+        let contenders = lock.holders.len() + lock.waiters.len();
+        if empty
+            && lock.kind != LockKind::Semaphore
+            && picked == contenders
+            && path::is_at_or_below(&lock.path, start)
+            && may_reap_directory(&lock.path, root)
+        {
+            emptied.push(Emptied {
+                dir: lock.path,
+                contenders,
+            });
+        }
+        Ok(())
+    })
     .await?;
-    if empty {
-        let mut candidates: Vec<(String, usize)> = child_counts
-            .into_iter()
-            .filter(|(_, children)| *children == 0)
-            .chain(emptied)
-            .filter(|(dir, _)| may_reap_directory(dir, root))
-            .collect();
-        candidates.sort_by(|(a, _), (b, _)| b.split('/').cmp(a.split('/')));
-        candidates.dedup_by(|(a, _), (b, _)| a == b);
-        nodes.extend(empty_directories(session, candidates).await?);
-    }
+    emptied.sort_by(|a, b| b.dir.split('/').cmp(a.dir.split('/')));
+    nodes.extend(empty_directories(session, emptied).await?);
     Ok(ReapPlan { nodes, walked })
 }
 
@@ -179,7 +172,7 @@ fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Do
         .filter(move |(contender, _)| selector.picks(contender))
         .map(|(contender, what)| Doomed {
             path: contender.path.clone(),
-            version: contender.stat.version,
+            seen: Seen::new(&contender.path, &contender.stat),
             what,
             lock: lock.path.clone(),
             session: Some(zk::format_session(contender.session())),
@@ -188,28 +181,35 @@ fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Do
         })
 }
 
-/// The candidates (a directory and the children it may have now: none, or
-/// the contenders this reap deletes) that are empty lock directories by
-/// their stat, read in batches.
+/// A lock directory whose every contender this reap deletes.
+struct Emptied {
+    dir: String,
+    /// The children it has now: the contenders this reap deletes.
+    contenders: usize,
+}
+
+/// The directories this reap empties that will be empty lock directories
+/// by their stat, read in batches.
 async fn empty_directories(
     session: &Session,
-    candidates: Vec<(String, usize)>,
+    emptied: Vec<Emptied>,
 ) -> Result<Vec<Doomed>, zk::Error> {
     let batcher = Batcher::new(session);
     let now = output::now_ms();
     let mut found = Vec::new();
-    for chunk in candidates.chunks(BATCH) {
-        let paths: Vec<String> = chunk.iter().map(|(dir, _)| dir.clone()).collect();
-        for ((dir, children), read) in chunk.iter().zip(batcher.read(&paths).await?) {
+    for chunk in emptied.chunks(BATCH) {
+        let paths: Vec<String> = chunk.iter().map(|e| e.dir.clone()).collect();
+        for (emptied, read) in chunk.iter().zip(batcher.read(&paths).await?) {
             let stat = match read {
                 Ok((_, stat)) => stat,
                 Err(err) if err.is_no_node() => continue,
                 Err(err) => return Err(err),
             };
-            if looks_like_an_empty_lock_directory(&stat, *children) {
+            if is_left_empty(&stat, emptied.contenders) {
+                let dir = &emptied.dir;
                 found.push(Doomed {
                     path: dir.clone(),
-                    version: stat.version,
+                    seen: Seen::new(dir, &stat),
                     what: Doom::EmptyDirectory,
                     lock: dir.clone(),
                     session: None,
@@ -222,50 +222,45 @@ async fn empty_directories(
     Ok(found)
 }
 
-/// The ephemeralOwner ZooKeeper gives a container node.
-const CONTAINER_OWNER: i64 = i64::MIN;
-
-/// No data, no children but `children` (the contenders being reaped), once
-/// had children, and persistent or a container (not ephemeral, not TTL).
-fn looks_like_an_empty_lock_directory(stat: &zookeeper_client::Stat, children: usize) -> bool {
-    stat.data_length == 0
-        && stat.num_children as usize == children
-        && stat.cversion > 0
-        && (stat.ephemeral_owner == 0 || stat.ephemeral_owner == CONTAINER_OWNER)
+/// No data, and no children but the `contenders` being reaped.
+fn is_left_empty(stat: &zookeeper_client::Stat, contenders: usize) -> bool {
+    stat.data_length == 0 && stat.num_children as usize == contenders
 }
 
 /// Never `/`, ZooKeeper's own `/zookeeper`, the lock root or its ancestors.
 fn may_reap_directory(dir: &str, root: &str) -> bool {
-    dir != "/" && !path::is_at_or_below(dir, "/zookeeper") && !path::is_at_or_below(root, dir)
+    !path::is_reserved(dir) && !path::is_at_or_below(root, dir)
 }
 
-/// Deletes the planned nodes, each at the version it was read at:
-/// contenders first, then directories (a directory's delete is sent after
-/// its contenders' deletes are answered). `progress` hears how many are
-/// done. A node that changed, has children or is gone is not deleted.
+/// Deletes the planned nodes, each only if it is still the node read, at
+/// the version it was read at: contenders first, then directories (a
+/// directory's delete is sent after its contenders' deletes are answered).
+/// `progress` hears how many are done. A node that changed, was made again,
+/// has children or is gone is not deleted. A reap that stops on an error
+/// still says what it did before: the error comes with the outcomes so far.
 pub async fn execute(
     session: &Session,
     nodes: &[Doomed],
     mut progress: impl FnMut(usize),
-) -> Result<Reaped, zk::Error> {
+) -> (Reaped, Result<(), zk::Error>) {
     let mut reaped = Reaped::default();
     let mut done = 0;
     let (dirs, contenders): (Vec<&Doomed>, Vec<&Doomed>) = nodes
         .iter()
         .partition(|node| node.what == Doom::EmptyDirectory);
     for (batch, are_dirs) in [(contenders, false), (dirs, true)] {
-        let seen = batch.iter().map(|node| Seen {
-            path: node.path.clone(),
-            version: node.version,
-        });
-        delete::delete_seen(session, seen, |node, deletion| {
+        let seen = batch.iter().map(|node| node.seen.clone());
+        let result = delete::delete_seen(session, seen, |node, deletion| {
             reaped.record(node, deletion, are_dirs);
             done += 1;
             progress(done);
         })
-        .await?;
+        .await;
+        if result.is_err() {
+            return (reaped, result);
+        }
     }
-    Ok(reaped)
+    (reaped, Ok(()))
 }
 
 impl Reaped {
@@ -305,28 +300,12 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_lock_directory_had_children_and_holds_no_data() {
-        assert!(looks_like_an_empty_lock_directory(&stat(0, 0, 4, 0), 0));
-        assert!(looks_like_an_empty_lock_directory(
-            &stat(0, 0, 2, CONTAINER_OWNER),
-            0
-        ));
-        assert!(looks_like_an_empty_lock_directory(&stat(0, 2, 6, 0), 2));
-        // Never had a child: a node made for something else.
-        assert!(!looks_like_an_empty_lock_directory(&stat(0, 0, 0, 0), 0));
+    fn a_directory_is_left_empty_with_no_data_and_no_other_child() {
+        assert!(is_left_empty(&stat(0, 2, 6, 0), 2));
         // Data: a kazoo semaphore's maximum, a config node.
-        assert!(!looks_like_an_empty_lock_directory(&stat(1, 0, 4, 0), 0));
-        // An ephemeral node (a kazoo lease), a TTL node.
-        assert!(!looks_like_an_empty_lock_directory(
-            &stat(0, 0, 4, 0x1234),
-            0
-        ));
-        assert!(!looks_like_an_empty_lock_directory(
-            &stat(0, 0, 4, -0x100_0000_0000_0000 + 5),
-            0
-        ));
+        assert!(!is_left_empty(&stat(1, 2, 4, 0), 2));
         // A child other than the contenders reaped.
-        assert!(!looks_like_an_empty_lock_directory(&stat(0, 3, 6, 0), 2));
+        assert!(!is_left_empty(&stat(0, 3, 6, 0), 2));
     }
 
     #[test]

@@ -179,7 +179,8 @@ fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
 exits with the command's exit code (128+n if it died of signal n), 1 if the
 lock was not acquired (change with -E), 3 if ZooKeeper was unreachable, 4 if
 the lock was lost while held (the command is stopped: --kill-signal, then
-SIGKILL after --kill-after).";
+SIGKILL after --kill-after). / and /zookeeper (and below) are never locks:
+exit 2, before connecting.";
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -207,10 +208,20 @@ Examples:
                                               revocation: __REVOKE__ in their nodes),
                                               delete those still there after 30s
 
-Only nodes named like lock contenders are deleted, each at the version it was
-read at: a node that changed meanwhile is left alone, and said so (exit 10).
+Only lock contender nodes are deleted, as ls and stat show them: a name a lock
+library makes, on a node that library makes (ephemeral; persistent only for
+kazoo's names and zklock's --ttl nodes). A token naming anything else (a
+persistent config node called lock-0000000001, a node with children) is
+refused with exit 2. Each node is deleted only if it is still the node read
+(same czxid and owner session) at the version read: a node that changed or
+was made again meanwhile is left alone, and said so (exit 10).
+--revoke writes __REVOKE__ only into holders that obey it: Curator's and
+zklock's own (any dialect); kazoo, HBase and ZooKeeper-recipe holders are
+reported, and only --force-after (a delete) breaks them.
 A token whose node is gone exits 6 (0 with --if-exists). A zklock holder whose
-node is deleted or revoked stops its command and exits 4.
+node is deleted or revoked stops its command and exits 4. A release that
+stops on an error prints what it did before it, then the error; a delete
+refused by the parent's ACL (deleting needs DELETE on the parent) exits 5.
 JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reason\"}]}")]
     Release(ReleaseCmdArgs),
 
@@ -593,8 +604,10 @@ impl LockCmdArgs {
                 kill_after: self.kill_after,
             }),
         };
+        let path = zk::path::resolve(root, &self.lock)?;
+        zk::path::check_lock_directory(&path)?;
         Ok(LockArgs {
-            path: zk::path::resolve(root, &self.lock)?,
+            path,
             kind,
             dialect,
             no_wait: self.no_wait,

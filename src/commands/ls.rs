@@ -25,8 +25,14 @@ zklock knows: Curator (_c_<uuid>-lock-N, -__READ__N, -__WRIT__N), kazoo
 recipe (x-<session>-N), generic (lock-N, <anything>-lock-N); or a semaphore:
 Curator's (<path>/leases/_c_<uuid>-lease-N, acquirers queued in
 <path>/locks/) or kazoo's (<path>/<hex32> leases, the maximum in <path>'s
-data, acquirers queued in <path>-__lock__). Other children are not
-contenders: never shown, never counted. A lock with no contender left is
+data, acquirers queued in <path>-__lock__, which must exist). A contender
+must also be a node its library makes: ephemeral (owned by a session);
+persistent only for kazoo's names and zklock's own --ttl nodes (zklock's
+owner record as data). Leases are ephemeral. A persistent lock-0000000001,
+write-N, read-N or x-<digits>-N is application data (ensembles are shared
+with Kafka, HBase and others whose nodes end in ten digits too). Other
+children are not contenders: never shown, never counted. A lock with no
+contender left is
 not a lock any more (it is shown as a plain node). kind is mutex,
 read-write (some contender reads or writes) or semaphore; dialect is the
 contenders' library, or mixed when several libraries queue on one node: they

@@ -1,7 +1,7 @@
 //! `zklock reap [PATH]`: delete stale contender nodes (by age, by session,
 //! or all) and, with `--empty`, empty lock directories, after a `--yes` or
 //! a yes at the prompt; `--dry-run` only lists them. What to delete and how
-//! is decided in [`crate::model::reap`]; this module asks, shows and
+//! is decided in [`crate::admin::reap`]; this module asks, shows and
 //! reports.
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -26,8 +26,7 @@ Examples:
   zklock reap --older-than 1h               delete them (asks on a terminal)
   zklock reap --session 0x1000a2b3c4d0005 --yes app
                                             every node of that session under /locks/app
-  zklock reap --all --empty --yes old-app   everything under /locks/old-app, directories too
-  zklock reap --empty                       only empty lock directories under /locks";
+  zklock reap --all --empty --yes old-app   everything under /locks/old-app, directories too";
 
 /// The full help of `zklock reap --help` and its man page.
 pub fn manual() -> String {
@@ -40,38 +39,54 @@ node's ctime is at least DUR ago, by this machine's clock), --session ID
 (every contender). At least one, or --empty alone; otherwise exit 2.
 
 Only lock contender nodes are ever deleted: the holders and waiters ls and
-stat show, of every dialect (semaphore leases and their acquirers too).
-Other children of a lock directory are never touched. Per lock, waiters go
-first, from the back of the queue, then holders, so no waiter is granted a
-lock only to lose it.
+stat show, of every dialect (semaphore leases and their acquirers too). A
+node is a contender when its name is one a lock library makes and its node
+is one that library makes: ephemeral (owned by a session); persistent only
+for kazoo's <hex32>__lock__N names and zklock's own --ttl nodes (known by
+zklock's owner record). A persistent lock-0000000001, write-N, read-N or
+x-<digits>-N is some application's data and is never touched, nor is any
+other child of a lock directory (broker ids, election nodes, queue
+entries). Per lock, waiters go first, from the back of the queue, then
+holders, so no waiter is granted a lock only to lose it.
 
---empty also deletes empty lock directories. An empty node does not say what
-it held, so one counts when it lies at or below PATH, has no children and
-no data, is persistent or a container (not ephemeral, not TTL) and once had
-children (cversion > 0); and a lock directory whose every contender this
-reap deletes, with no other child, is deleted after them. Never /,
-/zookeeper, --root or anything above it. Container directories (zklock's,
-Curator's) go by themselves once empty; kazoo's and HBase's stay.
+--empty also deletes the lock directories this reap empties: a lock
+directory at or below PATH whose every contender this reap deletes, with no
+other child and no data, after its contenders. An empty node found empty is
+never deleted: nothing shows what it held (Kafka's broker list, an emptied
+queue), and the server shows containers to clients as persistent nodes.
+zklock's and Curator's lock directories are containers and go by themselves
+once empty. Never /, /zookeeper, --root or anything above it; never a
+semaphore's directory.
 
-Every node is deleted at the data version it was read at: a node that
-changed since (data written, children added) is left alone and reported.
-The deletes go on one session in multi requests of 128 (one transaction on
-the server each), 8 requests in flight; when one delete of a multi fails,
-that node is reported and the others are deleted one by one. --dry-run only
+Every node is deleted only if it is still the node that was listed (and
+shown at the prompt): just before its delete, its stat is read again
+(batched) and its czxid and owner session must match, and the delete
+carries the data version it was read at. A node that changed, or was
+deleted and made again under the same name, is left alone and reported.
+What remains is one round trip between that read and the delete. The
+deletes go on one session in multi requests of 128 (one transaction on the
+server each), 8 requests in flight; when one delete of a multi fails, that
+node is reported and the others are deleted one by one. --dry-run only
 lists. Otherwise, with stdin a terminal zklock lists what will go and asks;
 without a terminal it needs --yes, and exits 2 without deleting anything.
+
+A reap that stops on an error (a lost session, a delete refused) prints
+what it deleted before the error, then the error and its exit code.
+Deleting a node needs DELETE permission on its parent: a refused delete
+names the parent whose ACL refused it (exit 5).
 
 A live holder whose node is reaped has lost its lock: a zklock holder stops
 its command and exits 4; other libraries' holders may not notice at all.
 That is the price of reaping: reap what is stale, not what is slow.
 
 Exit: 0 when every node selected is gone (including nodes someone else
-removed meanwhile); 10 when some were left alone; 2 when not confirmed.
-JSON: {{\"deleted\": [path], \"skipped\": [{{\"path\", \"reason\"}}]}}; with
---dry-run {{\"would_delete\": [node], \"deleted\": [], \"skipped\": []}}, where
-node = {{\"path\", \"what\" (holder, waiter, empty-directory), \"lock\",
-\"session\" (0x..., null for a directory), \"age_ms\", \"owner\" (as stat
-shows it; null for a directory)}}."
+removed meanwhile); 10 when some were left alone; 2 when not confirmed; 5
+when a delete was refused. JSON: {{\"deleted\": [path], \"skipped\":
+[{{\"path\", \"reason\"}}]}}; with --dry-run {{\"would_delete\": [node],
+\"deleted\": [], \"skipped\": []}}, where node = {{\"path\", \"what\" (holder,
+waiter, empty-directory), \"lock\", \"session\" (0x..., null for a
+directory), \"age_ms\", \"owner\" (as stat shows it; null for a
+directory)}}."
     )
 }
 
@@ -233,7 +248,7 @@ async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<E
     }
     let total = plan.nodes.len() as u64;
     let bar = printer.progress_bar(total, &format!("deleting under {}", args.path));
-    let executed = reap::execute(session, &plan.nodes, |done| {
+    let (reaped, stopped) = reap::execute(session, &plan.nodes, |done| {
         if let Some(bar) = &bar {
             bar.set_position(done as u64);
         }
@@ -247,13 +262,15 @@ async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<E
         deleted,
         mut skipped,
         gone,
-    } = executed?;
+    } = reaped;
     let left_alone = !skipped.is_empty();
     skipped.extend(gone.into_iter().map(|path| Skipped {
         path,
         reason: "it was already gone".to_owned(),
     }));
+    // What was deleted before an error is reported too, then the error.
     report(printer, &args.path, deleted, skipped)?;
+    stopped?;
     Ok(if left_alone {
         ExitStatus::Other
     } else {

@@ -1,8 +1,11 @@
 //! `zklock release TARGET`: delete a lock node by its token, break a lock by
 //! deleting its holders, or ask the holders to let go (Curator's revocation).
 //!
-//! Only recognised contender nodes are ever deleted, and each delete carries
-//! the version that was read, so a node that changed meanwhile is left alone.
+//! Only contender nodes (by name and node type, as `stat` shows them) are
+//! ever deleted, and each only if it is still the node that was read (same
+//! czxid and owner session) at the version read, so a node that changed or
+//! was made again meanwhile is left alone. `__REVOKE__` is written only into
+//! holders whose library obeys it: Curator's and zklock's own.
 
 use std::time::Duration;
 
@@ -15,8 +18,8 @@ use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::lock::hold::REVOKE;
-use crate::lock::name;
-use crate::model;
+use crate::lock::{Dialect, Owner, name, node};
+use crate::model::{self, Contender};
 use crate::output::{self, Report};
 use crate::usage::UsageError;
 use crate::zk::delete::{self, Deletion, Seen};
@@ -84,12 +87,17 @@ pub fn check_token(target: &str) -> Result<(), UsageError> {
 }
 
 /// Runs `release`. Exit 6 when the token's node is gone (unless
-/// `--if-exists`), 10 when a node changed between reading and deleting.
+/// `--if-exists`), 10 when a node changed between reading and deleting. A
+/// release that stops on an error reports what it did before, then fails.
 pub async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
     let session = zk::connect(&globals.connect).await?;
-    let result = release(&session, &args).await;
+    let mut report = ReleaseReport::default();
+    let result = release(&session, &args, &mut report).await;
     session.close().await;
-    let report = match result {
+    if result.is_err() && !report.is_empty() {
+        globals.printer.report(&report)?;
+    }
+    match result {
         Err(err)
             if args.if_exists
                 && err
@@ -103,7 +111,7 @@ pub async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
         }
         other => other?,
     };
-    if report.deleted.is_empty() && report.revoked.is_empty() && report.skipped.is_empty() {
+    if report.is_empty() {
         globals
             .printer
             .note(&format!("nothing holds {}", args.target));
@@ -116,43 +124,81 @@ pub async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
     })
 }
 
-async fn release(session: &Session, args: &ReleaseArgs) -> Result<ReleaseReport> {
-    let mut report = ReleaseReport::default();
+async fn release(session: &Session, args: &ReleaseArgs, report: &mut ReleaseReport) -> Result<()> {
     match args.how {
         How::Token => {
-            let (_, stat) = session.get_data(&args.target).await?;
-            if stat.num_children > 0 {
-                return Err(UsageError::new(format!(
-                    "{} has children, so it is no lock contender node; refusing to delete it",
-                    args.target
-                ))
-                .into());
-            }
-            let token = Seen {
-                path: args.target.clone(),
-                version: stat.version,
-            };
-            delete_all(session, vec![token], &mut report).await?;
+            let (data, stat) = session.get_data(&args.target).await?;
+            check_contender(&args.target, &stat, &data)?;
+            let token = Seen::new(&args.target, &stat);
+            delete_all(session, vec![token], report).await?;
         }
         How::Holders => {
             let holders = holders(session, &args.target).await?;
-            delete_all(session, holders, &mut report).await?;
+            delete_all(session, holders.iter().map(seen), report).await?;
         }
         How::Revoke { force_after } => {
-            let mut revoked = Vec::new();
+            let mut to_break = Vec::new();
             for holder in holders(session, &args.target).await? {
-                revoked.extend(revoke(session, holder, &mut report).await?);
+                if !obeys_revoke(&holder) {
+                    match force_after {
+                        Some(_) => to_break.push(seen(&holder)),
+                        None => report.skip(&holder.path, IGNORES_REVOKE),
+                    }
+                    continue;
+                }
+                to_break.extend(revoke(session, seen(&holder), report).await?);
             }
             if let Some(grace) = force_after {
-                let remaining = wait_until_gone(session, revoked, grace).await?;
-                delete_all(session, remaining, &mut report).await?;
+                let remaining = wait_until_gone(session, to_break, grace).await?;
+                delete_all(session, remaining, report).await?;
             }
         }
     }
-    Ok(report)
+    Ok(())
+}
+
+/// Why a holder was not asked to let go.
+const IGNORES_REVOKE: &str = "its library does not obey __REVOKE__ (only Curator and zklock \
+     holders do); only --force-after DUR, a delete, can break it";
+
+/// Refuses (exit 2) a token whose node is no contender: one with children,
+/// or a persistent node named like one, which lock libraries never make (a
+/// config node called `lock-0000000001`, an HBase-like record).
+fn check_contender(target: &str, stat: &zkc::Stat, data: &[u8]) -> Result<(), UsageError> {
+    let refuse = |why: &str| {
+        Err(UsageError::new(format!(
+            "{target} {why}, so it is no lock contender node; refusing to delete it"
+        )))
+    };
+    if stat.num_children > 0 {
+        return refuse("has children");
+    }
+    if node::contender(path::basename(target), stat, data).is_none() {
+        return refuse(
+            "is owned by no session (lock libraries make their contenders ephemeral; a \
+             persistent node with this name is some application's data)",
+        );
+    }
+    Ok(())
+}
+
+/// True when the holder's library lets go on `__REVOKE__`: Curator's
+/// (revocable) locks, and zklock's holders in any dialect, known by their
+/// owner record.
+fn obeys_revoke(holder: &Contender) -> bool {
+    holder.dialect == Dialect::Curator || Owner::parse(&holder.data).is_some()
+}
+
+/// The contender as it was read, for a delete of that node alone.
+fn seen(contender: &Contender) -> Seen {
+    Seen::new(&contender.path, &contender.stat)
 }
 
 impl ReleaseReport {
+    fn is_empty(&self) -> bool {
+        self.deleted.is_empty() && self.revoked.is_empty() && self.skipped.is_empty()
+    }
+
     fn skip(&mut self, path: &str, reason: &str) {
         self.skipped.push(Skipped {
             path: path.to_owned(),
@@ -161,20 +207,13 @@ impl ReleaseReport {
     }
 }
 
-/// The nodes that hold `lock` now (as `stat` shows them: the one lock
-/// model), with the versions they were seen at.
-async fn holders(session: &Session, lock: &str) -> Result<Vec<Seen>> {
-    let holders = model::read_lock(session, lock)
+/// The contenders that hold `lock` now, as `stat` shows them (the one lock
+/// model).
+async fn holders(session: &Session, lock: &str) -> Result<Vec<Contender>> {
+    Ok(model::read_lock(session, lock)
         .await?
         .map(|lock| lock.holders)
-        .unwrap_or_default();
-    Ok(holders
-        .into_iter()
-        .map(|c| Seen {
-            path: c.path,
-            version: c.stat.version,
-        })
-        .collect())
+        .unwrap_or_default())
 }
 
 /// Deletes the nodes, each only if it is still at the version seen (with
@@ -182,7 +221,7 @@ async fn holders(session: &Session, lock: &str) -> Result<Vec<Seen>> {
 /// node that changed or went meanwhile is reported, not deleted.
 async fn delete_all(
     session: &Session,
-    nodes: Vec<Seen>,
+    nodes: impl IntoIterator<Item = Seen>,
     report: &mut ReleaseReport,
 ) -> Result<(), zk::Error> {
     delete::delete_seen(session, nodes, |node, deletion| {
@@ -226,7 +265,8 @@ async fn revoke(
 }
 
 /// Waits up to `grace` for the revoked nodes to go; returns those still
-/// there, at the version they were last seen at.
+/// there, at the version they were last seen at. A node made again under
+/// the same name is someone else's: it counts as gone.
 async fn wait_until_gone(
     session: &Session,
     nodes: Vec<Seen>,
@@ -242,7 +282,9 @@ async fn wait_until_gone(
                 .run(|| client.check_and_watch_stat(&node.path))
                 .await
                 .map_err(|e| zk::Error::op("watch", &node.path, e))?;
-            let Some(stat) = stat else { break };
+            let Some(stat) = stat.filter(|stat| stat.czxid == node.czxid) else {
+                break;
+            };
             if tokio::time::timeout_at(deadline, watcher.changed())
                 .await
                 .is_err()

@@ -5,12 +5,15 @@
 //! node, waits on exactly one node ahead of it, and, on every path that gives
 //! up, deletes its own node with [`Contention::abandon`].
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use tokio::time::Instant;
 use zookeeper_client as zkc;
 
 use super::name::{Dialect, Kind, own_prefix};
+use super::node;
+use super::owner::Owner;
 use super::queue::{Contender, LockQueue, Standing};
 use crate::exit::ExitStatus;
 use crate::zk::{self, Class, Session, class_of, path};
@@ -147,9 +150,18 @@ impl<'s> Contention<'s> {
     ) -> Result<Outcome, AcquireError> {
         let mut sent = Instant::now();
         let mut children = self.enter().await?;
+        // Nodes named like contenders whose type says they are not (some
+        // application's persistent `lock-0000000001`): they never go, so
+        // waiting on one would be waiting forever.
+        let mut not_contenders = HashSet::new();
         loop {
             let me = self.node.clone().expect("entered the queue");
-            let queue = LockQueue::from_children(children);
+            let queue = LockQueue::from_children(
+                children
+                    .iter()
+                    .filter(|child| !not_contenders.contains(*child))
+                    .cloned(),
+            );
             let ahead = match queue.standing_of(&me) {
                 None => return Err(AcquireError::NodeVanished(self.node_path(&me))),
                 Some((Standing::Holding, _)) => {
@@ -168,8 +180,17 @@ impl<'s> Contention<'s> {
                 return Ok(Outcome::NotAcquired);
             }
             on_wait(&self.waiting(&queue, &me, holder_details).await);
-            if !self.wait_for_deletion(&ahead.name, patience).await? {
-                return Ok(Outcome::NotAcquired);
+            match self.wait_for_deletion(&ahead, patience).await? {
+                Ahead::Gone => {}
+                Ahead::NotAContender => {
+                    tracing::info!(
+                        "{} is no contender (its node type), not waiting on it",
+                        ahead.name
+                    );
+                    not_contenders.insert(ahead.name);
+                    continue;
+                }
+                Ahead::StillThere => return Ok(Outcome::NotAcquired),
             }
             sent = Instant::now();
             children = self.list().await?;
@@ -301,14 +322,17 @@ impl<'s> Contention<'s> {
         }
     }
 
-    /// Watches the one node we wait on until it is deleted (true) or our
-    /// patience runs out (false). Any event on it means "look again".
+    /// Watches the one node we wait on until it is deleted or our patience
+    /// runs out. Any event on it means "look again". The watch's answer is
+    /// the node's stat, so a node that is no contender by its type (a
+    /// persistent generic name: application data) is known at no extra cost
+    /// and not waited on.
     async fn wait_for_deletion(
         &self,
-        name: &str,
+        ahead: &Contender,
         patience: Patience,
-    ) -> Result<bool, AcquireError> {
-        let path = self.node_path(name);
+    ) -> Result<Ahead, AcquireError> {
+        let path = self.node_path(&ahead.name);
         let client = self.session.client();
         let (stat, watcher) = self
             .session
@@ -316,8 +340,12 @@ impl<'s> Contention<'s> {
             .run(|| client.check_and_watch_stat(&path))
             .await
             .map_err(|e| zk::Error::op("watch", &path, e))?;
-        if stat.is_none() {
-            return Ok(true);
+        let Some(stat) = stat else {
+            return Ok(Ahead::Gone);
+        };
+        if !node::is_contender_by_stat(ahead.dialect, &stat) && !self.is_own_ttl_node(&path).await?
+        {
+            return Ok(Ahead::NotAContender);
         }
         tracing::info!("watching {path}: the lock is ours once it goes");
         let deadline = match patience {
@@ -329,11 +357,36 @@ impl<'s> Contention<'s> {
                 if event.event_type == zkc::EventType::Session {
                     return Err(AcquireError::SessionEnded(self.spec.path.clone()));
                 }
-                Ok(true)
+                Ok(Ahead::Gone)
             }
-            _ = sleep_until(deadline) => Ok(false),
+            _ = sleep_until(deadline) => Ok(Ahead::StillThere),
         }
     }
+}
+
+impl Contention<'_> {
+    /// True when the unowned node at `path` is a zklock `--ttl` contender,
+    /// known by its owner record; one more read, only for a node named like
+    /// a contender that no session owns. Gone counts as not ours to wait on:
+    /// the watch set on it fires and we look again anyway.
+    async fn is_own_ttl_node(&self, path: &str) -> Result<bool, AcquireError> {
+        match self.session.get_data(path).await {
+            Ok((data, _)) => Ok(Owner::parse(&data).is_some()),
+            Err(err) if err.is_no_node() => Ok(true),
+            Err(err) => Err(err.into()),
+        }
+    }
+}
+
+/// What became of the node a waiter watched.
+enum Ahead {
+    /// It went, or changed: look again.
+    Gone,
+    /// Named like a contender, but of a type no lock library makes its
+    /// contenders as: it is not in the queue.
+    NotAContender,
+    /// Patience ran out while it was there.
+    StillThere,
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

@@ -4,6 +4,7 @@
 pub mod acquire;
 pub mod hold;
 pub mod name;
+pub mod node;
 pub mod owner;
 pub mod queue;
 pub mod semaphore;

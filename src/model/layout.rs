@@ -7,11 +7,13 @@
 //!   children are its parts, not locks of their own;
 //! - kazoo lease children (`<hex32>`) or a `<name>-__lock__` sibling: a
 //!   kazoo semaphore, confirmed once its data (the maximum number of leases)
-//!   is read; the sibling is its part;
+//!   is read and only when the sibling exists; the sibling is its part;
 //! - contender children: a mutex or read-write lock.
 //!
 //! Children that are none of these are not contenders: they are walked into
-//! (a lock may live below them) but never counted.
+//! (a lock may live below them) but never counted. Names only pick what to
+//! read: whether a node read is a contender after all (its type) is decided
+//! when the lock is built from the reads (`model`).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -91,6 +93,10 @@ pub(crate) struct Site {
     /// of its own when the semaphore is not confirmed: not when it lies
     /// outside the walk (beside its start).
     lock_beside_in_scope: bool,
+    /// Whether a kazoo semaphore's internal lock directory exists: kazoo
+    /// makes it on the first acquire, so a node with a number for data and
+    /// hex-named children but no such sibling is some application's cache.
+    lock_beside_listed: bool,
 }
 
 impl Site {
@@ -131,6 +137,7 @@ impl Site {
             Shape::KazooSemaphore => {
                 let max_leases = take(0)
                     .first()
+                    .filter(|_| self.lock_beside_listed)
                     .and_then(|(_, read)| semaphore::kazoo_max_leases(&read.data));
                 match max_leases {
                     Some(max) => vec![locks::kazoo_semaphore(path, max, take(1), take(2), now_ms)],
@@ -224,12 +231,14 @@ fn site_of(
             path: dir,
             shape: Shape::CuratorSemaphore,
             lock_beside_in_scope,
+            lock_beside_listed: false,
         });
     }
     let kazoo_leases = leases(&children, Dialect::Kazoo);
     let lock_dir = semaphore::kazoo_lock_path(&dir);
     let own = contenders(&children);
-    if dir != "/" && (!kazoo_leases.is_empty() || listing.contains_key(&lock_dir)) {
+    let lock_beside_listed = listing.contains_key(&lock_dir);
+    if dir != "/" && (!kazoo_leases.is_empty() || lock_beside_listed) {
         let acquirers = listing
             .remove(&lock_dir)
             .map(|names| contenders(&names))
@@ -249,6 +258,7 @@ fn site_of(
             path: dir,
             shape: Shape::KazooSemaphore,
             lock_beside_in_scope,
+            lock_beside_listed,
         });
     }
     (!own.is_empty()).then(|| Site {
@@ -256,6 +266,7 @@ fn site_of(
         path: dir,
         shape: Shape::Queue,
         lock_beside_in_scope,
+        lock_beside_listed: false,
     })
 }
 

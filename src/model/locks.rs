@@ -13,7 +13,7 @@ use zookeeper_client as zkc;
 
 use super::hbase::{self, TableLock};
 use crate::lock::semaphore::{self, AcquirerWait, Lease};
-use crate::lock::{Dialect, Kind, LockQueue, Mode, Owner, SemaphoreQueue, queue};
+use crate::lock::{Dialect, Kind, LockQueue, Mode, Owner, SemaphoreQueue, node, queue};
 use crate::zk::{self, path};
 
 /// What kind of lock a directory is.
@@ -218,6 +218,7 @@ pub(crate) type Reads = Vec<(String, NodeRead)>;
 /// The mutex or read-write lock at `path` from its contenders' reads; `None`
 /// when none is left.
 pub(crate) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> {
+    let reads = contenders_only(reads);
     let queue = LockQueue::from_children(reads.iter().map(|(name, _)| name.clone()));
     if queue.is_empty() {
         return None;
@@ -262,6 +263,7 @@ pub(crate) fn curator_semaphore(
     acquirers: Reads,
     now_ms: i64,
 ) -> Option<Lock> {
+    let acquirers = contenders_only(acquirers);
     let acquirer_queue = LockQueue::from_children(acquirers.iter().map(|(n, _)| n.clone()));
     let acquirers: HashMap<String, NodeRead> = acquirers.into_iter().collect();
     let acquirer_session = acquirer_queue
@@ -297,6 +299,7 @@ pub(crate) fn kazoo_semaphore(
     acquirers: Reads,
     now_ms: i64,
 ) -> Option<Lock> {
+    let acquirers = contenders_only(acquirers);
     let acquirer_queue = LockQueue::from_children(acquirers.iter().map(|(n, _)| n.clone()));
     let (lease_list, lease_reads) = split_leases(leases);
     let semaphore = SemaphoreQueue::kazoo(lease_list, acquirer_queue);
@@ -365,11 +368,21 @@ fn semaphore_lock(
     })
 }
 
+/// The reads of nodes that are contenders by their name, type and data
+/// ([`node::contender`]): a persistent `lock-0000000001` is some
+/// application's data, not a lock.
+fn contenders_only(mut reads: Reads) -> Reads {
+    reads.retain(|(name, read)| node::contender(name, &read.stat, &read.data).is_some());
+    reads
+}
+
 /// Splits lease reads into the leases the semaphore model needs and the
-/// reads by name.
+/// reads by name. Only ephemeral nodes are leases: a persistent hex-named
+/// node is some application's data.
 fn split_leases(reads: Reads) -> (Vec<Lease>, HashMap<String, NodeRead>) {
     let leases = reads
         .iter()
+        .filter(|(_, read)| node::is_lease_type(&read.stat))
         .filter_map(|(name, read)| {
             let parsed = semaphore::parse_lease(name)?;
             Some(Lease {

@@ -3,7 +3,7 @@
 //! ZooKeeper's notifications only say that a node changed. So this module
 //! never builds events from them: it reads the affected lock again with the
 //! one walk and model ([`read_lock`], [`walk_with_dirs`]) and turns the old
-//! and new readings into events ([`events::changes`]), so what `watch` prints
+//! and new readings into events (`events::changes`), so what `watch` prints
 //! always agrees with what `stat` shows at that moment.
 //!
 //! Notifications come from one persistent recursive watch on the path

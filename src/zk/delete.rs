@@ -1,6 +1,16 @@
-//! Deleting many nodes fast and safely: every delete carries the data
-//! version its node was seen at, so a node that changed since it was read
-//! is left alone, and the deletes are batched and pipelined on one session.
+//! Deleting many nodes fast and safely: each node is deleted only if it is
+//! still the incarnation that was seen (same czxid, same owner session) and
+//! at the version it was seen at, so a node that changed since it was read,
+//! or that was deleted and made again under the same name, is left alone.
+//! The deletes are batched and pipelined on one session.
+//!
+//! ZooKeeper's delete can check a node's data version, not which node it is:
+//! a lock directory that is deleted and made again restarts its sequence
+//! numbers, and its new first contender has the name and the version (0) of
+//! the old one. So each batch first reads the stat of its nodes (one
+//! multi-read) and compares czxid and ephemeral owner; only the nodes that
+//! are still the ones seen go into the delete. What remains is the time
+//! between that read's answer and the delete's arrival: one round trip.
 //!
 //! Deletes go in multi requests of [`BATCH`]: the server applies each as one
 //! transaction, which costs it far less than as many single requests. A
@@ -14,10 +24,11 @@
 use std::future::Future;
 
 use futures::future;
-use futures::stream::{FuturesUnordered, StreamExt};
+use futures::stream::{self, FuturesUnordered, StreamExt};
 use zookeeper_client as zkc;
 
-use super::{Class, Error, Session, class_of};
+use super::batch::{self, Batcher};
+use super::{Class, Error, Session, class_of, path};
 
 /// Deletes per multi request.
 pub const BATCH: usize = 128;
@@ -25,21 +36,50 @@ pub const BATCH: usize = 128;
 /// Multi requests outstanding at once on the session.
 pub const IN_FLIGHT: usize = 8;
 
-/// A node to delete, and the data version it was seen at.
+/// Batches whose stats are read ahead of their deletes: enough to keep the
+/// session busy, few enough that the check stays close to the delete.
+const CONFIRMED_AHEAD: usize = 2;
+
+/// A node to delete, as it was seen: which incarnation (its czxid and owner
+/// session) and its data version.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Seen {
     pub path: String,
     pub version: i32,
+    /// The node's czxid: a node made again under the same name has another.
+    pub czxid: i64,
+    /// The node's ephemeralOwner (0 for a persistent node).
+    pub owner: i64,
+}
+
+impl Seen {
+    /// The node at `path` as its stat shows it.
+    pub fn new(path: impl Into<String>, stat: &zkc::Stat) -> Seen {
+        Seen {
+            path: path.into(),
+            version: stat.version,
+            czxid: stat.czxid,
+            owner: stat.ephemeral_owner,
+        }
+    }
+
+    /// True when `stat` is of the same incarnation as the node seen.
+    fn is_same_node(&self, stat: &zkc::Stat) -> bool {
+        stat.czxid == self.czxid && stat.ephemeral_owner == self.owner
+    }
 }
 
 /// What became of one delete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Deletion {
     /// The node is deleted (or a retry after a connection loss found it
-    /// gone: the first attempt did it, SPEC §3).
+    /// gone: the first attempt did it).
     Deleted,
     /// The node changed since it was seen (bad version): left alone.
     Changed,
+    /// Another node has the name now (deleted and made again since it was
+    /// seen): left alone.
+    Recreated,
     /// The node was gone before we came.
     Gone,
     /// The node has children: left alone.
@@ -52,36 +92,110 @@ impl Deletion {
         match self {
             Deletion::Deleted => None,
             Deletion::Changed => Some("it changed since it was read"),
+            Deletion::Recreated => {
+                Some("it is a new node under the same name, made after the one that was read")
+            }
             Deletion::Gone => Some("it was already gone"),
             Deletion::HasChildren => Some("it has children, so it is no contender node"),
         }
     }
 }
 
-/// Deletes every node at the version it was seen at, in batches of
-/// [`BATCH`], at most [`IN_FLIGHT`] batches at a time, sent in the given
-/// order; `on_done` hears of each outcome as it comes. Connection losses are
-/// retried with the session's policy. Fails on any other error (the session
-/// is lost, no permission); deletes already sent may have been done by then.
+/// Deletes every node that is still the one seen, at the version it was
+/// seen at, in batches of [`BATCH`], at most [`IN_FLIGHT`] batches at a
+/// time, sent in the given order; `on_done` hears of each outcome as it
+/// comes. Connection losses are retried with the session's policy. Fails on
+/// any other error (the session is lost, no permission): no new batch is
+/// sent then, the batches already sent are waited for and their outcomes
+/// reported, and the first error is returned.
 pub async fn delete_seen(
     session: &Session,
     nodes: impl IntoIterator<Item = Seen>,
     mut on_done: impl FnMut(&Seen, Deletion),
 ) -> Result<(), Error> {
-    let mut nodes = nodes.into_iter().peekable();
+    let batcher = Batcher::new(session);
+    let nodes: Vec<Seen> = nodes.into_iter().collect();
+    let mut confirmed = stream::iter(nodes.chunks(BATCH))
+        .map(|batch| confirm(&batcher, session, batch.to_vec()))
+        .buffered(CONFIRMED_AHEAD);
     let mut in_flight = FuturesUnordered::new();
-    loop {
-        while in_flight.len() < IN_FLIGHT && nodes.peek().is_some() {
-            let batch: Vec<Seen> = nodes.by_ref().take(BATCH).collect();
-            in_flight.push(delete_batch(session, batch)?);
-        }
-        let Some(done) = in_flight.next().await else {
-            return Ok(());
+    let mut failure = None;
+    while failure.is_none() {
+        let Some(next) = confirmed.next().await else {
+            break;
         };
-        for (node, deletion) in done? {
-            on_done(&node, deletion);
+        match next.and_then(|(same, others)| {
+            for (node, deletion) in others {
+                on_done(&node, deletion);
+            }
+            Ok(if same.is_empty() {
+                None
+            } else {
+                Some(delete_batch(session, same)?)
+            })
+        }) {
+            Ok(sent) => in_flight.extend(sent),
+            Err(err) => failure = Some(err),
+        }
+        while in_flight.len() >= IN_FLIGHT {
+            let done = in_flight.next().await.expect("batches in flight");
+            record(done, &mut on_done, &mut failure);
         }
     }
+    while let Some(done) = in_flight.next().await {
+        record(done, &mut on_done, &mut failure);
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// Reports a batch's outcomes, or keeps its failure if it is the first.
+fn record(
+    done: Result<Vec<(Seen, Deletion)>, Error>,
+    on_done: &mut impl FnMut(&Seen, Deletion),
+    failure: &mut Option<Error>,
+) {
+    match done {
+        Ok(outcomes) => {
+            for (node, deletion) in outcomes {
+                on_done(&node, deletion);
+            }
+        }
+        Err(err) => {
+            failure.get_or_insert(err);
+        }
+    }
+}
+
+/// Reads the stats of `batch` (multi-reads, retried through connection
+/// loss) and splits it into the nodes that are still the ones seen and the
+/// outcomes of the others: gone, or another node under the same name.
+async fn confirm(
+    batcher: &Batcher<'_>,
+    session: &Session,
+    batch: Vec<Seen>,
+) -> Result<(Vec<Seen>, Vec<(Seen, Deletion)>), Error> {
+    let mut same = Vec::with_capacity(batch.len());
+    let mut others = Vec::new();
+    for chunk in batch.chunks(batch::BATCH) {
+        let paths: Vec<String> = chunk.iter().map(|node| node.path.clone()).collect();
+        for (node, read) in chunk.iter().zip(batcher.read(&paths).await?) {
+            let stat = match read {
+                Ok((_, stat)) => Some(stat),
+                Err(err) if err.is_no_node() => None,
+                // The ACL hides its data; its stat needs no permission.
+                Err(err) if matches!(err.cause(), Some(zkc::Error::NoAuth)) => {
+                    session.stat(&node.path).await?
+                }
+                Err(err) => return Err(err),
+            };
+            match stat {
+                Some(stat) if node.is_same_node(&stat) => same.push(node.clone()),
+                Some(_) => others.push((node.clone(), Deletion::Recreated)),
+                None => others.push((node.clone(), Deletion::Gone)),
+            }
+        }
+    }
+    Ok((same, others))
 }
 
 /// Sends the deletes of `batch` now, as one multi request, and returns the
@@ -182,6 +296,10 @@ fn outcome(node: &Seen, err: zkc::Error, attempt: u32) -> Result<Deletion, Error
         zkc::Error::NoNode => Ok(Deletion::Gone),
         zkc::Error::BadVersion => Ok(Deletion::Changed),
         zkc::Error::NotEmpty => Ok(Deletion::HasChildren),
+        zkc::Error::NoAuth => Err(Error::DeleteRefused {
+            path: node.path.clone(),
+            parent: path::parent(&node.path).unwrap_or("/").to_owned(),
+        }),
         err => Err(Error::op("delete", &node.path, err)),
     }
 }

@@ -54,6 +54,13 @@ pub enum Error {
         path: String,
         cause: zkc::Error,
     },
+    /// A delete the parent's ACL refused: deleting a node takes DELETE
+    /// permission on its parent, not on the node.
+    #[error(
+        "delete {path}: permission denied by the ACL of its parent {parent} \
+         (deleting a node needs DELETE permission on the parent)"
+    )]
+    DeleteRefused { path: String, parent: String },
     /// The server is read-only and the operation needs a writable one.
     #[error("{0}")]
     ReadOnly(String),
@@ -90,6 +97,7 @@ impl Error {
         match self {
             Error::Unreachable { .. } => ExitStatus::Unreachable,
             Error::ReadOnly(_) | Error::Unsupported(_) => ExitStatus::Other,
+            Error::DeleteRefused { .. } => ExitStatus::PermissionDenied,
             Error::Connect { cause, .. } | Error::Operation { cause, .. } => status_of(cause),
         }
     }

@@ -97,6 +97,24 @@ pub fn is_at_or_below(path: &str, top: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// True for `/` and for ZooKeeper's own namespace, `/zookeeper` and below
+/// (quotas, configuration): no lock lives there, and nothing of zklock's
+/// may be made or deleted there.
+pub fn is_reserved(path: &str) -> bool {
+    path == "/" || is_at_or_below(path, "/zookeeper")
+}
+
+/// Refuses a lock directory in a reserved place ([`is_reserved`]).
+pub fn check_lock_directory(path: &str) -> Result<(), UsageError> {
+    if is_reserved(path) {
+        return Err(UsageError::new(format!(
+            "{path} cannot be a lock: / and /zookeeper (ZooKeeper's own namespace) are \
+             reserved; name a lock below --root or another path of your own"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +176,17 @@ mod tests {
         assert!(is_at_or_below("/a", "/a"));
         assert!(!is_at_or_below("/ab", "/a"));
         assert!(is_at_or_below("/x", "/"));
+    }
+
+    #[test]
+    fn the_root_and_zookeepers_namespace_are_reserved() {
+        for path in ["/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config"] {
+            assert!(is_reserved(path), "{path}");
+            assert!(check_lock_directory(path).is_err(), "{path}");
+        }
+        for path in ["/zookeeper-locks", "/locks", "/a/zookeeper"] {
+            assert!(!is_reserved(path), "{path}");
+            assert!(check_lock_directory(path).is_ok(), "{path}");
+        }
     }
 }

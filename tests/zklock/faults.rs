@@ -1064,10 +1064,11 @@ fn only_a_read_only_server_reachable_locks_fail_and_never_grant() {
     let granted = scratch.file("granted");
     let dir = "/locks/ro";
     env.zk().mkdir_p(dir);
-    // A holder from before the partition, as a plain node (sessions do not
-    // matter to a read-only server).
+    // A holder from before the partition, as a persistent node (sessions do
+    // not matter to a read-only server) of kazoo's, the one library whose
+    // persistent nodes are contenders.
     let (_, node) = env.zk().create_with(
-        &format!("{dir}/lock-"),
+        &format!("{dir}/0123456789abcdef0123456789abcdef__lock__"),
         b"",
         &zookeeper_client::CreateMode::PersistentSequential
             .with_acls(zookeeper_client::Acls::anyone_all()),

@@ -7,6 +7,7 @@ use crate::support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use support::cotenants::{CoTenants, hex32};
 use support::json::{Lock, LockDump, NodeReport, SessionDump, SessionEntry};
 use support::peers::{self, Library, acquired, peer};
 use support::{TestEnv, Zk, digest_acl, wait_until};
@@ -505,7 +506,7 @@ fn wrapped_negative_sequences_come_first() {
         &format!("_c_{UUID}-lock--2147483648"),
     ];
     for name in names {
-        zk.create(&format!("/locks/wrap/{name}"), b"");
+        zk.create_ephemeral(&format!("/locks/wrap/{name}"), b"");
     }
     let lock = stat(&env, "wrap");
     let order: Vec<(&str, Option<i64>)> = lock
@@ -524,10 +525,7 @@ fn wrapped_negative_sequences_come_first() {
         ]
     );
     assert_kind(&lock, "mutex", "mixed");
-    assert_eq!(
-        lock.holders[0].session, "0x0",
-        "a persistent node has no session"
-    );
+    assert_eq!(lock.holders[0].session, zk.session_hex());
 }
 
 #[test]
@@ -606,8 +604,10 @@ fn dump_carries_full_stats_and_groups_by_session() {
     let b_held = contender(&s2, "/locks/b", "lock-", b"s2 holds b");
     let b_waits = contender(&s1, "/locks/b", "lock-", b"s1 waits for b");
     let a_waits = contender(&s2, "/locks/a", "lock-", b"s2 waits for a");
-    env.zk().mkdir_p("/locks/ttl");
-    env.zk().create("/locks/ttl/lock-0000000000", b"persistent");
+    // A TTL lock: no session owns it.
+    let ttl = env.zklock(["lock", "ttl", "--ttl", "1h"]).run();
+    ttl.assert_success();
+    let ttl = ttl.stdout.trim().to_owned();
 
     let dump: LockDump = env.zklock(["dump"]).run().assert_success().json();
     assert_eq!(dump.path, "/locks");
@@ -657,7 +657,7 @@ fn dump_carries_full_stats_and_groups_by_session() {
     assert_eq!(
         groups,
         [
-            ("0x0", vec!["/locks/ttl/lock-0000000000"], vec![]),
+            ("0x0", vec![ttl.as_str()], vec![]),
             (
                 s1_hex.as_str(),
                 vec![a_held.as_str()],
@@ -804,4 +804,56 @@ fn a_tree_larger_than_the_request_window_is_read_whole_and_in_order() {
         assert!(lock.holders[0].path.ends_with("lock-0000000000"));
     }
     assert!(run.stderr.is_empty(), "{}", run.stderr);
+}
+
+#[test]
+fn a_shared_tree_of_other_softwares_nodes_holds_no_lock() {
+    let env = TestEnv::new();
+    let _cotenants = CoTenants::create(&env);
+    assert!(ls(&env, "/").is_empty(), "{:#?}", ls(&env, "/"));
+    let dump: LockDump = env.zklock(["dump", "/"]).run().assert_success().json();
+    assert!(dump.locks.is_empty(), "{dump:#?}");
+    // stat shows the look-alikes as the plain nodes they are.
+    for path in [
+        "/app/config",
+        "/hbase/table-lock/t1",
+        "/hbase/wal",
+        "/app/ids",
+        "/cache/shards",
+        "/cache/workers",
+        "/kafka/brokers/ids",
+    ] {
+        let node: NodeReport = env
+            .zklock(["stat", path, "-o", "json"])
+            .run()
+            .assert_success()
+            .json();
+        assert_eq!(node.path, path);
+    }
+    // Nothing is held, so watch sees every lock free at once.
+    env.zklock(["watch", "/", "--until", "free", "--timeout", "10s"])
+        .run()
+        .assert_success();
+}
+
+#[test]
+fn a_kazoo_semaphore_needs_ephemeral_leases_and_its_lock_beside_it() {
+    let env = TestEnv::new();
+    let zk = env.zk();
+    let worker = env.connect();
+    // A number for data and ephemeral hex-named children, but no lock
+    // beside it: a registry, not a semaphore.
+    zk.create("/registry", b"2");
+    worker.create_ephemeral(&format!("/registry/{}", hex32(1)), b"w");
+    // The lock beside it, but persistent hex-named children: a cache.
+    zk.create("/cache", b"2");
+    zk.create(&format!("/cache/{}", hex32(2)), b"c");
+    zk.mkdir_p("/cache-__lock__");
+    assert!(ls(&env, "/").is_empty(), "{:#?}", ls(&env, "/"));
+    // Made so by kazoo: a semaphore.
+    worker.create_ephemeral(&format!("/cache/{}", hex32(3)), b"lease");
+    let locks = ls(&env, "/");
+    assert_eq!(locks.len(), 1, "{locks:#?}");
+    assert_kind(&locks[0], "semaphore", "kazoo");
+    assert_eq!(paths(&locks[0].holders), [format!("/cache/{}", hex32(3))]);
 }

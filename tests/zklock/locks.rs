@@ -407,3 +407,57 @@ fn commands_that_end_at_once_never_hang_their_holder() {
         worker.join().expect("worker thread");
     }
 }
+
+#[test]
+fn the_root_and_zookeepers_namespace_are_never_locks() {
+    for (verb, lock) in [
+        ("lock", "/"),
+        ("rlock", "/"),
+        ("wlock", "/zookeeper"),
+        ("lock", "/zookeeper/quota"),
+        ("rlock", "/zookeeper/config/x"),
+    ] {
+        // A dead port: the refusal comes before any connection.
+        support::Zklock::new([verb, lock, "--", "true"])
+            .hosts(format!("127.0.0.1:{}", dead_port()))
+            .run()
+            .assert_code(2)
+            .assert_stderr_contains("reserved");
+    }
+    let env = TestEnv::new();
+    env.zklock(["--root", "/", "lock", "zookeeper", "--", "true"])
+        .run()
+        .assert_code(2);
+    env.zklock(["lock", "/zookeeper-apps/x", "--", "true"])
+        .run()
+        .assert_success();
+}
+
+#[test]
+fn persistent_nodes_named_like_contenders_are_not_waited_on() {
+    let env = TestEnv::new();
+    let zk = env.zk();
+    // Application data in the lock directory, ahead of any contender.
+    zk.mkdir_p("/locks/shared");
+    zk.create("/locks/shared/lock-0000000001", b"max=10");
+    zk.create("/locks/shared/write-0000000002", b"a record");
+    zk.create("/locks/shared/x-1234-0000000003", b"an id");
+    for verb in ["lock", "wlock", "rlock"] {
+        env.zklock([verb, "-w", "5s", "shared", "--", "true"])
+            .run()
+            .assert_success();
+    }
+    // zklock's own --ttl node is persistent too, yet a holder, also when
+    // named as the ZooKeeper recipe names nodes.
+    for (lock, dialect) in [("ttl-curator", "curator"), ("ttl-recipe", "zk-recipe")] {
+        let run = env
+            .zklock(["lock", lock, "--ttl", "1h", "--dialect", dialect])
+            .run();
+        run.assert_success();
+        let token = run.stdout.trim().to_owned();
+        env.zklock(["lock", "-w", "300ms", lock, "--", "true"])
+            .run()
+            .assert_code(1);
+        env.zklock(["release", &token]).run().assert_success();
+    }
+}

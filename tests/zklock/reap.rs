@@ -9,7 +9,10 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::json::{ReapDryRun, ReapReport};
+use std::collections::{BTreeMap, BTreeSet};
+
+use support::cotenants::{CoTenants, NodeState, StaleLocks};
+use support::json::{Lock, ReapDryRun, ReapReport};
 use support::peers::{self, Library, acquired, peer};
 use support::proxy::{FaultProxy, Trigger, op};
 use support::{TestEnv, Zk, wait_until};
@@ -151,6 +154,8 @@ fn nodes_that_are_not_contenders_are_never_deleted_even_in_a_lock_directory() {
     zk.create("/locks/mixed/notes/readme", b"");
     zk.create("/locks/mixed/lock", b"");
     zk.create("/locks/mixed/lock-latest", b"");
+    zk.create("/locks/mixed/lock-0000000100", b"a config node");
+    zk.create("/locks/mixed/write-0000000101", b"a record");
     let report = reap_json(&env, &["--all", "--empty", "--yes"]);
     assert_eq!(sorted(report.deleted), nodes);
     for kept in [
@@ -159,50 +164,59 @@ fn nodes_that_are_not_contenders_are_never_deleted_even_in_a_lock_directory() {
         "/locks/mixed/notes/readme",
         "/locks/mixed/lock",
         "/locks/mixed/lock-latest",
+        "/locks/mixed/lock-0000000100",
+        "/locks/mixed/write-0000000101",
     ] {
         assert!(exists(&env, kept), "{kept} was deleted");
     }
 
-    // Named like a contender, but with a child: no contender node after
-    // all. The delete finds the child and leaves it alone (exit 10).
+    // Named like a contender, but persistent and with a child: application
+    // data, never a contender.
     zk.mkdir_p("/locks/odd/lock-0000000009/data");
-    let run = env
-        .zklock(["-o", "json", "reap", "--all", "--yes", "odd"])
-        .run();
-    run.assert_code(10);
-    let report: ReapReport = run.json();
-    assert!(report.deleted.is_empty());
-    assert_eq!(report.skipped.len(), 1);
-    assert_eq!(report.skipped[0].path, "/locks/odd/lock-0000000009");
-    assert!(report.skipped[0].reason.contains("no contender node"));
+    let report = reap_json(&env, &["--all", "--empty", "--yes", "odd"]);
+    assert!(
+        report.deleted.is_empty() && report.skipped.is_empty(),
+        "{report:?}"
+    );
     assert!(exists(&env, "/locks/odd/lock-0000000009/data"));
 }
 
 #[test]
-fn empty_removes_empty_lock_directories_and_nothing_else() {
+fn empty_deletes_only_the_lock_directories_this_reap_empties() {
     let env = TestEnv::new();
     let zk = env.zk();
     // A persistent lock directory whose contenders are gone (as kazoo and
-    // HBase leave them).
+    // HBase leave them): an empty persistent node, as an emptied queue or
+    // broker list is. Nothing proves it a lock directory any more.
     let abandoned = env.connect();
     contenders(&abandoned, "/locks/old/a", 1);
-    contenders(&abandoned, "/locks/old/b", 1);
     abandoned.close();
     // Not lock directories: never had a child, holds data, holds a child.
     zk.mkdir_p("/locks/fresh");
-    zk.create("/locks/config", b"");
-    zk.set("/locks/config", b"x");
-    zk.create("/locks/config/sub", b"");
-    zk.delete("/locks/config/sub");
+    zk.create("/locks/config", b"x");
     zk.mkdir_p("/locks/busy/inner");
+    // A stale persistent lock directory with a contender left: the reap
+    // that deletes the contender proves it and deletes it too.
+    let stale = env.connect();
+    let doomed = contenders(&stale, "/locks/stale", 1);
     let holder = env.connect();
     let live = contenders(&holder, "/locks/live", 1);
 
-    let report = reap_json(&env, &["--empty", "--yes"]);
-    assert_eq!(sorted(report.deleted), ["/locks/old/a", "/locks/old/b"]);
+    let plan: ReapDryRun = env
+        .zklock(["-o", "json", "reap", "--empty", "--dry-run"])
+        .run()
+        .assert_success()
+        .json();
+    assert!(plan.would_delete.is_empty(), "{plan:?}");
+    let session = stale.session_hex();
+    let report = reap_json(&env, &["--session", &session, "--empty", "--yes"]);
+    assert_eq!(
+        sorted(report.deleted),
+        sorted(vec![doomed[0].clone(), "/locks/stale".to_owned()])
+    );
     for kept in [
         "/locks",
-        "/locks/old",
+        "/locks/old/a",
         "/locks/fresh",
         "/locks/config",
         "/locks/busy/inner",
@@ -260,8 +274,6 @@ fn a_node_that_changes_between_reading_and_deleting_is_left_alone() {
     let env = TestEnv::new();
     let holder = env.connect();
     let nodes = contenders(&holder, "/locks/v", 3);
-    env.zk().mkdir_p("/locks/v2/x");
-    env.zk().delete("/locks/v2/x");
     let (runtime, session) = session(&env);
     let all = Selector {
         all: true,
@@ -270,17 +282,15 @@ fn a_node_that_changes_between_reading_and_deleting_is_left_alone() {
     let plan = runtime
         .block_on(reap::plan(&session, "/locks", "/locks", all, true, |_| {}))
         .expect("plan");
-    // Three contenders, the directory they leave empty, and /locks/v2.
-    assert_eq!(plan.nodes.len(), 5, "{:#?}", plan.nodes);
+    // Three contenders and the directory they leave empty.
+    assert_eq!(plan.nodes.len(), 4, "{:#?}", plan.nodes);
     // Between the reading and the deleting: a holder's data is written
-    // (its version moves on), another contender goes, and the empty
-    // directory gets a child.
+    // (its version moves on) and another contender goes, so the directory
+    // is not left empty.
     holder.set(&nodes[0], b"still here");
     holder.delete(&nodes[2]);
-    env.zk().create("/locks/v2/new", b"");
-    let reaped = runtime
-        .block_on(reap::execute(&session, &plan.nodes, |_| {}))
-        .expect("execute");
+    let (reaped, result) = runtime.block_on(reap::execute(&session, &plan.nodes, |_| {}));
+    result.expect("execute");
     assert_eq!(reaped.deleted, [nodes[1].clone()]);
     assert_eq!(reaped.gone, [nodes[2].clone()]);
     let mut skipped: Vec<(&str, &str)> = reaped
@@ -294,10 +304,9 @@ fn a_node_that_changes_between_reading_and_deleting_is_left_alone() {
         [
             ("/locks/v", "it is not empty any more"),
             (nodes[0].as_str(), "it changed since it was read"),
-            ("/locks/v2", "it is not empty any more"),
         ]
     );
-    assert!(exists(&env, &nodes[0]) && exists(&env, "/locks/v2/new"));
+    assert!(exists(&env, &nodes[0]));
     runtime.block_on(session.close());
 }
 
@@ -443,4 +452,242 @@ fn a_batch_whose_answer_is_lost_still_counts_its_nodes_deleted() {
     assert!(report.skipped.is_empty(), "{report:?}");
     assert_eq!(sorted(report.deleted), nodes);
     assert!(nodes.iter().all(|node| !exists(&env, node)));
+}
+
+/// The co-tenants' nodes as they are now, without the locks that live
+/// among them (their contenders and directories go, rightly).
+fn cotenant_nodes(env: &TestEnv, locks: &StaleLocks) -> BTreeMap<String, NodeState> {
+    let mut nodes = CoTenants::snapshot(env);
+    nodes.retain(|path, _| !locks.contenders.contains(path) && !locks.directories.contains(path));
+    nodes
+}
+
+/// Every contender node `ls` shows under `/`.
+fn listed_contenders(env: &TestEnv) -> BTreeSet<String> {
+    let locks: Vec<Lock> = env
+        .zklock(["-o", "json", "ls", "/"])
+        .run()
+        .assert_success()
+        .json();
+    locks
+        .iter()
+        .flat_map(|lock| lock.holders.iter().chain(&lock.waiters))
+        .map(|c| c.path.clone())
+        .collect()
+}
+
+fn set(paths: &[String]) -> BTreeSet<String> {
+    paths.iter().cloned().collect()
+}
+
+#[test]
+fn reap_all_empty_over_a_shared_tree_takes_every_stale_lock_and_no_cotenant() {
+    let env = TestEnv::new();
+    let _cotenants = CoTenants::create(&env);
+    let locks = StaleLocks::create(&env);
+    let before = cotenant_nodes(&env, &locks);
+    assert_eq!(listed_contenders(&env), set(&locks.contenders), "ls");
+
+    // --empty alone proves no directory a lock directory.
+    let plan: ReapDryRun = env
+        .zklock(["-o", "json", "reap", "--empty", "--dry-run", "/"])
+        .run()
+        .assert_success()
+        .json();
+    assert!(plan.would_delete.is_empty(), "{plan:#?}");
+
+    let plan: ReapDryRun = env
+        .zklock(["-o", "json", "reap", "--all", "--empty", "--dry-run", "/"])
+        .run()
+        .assert_success()
+        .json();
+    let (dirs, nodes): (Vec<_>, Vec<_>) = plan
+        .would_delete
+        .iter()
+        .partition(|node| node.what == "empty-directory");
+    let nodes: BTreeSet<String> = nodes.iter().map(|n| n.path.clone()).collect();
+    assert_eq!(nodes, set(&locks.contenders));
+    for dir in &dirs {
+        assert!(
+            locks.directories.contains(&dir.path),
+            "{} is no lock directory",
+            dir.path
+        );
+    }
+    assert_eq!(
+        cotenant_nodes(&env, &locks),
+        before,
+        "a dry run changes nothing"
+    );
+
+    let run = env
+        .zklock(["-o", "json", "reap", "--all", "--empty", "--yes", "/"])
+        .run();
+    run.assert_success();
+    let report: ReapReport = run.json();
+    let deleted = set(&report.deleted);
+    for contender in &locks.contenders {
+        assert!(
+            deleted.contains(contender),
+            "{contender} not reaped: {report:#?}"
+        );
+        assert!(!exists(&env, contender), "{contender} is still there");
+    }
+    for path in &deleted {
+        assert!(
+            locks.contenders.contains(path) || locks.directories.contains(path),
+            "{path} is no lock node"
+        );
+    }
+    assert_eq!(
+        cotenant_nodes(&env, &locks),
+        before,
+        "a co-tenant node changed"
+    );
+    assert!(listed_contenders(&env).is_empty());
+    locks.stop();
+}
+
+#[test]
+fn reap_by_session_and_age_over_a_shared_tree_touches_no_cotenant() {
+    let env = TestEnv::new();
+    let cotenants = CoTenants::create(&env);
+    let locks = StaleLocks::create(&env);
+    let before = cotenant_nodes(&env, &locks);
+
+    // The co-tenants' own session owns broker ids, a controller, workers and
+    // an election node: none of them is a lock.
+    let brokers = cotenants.session.session_hex();
+    let report = reap_json(&env, &["--session", &brokers, "--empty", "--yes", "/"]);
+    assert!(report.deleted.is_empty(), "{report:#?}");
+
+    // A session that holds locks and owns a membership node besides.
+    let raw = locks.session.session_hex();
+    let report = reap_json(&env, &["--session", &raw, "--empty", "--yes", "/"]);
+    let raw_contenders: Vec<String> = locks
+        .contenders
+        .iter()
+        .filter(|node| env.zk().exists(node).is_none())
+        .cloned()
+        .collect();
+    assert_eq!(
+        raw_contenders.len(),
+        3,
+        "the raw session's three contenders"
+    );
+    let deleted = set(&report.deleted);
+    for node in &raw_contenders {
+        assert!(deleted.contains(node), "{node}: {report:#?}");
+    }
+    assert!(deleted.contains("/locks/generic"), "{report:#?}");
+    assert_eq!(deleted.len(), 4, "{report:#?}");
+    assert!(exists(&env, "/app/members/me"));
+
+    let report = reap_json(&env, &["--older-than", "0s", "--yes", "/"]);
+    assert_eq!(
+        report.deleted.len(),
+        locks.contenders.len() - 3,
+        "{report:#?}"
+    );
+    assert!(locks.contenders.iter().all(|node| !exists(&env, node)));
+    assert_eq!(
+        cotenant_nodes(&env, &locks),
+        before,
+        "a co-tenant node changed"
+    );
+    locks.stop();
+}
+
+/// Runs `zklock -o json reap ARGS` with its stdin a terminal, and hands
+/// back the terminal once the prompt is shown, with the running reap.
+fn reap_held_at_the_prompt(env: &TestEnv, args: &[&str]) -> (std::fs::File, support::Running) {
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors into the integers given.
+    let opened = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut command: Command = env.zklock(["-o", "json", "reap"]).args(args).command();
+    command.stdin(Stdio::from(slave));
+    let running = support::Running::start_with_stdin(command, "zklock reap on a terminal".into());
+    running.wait_for_stderr(WAIT, "the prompt", |stderr| stderr.contains("[y/N]"));
+    (std::fs::File::from(master), running)
+}
+
+#[test]
+fn a_node_made_again_under_the_same_name_after_the_prompt_is_left_alone() {
+    let env = TestEnv::new();
+    let old = env.connect();
+    old.mkdir_p("/locks/reused");
+    let node = old.create_ephemeral_sequential("/locks/reused/lock-", b"");
+    assert_eq!(node, "/locks/reused/lock-0000000000");
+    let (mut terminal, mut reap) = reap_held_at_the_prompt(&env, &["--all", "--empty"]);
+    // While the prompt waits: the holder goes, its directory is deleted and
+    // made again, and a new holder takes the same name (at version 0 too).
+    old.close();
+    env.zk().delete("/locks/reused");
+    let new = env.connect();
+    new.mkdir_p("/locks/reused");
+    let again = new.create_ephemeral_sequential("/locks/reused/lock-", b"");
+    assert_eq!(again, node);
+    let (_, fresh) = env.zk().get(&again);
+    std::io::Write::write_all(&mut terminal, b"yes\n").expect("answer");
+    let run = reap.wait(WAIT);
+    run.assert_code(10);
+    let report: ReapReport = run.json();
+    assert!(report.deleted.is_empty(), "{report:#?}");
+    let skipped: BTreeSet<&str> = report.skipped.iter().map(|s| s.path.as_str()).collect();
+    assert!(skipped.contains(node.as_str()), "{report:#?}");
+    let (_, now) = env.zk().get(&again);
+    assert_eq!(
+        (now.czxid, now.ephemeral_owner),
+        (fresh.czxid, new.session_id())
+    );
+    assert!(exists(&env, "/locks/reused"));
+}
+
+#[test]
+fn a_reap_stopped_by_a_parents_acl_reports_what_it_deleted_and_names_the_parent() {
+    let env = TestEnv::new();
+    let holder = env.connect();
+    let mut before = Vec::new();
+    for i in 0..150 {
+        before.extend(contenders(&holder, &format!("/locks/a{i:03}"), 1));
+    }
+    let refused = contenders(&holder, "/locks/b", 2);
+    let after = contenders(&holder, "/locks/c", 2);
+    let no_delete = zkc::Permission::READ
+        | zkc::Permission::WRITE
+        | zkc::Permission::CREATE
+        | zkc::Permission::ADMIN;
+    env.zk().set_acl(
+        "/locks/b",
+        &[zkc::Acl::new(no_delete, zkc::AuthId::anyone())],
+    );
+    let run = env.zklock(["-o", "json", "reap", "--all", "--yes"]).run();
+    run.assert_code(5);
+    assert!(run.stderr.contains("parent /locks/b"), "{}", run.stderr);
+    let report: ReapReport = run.json();
+    assert!(
+        !report.deleted.is_empty(),
+        "what went before the error is reported"
+    );
+    for node in &report.deleted {
+        assert!(!exists(&env, node), "{node} reported deleted but is there");
+    }
+    let gone = before
+        .iter()
+        .chain(&after)
+        .filter(|node| !exists(&env, node))
+        .count();
+    assert_eq!(gone, report.deleted.len(), "every node deleted is reported");
+    assert!(refused.iter().all(|node| exists(&env, node)));
 }

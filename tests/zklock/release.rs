@@ -6,6 +6,9 @@ use crate::support;
 use std::process::Command;
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
+use support::cotenants::{CoTenants, NodeState, StaleLocks};
 use support::peers::{self, Library, acquired, peer};
 use support::{Running, TestEnv, ZkOptions, ZkServer, wait_until};
 
@@ -327,4 +330,178 @@ fn release_holders_deletes_a_generic_holder_at_the_version_it_read() {
         env.zk().exists(&waiter).is_some(),
         "the waiter is not a holder and stays"
     );
+}
+
+/// The co-tenants' nodes as they are now, without the locks among them.
+fn cotenant_nodes(env: &TestEnv, locks: &StaleLocks) -> BTreeMap<String, NodeState> {
+    let mut nodes = CoTenants::snapshot(env);
+    nodes.retain(|path, _| !locks.contenders.contains(path) && !locks.directories.contains(path));
+    nodes
+}
+
+fn release_json(env: &TestEnv, args: &[&str], code: i32) -> ReleaseReport {
+    let run = env.zklock(["-o", "json", "release"]).args(args).run();
+    run.assert_code(code);
+    run.json()
+}
+
+/// `release -o json`: `{"deleted", "revoked", "skipped"}`.
+#[derive(Debug, serde::Deserialize)]
+struct ReleaseReport {
+    deleted: Vec<String>,
+    revoked: Vec<String>,
+    skipped: Vec<support::json::ReapSkipped>,
+}
+
+#[test]
+fn release_over_a_shared_tree_deletes_and_revokes_only_locks() {
+    let env = TestEnv::new();
+    let _cotenants = CoTenants::create(&env);
+    let locks = StaleLocks::create(&env);
+    let before = cotenant_nodes(&env, &locks);
+    let contender_in = |dir: &str| -> String {
+        let found: Vec<&String> = locks
+            .contenders
+            .iter()
+            .filter(|node| node.starts_with(&format!("{dir}/")))
+            .collect();
+        assert_eq!(found.len(), 1, "{dir}: {found:?}");
+        found[0].clone()
+    };
+
+    // Tokens that name persistent nodes: application data.
+    for token in [
+        "/app/config/lock-0000000001",
+        "/app/config/app-lock-0000000002",
+        "/hbase/table-lock/t1/write-0000000000",
+        "/hbase/table-lock/t1/read-0000000001",
+        "/app/ids/x-1234567-0000000000",
+        "/app/ids/_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-lock-0000000007",
+    ] {
+        env.zklock(["release", token])
+            .run()
+            .assert_code(2)
+            .assert_stderr_contains("refusing");
+    }
+    // The holder among them is the ephemeral one; the persistent config
+    // node of the same name pattern is not in the queue.
+    let raw = contender_in("/app/config");
+    let report = release_json(&env, &["--holders", "/app/config"], 0);
+    assert_eq!(report.deleted, [raw]);
+    let report = release_json(&env, &["--holders", "/hbase/table-lock/t1"], 0);
+    assert!(report.deleted.is_empty(), "{report:?}");
+
+    // kazoo does not obey __REVOKE__: nothing is written, and it says so.
+    let kazoo = contender_in("/locks/kazoo-mutex");
+    let (_, kazoo_stat) = env.zk().get(&kazoo);
+    let report = release_json(&env, &["--revoke", "/locks/kazoo-mutex"], 10);
+    assert!(report.revoked.is_empty(), "{report:?}");
+    assert_eq!(report.skipped.len(), 1, "{report:?}");
+    assert_eq!(report.skipped[0].path, kazoo);
+    assert_eq!(env.zk().get(&kazoo).1.mzxid, kazoo_stat.mzxid, "untouched");
+    let persistent = contender_in("/locks/kazoo-persistent");
+    let (_, persistent_stat) = env.zk().get(&persistent);
+    release_json(&env, &["--revoke", "/locks/kazoo-persistent"], 10);
+    assert_eq!(env.zk().get(&persistent).1.mzxid, persistent_stat.mzxid);
+    // ... only --force-after breaks it.
+    let report = release_json(
+        &env,
+        &["--revoke", "--force-after", "200ms", "/locks/kazoo-mutex"],
+        0,
+    );
+    assert_eq!(report.deleted, [kazoo]);
+
+    // zklock's holders obey it in any dialect: an HBase-dialect holder.
+    let hbase = contender_in("/hbase/table-lock/t2");
+    let report = release_json(&env, &["--revoke", "/hbase/table-lock/t2"], 0);
+    assert_eq!(report.revoked, std::slice::from_ref(&hbase));
+    wait_until(WAIT, "the revoked zklock holder lets go", || {
+        env.zk().exists(&hbase).is_none()
+    });
+    // A TTL token: persistent, zklock's by its owner record.
+    let ttl = contender_in("/locks/zk-ttl");
+    let report = release_json(&env, &[&ttl], 0);
+    assert_eq!(report.deleted, [ttl]);
+
+    assert_eq!(
+        cotenant_nodes(&env, &locks),
+        before,
+        "a co-tenant node changed"
+    );
+    locks.stop();
+}
+
+#[test]
+fn force_after_leaves_a_node_made_again_under_the_same_name() {
+    let env = TestEnv::new();
+    let old = env.connect();
+    old.mkdir_p("/locks/again");
+    let name = "/locks/again/_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-lock-";
+    let node = old.create_ephemeral_sequential(name, b"10.0.0.1");
+    let mut revoke = env
+        .zklock([
+            "-o",
+            "json",
+            "release",
+            "--revoke",
+            "--force-after",
+            "5s",
+            "again",
+        ])
+        .spawn();
+    wait_until(WAIT, "the holder is asked to let go", || {
+        env.zk()
+            .try_get(&node)
+            .is_ok_and(|(data, _)| data == b"__REVOKE__")
+    });
+    // The holder's node goes, its directory goes, and a new holder takes
+    // the same name, all at once (one transaction), before the grace period
+    // ends: whoever looks next finds a node by that name.
+    let new = env.connect();
+    new.block_on(async {
+        let mut writer = new.client().new_multi_writer();
+        let dir = zookeeper_client::CreateMode::Persistent
+            .with_acls(zookeeper_client::Acls::anyone_all());
+        let contender = zookeeper_client::CreateMode::EphemeralSequential
+            .with_acls(zookeeper_client::Acls::anyone_all());
+        writer.add_delete(&node, None).expect("delete");
+        writer.add_delete("/locks/again", None).expect("delete");
+        writer
+            .add_create("/locks/again", b"", &dir)
+            .expect("create");
+        writer
+            .add_create(name, b"10.0.0.2", &contender)
+            .expect("create");
+        writer.commit().await.expect("one transaction");
+    });
+    assert_eq!(env.zk().get(&node).1.ephemeral_owner, new.session_id());
+    let run = revoke.wait(WAIT);
+    run.assert_success();
+    let report: ReleaseReport = run.json();
+    assert!(report.deleted.is_empty(), "{report:?}");
+    assert_eq!(env.zk().get(&node).1.ephemeral_owner, new.session_id());
+}
+
+#[test]
+fn release_holders_refused_by_the_parents_acl_names_the_parent() {
+    let env = TestEnv::new();
+    let holder = env.connect();
+    holder.mkdir_p("/locks/guarded");
+    let node = holder.create_ephemeral_sequential("/locks/guarded/lock-", b"");
+    let no_delete = zookeeper_client::Permission::READ
+        | zookeeper_client::Permission::WRITE
+        | zookeeper_client::Permission::CREATE
+        | zookeeper_client::Permission::ADMIN;
+    env.zk().set_acl(
+        "/locks/guarded",
+        &[zookeeper_client::Acl::new(
+            no_delete,
+            zookeeper_client::AuthId::anyone(),
+        )],
+    );
+    env.zklock(["release", "--holders", "guarded"])
+        .run()
+        .assert_code(5)
+        .assert_stderr_contains("parent /locks/guarded");
+    assert!(env.zk().exists(&node).is_some());
 }

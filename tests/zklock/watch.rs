@@ -299,8 +299,11 @@ fn the_stream_survives_a_server_restart_and_says_there_was_a_gap() {
     let server = ZkServer::new();
     let env = TestEnv::with_server(&server);
     env.zk().mkdir_p("/locks/r");
+    // Persistent contenders (kazoo's ephemeral=False), so that the server
+    // restart cannot take them with a session.
     let persistent = zkc::CreateMode::PersistentSequential.with_acls(zkc::Acls::anyone_all());
-    let (_, first) = env.zk().create_with("/locks/r/lock-", b"", &persistent);
+    let prefix = "/locks/r/0123456789abcdef0123456789abcdef__lock__";
+    let (_, first) = env.zk().create_with(prefix, b"", &persistent);
     let mut watching = env
         .zklock(["--session-timeout", "30s", "-o", "json", "watch", "r"])
         .spawn();
@@ -324,7 +327,7 @@ fn the_stream_survives_a_server_restart_and_says_there_was_a_gap() {
     );
     expect(&mut watching, "released", &first);
 
-    let (_, second) = env.zk().create_with("/locks/r/lock-", b"", &persistent);
+    let (_, second) = env.zk().create_with(prefix, b"", &persistent);
     expect(&mut watching, "acquired", &second);
     assert!(watching.is_running());
 }

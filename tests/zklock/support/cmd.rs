@@ -263,14 +263,22 @@ impl Running {
     /// Starts any command with stdout and stderr captured in the background
     /// (stdin gets `stdin`, or /dev/null). `cmdline` names it in messages.
     pub fn start(mut command: Command, cmdline: String, stdin: Option<Vec<u8>>) -> Running {
-        command
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        command.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        Running::started(command, cmdline, stdin)
+    }
+
+    /// Starts a command whose stdin the caller has set (a terminal, say),
+    /// with stdout and stderr captured in the background.
+    pub fn start_with_stdin(command: Command, cmdline: String) -> Running {
+        Running::started(command, cmdline, None)
+    }
+
+    fn started(mut command: Command, cmdline: String, stdin: Option<Vec<u8>>) -> Running {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
         let started = Instant::now();
         let mut child = command
             .spawn()

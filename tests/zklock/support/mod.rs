@@ -27,6 +27,7 @@
 
 pub mod client;
 pub mod cmd;
+pub mod cotenants;
 pub mod digest;
 pub mod fencing;
 pub mod json;
