@@ -1,27 +1,23 @@
-//! Every clap definition of zklock, and their translation into plain
-//! configuration. Nothing below this module imports clap.
+//! Every clap definition of zklock: the command line as structs. Nothing
+//! outside this module imports clap.
+//!
+//! - `help`: the help text and examples, as prose;
+//! - `convert`: the translation into plain configuration, with every
+//!   check that needs no server;
+//! - `generate`: shell completions and man pages made from these
+//!   definitions.
+
+mod convert;
+mod generate;
+mod help;
 
 use std::time::Duration;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::admin::reap::Selector;
-use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
-use crate::commands::release::{self, How, ReleaseArgs};
-use crate::commands::{Command, dump, generated::Shell, ls, reap, stat, stat::StatArgs, watch};
-use crate::config::Globals;
-use crate::lock::{Dialect, Kind, name};
-use crate::output::{Format, Printer};
-use crate::run::parse_signal;
-use crate::usage::UsageError;
-use crate::zk::{self, Auth, ConnectOptions, Hosts, RetryPolicy};
-
-const EXAMPLES: &str = "\
-Examples:
-  zklock lock deploy -- ./deploy.sh      run deploy.sh while holding /locks/deploy
-  zklock ls                              every lock under /locks
-  zklock stat /zookeeper                 the zkCli stat fields of a node
-  ZKLOCK_HOSTS=zk1,zk2,zk3/app zklock ls  use an ensemble and a chroot";
+pub use convert::parse_duration;
+use convert::{parse_session_arg, parse_signal_arg};
+pub use generate::{completion_script, man_pages};
 
 /// The connect string when neither `-H`, `ZKLOCK_HOSTS` nor `ZK_HOSTS` gives one.
 const DEFAULT_HOSTS: &str = "127.0.0.1:2181";
@@ -33,7 +29,7 @@ const DEFAULT_ROOT: &str = "/locks";
 /// zklock recognises the locks that Apache Curator, kazoo, HBase and
 /// ZooKeeper's own recipe leave, and takes its own in Curator's layout.
 #[derive(Debug, Parser)]
-#[command(name = "zklock", version, after_help = EXAMPLES, max_term_width = 100)]
+#[command(name = "zklock", version, after_help = help::ZKLOCK_EXAMPLES, max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -156,91 +152,41 @@ pub enum OutputFormat {
     Json,
 }
 
-const LOCK_EXAMPLES: &str = "\
-Examples:
-  zklock lock deploy -- ./deploy.sh          run deploy.sh holding /locks/deploy
-  zklock lock -n deploy -- ./deploy.sh       give up at once (exit 1) if it is taken
-  zklock lock -w 30s -E 75 deploy -- make    wait at most 30s; exit 75 if not acquired
-  zklock lock --shell deploy -- 'a && b'     run a shell command line
-  zklock lock deploy                         print the token, hold until Ctrl-C
-  zklock lock --dialect kazoo jobs -- ./x    take the lock so kazoo clients see it
-
-Across script steps:
-  tok=$(zklock lock deploy --detach --while-pid $$)   held until this shell exits,
-  ./step1; ./step2                                    or until:
-  zklock release \"$tok\"
-  tok=$(zklock lock deploy --detach --lease 10m)      held at most 10 minutes
-  tok=$(zklock lock maint --ttl 2h)                   a persistent node; no process
-                                                      holds it; the server deletes
-                                                      it 2h after its last change
-
-The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
-fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
-exits with the command's exit code (128+n if it died of signal n), 1 if the
-lock was not acquired (change with -E), 3 if ZooKeeper was unreachable, 4 if
-the lock was lost while held (the command is stopped: --kill-signal, then
-SIGKILL after --kill-after). / and /zookeeper (and below) are never locks:
-exit 2, before connecting.";
-
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum CliCommand {
     /// Take an exclusive lock; run COMMAND under it, or hold it until a signal
-    #[command(after_help = LOCK_EXAMPLES)]
+    #[command(after_help = help::LOCK_EXAMPLES)]
     Lock(LockCmdArgs),
 
     /// Take the read side of a read-write lock (readers share)
-    #[command(after_help = LOCK_EXAMPLES)]
+    #[command(after_help = help::LOCK_EXAMPLES)]
     Rlock(LockCmdArgs),
 
     /// Take the write side of a read-write lock (exclusive)
-    #[command(after_help = LOCK_EXAMPLES)]
+    #[command(after_help = help::LOCK_EXAMPLES)]
     Wlock(LockCmdArgs),
 
     /// Delete a lock node by its token, or break a lock: delete or revoke its holders
-    #[command(after_help = "\
-Examples:
-  tok=$(zklock lock deploy --detach); ...; zklock release \"$tok\"
-  zklock release --if-exists \"$tok\"           no error if it is already gone
-  zklock release --holders deploy             delete whatever holds /locks/deploy now
-  zklock release --revoke --force-after 30s deploy
-                                              ask the holders to let go (Curator's
-                                              revocation: __REVOKE__ in their nodes),
-                                              delete those still there after 30s
-
-Only lock contender nodes are deleted, as ls and stat show them: a name a lock
-library makes, on a node that library makes (ephemeral; persistent only for
-kazoo's names and zklock's --ttl nodes). A token naming anything else (a
-persistent config node called lock-0000000001, a node with children) is
-refused with exit 2. Each node is deleted only if it is still the node read
-(same czxid and owner session) at the version read: a node that changed or
-was made again meanwhile is left alone, and said so (exit 10).
---revoke writes __REVOKE__ only into holders that obey it: Curator's and
-zklock's own (any dialect); kazoo, HBase and ZooKeeper-recipe holders are
-reported, and only --force-after (a delete) breaks them.
-A token whose node is gone exits 6 (0 with --if-exists). A zklock holder whose
-node is deleted or revoked stops its command and exits 4. A release that
-stops on an error prints what it did before it, then the error; a delete
-refused by the parent's ACL (deleting needs DELETE on the parent) exits 5.
-JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reason\"}]}")]
+    #[command(after_help = help::RELEASE_EXAMPLES)]
     Release(ReleaseCmdArgs),
 
     /// Show one lock in full (who holds, who waits on whom), or a plain node's stat and data
-    #[command(after_help = stat::EXAMPLES, after_long_help = stat::manual())]
+    #[command(after_help = help::stat::EXAMPLES, after_long_help = help::stat::manual())]
     Stat {
         /// A lock name (under --root) or an absolute node path
         target: String,
     },
 
     /// List every lock under PATH, recursively: kind, dialect, holders, waiters, owner
-    #[command(after_help = ls::EXAMPLES, after_long_help = ls::manual())]
+    #[command(after_help = help::ls::EXAMPLES, after_long_help = help::ls::manual())]
     Ls {
         /// A name under --root or an absolute path [default: --root]
         path: Option<String>,
     },
 
     /// Dump every lock and contender under PATH with full stat and data (JSON)
-    #[command(after_help = dump::EXAMPLES, after_long_help = dump::manual())]
+    #[command(after_help = help::dump::EXAMPLES, after_long_help = help::dump::manual())]
     Dump {
         /// A name under --root or an absolute path [default: --root]
         path: Option<String>,
@@ -251,11 +197,11 @@ JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reas
     },
 
     /// Follow a lock (or every lock under a path) live: waiting, acquired, released, gone
-    #[command(after_help = watch::EXAMPLES, after_long_help = watch::manual())]
+    #[command(after_help = help::watch::EXAMPLES, after_long_help = help::watch::manual())]
     Watch(WatchCmdArgs),
 
     /// Delete stale lock contender nodes (by age, session, or all) and empty lock directories
-    #[command(after_help = reap::EXAMPLES, after_long_help = reap::manual())]
+    #[command(after_help = help::reap::EXAMPLES, after_long_help = help::reap::manual())]
     Reap(ReapCmdArgs),
 
     /// Print shell completions (bash, zsh, fish)
@@ -279,51 +225,6 @@ pub enum ShellArg {
     Bash,
     Zsh,
     Fish,
-}
-
-impl From<ShellArg> for Shell {
-    fn from(shell: ShellArg) -> Shell {
-        match shell {
-            ShellArg::Bash => Shell::Bash,
-            ShellArg::Zsh => Shell::Zsh,
-            ShellArg::Fish => Shell::Fish,
-        }
-    }
-}
-
-/// Generates the completion script for `shell` from these definitions (what
-/// completions/ must hold).
-pub fn completion_script(shell: Shell) -> String {
-    let generator = match shell {
-        Shell::Bash => clap_complete::Shell::Bash,
-        Shell::Zsh => clap_complete::Shell::Zsh,
-        Shell::Fish => clap_complete::Shell::Fish,
-    };
-    let mut script = Vec::new();
-    clap_complete::generate(generator, &mut Cli::command(), "zklock", &mut script);
-    String::from_utf8(script).expect("completion scripts are UTF-8")
-}
-
-/// Generates every man page from these definitions: the subcommand name (""
-/// for zklock itself) and the page in roff (what man/ must hold).
-pub fn man_pages() -> Vec<(String, String)> {
-    let mut command = Cli::command();
-    command.build();
-    let mut pages = vec![(String::new(), render_man(command.clone()))];
-    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
-        let name = sub.get_name().to_owned();
-        let page = render_man(sub.clone().name(format!("zklock-{name}")));
-        pages.push((name, page));
-    }
-    pages
-}
-
-fn render_man(command: clap::Command) -> String {
-    let mut page = Vec::new();
-    clap_mangen::Man::new(command)
-        .render(&mut page)
-        .expect("rendering into memory cannot fail");
-    String::from_utf8(page).expect("man pages are UTF-8")
 }
 
 /// The arguments of `lock`, `rlock` and `wlock`.
@@ -414,27 +315,6 @@ pub struct ReleaseCmdArgs {
     pub if_exists: bool,
 }
 
-impl ReleaseCmdArgs {
-    fn into_release_args(self, root: &str) -> Result<ReleaseArgs, UsageError> {
-        let target = zk::path::resolve(root, &self.target)?;
-        let how = match (self.holders, self.revoke) {
-            (true, _) => How::Holders,
-            (false, true) => How::Revoke {
-                force_after: self.force_after,
-            },
-            (false, false) => {
-                release::check_token(&target)?;
-                How::Token
-            }
-        };
-        Ok(ReleaseArgs {
-            target,
-            how,
-            if_exists: self.if_exists,
-        })
-    }
-}
-
 /// The arguments of `watch`.
 #[derive(Debug, Args)]
 pub struct WatchCmdArgs {
@@ -459,20 +339,6 @@ pub struct WatchCmdArgs {
 pub enum UntilArg {
     Free,
     Held,
-}
-
-impl WatchCmdArgs {
-    fn into_watch_args(self, root: &str) -> Result<watch::WatchArgs, UsageError> {
-        Ok(watch::WatchArgs {
-            target: zk::path::resolve(root, &self.target)?,
-            until: self.until.map(|until| match until {
-                UntilArg::Free => watch::Until::Free,
-                UntilArg::Held => watch::Until::Held,
-            }),
-            timeout: self.timeout,
-            count: self.count,
-        })
-    }
 }
 
 /// The arguments of `reap`.
@@ -506,28 +372,6 @@ pub struct ReapCmdArgs {
     pub yes: bool,
 }
 
-fn parse_session_arg(text: &str) -> Result<i64, String> {
-    zk::parse_session(text).map_err(|e| e.to_string())
-}
-
-impl ReapCmdArgs {
-    fn into_reap_args(self, root: &str) -> Result<reap::ReapArgs, UsageError> {
-        let selector = Selector {
-            older_than: self.older_than,
-            session: self.session,
-            all: self.all,
-        };
-        reap::check_selection(&selector, self.empty)?;
-        Ok(reap::ReapArgs {
-            path: resolve_or_root(root, self.path)?,
-            selector,
-            empty: self.empty,
-            dry_run: self.dry_run,
-            yes: self.yes,
-        })
-    }
-}
-
 /// `--dialect` values.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum DialectArg {
@@ -535,233 +379,4 @@ pub enum DialectArg {
     Kazoo,
     Hbase,
     ZkRecipe,
-}
-
-impl From<DialectArg> for Dialect {
-    fn from(dialect: DialectArg) -> Dialect {
-        match dialect {
-            DialectArg::Curator => Dialect::Curator,
-            DialectArg::Kazoo => Dialect::Kazoo,
-            DialectArg::Hbase => Dialect::Hbase,
-            DialectArg::ZkRecipe => Dialect::ZkRecipe,
-        }
-    }
-}
-
-impl LockCmdArgs {
-    fn into_lock_args(
-        self,
-        root: &str,
-        kind: Kind,
-        session_timeout: Duration,
-        ends_with_separator: bool,
-    ) -> Result<LockArgs, UsageError> {
-        let dialect = Dialect::from(self.dialect);
-        if ends_with_separator && self.command.is_empty() {
-            return Err(UsageError::new(
-                "nothing to run after `--`: give a command, or leave `--` out to hold the \
-                 lock until a signal",
-            ));
-        }
-        if let Some(kill_after) = self.kill_after
-            && !self.command.is_empty()
-            && kill_after >= session_timeout
-        {
-            return Err(UsageError::new(format!(
-                "--kill-after ({}) must be shorter than --session-timeout ({}): the command \
-                 has to be stopped before the server can expire the session",
-                humantime::format_duration(kill_after),
-                humantime::format_duration(session_timeout)
-            )));
-        }
-        if !name::can_make(dialect, kind) {
-            return Err(UsageError::new(format!(
-                "the {dialect} dialect has no read locks; use curator, kazoo or hbase"
-            )));
-        }
-        if self.ttl.is_some() && dialect == Dialect::Hbase {
-            return Err(UsageError::new(
-                "--ttl needs node names unique to this contender; use curator, kazoo or zk-recipe",
-            ));
-        }
-        let until = Detached {
-            lease: self.lease,
-            while_pid: self.while_pid,
-        };
-        let holding = match (self.holder_report_fd, self.detach, self.ttl) {
-            (Some(report_fd), _, _) => Holding::DetachedHolder { report_fd, until },
-            (None, true, _) => Holding::Detach(until),
-            (None, false, Some(ttl)) => Holding::Ttl(ttl),
-            (None, false, None) if self.command.is_empty() => Holding::UntilSignal,
-            (None, false, None) => Holding::Command(lock_command::Command {
-                argv: if self.shell {
-                    vec![self.command.join(" ")]
-                } else {
-                    self.command
-                },
-                shell: self.shell,
-                kill_signal: self.kill_signal,
-                kill_after: self.kill_after,
-            }),
-        };
-        let path = zk::path::resolve(root, &self.lock)?;
-        zk::path::check_lock_directory(&path)?;
-        Ok(LockArgs {
-            path,
-            kind,
-            dialect,
-            no_wait: self.no_wait,
-            timeout: self.timeout,
-            conflict_exit_code: self.conflict_exit_code,
-            data: self.data,
-            holding,
-        })
-    }
-}
-
-fn parse_signal_arg(text: &str) -> Result<i32, String> {
-    parse_signal(text)
-        .ok_or_else(|| format!("unknown signal {text:?} (write e.g. TERM, INT, KILL or 15)"))
-}
-
-/// Parses a duration written like `500ms`, `30s`, `10m`; a bare number is
-/// seconds, as flock(1) and timeout(1) read it (`-w 30`, `-w 0.5`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = |why: String| format!("bad duration {text:?}: {why} (write e.g. 500ms, 30s, 10m)");
-    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        let seconds: f64 = text.parse().map_err(|_| bad("not a number".into()))?;
-        return Duration::try_from_secs_f64(seconds).map_err(|e| bad(e.to_string()));
-    }
-    humantime::parse_duration(text).map_err(|e| bad(e.to_string()))
-}
-
-impl Cli {
-    /// Checks and converts the parsed arguments into plain configuration.
-    /// Every usage error (bad path, bad host string) surfaces here, before
-    /// any connection is made.
-    pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
-        let globals = self
-            .global
-            .into_globals(self.command.default_format(), self.command.is_offline())?;
-        let root = globals.root.as_str();
-        let session_timeout = globals.connect.session_timeout;
-        let separator = self.ends_with_separator;
-        let command = match self.command {
-            CliCommand::Lock(args) => {
-                Command::Lock(args.into_lock_args(root, Kind::Mutex, session_timeout, separator)?)
-            }
-            CliCommand::Rlock(args) => {
-                Command::Lock(args.into_lock_args(root, Kind::Read, session_timeout, separator)?)
-            }
-            CliCommand::Wlock(args) => {
-                Command::Lock(args.into_lock_args(root, Kind::Write, session_timeout, separator)?)
-            }
-            CliCommand::Release(args) => Command::Release(args.into_release_args(root)?),
-            CliCommand::Stat { target } => Command::Stat(StatArgs {
-                path: zk::path::resolve(root, &target)?,
-            }),
-            CliCommand::Ls { path } => Command::Ls(ls::LsArgs {
-                path: resolve_or_root(root, path)?,
-            }),
-            CliCommand::Dump { path, sessions } => Command::Dump(dump::DumpArgs {
-                path: resolve_or_root(root, path)?,
-                sessions,
-            }),
-            CliCommand::Watch(args) => Command::Watch(args.into_watch_args(root)?),
-            CliCommand::Reap(args) => Command::Reap(args.into_reap_args(root)?),
-            CliCommand::Completions { shell } => Command::Completions(shell.into()),
-            CliCommand::Man { command } => Command::Man(command),
-        };
-        Ok((globals, command))
-    }
-}
-
-impl CliCommand {
-    /// True for the commands that never connect (`completions`, `man`): they
-    /// read no connection settings, so a broken `ZKLOCK_HOSTS` cannot fail
-    /// them.
-    fn is_offline(&self) -> bool {
-        matches!(
-            self,
-            CliCommand::Completions { .. } | CliCommand::Man { .. }
-        )
-    }
-
-    /// The output format without `-o`: JSON for `dump`, a table otherwise.
-    fn default_format(&self) -> Format {
-        match self {
-            CliCommand::Dump { .. } => Format::Json,
-            _ => Format::Table,
-        }
-    }
-}
-
-/// An optional PATH argument: resolved under `root`, or `root` itself.
-fn resolve_or_root(root: &str, path: Option<String>) -> Result<String, UsageError> {
-    match path {
-        Some(path) => zk::path::resolve(root, &path),
-        None => Ok(root.to_owned()),
-    }
-}
-
-impl GlobalArgs {
-    /// The checked global options; `offline` skips the connection settings
-    /// (hosts, root, auth), which are then the built-in defaults.
-    fn into_globals(self, default_format: Format, offline: bool) -> Result<Globals, UsageError> {
-        let (hosts, root, auth) = if offline {
-            (
-                DEFAULT_HOSTS.to_owned(),
-                DEFAULT_ROOT.to_owned(),
-                Vec::new(),
-            )
-        } else {
-            let hosts = self
-                .hosts
-                .or_else(|| std::env::var("ZK_HOSTS").ok())
-                .unwrap_or_else(|| DEFAULT_HOSTS.to_owned());
-            zk::path::validate(&self.root).map_err(|e| UsageError::new(format!("--root: {e}")))?;
-            let auth = self
-                .auth
-                .iter()
-                .map(|a| Auth::parse(a))
-                .collect::<Result<Vec<_>, _>>()?;
-            (hosts, self.root, auth)
-        };
-        let format = match self.output {
-            Some(OutputFormat::Table) => Format::Table,
-            Some(OutputFormat::Json) => Format::Json,
-            None => default_format,
-        };
-        Ok(Globals {
-            connect: ConnectOptions {
-                hosts: Hosts::parse(&hosts)?,
-                session_timeout: self.session_timeout,
-                connect_timeout: self.connect_timeout,
-                auth,
-                read_only: self.read_only,
-                retry: RetryPolicy::new(self.retries),
-            },
-            root,
-            printer: Printer::new(format, self.quiet),
-            verbosity: self.verbose,
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_take_units_or_bare_seconds() {
-        let ms = Duration::from_millis;
-        assert_eq!(parse_duration("500ms"), Ok(ms(500)));
-        assert_eq!(parse_duration("2m"), Ok(ms(120_000)));
-        assert_eq!(parse_duration("30"), Ok(ms(30_000)));
-        assert_eq!(parse_duration("0.25"), Ok(ms(250)));
-        assert_eq!(parse_duration("0"), Ok(ms(0)));
-        for bad in ["", "1.2.3", ".", "-5", "5 parsecs", "1e3"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?}");
-        }
-    }
 }

@@ -14,35 +14,8 @@ use crate::model::{self, Contender, Depth, Lock, LockDialect, LockKind, WalkProg
 use crate::output::{self, Format, Printer, Progress, Report};
 use crate::zk::{self, Session};
 
-use super::ls::{self, LOCKS_EXPLAINED};
+use super::ls;
 use super::stat;
-
-/// Short examples for `zklock dump -h`.
-pub const EXAMPLES: &str = "\
-Examples:
-  zklock dump > locks.json         every lock under /locks, for a bug report
-  zklock dump app --sessions       what each session holds or waits for
-  zklock dump -o table             one row per contender";
-
-/// The full help of `zklock dump --help` and its man page.
-pub fn manual() -> String {
-    format!(
-        "{EXAMPLES}\n\n\
-dump prints JSON unless -o table is given. The document:
-  {{\"path\", \"time_ms\" (when the dump began), \"locks\": [lock]}}
-where each lock is as ls prints it and each contender also carries \"stat\":
-every zkCli stat field, as stat prints them for a plain node. The locks are
-written out as they are read, in path order, so a dump of any size never
-sits in memory whole. With --sessions:
-  {{\"path\", \"time_ms\", \"sessions\": [{{\"session\", \"holding\": [entry],
-  \"waiting\": [entry]}}]}}, entry = {{\"lock\", \"kind\", \"dialect\", \"contender\"}}
-sessions in numeric order (0x0 gathers persistent nodes), entries in lock
-path order. -o table prints one row per contender (sorted by session with
---sessions).
-
-{LOCKS_EXPLAINED}"
-    )
-}
 
 /// What `dump` was asked for.
 #[derive(Debug)]

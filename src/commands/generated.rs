@@ -1,7 +1,7 @@
 //! `zklock completions SHELL` and `zklock man [COMMAND]`: print the files
 //! checked in under completions/ and man/.
 //!
-//! The files are generated from the clap definitions by `cli::generated`;
+//! The files are generated from the clap definitions by `cli::generate`;
 //! a test fails with a diff when they are stale.
 
 use anyhow::Result;

@@ -11,37 +11,6 @@ use crate::model::{self, Contender, Lock, LockKind, NodeStat};
 use crate::output::{self, Report};
 use crate::zk::{self, Session};
 
-use super::ls::LOCKS_EXPLAINED;
-
-/// Short examples for `zklock stat -h`.
-pub const EXAMPLES: &str = "\
-Examples:
-  zklock stat deploy               the lock /locks/deploy in full
-  zklock stat deploy -o json       the same as JSON
-  zklock stat /zookeeper           a plain node: zkCli's stat fields";
-
-/// The full help of `zklock stat --help` and its man page.
-pub fn manual() -> String {
-    format!(
-        "{EXAMPLES}\n\n\
-On a lock: its kind, dialect and every contender in queue order, holders
-first: NODE (relative to the lock), SEQ, MODE, STATE (holding, or waiting on
-which node), SESSION, AGE, FENCE (the czxid, the fencing token) and OWNER
-(zklock's user@host pid and --data, HBase's server, table and purpose,
-Curator's IP or kazoo's identifier, else the session). -o json prints the
-lock as ls does.
-
-On any other node (no contender below it): zkCli's stat fields and the data.
-JSON: {{\"path\", \"stat\": {{\"czxid\", \"ctime_ms\", \"mzxid\", \"mtime_ms\", \"pzxid\",
-\"cversion\", \"data_version\", \"acl_version\", \"ephemeral_owner\", \"data_length\",
-\"num_children\"}}, \"data\"}}; data is lossy UTF-8, or null when empty.
-
-A node that does not exist exits 6.
-
-{LOCKS_EXPLAINED}"
-    )
-}
-
 /// What `stat` was asked for.
 #[derive(Debug)]
 pub struct StatArgs {

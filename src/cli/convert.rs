@@ -1,0 +1,316 @@
+//! From parsed arguments to plain configuration: every check that needs no
+//! server (paths, hosts, durations, flags that go together) happens here, so
+//! a usage error exits 2 before any connection is made.
+
+use std::time::Duration;
+
+use super::{
+    Cli, CliCommand, DEFAULT_HOSTS, DEFAULT_ROOT, DialectArg, GlobalArgs, LockCmdArgs,
+    OutputFormat, ReapCmdArgs, ReleaseCmdArgs, ShellArg, UntilArg, WatchCmdArgs,
+};
+use crate::admin::reap::Selector;
+use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
+use crate::commands::release::{self, How, ReleaseArgs};
+use crate::commands::{Command, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
+use crate::config::Globals;
+use crate::lock::{Dialect, Kind, name};
+use crate::output::{Format, Printer};
+use crate::run::parse_signal;
+use crate::usage::UsageError;
+use crate::zk::{self, Auth, ConnectOptions, Hosts, RetryPolicy};
+
+impl From<ShellArg> for Shell {
+    fn from(shell: ShellArg) -> Shell {
+        match shell {
+            ShellArg::Bash => Shell::Bash,
+            ShellArg::Zsh => Shell::Zsh,
+            ShellArg::Fish => Shell::Fish,
+        }
+    }
+}
+
+impl ReleaseCmdArgs {
+    fn into_release_args(self, root: &str) -> Result<ReleaseArgs, UsageError> {
+        let target = zk::path::resolve(root, &self.target)?;
+        let how = match (self.holders, self.revoke) {
+            (true, _) => How::Holders,
+            (false, true) => How::Revoke {
+                force_after: self.force_after,
+            },
+            (false, false) => {
+                release::check_token(&target)?;
+                How::Token
+            }
+        };
+        Ok(ReleaseArgs {
+            target,
+            how,
+            if_exists: self.if_exists,
+        })
+    }
+}
+
+impl WatchCmdArgs {
+    fn into_watch_args(self, root: &str) -> Result<watch::WatchArgs, UsageError> {
+        Ok(watch::WatchArgs {
+            target: zk::path::resolve(root, &self.target)?,
+            until: self.until.map(|until| match until {
+                UntilArg::Free => watch::Until::Free,
+                UntilArg::Held => watch::Until::Held,
+            }),
+            timeout: self.timeout,
+            count: self.count,
+        })
+    }
+}
+
+pub(super) fn parse_session_arg(text: &str) -> Result<i64, String> {
+    zk::parse_session(text).map_err(|e| e.to_string())
+}
+
+impl ReapCmdArgs {
+    fn into_reap_args(self, root: &str) -> Result<reap::ReapArgs, UsageError> {
+        let selector = Selector {
+            older_than: self.older_than,
+            session: self.session,
+            all: self.all,
+        };
+        reap::check_selection(&selector, self.empty)?;
+        Ok(reap::ReapArgs {
+            path: resolve_or_root(root, self.path)?,
+            selector,
+            empty: self.empty,
+            dry_run: self.dry_run,
+            yes: self.yes,
+        })
+    }
+}
+
+impl From<DialectArg> for Dialect {
+    fn from(dialect: DialectArg) -> Dialect {
+        match dialect {
+            DialectArg::Curator => Dialect::Curator,
+            DialectArg::Kazoo => Dialect::Kazoo,
+            DialectArg::Hbase => Dialect::Hbase,
+            DialectArg::ZkRecipe => Dialect::ZkRecipe,
+        }
+    }
+}
+
+impl LockCmdArgs {
+    fn into_lock_args(
+        self,
+        root: &str,
+        kind: Kind,
+        session_timeout: Duration,
+        ends_with_separator: bool,
+    ) -> Result<LockArgs, UsageError> {
+        let dialect = Dialect::from(self.dialect);
+        if ends_with_separator && self.command.is_empty() {
+            return Err(UsageError::new(
+                "nothing to run after `--`: give a command, or leave `--` out to hold the \
+                 lock until a signal",
+            ));
+        }
+        if let Some(kill_after) = self.kill_after
+            && !self.command.is_empty()
+            && kill_after >= session_timeout
+        {
+            return Err(UsageError::new(format!(
+                "--kill-after ({}) must be shorter than --session-timeout ({}): the command \
+                 has to be stopped before the server can expire the session",
+                humantime::format_duration(kill_after),
+                humantime::format_duration(session_timeout)
+            )));
+        }
+        if !name::can_make(dialect, kind) {
+            return Err(UsageError::new(format!(
+                "the {dialect} dialect has no read locks; use curator, kazoo or hbase"
+            )));
+        }
+        if self.ttl.is_some() && dialect == Dialect::Hbase {
+            return Err(UsageError::new(
+                "--ttl needs node names unique to this contender; use curator, kazoo or zk-recipe",
+            ));
+        }
+        let until = Detached {
+            lease: self.lease,
+            while_pid: self.while_pid,
+        };
+        let holding = match (self.holder_report_fd, self.detach, self.ttl) {
+            (Some(report_fd), _, _) => Holding::DetachedHolder { report_fd, until },
+            (None, true, _) => Holding::Detach(until),
+            (None, false, Some(ttl)) => Holding::Ttl(ttl),
+            (None, false, None) if self.command.is_empty() => Holding::UntilSignal,
+            (None, false, None) => Holding::Command(lock_command::Command {
+                argv: if self.shell {
+                    vec![self.command.join(" ")]
+                } else {
+                    self.command
+                },
+                shell: self.shell,
+                kill_signal: self.kill_signal,
+                kill_after: self.kill_after,
+            }),
+        };
+        let path = zk::path::resolve(root, &self.lock)?;
+        zk::path::check_lock_directory(&path)?;
+        Ok(LockArgs {
+            path,
+            kind,
+            dialect,
+            no_wait: self.no_wait,
+            timeout: self.timeout,
+            conflict_exit_code: self.conflict_exit_code,
+            data: self.data,
+            holding,
+        })
+    }
+}
+
+pub(super) fn parse_signal_arg(text: &str) -> Result<i32, String> {
+    parse_signal(text)
+        .ok_or_else(|| format!("unknown signal {text:?} (write e.g. TERM, INT, KILL or 15)"))
+}
+
+/// Parses a duration written like `500ms`, `30s`, `10m`; a bare number is
+/// seconds, as flock(1) and timeout(1) read it (`-w 30`, `-w 0.5`).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = |why: String| format!("bad duration {text:?}: {why} (write e.g. 500ms, 30s, 10m)");
+    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        let seconds: f64 = text.parse().map_err(|_| bad("not a number".into()))?;
+        return Duration::try_from_secs_f64(seconds).map_err(|e| bad(e.to_string()));
+    }
+    humantime::parse_duration(text).map_err(|e| bad(e.to_string()))
+}
+
+impl Cli {
+    /// Checks and converts the parsed arguments into plain configuration.
+    /// Every usage error (bad path, bad host string) surfaces here, before
+    /// any connection is made.
+    pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
+        let globals = self
+            .global
+            .into_globals(self.command.default_format(), self.command.is_offline())?;
+        let root = globals.root.as_str();
+        let session_timeout = globals.connect.session_timeout;
+        let separator = self.ends_with_separator;
+        let command = match self.command {
+            CliCommand::Lock(args) => {
+                Command::Lock(args.into_lock_args(root, Kind::Mutex, session_timeout, separator)?)
+            }
+            CliCommand::Rlock(args) => {
+                Command::Lock(args.into_lock_args(root, Kind::Read, session_timeout, separator)?)
+            }
+            CliCommand::Wlock(args) => {
+                Command::Lock(args.into_lock_args(root, Kind::Write, session_timeout, separator)?)
+            }
+            CliCommand::Release(args) => Command::Release(args.into_release_args(root)?),
+            CliCommand::Stat { target } => Command::Stat(StatArgs {
+                path: zk::path::resolve(root, &target)?,
+            }),
+            CliCommand::Ls { path } => Command::Ls(ls::LsArgs {
+                path: resolve_or_root(root, path)?,
+            }),
+            CliCommand::Dump { path, sessions } => Command::Dump(dump::DumpArgs {
+                path: resolve_or_root(root, path)?,
+                sessions,
+            }),
+            CliCommand::Watch(args) => Command::Watch(args.into_watch_args(root)?),
+            CliCommand::Reap(args) => Command::Reap(args.into_reap_args(root)?),
+            CliCommand::Completions { shell } => Command::Completions(shell.into()),
+            CliCommand::Man { command } => Command::Man(command),
+        };
+        Ok((globals, command))
+    }
+}
+
+impl CliCommand {
+    /// True for the commands that never connect (`completions`, `man`): they
+    /// read no connection settings, so a broken `ZKLOCK_HOSTS` cannot fail
+    /// them.
+    fn is_offline(&self) -> bool {
+        matches!(
+            self,
+            CliCommand::Completions { .. } | CliCommand::Man { .. }
+        )
+    }
+
+    /// The output format without `-o`: JSON for `dump`, a table otherwise.
+    fn default_format(&self) -> Format {
+        match self {
+            CliCommand::Dump { .. } => Format::Json,
+            _ => Format::Table,
+        }
+    }
+}
+
+/// An optional PATH argument: resolved under `root`, or `root` itself.
+fn resolve_or_root(root: &str, path: Option<String>) -> Result<String, UsageError> {
+    match path {
+        Some(path) => zk::path::resolve(root, &path),
+        None => Ok(root.to_owned()),
+    }
+}
+
+impl GlobalArgs {
+    /// The checked global options; `offline` skips the connection settings
+    /// (hosts, root, auth), which are then the built-in defaults.
+    fn into_globals(self, default_format: Format, offline: bool) -> Result<Globals, UsageError> {
+        let (hosts, root, auth) = if offline {
+            (
+                DEFAULT_HOSTS.to_owned(),
+                DEFAULT_ROOT.to_owned(),
+                Vec::new(),
+            )
+        } else {
+            let hosts = self
+                .hosts
+                .or_else(|| std::env::var("ZK_HOSTS").ok())
+                .unwrap_or_else(|| DEFAULT_HOSTS.to_owned());
+            zk::path::validate(&self.root).map_err(|e| UsageError::new(format!("--root: {e}")))?;
+            let auth = self
+                .auth
+                .iter()
+                .map(|a| Auth::parse(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            (hosts, self.root, auth)
+        };
+        let format = match self.output {
+            Some(OutputFormat::Table) => Format::Table,
+            Some(OutputFormat::Json) => Format::Json,
+            None => default_format,
+        };
+        Ok(Globals {
+            connect: ConnectOptions {
+                hosts: Hosts::parse(&hosts)?,
+                session_timeout: self.session_timeout,
+                connect_timeout: self.connect_timeout,
+                auth,
+                read_only: self.read_only,
+                retry: RetryPolicy::new(self.retries),
+            },
+            root,
+            printer: Printer::new(format, self.quiet),
+            verbosity: self.verbose,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_units_or_bare_seconds() {
+        let ms = Duration::from_millis;
+        assert_eq!(parse_duration("500ms"), Ok(ms(500)));
+        assert_eq!(parse_duration("2m"), Ok(ms(120_000)));
+        assert_eq!(parse_duration("30"), Ok(ms(30_000)));
+        assert_eq!(parse_duration("0.25"), Ok(ms(250)));
+        assert_eq!(parse_duration("0"), Ok(ms(0)));
+        for bad in ["", "1.2.3", ".", "-5", "5 parsecs", "1e3"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! The help text of every subcommand that has a manual: short examples for
+//! `-h`, and the manual that `--help` and the man pages show. Kept in one
+//! place, apart from the clap definitions, so it reads as prose.
+
+/// `zklock -h`.
+pub(super) const ZKLOCK_EXAMPLES: &str = "\
+Examples:
+  zklock lock deploy -- ./deploy.sh      run deploy.sh while holding /locks/deploy
+  zklock ls                              every lock under /locks
+  zklock stat /zookeeper                 the zkCli stat fields of a node
+  ZKLOCK_HOSTS=zk1,zk2,zk3/app zklock ls  use an ensemble and a chroot";
+
+/// `zklock lock`, `rlock` and `wlock`.
+pub(super) const LOCK_EXAMPLES: &str = "\
+Examples:
+  zklock lock deploy -- ./deploy.sh          run deploy.sh holding /locks/deploy
+  zklock lock -n deploy -- ./deploy.sh       give up at once (exit 1) if it is taken
+  zklock lock -w 30s -E 75 deploy -- make    wait at most 30s; exit 75 if not acquired
+  zklock lock --shell deploy -- 'a && b'     run a shell command line
+  zklock lock deploy                         print the token, hold until Ctrl-C
+  zklock lock --dialect kazoo jobs -- ./x    take the lock so kazoo clients see it
+
+Across script steps:
+  tok=$(zklock lock deploy --detach --while-pid $$)   held until this shell exits,
+  ./step1; ./step2                                    or until:
+  zklock release \"$tok\"
+  tok=$(zklock lock deploy --detach --lease 10m)      held at most 10 minutes
+  tok=$(zklock lock maint --ttl 2h)                   a persistent node; no process
+                                                      holds it; the server deletes
+                                                      it 2h after its last change
+
+The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
+fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
+exits with the command's exit code (128+n if it died of signal n), 1 if the
+lock was not acquired (change with -E), 3 if ZooKeeper was unreachable, 4 if
+the lock was lost while held (the command is stopped: --kill-signal, then
+SIGKILL after --kill-after). / and /zookeeper (and below) are never locks:
+exit 2, before connecting.";
+
+/// `zklock release`.
+pub(super) const RELEASE_EXAMPLES: &str = "\
+Examples:
+  tok=$(zklock lock deploy --detach); ...; zklock release \"$tok\"
+  zklock release --if-exists \"$tok\"           no error if it is already gone
+  zklock release --holders deploy             delete whatever holds /locks/deploy now
+  zklock release --revoke --force-after 30s deploy
+                                              ask the holders to let go (Curator's
+                                              revocation: __REVOKE__ in their nodes),
+                                              delete those still there after 30s
+
+Only lock contender nodes are deleted, as ls and stat show them: a name a lock
+library makes, on a node that library makes (ephemeral; persistent only for
+kazoo's names and zklock's --ttl nodes). A token naming anything else (a
+persistent config node called lock-0000000001, a node with children) is
+refused with exit 2. Each node is deleted only if it is still the node read
+(same czxid and owner session) at the version read: a node that changed or
+was made again meanwhile is left alone, and said so (exit 10).
+--revoke writes __REVOKE__ only into holders that obey it: Curator's and
+zklock's own (any dialect); kazoo, HBase and ZooKeeper-recipe holders are
+reported, and only --force-after (a delete) breaks them.
+A token whose node is gone exits 6 (0 with --if-exists). A zklock holder whose
+node is deleted or revoked stops its command and exits 4. A release that
+stops on an error prints what it did before it, then the error; a delete
+refused by the parent's ACL (deleting needs DELETE on the parent) exits 5.
+JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reason\"}]}";
+
+/// `zklock ls`.
+pub(super) mod ls {
+    /// Short examples for `zklock ls -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  zklock ls                        every lock under /locks
+  zklock ls app -o json            every lock under /locks/app, as JSON
+  zklock ls /hbase/table-lock      HBase's table locks";
+
+    /// What every inspection command's man page says about locks and their JSON.
+    pub(in crate::cli) const LOCKS_EXPLAINED: &str = "\
+What is a lock: a node whose children are lock contenders of any dialect
+zklock knows: Curator (_c_<uuid>-lock-N, -__READ__N, -__WRIT__N), kazoo
+(<hex32>__lock__N, __rlock__N), HBase 1.x (read-N, write-N), ZooKeeper's
+recipe (x-<session>-N), generic (lock-N, <anything>-lock-N); or a semaphore:
+Curator's (<path>/leases/_c_<uuid>-lease-N, acquirers queued in
+<path>/locks/) or kazoo's (<path>/<hex32> leases, the maximum in <path>'s
+data, acquirers queued in <path>-__lock__, which must exist). A contender
+must also be a node its library makes: ephemeral (owned by a session);
+persistent only for kazoo's names and zklock's own --ttl nodes (zklock's
+owner record as data). Leases are ephemeral. A persistent lock-0000000001,
+write-N, read-N or x-<digits>-N is application data (ensembles are shared
+with Kafka, HBase and others whose nodes end in ten digits too). Other
+children are not contenders: never shown, never counted. A lock with no
+contender left is
+not a lock any more (it is shown as a plain node). kind is mutex,
+read-write (some contender reads or writes) or semaphore; dialect is the
+contenders' library, or mixed when several libraries queue on one node: they
+are still ordered by sequence number (signed, so wrapped negative numbers
+come first), and who holds is decided as zklock's own lock decides it.
+Semaphores: every lease holds, except a Curator lease whose client still
+holds the internal mutex (it waits for a lease to go); acquirers queued on
+the internal mutex wait, the first for a free lease, the others on the node
+ahead.
+
+JSON, a lock: {\"path\", \"kind\", \"dialect\", \"holders\": [contender],
+\"waiters\": [contender]}, holders and waiters in queue order. A contender:
+{\"path\", \"name\", \"sequence\", \"mode\", \"session\", \"ctime_ms\", \"age_ms\",
+\"fence\", \"data\", \"owner\", \"waiting_on\", \"table_lock\"}:
+  sequence    the sequence suffix; null for kazoo's leases, which have none
+  mode        exclusive, shared, or lease (a semaphore's contenders)
+  session     the owner session, 0x...; 0x0 for a persistent (TTL) node
+  fence       the fencing token: the node's czxid
+  data        the node's data as lossy UTF-8; null when empty or unreadable
+  owner       zklock's owner record {\"tool\", \"version\", \"host\", \"pid\",
+              \"user\", \"command\", \"time\", \"data\"}; null for other data
+  waiting_on  the full path of the node it waits on (the one just ahead; a
+              reader's nearest writer ahead); null for a holder, and for a
+              semaphore acquirer waiting for any lease to go
+  table_lock  an HBase contender's decoded TableLock {\"table\", \"owner\",
+              \"thread_id\", \"shared\", \"purpose\", \"create_time_ms\",
+              \"undecoded\"} (fields null when absent; undecoded: what could
+              not be decoded, escaped); null for other contenders
+
+Reading: one session; reads go in multi-read batches of 64 (one request
+each; node by node on servers before 3.6), up to 16 batches in flight:
+every directory is listed, then every contender read, in path order
+(component by component).
+Contender nodes are leaves: zklock never lists below them. A node that goes
+meanwhile is left out, so the result is not one atomic snapshot. A PATH that
+does not exist exits 6; a directory below it that an ACL keeps us from
+listing is skipped with a note. On a terminal, a progress line appears on
+stderr when reading takes longer than a moment.";
+
+    /// The full help of `zklock ls --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}\n\n\
+Columns: LOCK, KIND, DIALECT, HOLDERS and WAITERS (how many; a kazoo semaphore
+shows holders/maximum), HELD FOR and OWNER (of the holder that has held it
+longest: zklock's user@host pid, HBase's server and table, Curator's IP or
+kazoo's identifier, else its session). HELD FOR is the age of that holder's
+node: ZooKeeper does not record when a waiter got the lock, so for a holder
+that waited first it is an upper bound. -o json prints an array of locks,
+written out as they are read.
+
+{LOCKS_EXPLAINED}"
+        )
+    }
+}
+
+/// `zklock stat`.
+pub(super) mod stat {
+    use super::ls::LOCKS_EXPLAINED;
+
+    /// Short examples for `zklock stat -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  zklock stat deploy               the lock /locks/deploy in full
+  zklock stat deploy -o json       the same as JSON
+  zklock stat /zookeeper           a plain node: zkCli's stat fields";
+
+    /// The full help of `zklock stat --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}\n\n\
+On a lock: its kind, dialect and every contender in queue order, holders
+first: NODE (relative to the lock), SEQ, MODE, STATE (holding, or waiting on
+which node), SESSION, AGE, FENCE (the czxid, the fencing token) and OWNER
+(zklock's user@host pid and --data, HBase's server, table and purpose,
+Curator's IP or kazoo's identifier, else the session). -o json prints the
+lock as ls does.
+
+On any other node (no contender below it): zkCli's stat fields and the data.
+JSON: {{\"path\", \"stat\": {{\"czxid\", \"ctime_ms\", \"mzxid\", \"mtime_ms\", \"pzxid\",
+\"cversion\", \"data_version\", \"acl_version\", \"ephemeral_owner\", \"data_length\",
+\"num_children\"}}, \"data\"}}; data is lossy UTF-8, or null when empty.
+
+A node that does not exist exits 6.
+
+{LOCKS_EXPLAINED}"
+        )
+    }
+}
+
+/// `zklock dump`.
+pub(super) mod dump {
+    use super::ls::LOCKS_EXPLAINED;
+
+    /// Short examples for `zklock dump -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  zklock dump > locks.json         every lock under /locks, for a bug report
+  zklock dump app --sessions       what each session holds or waits for
+  zklock dump -o table             one row per contender";
+
+    /// The full help of `zklock dump --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}\n\n\
+dump prints JSON unless -o table is given. The document:
+  {{\"path\", \"time_ms\" (when the dump began), \"locks\": [lock]}}
+where each lock is as ls prints it and each contender also carries \"stat\":
+every zkCli stat field, as stat prints them for a plain node. The locks are
+written out as they are read, in path order, so a dump of any size never
+sits in memory whole. With --sessions:
+  {{\"path\", \"time_ms\", \"sessions\": [{{\"session\", \"holding\": [entry],
+  \"waiting\": [entry]}}]}}, entry = {{\"lock\", \"kind\", \"dialect\", \"contender\"}}
+sessions in numeric order (0x0 gathers persistent nodes), entries in lock
+path order. -o table prints one row per contender (sorted by session with
+--sessions).
+
+{LOCKS_EXPLAINED}"
+        )
+    }
+}
+
+/// `zklock watch`.
+pub(super) mod watch {
+    /// Short examples for `zklock watch -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  zklock watch deploy                    follow /locks/deploy until Ctrl-C
+  zklock watch /locks -o json            every lock under /locks, as JSON Lines
+  zklock watch --until free maint        wait until nobody holds /locks/maint
+  zklock watch --until held -w 30s jobs  wait at most 30s for someone to take it
+  zklock watch --count 1 deploy          stop after the next change";
+
+    /// The full help of `zklock watch --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}
+
+watch prints the current state first, one line per contender (holding,
+queued) and a line `watching` that ends it, then one line per change as it
+happens:
+  waiting   a contender arrived and waits (on the node ahead of it)
+  acquired  a contender holds that did not: the new holder, its fencing
+            token (the node's czxid) and its owner
+  released  a holder's node is gone
+  left      a waiter's node is gone before it held
+  gone      the lock directory was deleted
+  gap       the connection to ZooKeeper was lost, or the session expired and
+            a new one was made: changes in between may be missing, so
+            everything was read again; the transitions follow this line
+Each line starts with the time watch saw it (UTC). PATH may hold many locks:
+every lock at or below it is followed, and PATH need not exist yet.
+
+Every event comes from reading the lock again as stat does, each time
+ZooKeeper says a node under PATH changed (one persistent recursive watch,
+ZooKeeper 3.6+; on older servers one-shot watches on every directory, set
+before each reading). A contender that comes and goes between two readings
+may not be seen; the order of what is seen is kept. A handoff is `released`
+then `acquired`.
+
+--until free: exit 0 once no lock under PATH has a holder (at once if none
+has); a script can wait for a maintenance lock this way without taking it.
+--until held: exit 0 once some lock under PATH has a holder. Both judge the
+state as read, not the intermediate counts of an event line. --count N:
+exit 0 after N changes (the state at the start and gap lines do not count).
+--timeout DUR: exit 1 when it runs out first. A signal ends it with 128+n.
+If the session expires, watch makes a new one (a gap line says so); exit 3
+when ZooKeeper cannot be reached for a new one.
+
+JSON Lines (-o json), one object per event:
+  {{\"time\", \"time_ms\", \"event\", \"lock\", \"node\", \"mode\", \"session\",
+  \"fence\", \"owner_text\", \"waiting_on\", \"holders\", \"waiters\"}}
+  time        when watch saw it, RFC 3339 UTC with milliseconds; time_ms the
+              same in milliseconds since the epoch
+  event       holding, queued, watching, waiting, acquired, released, left,
+              gone or gap
+  lock        the lock directory; for watching and gap the watched PATH
+  node        the contender's node (full path); null for watching, gone, gap
+  mode        exclusive, shared or lease; null without a node
+  session     the contender's session, 0x...; null without a node
+  fence       the contender's fencing token (czxid); null without a node
+  owner_text  who the contender is, as text (as stat's OWNER column shows it:
+              zklock's user@host pid, Curator's IP, kazoo's identifier, or
+              the session); null without a node. (Named apart from the
+              owner object of ls/stat/dump, zklock's parsed record.)
+  waiting_on  the node a waiter waits on; null for holders
+  holders     how many hold the lock after this event (watching, gap: in
+              every lock under PATH)
+  waiters     how many wait, counted the same way"
+        )
+    }
+}
+
+/// `zklock reap`.
+pub(super) mod reap {
+    /// Short examples for `zklock reap -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  zklock reap --older-than 1h --dry-run     what would go: contenders older than an hour
+  zklock reap --older-than 1h               delete them (asks on a terminal)
+  zklock reap --session 0x1000a2b3c4d0005 --yes app
+                                            every node of that session under /locks/app
+  zklock reap --all --empty --yes old-app   everything under /locks/old-app, directories too";
+
+    /// The full help of `zklock reap --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}
+
+Selectors (a node must match every one given): --older-than DUR (the
+node's ctime is at least DUR ago, by this machine's clock), --session ID
+(its owner session, 0x... as zklock and zkCli print it, or decimal), --all
+(every contender). At least one, or --empty alone; otherwise exit 2.
+
+Only lock contender nodes are ever deleted: the holders and waiters ls and
+stat show, of every dialect (semaphore leases and their acquirers too). A
+node is a contender when its name is one a lock library makes and its node
+is one that library makes: ephemeral (owned by a session); persistent only
+for kazoo's <hex32>__lock__N names and zklock's own --ttl nodes (known by
+zklock's owner record). A persistent lock-0000000001, write-N, read-N or
+x-<digits>-N is some application's data and is never touched, nor is any
+other child of a lock directory (broker ids, election nodes, queue
+entries). Per lock, waiters go first, from the back of the queue, then
+holders, so no waiter is granted a lock only to lose it.
+
+--empty also deletes the lock directories this reap empties: a lock
+directory at or below PATH whose every contender this reap deletes, with no
+other child and no data, after its contenders. An empty node found empty is
+never deleted: nothing shows what it held (Kafka's broker list, an emptied
+queue), and the server shows containers to clients as persistent nodes.
+zklock's and Curator's lock directories are containers and go by themselves
+once empty. Never /, /zookeeper, --root or anything above it; never a
+semaphore's directory.
+
+Every node is deleted only if it is still the node that was listed (and
+shown at the prompt): just before its delete, its stat is read again
+(batched) and its czxid and owner session must match, and the delete
+carries the data version it was read at. A node that changed, or was
+deleted and made again under the same name, is left alone and reported.
+What remains is one round trip between that read and the delete. The
+deletes go on one session in multi requests of 128 (one transaction on the
+server each), 8 requests in flight; when one delete of a multi fails, that
+node is reported and the others are deleted one by one. --dry-run only
+lists. Otherwise, with stdin a terminal zklock lists what will go and asks;
+without a terminal it needs --yes, and exits 2 without deleting anything.
+
+A reap that stops on an error (a lost session, a delete refused) prints
+what it deleted before the error, then the error and its exit code.
+Deleting a node needs DELETE permission on its parent: a refused delete
+names the parent whose ACL refused it (exit 5).
+
+A live holder whose node is reaped has lost its lock: a zklock holder stops
+its command and exits 4; other libraries' holders may not notice at all.
+That is the price of reaping: reap what is stale, not what is slow.
+
+Exit: 0 when every node selected is gone (including nodes someone else
+removed meanwhile); 10 when some were left alone; 2 when not confirmed; 5
+when a delete was refused. JSON: {{\"deleted\": [path], \"skipped\":
+[{{\"path\", \"reason\"}}]}}; with --dry-run {{\"would_delete\": [node],
+\"deleted\": [], \"skipped\": []}}, where node = {{\"path\", \"what\" (holder,
+waiter, empty-directory), \"lock\", \"session\" (0x..., null for a
+directory), \"age_ms\", \"owner\" (as stat shows it; null for a
+directory)}}."
+        )
+    }
+}
