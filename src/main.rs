@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         // not an error, as for any Unix filter.
         Err(err) if exit::is_closed_pipe(&err) => exit::ExitStatus::Success,
         Err(err) => {
-            eprintln!("zklock: {err:#}");
+            eprintln!("zklock: {}", zklock::output::inert(&format!("{err:#}")));
             exit::status_for(&err)
         }
     };

@@ -2,11 +2,12 @@
 //! server (paths, hosts, durations, flags that go together) happens here, so
 //! a usage error exits 2 before any connection is made.
 
+use std::path::Path;
 use std::time::Duration;
 
 use super::{
     Cli, CliCommand, DEFAULT_HOSTS, DEFAULT_ROOT, DialectArg, GlobalArgs, LockCmdArgs,
-    OutputFormat, ReapCmdArgs, ReleaseCmdArgs, ShellArg, UntilArg, WatchCmdArgs,
+    OutputFormat, ReapCmdArgs, ReleaseCmdArgs, SaslArg, ShellArg, UntilArg, WatchCmdArgs,
 };
 use crate::admin::reap::Selector;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
@@ -17,7 +18,9 @@ use crate::lock::{Dialect, Kind, name};
 use crate::output::{Format, Printer};
 use crate::run::parse_signal;
 use crate::usage::UsageError;
-use crate::zk::{self, Auth, ConnectOptions, Hosts, RetryPolicy};
+use crate::zk::{
+    self, Auth, ConnectOptions, Hosts, NodeAcl, RetryPolicy, SaslConfig, Secret, Secured, TlsConfig,
+};
 
 impl From<ShellArg> for Shell {
     fn from(shell: ShellArg) -> Shell {
@@ -163,6 +166,7 @@ impl LockCmdArgs {
             timeout: self.timeout,
             conflict_exit_code: self.conflict_exit_code,
             data: self.data,
+            record_command: self.record_command,
             holding,
         })
     }
@@ -257,24 +261,35 @@ impl GlobalArgs {
     /// The checked global options; `offline` skips the connection settings
     /// (hosts, root, auth), which are then the built-in defaults.
     fn into_globals(self, default_format: Format, offline: bool) -> Result<Globals, UsageError> {
-        let (hosts, root, auth) = if offline {
+        let (hosts, root, secured, acl) = if offline {
             (
                 DEFAULT_HOSTS.to_owned(),
                 DEFAULT_ROOT.to_owned(),
-                Vec::new(),
+                Secured::default(),
+                NodeAcl::default(),
             )
         } else {
             let hosts = self
                 .hosts
+                .clone()
                 .or_else(|| std::env::var("ZK_HOSTS").ok())
                 .unwrap_or_else(|| DEFAULT_HOSTS.to_owned());
             zk::path::validate(&self.root).map_err(|e| UsageError::new(format!("--root: {e}")))?;
-            let auth = self
-                .auth
-                .iter()
-                .map(|a| Auth::parse(a))
-                .collect::<Result<Vec<_>, _>>()?;
-            (hosts, self.root, auth)
+            let secured = match self.holder_secrets_fd {
+                Some(fd) => read_handover(fd)?,
+                None => self.secured(Hosts::parse(&hosts)?.any_tls())?,
+            };
+            let acl = NodeAcl::parse(&self.acl)?;
+            let has_identity = !secured.auth.is_empty()
+                || secured.sasl.is_some()
+                || secured.tls.as_ref().is_some_and(|t| t.identity.is_some());
+            if acl.needs_identity() && !has_identity {
+                return Err(UsageError::new(
+                    "--acl creator and creator-only give the nodes to the session's identities, \
+                     and this session has none: add --auth, --sasl or a TLS client certificate",
+                ));
+            }
+            (hosts, self.root.clone(), secured, acl)
         };
         let format = match self.output {
             Some(OutputFormat::Table) => Format::Table,
@@ -286,7 +301,8 @@ impl GlobalArgs {
                 hosts: Hosts::parse(&hosts)?,
                 session_timeout: self.session_timeout,
                 connect_timeout: self.connect_timeout,
-                auth,
+                secured,
+                acl,
                 read_only: self.read_only,
                 retry: RetryPolicy::new(self.retries),
             },
@@ -295,6 +311,113 @@ impl GlobalArgs {
             verbosity: self.verbose,
         })
     }
+
+    /// Credentials (`--auth`, `--auth-file`), TLS and SASL, with every file
+    /// they name read.
+    fn secured(&self, some_host_tls: bool) -> Result<Secured, UsageError> {
+        let mut auth = self
+            .auth
+            .iter()
+            .map(|a| Auth::parse(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(file) = &self.auth_file {
+            let text = read_file("--auth-file", file)?;
+            for line in text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            {
+                auth.push(Auth::parse(line).map_err(|e| {
+                    UsageError::new(format!("--auth-file {}: {e}", file.display()))
+                })?);
+            }
+        }
+        let tls = if self.tls || some_host_tls || self.tls_ca.is_some() || self.tls_cert.is_some() {
+            Some(self.tls_config()?)
+        } else {
+            None
+        };
+        Ok(Secured {
+            auth,
+            tls,
+            sasl: self.sasl_config()?,
+        })
+    }
+
+    fn tls_config(&self) -> Result<TlsConfig, UsageError> {
+        let ca = match &self.tls_ca {
+            Some(file) => read_file("--tls-ca", file)?,
+            None => read_file("the system trust store", Path::new(SYSTEM_TRUST_STORE))?,
+        };
+        let identity = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some((
+                read_file("--tls-cert", cert)?,
+                Secret::new(read_file("--tls-key", key)?),
+            )),
+            _ => None,
+        };
+        Ok(TlsConfig {
+            every_host: self.tls,
+            ca,
+            identity,
+            verify_hostname: !self.tls_no_verify_hostname,
+        })
+    }
+
+    fn sasl_config(&self) -> Result<Option<SaslConfig>, UsageError> {
+        let Some(mechanism) = self.sasl else {
+            return Ok(None);
+        };
+        Ok(Some(match mechanism {
+            SaslArg::DigestMd5 => {
+                let (Some(user), Some(file)) = (&self.sasl_user, &self.sasl_password_file) else {
+                    return Err(UsageError::new(
+                        "--sasl digest-md5 needs --sasl-user and --sasl-password-file",
+                    ));
+                };
+                let text = read_file("--sasl-password-file", file)?;
+                let password = text.lines().next().unwrap_or_default().to_owned();
+                SaslConfig::DigestMd5 {
+                    user: user.clone(),
+                    password: Secret::new(password),
+                }
+            }
+            SaslArg::Gssapi => SaslConfig::Gssapi {
+                service: self.sasl_service.clone(),
+                host: self.sasl_host.clone(),
+            },
+        }))
+    }
+}
+
+/// Where Debian and its derivatives keep the system's trusted CAs.
+const SYSTEM_TRUST_STORE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+/// Reads a file an option names; the error names the option and the file,
+/// never the content.
+fn read_file(option: &str, file: &Path) -> Result<String, UsageError> {
+    std::fs::read_to_string(file)
+        .map_err(|e| UsageError::new(format!("{option}: cannot read {}: {e}", file.display())))
+}
+
+/// The secured-connection settings a detached holder's parent wrote to
+/// descriptor `fd`.
+fn read_handover(fd: i32) -> Result<Secured, UsageError> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    // SAFETY: F_GETFD only checks that the descriptor is open.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(UsageError::new(format!(
+            "--holder-secrets-fd {fd}: not open"
+        )));
+    }
+    // SAFETY: the descriptor is open and nothing else in this process owns it.
+    let mut pipe = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut text = String::new();
+    pipe.read_to_string(&mut text)
+        .ok()
+        .and_then(|_| Secured::from_handover(&text))
+        .ok_or_else(|| UsageError::new("the parent's connection settings could not be read"))
 }
 
 #[cfg(test)]

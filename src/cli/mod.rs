@@ -11,6 +11,7 @@ mod convert;
 mod generate;
 mod help;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -50,7 +51,35 @@ impl Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
         let mut cli = Cli::try_parse_from(&args).unwrap_or_else(|err| with_hint(err).exit());
         cli.ends_with_separator = args.len() > 1 && args.last().is_some_and(|arg| arg == "--");
+        forget_secret_environment();
         cli
+    }
+}
+
+/// The environment variables that hold secrets themselves (not the names
+/// of files that hold them).
+const SECRET_VARIABLES: [&str; 1] = ["ZKLOCK_AUTH"];
+
+/// Once parsed, the secrets in the environment are wiped and removed, so
+/// that neither the command run under a lock nor the guard process inherits
+/// them, and /proc/PID/environ of this process no longer shows them.
+///
+/// Must run before any other thread starts: `from_env` runs first in `main`.
+fn forget_secret_environment() {
+    for name in SECRET_VARIABLES {
+        let key = std::ffi::CString::new(name).expect("no NUL in the variable names");
+        // SAFETY: no other thread exists yet (see above), so nothing reads or
+        // changes the environment meanwhile. getenv returns a pointer into
+        // the process's environment block, valid and writable for the
+        // value's length; overwriting it in place is what removes it from
+        // /proc/PID/environ, which shows that block.
+        unsafe {
+            let value = libc::getenv(key.as_ptr());
+            if !value.is_null() {
+                std::ptr::write_bytes(value, 0, libc::strlen(value));
+            }
+            std::env::remove_var(name);
+        }
     }
 }
 
@@ -113,6 +142,97 @@ pub struct GlobalArgs {
     )]
     pub auth: Vec<String>,
 
+    /// Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in
+    /// the process list
+    #[arg(long, global = true, env = "ZKLOCK_AUTH_FILE", value_name = "FILE")]
+    pub auth_file: Option<PathBuf>,
+
+    /// Talk TLS to every host (ZooKeeper's secureClientPort); or name single hosts
+    /// tcp+tls://host:port
+    #[arg(long, global = true, env = "ZKLOCK_TLS")]
+    pub tls: bool,
+
+    /// Trust the CA certificates in this PEM file [default: the system's trust store]
+    #[arg(long, global = true, env = "ZKLOCK_TLS_CA", value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+
+    /// Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of --tls-cert
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
+
+    /// Accept a server certificate that does not name the host connected to
+    #[arg(long, global = true, env = "ZKLOCK_TLS_NO_VERIFY_HOSTNAME")]
+    pub tls_no_verify_hostname: bool,
+
+    /// Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi
+    /// (Kerberos, from the ticket cache of KRB5CCNAME)
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_SASL",
+        value_enum,
+        value_name = "MECHANISM"
+    )]
+    pub sasl: Option<SaslArg>,
+
+    /// The DIGEST-MD5 user name
+    #[arg(long, global = true, env = "ZKLOCK_SASL_USER", value_name = "USER")]
+    pub sasl_user: Option<String>,
+
+    /// The file holding the DIGEST-MD5 password (its first line)
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_SASL_PASSWORD_FILE",
+        value_name = "FILE"
+    )]
+    pub sasl_password_file: Option<PathBuf>,
+
+    /// The service part of the server's Kerberos principal
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_SASL_SERVICE",
+        default_value = "zookeeper",
+        value_name = "NAME"
+    )]
+    pub sasl_service: String,
+
+    /// The host part of the server's Kerberos principal [default: the host connected to]
+    #[arg(long, global = true, env = "ZKLOCK_SASL_HOST", value_name = "HOST")]
+    pub sasl_host: Option<String>,
+
+    /// ACL of the nodes zklock creates: open, creator (all for your identities, read for the
+    /// world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_ACL",
+        value_delimiter = ',',
+        value_name = "ACL"
+    )]
+    pub acl: Vec<String>,
+
+    /// Read the secured-connection settings from this descriptor (a detached holder's)
+    #[arg(long, global = true, hide = true, value_name = "FD")]
+    pub holder_secrets_fd: Option<i32>,
+
     /// Allow a read-only server (inspection commands only)
     #[arg(long, global = true)]
     pub read_only: bool,
@@ -143,6 +263,14 @@ pub struct GlobalArgs {
     /// Log what zklock does to stderr (-vv for more)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// `--sasl` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SaslArg {
+    #[value(name = "digest-md5")]
+    DigestMd5,
+    Gssapi,
 }
 
 /// `-o/--output` values.
@@ -248,6 +376,11 @@ pub struct LockCmdArgs {
     /// Text to store in the lock node's owner record
     #[arg(long, value_name = "TEXT")]
     pub data: Option<String>,
+
+    /// Record COMMAND's whole command line in the owner record, which every client that can
+    /// read the node sees [default: only the program's name]
+    #[arg(long)]
+    pub record_command: bool,
 
     /// Whose node names to create, so that library's clients wait for us
     #[arg(long, value_enum, default_value_t = DialectArg::Curator)]

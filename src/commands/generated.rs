@@ -71,7 +71,7 @@ pub fn man_file_name(command: &str) -> String {
 
 /// Prints the completion script for `shell`.
 pub fn completions(globals: &Globals, shell: Shell) -> Result<ExitStatus> {
-    globals.printer.line(shell.script().trim_end())?;
+    globals.printer.own_text(shell.script().trim_end())?;
     Ok(ExitStatus::Success)
 }
 
@@ -82,6 +82,6 @@ pub fn man(globals: &Globals, command: Option<&str>) -> Result<ExitStatus> {
         .iter()
         .find(|(name, _)| *name == wanted)
         .ok_or_else(|| UsageError::new(format!("no man page for {wanted:?}")))?;
-    globals.printer.line(page.trim_end())?;
+    globals.printer.own_text(page.trim_end())?;
     Ok(ExitStatus::Success)
 }

@@ -30,6 +30,9 @@ pub struct LockArgs {
     /// The exit code when the lock is not acquired (`-E`).
     pub conflict_exit_code: u8,
     pub data: Option<String>,
+    /// Record the command's whole command line in the owner record, not
+    /// only its program name.
+    pub record_command: bool,
     /// What to do once the lock is ours.
     pub holding: Holding,
 }
@@ -94,7 +97,7 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
     {
         return Err(UsageError::new(format!("--while-pid {pid}: no such process")).into());
     }
-    let (word, interrupted) = detach::spawn_holder(signals).await?;
+    let (word, interrupted) = detach::spawn_holder(signals, &globals.connect.secured).await?;
     match (word, interrupted) {
         (_, Some(signal)) => Ok(ExitStatus::Interrupted(signal)),
         (HolderWord::Held(token), None) => {
@@ -103,7 +106,7 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
         }
         (HolderWord::Failed(code, message), None) => {
             if !message.is_empty() {
-                eprintln!("zklock: {message}");
+                eprintln!("zklock: {}", crate::output::inert(&message));
             }
             Ok(ExitStatus::Child(code))
         }
@@ -130,8 +133,10 @@ async fn lock_and_hold(
             None => Duration::ZERO,
         };
         let evidence = LeaderEvidence::track(&session, connect_sent);
-        let owner =
-            Owner::of_this_process(args.command().map(|c| c.argv.clone()), args.data.clone());
+        let recorded = args
+            .command()
+            .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
+        let owner = Owner::of_this_process(recorded, args.data.clone());
         let spec = LockSpec {
             path: args.path.clone(),
             kind: args.kind,

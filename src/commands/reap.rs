@@ -239,7 +239,11 @@ async fn confirm(path: &str, nodes: &[Doomed]) -> Result<()> {
         summary(nodes)
     );
     for node in nodes.iter().take(SHOWN_BEFORE_ASKING) {
-        question += &format!("  {}  ({})\n", node.path, node.what.as_str());
+        question += &format!(
+            "  {}  ({})\n",
+            output::inert(&node.path),
+            node.what.as_str()
+        );
     }
     if nodes.len() > SHOWN_BEFORE_ASKING {
         question += &format!(

@@ -130,7 +130,7 @@ async fn follow(
 
 fn print(printer: &Printer, event: &LockEvent) -> Result<()> {
     match printer.format {
-        Format::Json => printer.line(&serde_json::to_string(event)?),
+        Format::Json => printer.json_line(event),
         Format::Table => printer.line(&line(event)),
     }
 }

@@ -221,11 +221,12 @@ impl<'s> Contention<'s> {
         let client = self.session.client();
         let retry = self.session.retry();
         let target = self.node_path(&self.prefix);
+        let acls = self.session.acls();
         let options = match self.spec.ttl {
             Some(ttl) => zkc::CreateMode::PersistentSequential
-                .with_acls(zkc::Acls::anyone_all())
+                .with_acls(acls)
                 .with_ttl(ttl),
-            None => zkc::CreateMode::EphemeralSequential.with_acls(zkc::Acls::anyone_all()),
+            None => zkc::CreateMode::EphemeralSequential.with_acls(acls),
         };
         let mut attempt = 0;
         loop {
@@ -409,7 +410,7 @@ async fn make_ancestors(session: &Session, lock: &str) -> Result<(), zk::Error> 
     }
     dirs.reverse();
     for mode in [zkc::CreateMode::Container, zkc::CreateMode::Persistent] {
-        let options = mode.with_acls(zkc::Acls::anyone_all());
+        let options = mode.with_acls(session.acls());
         let client = session.client();
         let creates: Vec<_> = dirs
             .iter()

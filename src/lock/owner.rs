@@ -12,7 +12,9 @@ pub struct Owner {
     pub host: String,
     pub pid: u32,
     pub user: String,
-    /// The command run under the lock, if any.
+    /// The command run under the lock, if any: its program name, or its
+    /// whole command line when asked (arguments may hold secrets, and the
+    /// record is as readable as the node).
     pub command: Option<Vec<String>>,
     /// When the contender was created, RFC 3339 UTC.
     pub time: String,
@@ -32,6 +34,16 @@ impl Owner {
             command,
             time: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
             data,
+        }
+    }
+
+    /// What the record says of `argv`: the program's name alone (`sh` for
+    /// a `--shell` script), or the whole command line when `whole` is set.
+    pub fn recorded_command(argv: &[String], shell: bool, whole: bool) -> Vec<String> {
+        match (whole, shell) {
+            (true, _) => argv.to_vec(),
+            (false, true) => vec!["sh".to_owned()],
+            (false, false) => argv.iter().take(1).cloned().collect(),
         }
     }
 
@@ -99,5 +111,14 @@ mod tests {
         assert_eq!(Owner::parse(b"10.0.0.7"), None);
         assert_eq!(Owner::parse(b"{\"tool\":\"other\"}"), None);
         assert_eq!(Owner::parse(b""), None);
+    }
+
+    #[test]
+    fn records_the_program_name_unless_asked_for_more() {
+        let argv: Vec<String> = ["mysql", "-pS3CRET"].map(String::from).into();
+        assert_eq!(Owner::recorded_command(&argv, false, false), ["mysql"]);
+        assert_eq!(Owner::recorded_command(&argv, false, true), argv);
+        let script = vec!["curl -u me:S3CRET x".to_owned()];
+        assert_eq!(Owner::recorded_command(&script, true, false), ["sh"]);
     }
 }

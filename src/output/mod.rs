@@ -3,6 +3,12 @@
 //!
 //! Commands compute a report once and hand it to [`Printer::report`]; they
 //! never format output themselves, so table and JSON cannot drift apart.
+//!
+//! Node names, data and owner records come from anyone who can write to
+//! ZooKeeper. Every text this module puts before a person goes through
+//! [`inert`], and every JSON document through [`inert_json`], so that no
+//! node can move the cursor, retitle or clear the terminal, or reorder what
+//! is shown with bidirectional overrides.
 
 use std::io::{IsTerminal, Write};
 
@@ -52,32 +58,102 @@ impl Printer {
     /// Prints a report on stdout in the chosen format.
     pub fn report(&self, report: &impl Report) -> anyhow::Result<()> {
         let text = match self.format {
-            Format::Json => serde_json::to_string_pretty(report)?,
-            Format::Table => match report.heading() {
-                Some(heading) => format!("{heading}\n\n{}", report.table()),
-                None => report.table().to_string(),
-            },
+            Format::Json => inert_json(serde_json::to_string_pretty(report)?),
+            Format::Table => {
+                let table = match report.heading() {
+                    Some(heading) => format!("{heading}\n\n{}", report.table()),
+                    None => report.table().to_string(),
+                };
+                table.lines().map(inert).collect::<Vec<_>>().join("\n")
+            }
         };
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{text}")?;
-        out.flush()?;
-        Ok(())
+        write_stdout(&text)
     }
 
-    /// Prints one line on stdout (a token, say), whatever the format.
+    /// Prints one line on stdout (a token, an event), whatever the format;
+    /// a control character in it is shown escaped.
     pub fn line(&self, text: &str) -> anyhow::Result<()> {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{text}")?;
-        out.flush()?;
-        Ok(())
+        write_stdout(&inert(text))
+    }
+
+    /// Prints `value` as one line of JSON on stdout.
+    pub fn json_line(&self, value: &impl Serialize) -> anyhow::Result<()> {
+        write_stdout(&inert_json(serde_json::to_string(value)?))
+    }
+
+    /// Prints text zklock wrote itself (a man page, a completion script) on
+    /// stdout as it is.
+    pub fn own_text(&self, text: &str) -> anyhow::Result<()> {
+        write_stdout(text)
     }
 
     /// Tells the person something on stderr, unless `-q`.
     pub fn note(&self, text: &str) {
         if !self.quiet {
-            eprintln!("zklock: {text}");
+            eprintln!("zklock: {}", inert(text));
         }
     }
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// True for the characters that drive a terminal or reorder text: the C0
+/// and C1 controls and DEL (escape sequences, carriage return, backspace),
+/// and the Unicode bidirectional marks, embeddings, overrides and isolates.
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` safe to show on a terminal: every control character and bidi
+/// control is written as an escape (`\n`, `\r`, `\t`, `\x1b`, `\u{202e}`),
+/// so the text stays on one line and reads as it is stored.
+pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_unsafe(c) && (c as u32) < 0x100 => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if is_unsafe(c) => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A JSON document whose strings hold no raw DEL, C1 or bidi control:
+/// serde_json escapes the C0 controls itself, the rest are written as
+/// `\uXXXX`, which means the same to every JSON reader, so the document
+/// stays faithful and a terminal it is printed on stays unharmed.
+pub fn inert_json(json: String) -> String {
+    if !json.chars().any(is_unsafe) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        // Outside strings, pretty JSON has only newlines and spaces.
+        if is_unsafe(c) && c != '\n' {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A table in zklock's house style: no borders, wrapped
@@ -131,7 +207,7 @@ impl Printer {
             return None;
         }
         let bar = self.spinning(indicatif::ProgressBar::new_spinner());
-        bar.set_message(message.to_owned());
+        bar.set_message(inert(message).into_owned());
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         Some(Spinner { bar })
     }
@@ -140,7 +216,7 @@ impl Printer {
 impl Spinner {
     /// Replaces the message.
     pub fn set(&self, message: String) {
-        self.bar.set_message(message);
+        self.bar.set_message(inert(&message).into_owned());
     }
 
     /// Removes the spinner from the terminal.
@@ -228,7 +304,7 @@ impl Printer {
             progress.bar.set_style(style);
         }
         progress.bar.set_length(total);
-        progress.bar.set_message(message.to_owned());
+        progress.bar.set_message(inert(message).into_owned());
         Some(progress)
     }
 }
@@ -237,7 +313,7 @@ impl Progress {
     /// Replaces the message; draws the line once the work has run for
     /// [`PROGRESS_DELAY`].
     pub fn set(&self, message: String) {
-        self.bar.set_message(message);
+        self.bar.set_message(inert(&message).into_owned());
         self.show_when_due();
     }
 
@@ -333,7 +409,9 @@ impl<W: Write> JsonStream<W> {
             out: &mut self.out,
             indent: self.indent.as_bytes(),
         };
-        serde_json::to_writer_pretty(indented, element)?;
+        let json = inert_json(serde_json::to_string_pretty(element)?);
+        let mut indented = indented;
+        indented.write_all(json.as_bytes())?;
         self.elements += 1;
         Ok(())
     }
@@ -397,6 +475,25 @@ impl<W: Write> Write for Indented<'_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn untrusted_text_cannot_drive_a_terminal() {
+        let hostile = "a\x1b]0;pwned\x07b\rc\x7f\u{9b}2J\u{202e}fdp.exe\u{2066}\nz";
+        let shown = inert(hostile);
+        assert_eq!(
+            shown,
+            "a\\x1b]0;pwned\\x07b\\rc\\x7f\\x9b2J\\u{202e}fdp.exe\\u{2066}\\nz"
+        );
+        assert!(!shown.chars().any(is_unsafe));
+        assert!(matches!(
+            inert("/locks/deploy"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let json = inert_json(serde_json::to_string(&serde_json::json!({ "h": hostile })).unwrap());
+        assert!(!json.chars().any(is_unsafe), "{json}");
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["h"], hostile);
+    }
 
     #[derive(Serialize)]
     struct Document<'a> {

@@ -17,6 +17,7 @@ use anyhow::{Context, Result, bail};
 use tokio::io::AsyncReadExt;
 
 use super::Signals;
+use crate::zk;
 
 /// The hidden option that makes a zklock process the detached holder,
 /// reporting on the given file descriptor.
@@ -24,6 +25,30 @@ pub const HOLDER_FLAG: &str = "--holder-report-fd";
 
 /// The descriptor the holder reports on.
 const REPORT_FD: i32 = 3;
+
+/// The hidden option that tells the holder where to read its
+/// secured-connection settings.
+const SECRETS_FLAG: &str = "--holder-secrets-fd";
+
+/// The descriptor the holder reads its secured-connection settings from.
+const SECRETS_FD: i32 = 4;
+
+/// The options that carry the secured-connection settings: the holder gets
+/// them over [`SECRETS_FD`] instead, so that no secret sits in its argv for
+/// the whole lease. Those that take a value, then the switches.
+const SECURED_OPTIONS: [&str; 10] = [
+    "--auth",
+    "--auth-file",
+    "--tls-ca",
+    "--tls-cert",
+    "--tls-key",
+    "--sasl",
+    "--sasl-user",
+    "--sasl-password-file",
+    "--sasl-service",
+    "--sasl-host",
+];
+const SECURED_SWITCHES: [&str; 2] = ["--tls", "--tls-no-verify-hostname"];
 
 /// What the holder said.
 #[derive(Debug, PartialEq, Eq)]
@@ -34,21 +59,37 @@ pub enum HolderWord {
     Failed(u8, String),
 }
 
-/// Starts the holder (this process's own command line plus [`HOLDER_FLAG`])
-/// and waits for its word. A signal meanwhile is passed on to the holder,
-/// which then leaves the queue and reports.
-pub async fn spawn_holder(signals: &mut Signals) -> Result<(HolderWord, Option<i32>)> {
+/// Starts the holder (this process's own command line, without its
+/// secured-connection options, plus [`HOLDER_FLAG`]), hands it those settings
+/// over a pipe, and waits for its word. A signal meanwhile is passed on to
+/// the holder, which then leaves the queue and reports.
+pub async fn spawn_holder(
+    signals: &mut Signals,
+    secured: &zk::Secured,
+) -> Result<(HolderWord, Option<i32>)> {
     let (read_end, write_end) = pipe()?;
+    let (secrets_read, secrets_write) = pipe()?;
     let mut command =
         Command::new(std::env::current_exe().context("cannot find zklock's own binary")?);
     command
-        .args(std::env::args_os().skip(1))
+        .args(without_secured_options(std::env::args_os().skip(1)))
         .args([HOLDER_FLAG, &REPORT_FD.to_string()])
+        .args([SECRETS_FLAG, &SECRETS_FD.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .current_dir("/");
-    let write_raw = std::os::fd::AsRawFd::as_raw_fd(&write_end);
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(|n| {
+            ["ZKLOCK_AUTH", "ZKLOCK_TLS", "ZKLOCK_SASL"]
+                .iter()
+                .any(|prefix| n.starts_with(prefix))
+        }) {
+            command.env_remove(name);
+        }
+    }
+    let report_raw = std::os::fd::AsRawFd::as_raw_fd(&write_end);
+    let secrets_raw = std::os::fd::AsRawFd::as_raw_fd(&secrets_read);
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         command.pre_exec(move || {
@@ -56,14 +97,16 @@ pub async fn spawn_holder(signals: &mut Signals) -> Result<(HolderWord, Option<i
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            // dup2 onto itself would keep close-on-exec; clear it instead.
-            let moved = if write_raw == REPORT_FD {
-                libc::fcntl(REPORT_FD, libc::F_SETFD, 0)
-            } else {
-                libc::dup2(write_raw, REPORT_FD)
-            };
-            if moved < 0 {
-                return Err(std::io::Error::last_os_error());
+            for (from, to) in [(report_raw, REPORT_FD), (secrets_raw, SECRETS_FD)] {
+                // dup2 onto itself would keep close-on-exec; clear it instead.
+                let moved = if from == to {
+                    libc::fcntl(to, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(from, to)
+                };
+                if moved < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             Ok(())
         });
@@ -72,6 +115,12 @@ pub async fn spawn_holder(signals: &mut Signals) -> Result<(HolderWord, Option<i
         .spawn()
         .context("cannot start the background holder")?;
     drop(write_end);
+    drop(secrets_read);
+    // The settings are small (certificates and a few credentials), far
+    // below a pipe's buffer, so this write does not wait for the holder.
+    File::from(secrets_write)
+        .write_all(secured.to_handover().as_bytes())
+        .context("cannot hand the connection settings to the background holder")?;
     let pid = holder.id() as i32;
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(read_end)?;
     let mut text = String::new();
@@ -92,6 +141,35 @@ pub async fn spawn_holder(signals: &mut Signals) -> Result<(HolderWord, Option<i
         }
     }
     Ok((parse_word(&text)?, interrupted))
+}
+
+/// `args` without the secured-connection options and their values, up to a
+/// `--` (what follows is a command's, not ours).
+fn without_secured_options(
+    args: impl Iterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    let mut kept = Vec::new();
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            kept.push(arg);
+            kept.extend(args);
+            break;
+        }
+        let text = arg.to_string_lossy();
+        let name = text.split_once('=').map_or(text.as_ref(), |(name, _)| name);
+        if SECURED_SWITCHES.contains(&name) {
+            continue;
+        }
+        if SECURED_OPTIONS.contains(&name) {
+            if !text.contains('=') {
+                args.next();
+            }
+            continue;
+        }
+        kept.push(arg);
+    }
+    kept
 }
 
 fn pipe() -> Result<(OwnedFd, OwnedFd)> {
@@ -180,6 +258,28 @@ pub fn process_exists(pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_holder_gets_no_secured_option_in_its_argv() {
+        let args = [
+            "lock",
+            "--auth",
+            "digest:a:S3CRET",
+            "x",
+            "--auth=digest:b:S3CRET",
+            "--tls",
+            "--tls-key",
+            "k.pem",
+            "--sasl-password-file=pw",
+            "--detach",
+            "-H",
+            "h",
+        ];
+        let kept = without_secured_options(args.iter().map(Into::into));
+        assert_eq!(kept, ["lock", "x", "--detach", "-H", "h"]);
+        let after = without_secured_options(["a", "--", "--auth", "v"].iter().map(Into::into));
+        assert_eq!(after, ["a", "--", "--auth", "v"]);
+    }
 
     #[test]
     fn parses_the_holders_word() {

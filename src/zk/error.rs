@@ -47,6 +47,22 @@ pub enum Error {
     /// Connecting failed for another reason (authentication, expired session).
     #[error("cannot connect to ZooKeeper at {hosts}: {}", describe(.cause))]
     Connect { hosts: String, cause: zkc::Error },
+    /// A TLS handshake failed, for the reason given.
+    #[error("cannot connect to ZooKeeper at {hosts} over TLS: {why}")]
+    Handshake { hosts: String, why: String },
+    /// The TLS or SASL settings cannot be used (a PEM file that does not
+    /// parse, a mechanism not built in).
+    #[error("cannot connect to ZooKeeper at {hosts}: {why}")]
+    Setup { hosts: String, why: String },
+    /// The server refused the SASL authentication.
+    #[error(
+        "cannot connect to ZooKeeper at {hosts}: SASL {mechanism} authentication was refused \
+         (check the user, the password or the Kerberos ticket)"
+    )]
+    SaslRefused {
+        hosts: String,
+        mechanism: &'static str,
+    },
     /// An operation on a path failed.
     #[error("{op} {path}: {}", describe(.cause))]
     Operation {
@@ -95,7 +111,9 @@ impl Error {
     /// The exit code of SPEC §8 this error deserves.
     pub fn exit_status(&self) -> ExitStatus {
         match self {
-            Error::Unreachable { .. } => ExitStatus::Unreachable,
+            Error::Unreachable { .. } | Error::Handshake { .. } => ExitStatus::Unreachable,
+            Error::Setup { .. } => ExitStatus::Usage,
+            Error::SaslRefused { .. } => ExitStatus::PermissionDenied,
             Error::ReadOnly(_) | Error::Unsupported(_) => ExitStatus::Other,
             Error::DeleteRefused { .. } => ExitStatus::PermissionDenied,
             Error::Connect { cause, .. } | Error::Operation { cause, .. } => status_of(cause),

@@ -1,4 +1,6 @@
-//! The connect string `host:port[,host:port...][/chroot]`.
+//! The connect string `host:port[,host:port...][/chroot]`, where a host may
+//! say how to talk to it: `tcp://host:port` in plain text, `tcp+tls://host:port`
+//! over TLS.
 //!
 //! Parsed and checked here, before any connection, so that a malformed host
 //! string exits 2 with a message instead of a client-library error.
@@ -11,10 +13,51 @@ use crate::usage::UsageError;
 /// The port ZooKeeper listens on when a host names none.
 const DEFAULT_PORT: u16 = 2181;
 
+/// How a server is talked to, when its host string says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// No prefix: plain text, or TLS with `--tls`.
+    Unsaid,
+    /// `tcp://`
+    Plain,
+    /// `tcp+tls://`
+    Tls,
+}
+
+impl Protocol {
+    const PREFIXES: [(Protocol, &'static str); 2] =
+        [(Protocol::Tls, "tcp+tls://"), (Protocol::Plain, "tcp://")];
+
+    fn prefix(self) -> &'static str {
+        Protocol::PREFIXES
+            .iter()
+            .find(|(protocol, _)| *protocol == self)
+            .map_or("", |(_, prefix)| prefix)
+    }
+
+    /// Splits a `tcp://` or `tcp+tls://` prefix off a server.
+    fn split(server: &str) -> (Protocol, &str) {
+        Protocol::PREFIXES
+            .iter()
+            .find_map(|(protocol, prefix)| {
+                server.strip_prefix(prefix).map(|rest| (*protocol, rest))
+            })
+            .unwrap_or((Protocol::Unsaid, server))
+    }
+}
+
+/// One server of the connect string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Server {
+    protocol: Protocol,
+    host: String,
+    port: u16,
+}
+
 /// A parsed connect string: the servers to try and an optional chroot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hosts {
-    servers: Vec<(String, u16)>,
+    servers: Vec<Server>,
     chroot: Option<String>,
 }
 
@@ -23,10 +66,7 @@ impl Hosts {
     /// IPv4 addresses or bracketed IPv6 addresses; a missing port is 2181.
     pub fn parse(text: &str) -> Result<Hosts, UsageError> {
         let bad = |why: String| UsageError::new(format!("bad host string {text:?}: {why}"));
-        let (list, chroot) = match text.find('/') {
-            Some(i) => (&text[..i], Some(&text[i..])),
-            None => (text, None),
-        };
+        let (list, chroot) = split_chroot(text);
         if let Some(chroot) = chroot {
             path::validate(chroot).map_err(|e| bad(format!("chroot: {e}")))?;
         }
@@ -41,14 +81,58 @@ impl Hosts {
         Ok(Hosts { servers, chroot })
     }
 
-    /// The servers, as `host:port`, for messages.
+    /// The servers, as `host:port` with their protocol prefix, for messages.
     pub fn servers(&self) -> String {
         self.servers
             .iter()
-            .map(|(host, port)| format_server(host, *port))
+            .map(|server| {
+                format!(
+                    "{}{}",
+                    server.protocol.prefix(),
+                    format_server(&server.host, server.port)
+                )
+            })
             .collect::<Vec<_>>()
             .join(",")
     }
+
+    /// True when some server is named with `tcp+tls://`.
+    pub fn any_tls(&self) -> bool {
+        self.servers.iter().any(|s| s.protocol == Protocol::Tls)
+    }
+
+    /// The servers that speak TLS (`tcp+tls://`, or unprefixed ones when
+    /// `every_host` is set), as host and port.
+    pub fn tls_servers(&self, every_host: bool) -> Vec<(String, u16)> {
+        self.servers
+            .iter()
+            .filter(|s| match s.protocol {
+                Protocol::Tls => true,
+                Protocol::Unsaid => every_host,
+                Protocol::Plain => false,
+            })
+            .map(|s| (s.host.clone(), s.port))
+            .collect()
+    }
+}
+
+/// Splits `servers/chroot` at the first `/` that is not part of a
+/// `tcp://` or `tcp+tls://` prefix.
+fn split_chroot(text: &str) -> (&str, Option<&str>) {
+    let mut from = 0;
+    while let Some(found) = text[from..].find('/') {
+        let at = from + found;
+        let before = &text[..at];
+        if Protocol::PREFIXES
+            .iter()
+            .any(|(_, prefix)| before.ends_with(prefix.trim_end_matches('/')))
+        {
+            from = (at + 2).min(text.len());
+            continue;
+        }
+        return (&text[..at], Some(&text[at..]));
+    }
+    (text, None)
 }
 
 impl fmt::Display for Hosts {
@@ -69,7 +153,8 @@ fn format_server(host: &str, port: u16) -> String {
     }
 }
 
-fn parse_server(server: &str) -> Result<(String, u16), String> {
+fn parse_server(server: &str) -> Result<Server, String> {
+    let (protocol, server) = Protocol::split(server);
     if server.is_empty() {
         return Err("empty host in the list".into());
     }
@@ -100,7 +185,11 @@ fn parse_server(server: &str) -> Result<(String, u16), String> {
             _ => return Err(format!("bad port {port:?} in {server:?}")),
         },
     };
-    Ok((host.to_owned(), port))
+    Ok(Server {
+        protocol,
+        host: host.to_owned(),
+        port,
+    })
 }
 
 #[cfg(test)]
@@ -115,6 +204,24 @@ mod tests {
             hosts.to_string(),
             "zk1:2181,zk2:2181,10.0.0.3:2182/app/locks"
         );
+    }
+
+    #[test]
+    fn each_host_may_name_its_protocol() {
+        let hosts = Hosts::parse("tcp+tls://zk1:2281,tcp://zk2,zk3/app").unwrap();
+        assert_eq!(
+            hosts.servers(),
+            "tcp+tls://zk1:2281,tcp://zk2:2181,zk3:2181"
+        );
+        assert_eq!(
+            hosts.to_string(),
+            "tcp+tls://zk1:2281,tcp://zk2:2181,zk3:2181/app"
+        );
+        assert!(hosts.any_tls());
+        assert_eq!(hosts.tls_servers(false), [("zk1".to_owned(), 2281)]);
+        assert_eq!(hosts.tls_servers(true).len(), 2);
+        assert!(Hosts::parse("tcp+tls://").is_err());
+        assert!(Hosts::parse("udp://zk1").is_err());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! names the operation and path in every error and retries reads through
 //! connection loss.
 
+mod acl;
 pub(crate) mod batch;
 pub mod delete;
 mod error;
@@ -12,38 +13,44 @@ mod hosts;
 pub mod monitor;
 pub mod path;
 mod retry;
+mod secure;
 
 use std::time::Duration;
 
 use zookeeper_client as zkc;
 
+pub use acl::{AclEntry, NodeAcl};
 pub use error::{Class, Error, class_of};
 pub use hosts::Hosts;
 pub use retry::RetryPolicy;
+pub use secure::{SaslConfig, Secret, Secured, TlsConfig};
 
 use crate::usage::UsageError;
 
 /// One `--auth SCHEME:CREDENTIAL`, e.g. `digest:alice:secret`.
+/// The credential is a [`Secret`]: it never shows in a log or an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Auth {
     pub scheme: String,
-    pub credential: String,
+    pub credential: Secret,
 }
 
 impl Auth {
     /// Parses `SCHEME:CREDENTIAL`; the credential may itself contain colons.
+    /// The error never repeats the text: without a colon, it may be a bare
+    /// password.
     pub fn parse(text: &str) -> Result<Auth, UsageError> {
         match text.split_once(':') {
             Some((scheme, credential)) if !scheme.is_empty() && !credential.is_empty() => {
                 Ok(Auth {
                     scheme: scheme.to_owned(),
-                    credential: credential.to_owned(),
+                    credential: Secret::new(credential),
                 })
             }
-            _ => Err(UsageError::new(format!(
-                "bad --auth {:?}: expected SCHEME:CREDENTIAL, e.g. digest:user:password",
-                text.split(':').next().unwrap_or_default()
-            ))),
+            _ => Err(UsageError::new(
+                "bad --auth value (not shown, it may be a secret): expected SCHEME:CREDENTIAL, \
+                 e.g. digest:user:password",
+            )),
         }
     }
 }
@@ -54,7 +61,10 @@ pub struct ConnectOptions {
     pub hosts: Hosts,
     pub session_timeout: Duration,
     pub connect_timeout: Duration,
-    pub auth: Vec<Auth>,
+    /// Credentials, TLS and SASL.
+    pub secured: Secured,
+    /// The ACL of every node this session creates.
+    pub acl: NodeAcl,
     pub read_only: bool,
     pub retry: RetryPolicy,
 }
@@ -63,6 +73,7 @@ pub struct ConnectOptions {
 pub struct Session {
     client: zkc::Client,
     retry: RetryPolicy,
+    acl: NodeAcl,
 }
 
 /// Opens a session. Fails with [`Error::Unreachable`] (naming the hosts) when
@@ -75,29 +86,59 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
         .with_session_timeout(options.session_timeout)
         .with_connection_timeout(silence.min(options.connect_timeout))
         .with_readonly(options.read_only);
-    for auth in &options.auth {
-        connector = connector.with_auth(&auth.scheme, auth.credential.as_bytes());
+    for auth in &options.secured.auth {
+        connector = connector.with_auth(&auth.scheme, auth.credential.expose().as_bytes());
+    }
+    let setup_failed = |why: String| Error::Setup {
+        hosts: options.hosts.servers(),
+        why,
+    };
+    if let Some(tls) = &options.secured.tls {
+        connector = connector.with_tls(tls.options().map_err(setup_failed)?);
+    }
+    if let Some(sasl) = &options.secured.sasl {
+        connector = connector.with_sasl(sasl.options().map_err(setup_failed)?);
     }
     let hosts = options.hosts.to_string();
-    tracing::info!("connecting to {hosts}");
-    let unreachable = || Error::Unreachable {
-        hosts: options.hosts.servers(),
-        timeout: options.connect_timeout,
+    let every_host_tls = options
+        .secured
+        .tls
+        .as_ref()
+        .is_some_and(|tls| tls.every_host);
+    tracing::info!(
+        "connecting to {hosts}{}",
+        if every_host_tls { " over TLS" } else { "" }
+    );
+    let attempt = async {
+        if every_host_tls {
+            connector.secure_connect(&hosts).await
+        } else {
+            connector.connect(&hosts).await
+        }
     };
-    let client =
-        match tokio::time::timeout(options.connect_timeout, connector.connect(&hosts)).await {
-            Err(_) => return Err(unreachable()),
-            Ok(Err(zkc::Error::Timeout | zkc::Error::NoHosts | zkc::Error::ConnectionLoss)) => {
-                return Err(unreachable());
-            }
-            Ok(Err(cause)) => {
-                return Err(Error::Connect {
-                    hosts: options.hosts.servers(),
-                    cause,
-                });
-            }
-            Ok(Ok(client)) => client,
-        };
+    let client = match tokio::time::timeout(options.connect_timeout, attempt).await {
+        Err(_)
+        | Ok(Err(zkc::Error::Timeout | zkc::Error::NoHosts | zkc::Error::ConnectionLoss)) => {
+            return Err(unreachable(options).await);
+        }
+        Ok(Err(zkc::Error::AuthFailed)) if options.secured.sasl.is_some() => {
+            return Err(Error::SaslRefused {
+                hosts: options.hosts.servers(),
+                mechanism: options
+                    .secured
+                    .sasl
+                    .as_ref()
+                    .map_or("", SaslConfig::mechanism),
+            });
+        }
+        Ok(Err(cause)) => {
+            return Err(Error::Connect {
+                hosts: options.hosts.servers(),
+                cause,
+            });
+        }
+        Ok(Ok(client)) => client,
+    };
     tracing::info!(
         "session 0x{:x} established, timeout {:?}",
         client.session_id().0,
@@ -106,13 +147,43 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
     Ok(Session {
         client,
         retry: options.retry,
+        acl: options.acl.clone(),
     })
+}
+
+/// Why no server answered: a TLS handshake that fails says why; otherwise
+/// the servers were silent.
+async fn unreachable(options: &ConnectOptions) -> Error {
+    let hosts = options.hosts.servers();
+    if let Some(tls) = options.secured.tls.clone() {
+        let servers = options.hosts.tls_servers(tls.every_host);
+        let timeout = options.connect_timeout.min(Duration::from_secs(2));
+        let diagnosis = tokio::task::spawn_blocking(move || {
+            servers.iter().find_map(|(host, port)| {
+                secure::diagnose_handshake(&tls, host, *port, timeout)
+                    .map(|why| format!("{host}:{port}: {why}"))
+            })
+        })
+        .await;
+        if let Ok(Some(why)) = diagnosis {
+            return Error::Handshake { hosts, why };
+        }
+    }
+    Error::Unreachable {
+        hosts,
+        timeout: options.connect_timeout,
+    }
 }
 
 impl Session {
     /// The underlying client, for recipes that drive requests themselves.
     pub fn client(&self) -> &zkc::Client {
         &self.client
+    }
+
+    /// The ACL of every node this session creates.
+    pub fn acls(&self) -> zkc::Acls<'_> {
+        self.acl.acls()
     }
 
     /// The retry policy of this session.
