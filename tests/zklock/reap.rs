@@ -261,7 +261,8 @@ fn session(env: &TestEnv) -> (tokio::runtime::Runtime, zk::Session) {
         hosts: Hosts::parse(&env.hosts()).expect("hosts"),
         session_timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(10),
-        auth: Vec::new(),
+        secured: Default::default(),
+        acl: Default::default(),
         read_only: false,
         retry: RetryPolicy::new(5),
     };
