@@ -14,5 +14,6 @@ mod interop;
 mod locks;
 mod reap;
 mod release;
+mod secured;
 mod soak;
 mod watch;

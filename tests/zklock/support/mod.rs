@@ -33,6 +33,7 @@ pub mod fencing;
 pub mod json;
 pub mod peers;
 pub mod proxy;
+pub mod secured;
 pub mod server;
 
 use std::net::TcpListener;

@@ -63,6 +63,8 @@ pub struct ZkOptions {
     pub config: Vec<String>,
     /// Extra JVM flags (`-Dkey=value`).
     pub jvm_flags: Vec<String>,
+    /// Extra jars on the server's classpath.
+    pub classpath: Vec<String>,
 }
 
 impl ZkOptions {
@@ -75,6 +77,12 @@ impl ZkOptions {
     /// Adds a JVM flag, e.g. `"-Dzookeeper.foo=bar"`.
     pub fn jvm_flag(mut self, flag: impl Into<String>) -> Self {
         self.jvm_flags.push(flag.into());
+        self
+    }
+
+    /// Adds a jar to the server's classpath.
+    pub fn jar(mut self, jar: impl Into<String>) -> Self {
+        self.classpath.push(jar.into());
         self
     }
 
@@ -206,6 +214,10 @@ fn java_command(dir: &Path, options: &ZkOptions) -> Vec<String> {
         command.push("-Dorg.slf4j.simpleLogger.showDateTime=true".to_owned());
     }
     command.extend(options.jvm_flags.iter().cloned());
+    for jar in &options.classpath {
+        classpath.push(':');
+        classpath.push_str(jar);
+    }
     command.extend([
         "-cp".to_owned(),
         classpath,
