@@ -57,7 +57,7 @@ pub enum Error {
     /// The server refused the SASL authentication.
     #[error(
         "cannot connect to ZooKeeper at {hosts}: SASL {mechanism} authentication was refused \
-         (check the user, the password or the Kerberos ticket)"
+         or could not start (check the user, the password, or the Kerberos ticket: klist)"
     )]
     SaslRefused {
         hosts: String,

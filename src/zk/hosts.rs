@@ -101,6 +101,14 @@ impl Hosts {
         self.servers.iter().any(|s| s.protocol == Protocol::Tls)
     }
 
+    /// Every server, as host and port.
+    pub fn addresses(&self) -> Vec<(String, u16)> {
+        self.servers
+            .iter()
+            .map(|s| (s.host.clone(), s.port))
+            .collect()
+    }
+
     /// The servers that speak TLS (`tcp+tls://`, or unprefixed ones when
     /// `every_host` is set), as host and port.
     pub fn tls_servers(&self, every_host: bool) -> Vec<(String, u16)> {

@@ -151,10 +151,33 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
     })
 }
 
-/// Why no server answered: a TLS handshake that fails says why; otherwise
-/// the servers were silent.
+/// Why no session was made: a TLS handshake that fails says why; a SASL
+/// mechanism that could not even start (GSSAPI without a ticket) leaves the
+/// client library retrying servers that do answer; otherwise the servers
+/// were silent.
 async fn unreachable(options: &ConnectOptions) -> Error {
     let hosts = options.hosts.servers();
+    if let Some(sasl) = &options.secured.sasl {
+        let addresses = options.hosts.addresses();
+        let answered = tokio::task::spawn_blocking(move || {
+            addresses.iter().any(|(host, port)| {
+                std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port))
+                    .ok()
+                    .and_then(|mut found| found.next())
+                    .is_some_and(|address| {
+                        std::net::TcpStream::connect_timeout(&address, Duration::from_secs(1))
+                            .is_ok()
+                    })
+            })
+        })
+        .await;
+        if matches!(answered, Ok(true)) && options.secured.tls.is_none() {
+            return Error::SaslRefused {
+                hosts,
+                mechanism: sasl.mechanism(),
+            };
+        }
+    }
     if let Some(tls) = options.secured.tls.clone() {
         let servers = options.hosts.tls_servers(tls.every_host);
         let timeout = options.connect_timeout.min(Duration::from_secs(2));

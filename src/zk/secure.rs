@@ -92,8 +92,18 @@ impl SaslConfig {
             SaslConfig::DigestMd5 { user, password } => {
                 Ok(zkc::SaslOptions::digest_md5(user.clone(), password.expose().to_owned()).into())
             }
+            #[cfg(feature = "kerberos")]
+            SaslConfig::Gssapi { service, host } => {
+                let options = zkc::SaslOptions::gssapi().with_username(service.clone());
+                Ok(match host {
+                    Some(host) => options.with_hostname(host.clone()),
+                    None => options,
+                }
+                .into())
+            }
+            #[cfg(not(feature = "kerberos"))]
             SaslConfig::Gssapi { .. } => Err("this zklock was built without GSSAPI (Kerberos) \
-                 support: the ZooKeeper client library's GSSAPI mechanism is not compiled in"
+                 support: build it with `cargo build --features kerberos`"
                 .to_owned()),
         }
     }

@@ -5,6 +5,7 @@ use crate::support;
 
 use std::time::Duration;
 
+use support::kdc::kerberos;
 use support::secured::{Certs, require_tool, sasl_server, secret_file, tls_server};
 use support::{TestEnv, Zk, Zklock, unique, wait_until};
 
@@ -196,6 +197,49 @@ fn a_group_named_in_the_acl_can_take_give_up_and_break_the_lock() {
         .assert_success();
     let mut alice = alice;
     alice.wait(WAIT).assert_code(4);
+}
+
+// ---------------------------------------------------------------- Kerberos
+
+/// zklock with `--sasl gssapi` against the Kerberos server, with the ticket
+/// cache `cache`.
+fn over_kerberos(cache: &str, args: &[&str]) -> Zklock {
+    let krb = kerberos();
+    Zklock::new(["--sasl", "gssapi", "--connect-timeout", "5s"])
+        .args(args)
+        .hosts(format!("localhost:{}", krb.server.port()))
+        .env("KRB5_CONFIG", krb.krb5_conf())
+        .env("KRB5CCNAME", format!("FILE:{cache}"))
+}
+
+#[test]
+fn kerberos_locks_with_the_ticket_kinit_got() {
+    let krb = kerberos();
+    let cache = krb.kinit_alice(&format!("cc-{}", unique()));
+    let cache = cache.display().to_string();
+    let lock = fresh_lock("krb");
+    over_kerberos(&cache, &["lock", &lock, "--acl", "creator", "--", "true"])
+        .run()
+        .assert_success();
+    let holder = over_kerberos(
+        &cache,
+        &["lock", &lock, "--acl", "creator", "--", "sleep", "600"],
+    )
+    .spawn();
+    let stat_holders = || {
+        let run = over_kerberos(&cache, &["stat", &lock, "-o", "json"]).run();
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
+        report["holders"].as_array().map_or(0, Vec::len)
+    };
+    wait_until(WAIT, "alice to hold over Kerberos", || stat_holders() == 1);
+    holder.signal(libc::SIGTERM);
+    let mut holder = holder;
+    holder.wait(WAIT);
+    wait_until(WAIT, "alice to let go", || stat_holders() == 0);
+    // No ticket: the authentication is refused.
+    let refused = over_kerberos("/nonexistent-ticket-cache", &["stat", "/"]).run();
+    refused.assert_code(5);
+    refused.assert_stderr_contains("GSSAPI");
 }
 
 // ---------------------------------------------------------------- ACLs

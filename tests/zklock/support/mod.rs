@@ -31,6 +31,7 @@ pub mod cotenants;
 pub mod digest;
 pub mod fencing;
 pub mod json;
+pub mod kdc;
 pub mod peers;
 pub mod proxy;
 pub mod secured;
