@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_zklock_global_optspecs
-    string join \n H/hosts= session-timeout= connect-timeout= auth= read-only root= retries= o/output= q/quiet v/verbose h/help V/version
+    string join \n H/hosts= session-timeout= connect-timeout= auth= auth-file= tls tls-ca= tls-cert= tls-key= tls-no-verify-hostname sasl= sasl-user= sasl-password-file= sasl-service= sasl-host= acl= holder-secrets-fd= read-only root= retries= o/output= q/quiet v/verbose h/help V/version
 end
 
 function __fish_zklock_needs_command
@@ -28,10 +28,24 @@ complete -c zklock -n "__fish_zklock_needs_command" -s H -l hosts -d 'ZooKeeper 
 complete -c zklock -n "__fish_zklock_needs_command" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_needs_command" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_needs_command" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_needs_command" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_needs_command" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_needs_command" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_needs_command" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_needs_command" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_needs_command" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_needs_command" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_needs_command" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_needs_command" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
+complete -c zklock -n "__fish_zklock_needs_command" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_needs_command" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_needs_command" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_needs_command" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_needs_command" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -66,13 +80,28 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'Zo
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -94,13 +123,28 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'Z
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -122,13 +166,28 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'Z
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -138,6 +197,18 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -s H -l hosts -d 
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
@@ -145,6 +216,8 @@ json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l holders -d 'TARGET is a lock: delete the nodes that hold it now'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l revoke -d 'TARGET is a lock: ask its holders to let go by writing __REVOKE__ into their nodes'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l if-exists -d 'A token whose node is already gone is no error'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -153,10 +226,24 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'Zo
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -165,10 +252,24 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -s H -l hosts -d 'ZooK
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -177,11 +278,25 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -s H -l hosts -d 'Zo
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sessions -d 'Group the contenders by owner session: what each client holds or waits for'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -194,10 +309,24 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -s H -l hosts -d 'Z
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -208,6 +337,18 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -s H -l hosts -d 'Zo
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
@@ -216,6 +357,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l all -d 'Every con
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l empty -d 'Also delete empty lock directories (see the man page for which)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l dry-run -d 'Only list what would be deleted'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s y -l yes -d 'Delete without asking (needed when stdin is not a terminal)'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -224,10 +367,24 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
@@ -236,10 +393,24 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -s H -l hosts -d 'Zoo
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'

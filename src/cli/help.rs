@@ -29,6 +29,17 @@ Across script steps:
                                                       holds it; the server deletes
                                                       it 2h after its last change
 
+On a secured ensemble:
+  zklock --tls --tls-ca ca.pem --tls-cert me.pem --tls-key me.key \\
+         -H zk1:2281 lock deploy -- ./deploy.sh          TLS, with a client certificate
+  zklock --sasl digest-md5 --sasl-user bob --sasl-password-file bob.pw \\
+         lock deploy -- ./deploy.sh                      SASL DIGEST-MD5
+  kinit bob; zklock --sasl gssapi lock deploy -- ./x     Kerberos, from the ticket cache
+  zklock --auth-file me.auth --acl creator lock deploy   only my identities may touch it
+  ZKLOCK_ACL=sasl:alice:cdrwa,sasl:bob:cdrwa,world:anyone:r \\
+         zklock lock deploy -- ./x                       only alice and bob may take,
+                                                         give up or break it
+
 The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
 fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
 exits with the command's exit code (128+n if it died of signal n), 1 if the
