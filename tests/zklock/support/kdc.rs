@@ -3,11 +3,12 @@
 //! ZooKeeper server that authenticates its clients through it (JAAS
 //! `Krb5LoginModule`, SASL enforced). Started once per test binary.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
-use super::secured::require_tool;
+use super::secured::{require_tool, scratch_dir};
 use super::{ZkOptions, ZkServer, free_ports, wait_until};
 
 pub const REALM: &str = "ZKLOCK.TEST";
@@ -62,7 +63,7 @@ fn start() -> Kerberos {
     ] {
         require_tool(tool, package);
     }
-    let dir = std::env::temp_dir().join(format!("zklock-test-{}-kdc", std::process::id()));
+    let dir = scratch_dir().join("kdc");
     std::fs::create_dir_all(&dir).expect("KDC dir");
     let port = free_ports(1)[0];
     write_configs(&dir, port);
@@ -122,8 +123,6 @@ fn start() -> Kerberos {
         _kdc: Mutex::new((child, stdin)),
     }
 }
-
-use std::os::unix::process::CommandExt;
 
 fn write_configs(dir: &Path, port: u16) {
     let d = dir.display();

@@ -3,11 +3,35 @@
 //! certificates, and one that enforces SASL DIGEST-MD5. The certificates
 //! are made here with openssl, in the server's temp dir.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
 use super::{ZkOptions, ZkServer, free_ports};
+
+/// This test binary's directory for certificates, keytabs, JAAS and
+/// password files. A shell started with it removes it once the test binary
+/// has ended, however it ended (its stdin, our pipe, then closes).
+pub fn scratch_dir() -> &'static Path {
+    type Cleaner = std::sync::Mutex<std::process::Child>;
+    static DIR: OnceLock<(PathBuf, Cleaner)> = OnceLock::new();
+    let (dir, _) = DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("zklock-test-{}-secured", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create the scratch dir");
+        // The cleaner's stdin stays open in the child handle until this
+        // process ends.
+        let cleaner = Command::new("sh")
+            .args(["-c", "read _; rm -rf \"$0\""])
+            .arg(&dir)
+            .stdin(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("start the scratch dir's cleaner");
+        (dir, std::sync::Mutex::new(cleaner))
+    });
+    dir
+}
 
 /// Fails the test, naming the package to install, when `tool` is missing.
 pub fn require_tool(tool: &str, package: &str) {
@@ -133,8 +157,7 @@ pub struct TlsServer {
 pub fn tls_server() -> &'static TlsServer {
     static SERVER: OnceLock<TlsServer> = OnceLock::new();
     SERVER.get_or_init(|| {
-        let dir =
-            std::env::temp_dir().join(format!("zklock-test-{}-tls-certs", std::process::id()));
+        let dir = scratch_dir().join("tls");
         let certs = Certs::make(&dir);
         let port = free_ports(1)[0];
         let mut options = ZkOptions::default()
@@ -169,8 +192,7 @@ pub fn tls_server() -> &'static TlsServer {
 pub fn sasl_server() -> &'static ZkServer {
     static SERVER: OnceLock<ZkServer> = OnceLock::new();
     SERVER.get_or_init(|| {
-        let jaas =
-            std::env::temp_dir().join(format!("zklock-test-{}-jaas.conf", std::process::id()));
+        let jaas = scratch_dir().join("digest-jaas.conf");
         std::fs::write(
             &jaas,
             "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  \
@@ -192,7 +214,7 @@ pub fn sasl_server() -> &'static ZkServer {
 /// A file `name` holding `text`, for password and auth files, in this test
 /// binary's own temp dir (one name, one file: written again, not added).
 pub fn secret_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("zklock-test-{}-secrets", std::process::id()));
+    let dir = scratch_dir().join("secrets");
     std::fs::create_dir_all(&dir).expect("secrets dir");
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write a secret file");
