@@ -8,6 +8,7 @@
 pub mod admin;
 #[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod exit;

@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::clock;
 use crate::model::{Contender, Depth, Lock, LockKind, WalkProgress, walk};
-use crate::output;
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
 use crate::zk::{self, Session, path};
@@ -195,7 +195,7 @@ async fn empty_directories(
     emptied: Vec<Emptied>,
 ) -> Result<Vec<Doomed>, zk::Error> {
     let batcher = Batcher::new(session);
-    let now = output::now_ms();
+    let now = clock::now_ms();
     let mut found = Vec::new();
     for chunk in emptied.chunks(BATCH) {
         let paths: Vec<String> = chunk.iter().map(|e| e.dir.clone()).collect();

@@ -8,6 +8,7 @@ use anyhow::Result;
 use comfy_table::Table;
 use serde::{Serialize, Serializer};
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, LockDialect, LockKind, WalkProgress, WithStats};
@@ -187,8 +188,8 @@ fn contender_row(lock: &str, contender: &Contender, holding: bool) -> Vec<String
         stat::state(lock, contender, holding),
         zk::format_session(contender.session()),
         contender.fence().to_string(),
-        output::format_time_ms(contender.stat.ctime),
-        output::format_time_ms(contender.stat.mtime),
+        clock::format_time_ms(contender.stat.ctime),
+        clock::format_time_ms(contender.stat.mtime),
         contender.stat.version.to_string(),
         contender.owner_text(),
     ]
@@ -206,7 +207,7 @@ pub async fn run(globals: &Globals, args: DumpArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let session = zk::connect(&globals.connect).await?;
     let progress = printer.progress();
-    let time_ms = output::now_ms();
+    let time_ms = clock::now_ms();
     let read = if printer.format == Format::Json && !args.sessions {
         stream_json(&session, &args.path, time_ms, progress.as_ref(), printer)
             .await

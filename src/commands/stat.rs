@@ -5,6 +5,7 @@ use anyhow::Result;
 use comfy_table::Table;
 use serde::Serialize;
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Lock, LockKind, NodeStat};
@@ -32,9 +33,9 @@ impl Report for NodeReport {
         let mut table = output::table(&[]);
         let rows: [(&str, String); 12] = [
             ("cZxid", format!("0x{:x}", s.czxid)),
-            ("ctime", output::format_time_ms(s.ctime_ms)),
+            ("ctime", clock::format_time_ms(s.ctime_ms)),
             ("mZxid", format!("0x{:x}", s.mzxid)),
-            ("mtime", output::format_time_ms(s.mtime_ms)),
+            ("mtime", clock::format_time_ms(s.mtime_ms)),
             ("pZxid", format!("0x{:x}", s.pzxid)),
             ("cversion", s.cversion.to_string()),
             ("dataVersion", s.data_version.to_string()),

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::clock;
 use crate::model::{Contender, ContenderMode, Lock};
-use crate::output;
 use crate::zk;
 
 /// What happened.
@@ -109,7 +109,7 @@ impl Serialize for LockEvent {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let contender = self.contender.as_ref();
         LockEventJson {
-            time: output::format_time_ms(self.time_ms),
+            time: clock::format_time_ms(self.time_ms),
             time_ms: self.time_ms,
             event: self.kind,
             lock: &self.lock,

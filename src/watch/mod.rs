@@ -27,11 +27,11 @@ use futures::future::{self, BoxFuture};
 use futures::stream::{FuturesUnordered, StreamExt};
 use zookeeper_client as zkc;
 
+use crate::clock;
 use crate::lock::name;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS, KAZOO_LOCK_SUFFIX};
 use crate::model::layout::{self, Depth};
 use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
-use crate::output;
 use crate::zk::{self, ConnectOptions, Session, path};
 
 pub use events::{EventKind, LockEvent};
@@ -227,7 +227,7 @@ impl LockWatch {
             Feed::Persistent { .. } => read_tree(&self.session, &self.target, |_| {}).await?,
             Feed::OneShot(watches) => read_tree_armed(&self.session, &self.target, watches).await?,
         };
-        let now = output::now_ms();
+        let now = clock::now_ms();
         let unseen: Vec<&String> = self
             .dirs
             .iter()
@@ -314,7 +314,7 @@ impl LockWatch {
             })
             .copied()
             .collect();
-        let now = output::now_ms();
+        let now = clock::now_ms();
         let mut events = Vec::new();
         for part in parts {
             readings.remove(part);
