@@ -165,15 +165,13 @@ pub async fn plan(
 /// The contenders of `lock` that `selector` picks, in the order to delete
 /// them.
 fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Doomed> + '_ {
-    let waiters = lock.waiters.iter().rev().map(|c| (c, Doom::Waiter));
-    let holders = lock.holders.iter().rev().map(|c| (c, Doom::Holder));
-    waiters
-        .chain(holders)
+    lock.standings()
+        .rev()
         .filter(move |(contender, _)| selector.picks(contender))
-        .map(|(contender, what)| Doomed {
+        .map(|(contender, holds)| Doomed {
             path: contender.path.clone(),
             seen: Seen::new(&contender.path, &contender.stat),
-            what,
+            what: if holds { Doom::Holder } else { Doom::Waiter },
             lock: lock.path.clone(),
             session: Some(zk::format_session(contender.session())),
             age_ms: contender.age_ms,

@@ -16,7 +16,7 @@ use crate::run::Signals;
 use crate::watch::{EventKind, LockEvent, LockWatch};
 use crate::zk;
 
-use super::stat;
+use super::state;
 
 /// What `watch` was asked for.
 #[derive(Clone, Debug)]
@@ -154,7 +154,7 @@ fn line(event: &LockEvent) -> String {
     let standing = match event.kind {
         EventKind::Released | EventKind::Left => String::new(),
         _ if holding => format!("  fence {}", contender.fence()),
-        _ => format!("  {}", stat::state(&event.lock, contender, false)),
+        _ => format!("  {}", state(&event.lock, contender, false)),
     };
     format!(
         "{time}  {kind:<8}  {}  {}{standing}  session {}  {}  {counts}",

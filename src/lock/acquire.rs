@@ -347,7 +347,7 @@ impl<'s> Contention<'s> {
         {
             return Ok(Ahead::NotAContender);
         }
-        tracing::info!("watching {path}: the lock is ours once it goes");
+        tracing::info!(event = "waiting", node = %path, "watching {path}: the lock is ours once it goes");
         let deadline = match patience {
             Patience::Until(deadline) => Some(deadline),
             _ => None,

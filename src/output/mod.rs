@@ -247,9 +247,11 @@ impl Progress {
     pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         self.bar.suspend(f)
     }
+}
 
-    /// Removes the line from the terminal.
-    pub fn finish(self) {
+/// The line leaves the terminal when the work is over, whichever way it ends.
+impl Drop for Progress {
+    fn drop(&mut self) {
         self.bar.finish_and_clear();
     }
 }

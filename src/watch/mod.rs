@@ -46,6 +46,14 @@ enum WatchMethod {
 }
 
 impl WatchMethod {
+    /// The name of the `watching` log event's `method` field.
+    fn name(self) -> &'static str {
+        match self {
+            WatchMethod::PersistentRecursive => "persistent",
+            WatchMethod::OneShot => "one-shot",
+        }
+    }
+
     /// The name used in messages.
     fn as_str(self) -> &'static str {
         match self {
@@ -143,7 +151,14 @@ impl LockWatch {
             locks: BTreeMap::new(),
             dirs: BTreeSet::new(),
         };
-        tracing::info!("watching {} with {}", watch.target, watch.method().as_str());
+        tracing::info!(
+            event = "watching",
+            path = %watch.target,
+            method = watch.method().name(),
+            "watching {} with {}",
+            watch.target,
+            watch.method().as_str()
+        );
         let events = watch.read_everything(Occasion::Start).await?;
         Ok((watch, events))
     }
@@ -460,7 +475,7 @@ fn on_state(state: zkc::SessionState) -> Option<News> {
             None
         }
         zkc::SessionState::SyncConnected | zkc::SessionState::ConnectedReadOnly => {
-            tracing::info!("reconnected to ZooKeeper");
+            tracing::info!(event = "reconnected", "reconnected to ZooKeeper");
             Some(News::Reconnected)
         }
         ended => Some(News::Ended(ended)),
