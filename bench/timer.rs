@@ -82,7 +82,12 @@ fn parse(mut args: Vec<String>) -> Result<Options, String> {
     if commands.iter().any(Vec::is_empty) {
         return Err("an empty COMMAND".into());
     }
-    Ok(Options { warmup, out, runs, commands })
+    Ok(Options {
+        warmup,
+        out,
+        runs,
+        commands,
+    })
 }
 
 /// Runs every command once per round; returns each command's timed runs.
@@ -115,7 +120,10 @@ fn run_once(command: &[String], out: Option<&str>) -> Result<Run, String> {
     if !status.success() {
         return Err(format!("{} failed ({status})", command.join(" ")));
     }
-    Ok(Run { seconds, max_rss_kb: usage.ru_maxrss })
+    Ok(Run {
+        seconds,
+        max_rss_kb: usage.ru_maxrss,
+    })
 }
 
 /// Waits for the child `pid`, returning its status and resource usage.

@@ -84,7 +84,9 @@ fn lock_run_release(host: &str, dir: &str, command: &[String]) -> Result<u8, Str
     let mine = &node[node.rfind('/').map_or(0, |slash| slash + 1)..];
     let first = children.iter().min_by_key(|name| sequence(name));
     if first.map(String::as_str) != Some(mine) {
-        return Err(format!("{mine} is not first in {dir}: the limit measures an uncontended lock"));
+        return Err(format!(
+            "{mine} is not first in {dir}: the limit measures an uncontended lock"
+        ));
     }
     let status = Command::new(&command[0])
         .args(&command[1..])
@@ -203,7 +205,9 @@ impl Session {
         let stream = TcpStream::connect(host).map_err(|e| format!("connect to {host}: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
         let timeout = Some(Duration::from_millis(SESSION_TIMEOUT_MS as u64));
-        stream.set_read_timeout(timeout).map_err(|e| e.to_string())?;
+        stream
+            .set_read_timeout(timeout)
+            .map_err(|e| e.to_string())?;
         let mut session = Session(stream);
         // ConnectRequest: protocol version, last zxid seen, session timeout,
         // session id (0: a new session), password, read-only.
@@ -239,9 +243,13 @@ impl Session {
 
     fn frame(&mut self) -> Result<Reply, String> {
         let mut len = [0u8; 4];
-        self.0.read_exact(&mut len).map_err(|e| format!("receive: {e}"))?;
+        self.0
+            .read_exact(&mut len)
+            .map_err(|e| format!("receive: {e}"))?;
         let mut body = vec![0u8; i32::from_be_bytes(len).max(0) as usize];
-        self.0.read_exact(&mut body).map_err(|e| format!("receive: {e}"))?;
+        self.0
+            .read_exact(&mut body)
+            .map_err(|e| format!("receive: {e}"))?;
         Ok(Reply { body, at: 0 })
     }
 

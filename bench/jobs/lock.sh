@@ -150,7 +150,7 @@ herd_counts() {
         bytes+=($((d1 - d0)))
     done
     for i in "${pids[@]}"; do kill -TERM "$i" 2>/dev/null || true; done
-    printf '%s %s\n' "$(bench_median "${requests[@]}")" "$(bench_median "${bytes[@]}")"
+    printf '%s %s\n' "$(per 1 "$(bench_median "${requests[@]}")")" "$(per 1 "$(bench_median "${bytes[@]}")")"
 }
 
 job_herd() {
