@@ -12,6 +12,8 @@
 //! run, so it holds the last run's output); stderr is inherited. A command
 //! that fails stops the timer (exit 1). Prints one line per command, in the
 //! order given: `<median s> <min s> <max s> <largest peak RSS in KB>`.
+//! A command starts in the timer's own memory (vfork) until it execs, so
+//! its peak RSS is never reported below the timer's, about 2 MB.
 
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
