@@ -278,9 +278,9 @@ pub struct LockCmdArgs {
     #[arg(long, hide = true, value_name = "FD")]
     pub holder_report_fd: Option<i32>,
 
-    /// Signal for the command's process group when the lock is lost
-    #[arg(long, default_value = "TERM", value_parser = parse_signal_arg, value_name = "SIG")]
-    pub kill_signal: i32,
+    /// Signal for the command's process group when the lock is lost [default: TERM]
+    #[arg(long, value_parser = parse_signal_arg, value_name = "SIG")]
+    pub kill_signal: Option<i32>,
 
     /// Wait this long after --kill-signal before SIGKILL [default: a fifth of the session
     /// timeout the server grants]
