@@ -15,4 +15,5 @@ mod locks;
 mod reap;
 mod release;
 mod soak;
+mod terminal;
 mod watch;
