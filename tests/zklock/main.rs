@@ -12,6 +12,7 @@ mod generated;
 mod inspect;
 mod interop;
 mod locks;
+mod modes;
 mod reap;
 mod release;
 mod soak;
