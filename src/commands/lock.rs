@@ -7,12 +7,13 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::time::Instant;
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
 use crate::lock::hold::{self, Loss};
 use crate::lock::{Contention, Dialect, Held, Kind, LockSpec, Outcome, Owner, Patience, Waiting};
 use crate::model;
-use crate::output::{self, Format, Printer};
+use crate::output::{Format, Printer};
 use crate::run::detach::{self, Grant, HolderWord, Reporter};
 use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
@@ -372,7 +373,7 @@ async fn acquire(
             if let Err(cleanup) = contention.abandon().await {
                 tracing::warn!("could not remove our node: {cleanup}");
             }
-            let lost_session = err.exit_status() == ExitStatus::Unreachable;
+            let lost_session = err.failure() == zk::Failure::Unreachable;
             let err = anyhow::Error::from(err);
             Err(if lost_session {
                 err.context(format!(
@@ -423,7 +424,7 @@ async fn who_holds(session: &Session, path: &str) -> Option<String> {
 /// A holder for people: its owner text, its dialect and since when it holds.
 fn describe_holder(dialect: Dialect, data: &[u8], session: i64, ctime_ms: i64) -> String {
     let owner = model::owner_text(dialect, data, session);
-    let since = output::format_time_ms(ctime_ms);
+    let since = clock::format_time_ms(ctime_ms);
     format!("{owner} ({dialect}) since {since}")
 }
 

@@ -7,8 +7,10 @@ use serde::Serialize;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Depth, Lock, WalkProgress};
-use crate::output::{self, Format, Printer, Progress, Report};
-use crate::zk::{self, Session};
+use crate::output::{self, Format, Printer, Report};
+use crate::zk::Session;
+
+use super::{collect_locks, note_unreadable, show_progress, with_session};
 
 /// What `ls` was asked for.
 #[derive(Debug)]
@@ -51,24 +53,15 @@ impl Report for LockList {
 /// once everything is read.
 pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
-    let session = zk::connect(&globals.connect).await?;
-    let progress = printer.progress();
-    let read = match printer.format {
-        Format::Json => stream_json(&session, &args.path, progress.as_ref(), printer)
-            .await
-            .map(|walked| (walked, None)),
-        Format::Table => collect(&session, &args.path, progress.as_ref())
-            .await
-            .map(|(walked, locks)| (walked, Some(LockList(locks)))),
-    };
-    if let Some(progress) = progress {
-        progress.finish();
-    }
-    session.close().await;
-    let (walked, table) = read?;
-    if let Some(table) = table {
-        printer.report(&table)?;
-    }
+    let walked = with_session(globals, async |session| match printer.format {
+        Format::Json => stream_json(session, &args.path, printer).await,
+        Format::Table => {
+            let (walked, locks) = collect_locks(session, &args.path, printer).await?;
+            printer.report(&LockList(locks))?;
+            Ok(walked)
+        }
+    })
+    .await?;
     note_unreadable(printer, &walked);
     if walked.locks == 0 {
         printer.note(&format!("no locks under {}", args.path));
@@ -76,61 +69,17 @@ pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-async fn stream_json(
-    session: &Session,
-    path: &str,
-    progress: Option<&Progress>,
-    printer: &Printer,
-) -> Result<WalkProgress> {
-    let mut stream = printer.json_array(progress)?;
+async fn stream_json(session: &Session, path: &str, printer: &Printer) -> Result<WalkProgress> {
+    let progress = printer.progress();
+    let mut stream = printer.json_array(progress.as_ref())?;
     let walked = model::walk(
         session,
         path,
         Depth::Tree,
-        |p| show_progress(progress, path, p),
+        |p| show_progress(progress.as_ref(), path, p),
         |lock| stream.push(&lock),
     )
     .await?;
     stream.finish()?;
     Ok(walked)
-}
-
-/// Every lock under `path`, in path order.
-pub async fn collect(
-    session: &Session,
-    path: &str,
-    progress: Option<&Progress>,
-) -> Result<(WalkProgress, Vec<Lock>)> {
-    let mut locks = Vec::new();
-    let walked = model::walk(
-        session,
-        path,
-        Depth::Tree,
-        |p| show_progress(progress, path, p),
-        |lock| {
-            locks.push(lock);
-            Ok(())
-        },
-    )
-    .await?;
-    Ok((walked, locks))
-}
-
-/// Shows how far a walk of `path` has come on the progress line, if any.
-pub fn show_progress(progress: Option<&Progress>, path: &str, walked: &WalkProgress) {
-    if let Some(progress) = progress {
-        progress.set(format!(
-            "reading {path}: {} directories listed, {} nodes read, {} locks",
-            walked.listed, walked.read, walked.locks
-        ));
-    }
-}
-
-/// Tells the person about directories the walk could not list.
-pub fn note_unreadable(printer: &Printer, walked: &WalkProgress) {
-    for dir in &walked.unreadable {
-        printer.note(&format!(
-            "skipped {dir}: permission denied by its ACL (locks below it are not shown)"
-        ));
-    }
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand, each a short function over the core that
-//! returns the exit status.
+//! returns the exit status, and the plumbing they share: a session opened
+//! and closed around the work, and how a tree walk reports on the terminal.
 
 pub mod dump;
 pub mod generated;
@@ -14,6 +15,9 @@ use anyhow::Result;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::{self, Contender, Depth, Lock, WalkProgress};
+use crate::output::{Printer, Progress};
+use crate::zk::{self, Session};
 
 /// A subcommand with its checked arguments.
 #[derive(Debug)]
@@ -42,4 +46,74 @@ pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
         Command::Completions(shell) => generated::completions(globals, shell),
         Command::Man(page) => generated::man(globals, page.as_deref()),
     }
+}
+
+/// Opens a session with the global options, does `work` on it, and closes
+/// the session whatever the work's outcome, so the server drops it at once.
+pub async fn with_session<T>(
+    globals: &Globals,
+    work: impl AsyncFnOnce(&Session) -> Result<T>,
+) -> Result<T> {
+    let session = zk::connect(&globals.connect).await?;
+    let result = work(&session).await;
+    session.close().await;
+    result
+}
+
+/// Every lock under `path`, in path order, with a progress line while the
+/// walk is slow.
+pub async fn collect_locks(
+    session: &Session,
+    path: &str,
+    printer: &Printer,
+) -> Result<(WalkProgress, Vec<Lock>)> {
+    let progress = printer.progress();
+    let mut locks = Vec::new();
+    let walked = model::walk(
+        session,
+        path,
+        Depth::Tree,
+        |p| show_progress(progress.as_ref(), path, p),
+        |lock| {
+            locks.push(lock);
+            Ok(())
+        },
+    )
+    .await?;
+    Ok((walked, locks))
+}
+
+/// Shows how far a walk of `path` has come on the progress line, if any.
+pub fn show_progress(progress: Option<&Progress>, path: &str, walked: &WalkProgress) {
+    if let Some(progress) = progress {
+        progress.set(format!(
+            "reading {path}: {} directories listed, {} nodes read, {} locks",
+            walked.listed, walked.read, walked.locks
+        ));
+    }
+}
+
+/// Tells the person about directories the walk could not list.
+pub fn note_unreadable(printer: &Printer, walked: &WalkProgress) {
+    for dir in &walked.unreadable {
+        printer.note(&format!(
+            "skipped {dir}: permission denied by its ACL (locks below it are not shown)"
+        ));
+    }
+}
+
+/// `holding`, `waiting on NODE`, or `waiting for a lease`.
+pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
+    match &contender.waiting_on {
+        _ if holding => "holding".to_owned(),
+        Some(ahead) => format!("waiting on {}", relative(lock, ahead)),
+        None => "waiting for a lease".to_owned(),
+    }
+}
+
+/// `path` relative to the lock directory when it lies below it.
+pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
+    path.strip_prefix(lock)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or(path)
 }

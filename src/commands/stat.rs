@@ -5,11 +5,14 @@ use anyhow::Result;
 use comfy_table::Table;
 use serde::Serialize;
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::{self, Contender, Lock, LockKind, NodeStat};
+use crate::model::{self, Lock, LockKind, NodeStat};
 use crate::output::{self, Report};
 use crate::zk::{self, Session};
+
+use super::{relative, state, with_session};
 
 /// What `stat` was asked for.
 #[derive(Debug)]
@@ -32,9 +35,9 @@ impl Report for NodeReport {
         let mut table = output::table(&[]);
         let rows: [(&str, String); 12] = [
             ("cZxid", format!("0x{:x}", s.czxid)),
-            ("ctime", output::format_time_ms(s.ctime_ms)),
+            ("ctime", clock::format_time_ms(s.ctime_ms)),
             ("mZxid", format!("0x{:x}", s.mzxid)),
-            ("mtime", output::format_time_ms(s.mtime_ms)),
+            ("mtime", clock::format_time_ms(s.mtime_ms)),
             ("pZxid", format!("0x{:x}", s.pzxid)),
             ("cversion", s.cversion.to_string()),
             ("dataVersion", s.data_version.to_string()),
@@ -80,8 +83,7 @@ impl Report for LockReport {
         let mut table = output::table(&[
             "NODE", "SEQ", "MODE", "STATE", "SESSION", "AGE", "FENCE", "OWNER",
         ]);
-        let holders = lock.holders.iter().map(|c| (c, true));
-        for (contender, holding) in holders.chain(lock.waiters.iter().map(|c| (c, false))) {
+        for (contender, holding) in lock.standings() {
             table.add_row([
                 relative(&lock.path, &contender.path).to_owned(),
                 contender
@@ -103,29 +105,13 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `holding`, `waiting on NODE`, or `waiting for a lease`.
-pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
-    match &contender.waiting_on {
-        _ if holding => "holding".to_owned(),
-        Some(ahead) => format!("waiting on {}", relative(lock, ahead)),
-        None => "waiting for a lease".to_owned(),
-    }
-}
-
-/// `path` relative to the lock directory when it lies below it.
-pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
-    path.strip_prefix(lock)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .unwrap_or(path)
-}
-
 /// Shows the lock at the path, or the node's stat when it is not a lock; a
 /// missing node exits 6.
 pub async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus> {
-    let session = zk::connect(&globals.connect).await?;
-    let shown = show(globals, &session, args.path).await;
-    session.close().await;
-    shown?;
+    with_session(globals, async |session| {
+        show(globals, session, args.path).await
+    })
+    .await?;
     Ok(ExitStatus::Success)
 }
 
