@@ -261,7 +261,7 @@ pub struct LockCmdArgs {
     #[arg(long, conflicts_with_all = ["command", "ttl"])]
     pub detach: bool,
 
-    /// With --detach: release after this long
+    /// With --detach: release after this long (to bound a command, run it under timeout(1))
     #[arg(long, value_parser = parse_duration, value_name = "DUR", requires = "detach")]
     pub lease: Option<Duration>,
 
@@ -325,7 +325,8 @@ pub struct WatchCmdArgs {
     #[arg(long, value_enum, value_name = "STATE")]
     pub until: Option<UntilArg>,
 
-    /// Exit 1 if the watch is still going after DUR
+    /// Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by
+    /// --connect-timeout)
     #[arg(short = 'w', long, value_parser = parse_duration, value_name = "DUR")]
     pub timeout: Option<Duration>,
 
