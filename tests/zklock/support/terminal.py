@@ -14,11 +14,14 @@ DEADLINE seconds in all, kills what runs on the terminal, says which step
 hung on stderr, and exits 99."""
 
 import codecs
+import fcntl
 import os
 import pty
 import select
 import signal
+import struct
 import sys
+import termios
 import time
 
 HUNG = 99
@@ -32,6 +35,8 @@ def main():
     pid, master = pty.fork()
     if pid == 0:
         os.execvp(command[0], command)
+    # The size of an ordinary terminal window (a new pty has none).
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     shown = bytearray()
 
     def read_for(seconds):
@@ -48,14 +53,17 @@ def main():
         return bool(data)
 
     def hung(what):
-        foreground = None
+        # Only groups of the terminal's own session (the command leads it):
+        # never anything of the caller's.
+        groups = {pid}
         try:
-            foreground = os.tcgetpgrp(master)
+            groups.add(os.tcgetpgrp(master))
         except OSError:
             pass
-        for group in {pid, foreground} - {None}:
+        for group in groups:
             try:
-                os.killpg(group, signal.SIGKILL)
+                if os.getsid(group) == pid:
+                    os.killpg(group, signal.SIGKILL)
             except OSError:
                 pass
         sys.stdout.write(shown.decode(errors="replace"))
