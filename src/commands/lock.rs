@@ -204,6 +204,7 @@ async fn hold_as_asked(
         }
         Holding::UntilSignal => {
             globals.printer.line(&held.node)?;
+            run::ignore_ctrl_z();
             hint_how_to_release(&globals.printer, &held.lock);
             hold_until(hold, &globals.printer, signals, Detached::default()).await
         }

@@ -17,6 +17,7 @@ use anyhow::{Context, Result};
 
 pub use signals::Signals;
 use terminal::Terminal;
+pub use terminal::ignore_ctrl_z;
 
 /// The command to run and how to stop it.
 #[derive(Clone, Debug)]

@@ -105,3 +105,13 @@ unsafe fn set_foreground(tty: RawFd, group: libc::pid_t) -> libc::c_int {
         result
     }
 }
+
+/// Makes Ctrl-Z do nothing to zklock itself, for a hold without a command:
+/// a stopped zklock keeps no session alive, so the lock would lapse, and go
+/// to another contender, while the person believes it suspended and held.
+pub fn ignore_ctrl_z() {
+    // SAFETY: setting a signal to be ignored has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGTSTP, libc::SIG_IGN);
+    }
+}

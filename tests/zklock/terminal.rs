@@ -155,3 +155,16 @@ fn holding_without_a_command_at_a_terminal_says_how_to_release() {
     assert!(run.stdout.contains("/locks/tty/"), "no token: {run:?}");
     assert_no_node(&env);
 }
+
+#[test]
+fn ctrl_z_does_not_stop_a_hold_without_a_command() {
+    let env = TestEnv::new();
+    // A stopped zklock would keep no session: the lock would lapse while it
+    // seemed held. So Ctrl-Z does nothing, and Ctrl-C still releases.
+    let run = on_terminal(
+        &env.zklock(["lock", "tty"]),
+        &["expect:Ctrl-C", "send:\\x1a", "send:\\x03"],
+    );
+    run.assert_success();
+    assert_no_node(&env);
+}
