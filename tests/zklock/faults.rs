@@ -1,4 +1,4 @@
-//! The fault suite (issue 7): zklock on a real ZooKeeper's worst days.
+//! The fault suite: zklock on a real ZooKeeper's worst days.
 //!
 //! Every scenario runs its holders' critical sections through the fencing log
 //! (support::fencing) and checks afterwards that no two exclusive holders
