@@ -1,4 +1,4 @@
-//! Running a command under a lock (SPEC §6, §9): start it in its own process
+//! Running a command under a lock: start it in its own process
 //! group behind a guard that kills the group if zklock dies, forward signals
 //! to it, and stop it when the lock is lost.
 
