@@ -164,12 +164,15 @@ pub async fn plan(
 
 /// The contenders of `lock` that `selector` picks, in the order to delete
 /// them.
+/// Never a candidate of an election or a leader node: see
+/// [`LockKind::may_be_broken`].
 fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Doomed> + '_ {
+    let selector = Some(selector).filter(|_| lock.kind.may_be_broken());
     let waiters = lock.waiters.iter().rev().map(|c| (c, Doom::Waiter));
     let holders = lock.holders.iter().rev().map(|c| (c, Doom::Holder));
     waiters
         .chain(holders)
-        .filter(move |(contender, _)| selector.picks(contender))
+        .filter(move |(contender, _)| selector.is_some_and(|s| s.picks(contender)))
         .map(|(contender, what)| Doomed {
             path: contender.path.clone(),
             seen: Seen::new(&contender.path, &contender.stat),
