@@ -6,9 +6,10 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::{self, Depth, Lock, WalkProgress};
+use crate::model::{self, Contender, Depth, Lock, WalkProgress};
 use crate::output::{self, Format, Printer, Progress, Report};
-use crate::zk::{self, Session};
+use crate::zk::Session;
+use crate::zk::sessions::{Ask, Survey};
 
 /// What `ls` was asked for.
 #[derive(Debug)]
@@ -25,7 +26,7 @@ pub struct LockList(pub Vec<Lock>);
 impl Report for LockList {
     fn table(&self) -> Table {
         let mut table = output::table(&[
-            "LOCK", "KIND", "DIALECT", "HOLDERS", "WAITERS", "HELD FOR", "OWNER",
+            "LOCK", "KIND", "DIALECT", "HOLDERS", "WAITERS", "HELD FOR", "HOST", "OWNER",
         ]);
         for lock in &self.0 {
             let oldest = lock.oldest_holder();
@@ -40,6 +41,7 @@ impl Report for LockList {
                 holders,
                 lock.waiters.len().to_string(),
                 oldest.map_or("-".to_owned(), |c| output::format_age_ms(c.age_ms)),
+                oldest.map_or("-".to_owned(), client_host),
                 oldest.map_or("-".to_owned(), |c| c.owner_text()),
             ]);
         }
@@ -47,18 +49,28 @@ impl Report for LockList {
     }
 }
 
+/// The host a contender's client connects from, `disconnected` when its
+/// session has no connection now, or `-` when unknown.
+pub fn client_host(contender: &Contender) -> String {
+    match &contender.client {
+        Some(client) => client.host().unwrap_or("disconnected").to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
 /// Lists every lock under the path: streamed as JSON, or as one table
 /// once everything is read.
 pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
-    let session = zk::connect(&globals.connect).await?;
+    let (session, survey) = super::connect_and_survey(globals, Ask::Connections).await?;
     let progress = printer.progress();
     let read = match printer.format {
-        Format::Json => stream_json(&session, &args.path, progress.as_ref(), printer)
+        Format::Json => stream_json(&session, &args.path, &survey, progress.as_ref(), printer)
             .await
             .map(|walked| (walked, None)),
         Format::Table => collect(&session, &args.path, progress.as_ref())
             .await
+            .map(|(walked, locks)| (walked, with_clients(locks, &survey)))
             .map(|(walked, locks)| (walked, Some(LockList(locks)))),
     };
     if let Some(progress) = progress {
@@ -76,9 +88,17 @@ pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
+fn with_clients(mut locks: Vec<Lock>, survey: &Survey) -> Vec<Lock> {
+    for lock in &mut locks {
+        lock.attach_clients(survey);
+    }
+    locks
+}
+
 async fn stream_json(
     session: &Session,
     path: &str,
+    survey: &Survey,
     progress: Option<&Progress>,
     printer: &Printer,
 ) -> Result<WalkProgress> {
@@ -88,7 +108,10 @@ async fn stream_json(
         path,
         Depth::Tree,
         |p| show_progress(progress, path, p),
-        |lock| stream.push(&lock),
+        |mut lock| {
+            lock.attach_clients(survey);
+            stream.push(&lock)
+        },
     )
     .await?;
     stream.finish()?;

@@ -14,6 +14,8 @@ use anyhow::Result;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::zk::sessions::{self, Ask, Survey};
+use crate::zk::{self, Session};
 
 /// A subcommand with its checked arguments.
 #[derive(Debug)]
@@ -42,4 +44,18 @@ pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
         Command::Completions(shell) => generated::completions(globals, shell),
         Command::Man(page) => generated::man(globals, page.as_deref()),
     }
+}
+
+/// Opens a session and, at the same time, asks every ensemble member who is
+/// behind its sessions, so the survey costs no time beyond the connect (it is
+/// bounded by a short timeout per member).
+pub async fn connect_and_survey(globals: &Globals, ask: Ask) -> Result<(Session, Survey)> {
+    let (session, survey) = tokio::join!(
+        zk::connect(&globals.connect),
+        sessions::survey(&globals.connect.hosts, globals.admin_port, ask)
+    );
+    if let Some(why) = survey.why_unknown() {
+        globals.printer.note(&why);
+    }
+    Ok((session?, survey))
 }

@@ -9,6 +9,7 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Lock, LockKind, NodeStat};
 use crate::output::{self, Report};
+use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
 
 /// What `stat` was asked for.
@@ -66,10 +67,14 @@ impl Report for LockReport {
             (LockKind::Semaphore, None) => count(lock.holders.len(), "lease held", "leases held"),
             _ => count(lock.holders.len(), "holder", "holders"),
         };
+        let what = match lock.kind {
+            LockKind::Election => "election".to_owned(),
+            LockKind::Leader => "leader node".to_owned(),
+            kind => format!("{} lock", kind.as_str()),
+        };
         Some(format!(
-            "{}: {} lock ({}), {holders}, {}",
+            "{}: {what} ({}), {holders}, {}",
             lock.path,
-            lock.kind.as_str(),
             lock.dialect,
             count(lock.waiters.len(), "waiter", "waiters")
         ))
@@ -78,7 +83,7 @@ impl Report for LockReport {
     fn table(&self) -> Table {
         let lock = &self.0;
         let mut table = output::table(&[
-            "NODE", "SEQ", "MODE", "STATE", "SESSION", "AGE", "FENCE", "OWNER",
+            "NODE", "SEQ", "MODE", "STATE", "SESSION", "CLIENT", "AGE", "FENCE", "OWNER",
         ]);
         let holders = lock.holders.iter().map(|c| (c, true));
         for (contender, holding) in holders.chain(lock.waiters.iter().map(|c| (c, false))) {
@@ -90,6 +95,7 @@ impl Report for LockReport {
                 contender.mode.as_str().to_owned(),
                 state(&lock.path, contender, holding),
                 zk::format_session(contender.session()),
+                client(contender),
                 output::format_age_ms(contender.age_ms),
                 contender.fence().to_string(),
                 contender.owner_text(),
@@ -103,12 +109,37 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `holding`, `waiting on NODE`, or `waiting for a lease`.
+/// `holding`, `waiting on NODE`, or `waiting for a lease`; with what is
+/// wrong when the ensemble says so: a session with no connection now (its
+/// client is gone, and its nodes stay until the session expires), or a
+/// waiter that does not watch the node it waits on (it will not wake).
 pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
-    match &contender.waiting_on {
+    let mut state = match &contender.waiting_on {
         _ if holding => "holding".to_owned(),
         Some(ahead) => format!("waiting on {}", relative(lock, ahead)),
         None => "waiting for a lease".to_owned(),
+    };
+    if contender.client.as_ref().is_some_and(|c| !c.connected) {
+        state += " (session not connected)";
+    } else if !holding && contender.watching == Some(false) {
+        state += " (not watching it)";
+    }
+    state
+}
+
+/// `ADDRESS via SERVER`, `not connected`, or `-` when unknown.
+fn client(contender: &Contender) -> String {
+    match &contender.client {
+        Some(Client {
+            address: Some(address),
+            server,
+            ..
+        }) => match server {
+            Some(server) => format!("{address} via {server}"),
+            None => address.clone(),
+        },
+        Some(_) => "not connected".to_owned(),
+        None => "-".to_owned(),
     }
 }
 
@@ -122,16 +153,19 @@ pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
 /// Shows the lock at the path, or the node's stat when it is not a lock; a
 /// missing node exits 6.
 pub async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus> {
-    let session = zk::connect(&globals.connect).await?;
-    let shown = show(globals, &session, args.path).await;
+    let (session, survey) = super::connect_and_survey(globals, Ask::ConnectionsAndWatches).await?;
+    let shown = show(globals, &session, &survey, args.path).await;
     session.close().await;
     shown?;
     Ok(ExitStatus::Success)
 }
 
-async fn show(globals: &Globals, session: &Session, path: String) -> Result<()> {
+async fn show(globals: &Globals, session: &Session, survey: &Survey, path: String) -> Result<()> {
     match model::read_lock(session, &path).await? {
-        Some(lock) => globals.printer.report(&LockReport(lock)),
+        Some(mut lock) => {
+            lock.attach_clients(survey);
+            globals.printer.report(&LockReport(lock))
+        }
         None => {
             let (data, stat) = session.get_data(&path).await?;
             globals.printer.report(&NodeReport {

@@ -15,6 +15,7 @@ use super::hbase::{self, TableLock};
 use super::leaders;
 use crate::lock::semaphore::{self, AcquirerWait, Lease};
 use crate::lock::{Dialect, Kind, LockQueue, Mode, Owner, SemaphoreQueue, node, queue};
+use crate::zk::sessions::{Client, Survey};
 use crate::zk::{self, path};
 
 /// What kind of lock a directory is.
@@ -148,6 +149,12 @@ pub struct Contender {
     /// The full path of the node this contender waits on; `None` for a holder,
     /// and for a semaphore acquirer that waits for any lease to go.
     pub waiting_on: Option<String>,
+    /// Who is behind its session, when the ensemble said ([`Lock::attach_clients`]).
+    pub client: Option<Client>,
+    /// For a waiter: whether its session watches the node it waits on;
+    /// `None` when unknown. A waiter that does not will never hear that its
+    /// turn came.
+    pub watching: Option<bool>,
 }
 
 impl Contender {
@@ -229,6 +236,22 @@ impl Lock {
     pub fn oldest_holder(&self) -> Option<&Contender> {
         self.holders.iter().max_by_key(|c| c.age_ms)
     }
+
+    /// Fills in each contender's client, and for each waiter whether it
+    /// watches the node it waits on, from what the ensemble said.
+    pub fn attach_clients(&mut self, survey: &Survey) {
+        for contender in self.holders.iter_mut().chain(&mut self.waiters) {
+            let session = contender.session();
+            if session == 0 {
+                continue;
+            }
+            contender.client = survey.client(session);
+            contender.watching = contender
+                .waiting_on
+                .as_deref()
+                .and_then(|ahead| survey.watches(session, ahead));
+        }
+    }
 }
 
 /// Nodes read for a lock, by name, in the order they were listed.
@@ -304,6 +327,8 @@ pub(crate) fn leader_lock(
         stat: read.stat,
         data: read.data,
         waiting_on: None,
+        client: None,
+        watching: None,
     };
     Some(Lock {
         path: path.to_owned(),
@@ -474,6 +499,8 @@ fn queued_contender(
         stat: read.stat,
         data: read.data,
         waiting_on: None,
+        client: None,
+        watching: None,
     }
 }
 
@@ -488,6 +515,8 @@ fn lease_contender(dir: &str, lease: &Lease, read: NodeRead, now_ms: i64) -> Con
         stat: read.stat,
         data: read.data,
         waiting_on: None,
+        client: None,
+        watching: None,
     }
 }
 
