@@ -15,5 +15,6 @@ mod interop;
 mod locks;
 mod reap;
 mod release;
+mod sessions;
 mod soak;
 mod watch;
