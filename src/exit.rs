@@ -63,14 +63,24 @@ pub fn status_for(err: &anyhow::Error) -> ExitStatus {
             if cause.downcast_ref::<UsageError>().is_some() {
                 Some(ExitStatus::Usage)
             } else if let Some(err) = cause.downcast_ref::<AcquireError>() {
-                Some(err.exit_status())
+                Some(status_of(err.failure()))
             } else {
                 cause
                     .downcast_ref::<zk::Error>()
-                    .map(zk::Error::exit_status)
+                    .map(|err| status_of(err.failure()))
             }
         })
         .unwrap_or(ExitStatus::Other)
+}
+
+/// The exit status of a kind of failure.
+pub fn status_of(failure: zk::Failure) -> ExitStatus {
+    match failure {
+        zk::Failure::Unreachable => ExitStatus::Unreachable,
+        zk::Failure::Denied => ExitStatus::PermissionDenied,
+        zk::Failure::NoNode => ExitStatus::NoNode,
+        zk::Failure::Other => ExitStatus::Other,
+    }
 }
 
 /// True when `err` comes from writing to a pipe whose reader has gone.

@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::clock;
 use crate::model::{Contender, Depth, Lock, LockKind, WalkProgress, walk};
-use crate::output;
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
 use crate::zk::{self, Session, path};
@@ -163,20 +163,17 @@ pub async fn plan(
 }
 
 /// The contenders of `lock` that `selector` picks, in the order to delete
-/// them.
-/// Never a candidate of an election or a leader node: see
+/// them; never a candidate of an election or a leader node: see
 /// [`LockKind::may_be_broken`].
 fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Doomed> + '_ {
     let selector = Some(selector).filter(|_| lock.kind.may_be_broken());
-    let waiters = lock.waiters.iter().rev().map(|c| (c, Doom::Waiter));
-    let holders = lock.holders.iter().rev().map(|c| (c, Doom::Holder));
-    waiters
-        .chain(holders)
+    lock.standings()
+        .rev()
         .filter(move |(contender, _)| selector.is_some_and(|s| s.picks(contender)))
-        .map(|(contender, what)| Doomed {
+        .map(|(contender, holds)| Doomed {
             path: contender.path.clone(),
             seen: Seen::new(&contender.path, &contender.stat),
-            what,
+            what: if holds { Doom::Holder } else { Doom::Waiter },
             lock: lock.path.clone(),
             session: Some(zk::format_session(contender.session())),
             age_ms: contender.age_ms,
@@ -198,7 +195,7 @@ async fn empty_directories(
     emptied: Vec<Emptied>,
 ) -> Result<Vec<Doomed>, zk::Error> {
     let batcher = Batcher::new(session);
-    let now = output::now_ms();
+    let now = clock::now_ms();
     let mut found = Vec::new();
     for chunk in emptied.chunks(BATCH) {
         let paths: Vec<String> = chunk.iter().map(|e| e.dir.clone()).collect();

@@ -8,14 +8,14 @@ use anyhow::Result;
 use comfy_table::Table;
 use serde::{Serialize, Serializer};
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, LockDialect, LockKind, WalkProgress, WithStats};
-use crate::output::{self, Format, Printer, Progress, Report};
+use crate::output::{self, Format, Printer, Report};
 use crate::zk::{self, Session};
 
-use super::ls;
-use super::stat;
+use super::{collect_locks, note_unreadable, relative, show_progress, state, with_session};
 
 /// What `dump` was asked for.
 #[derive(Debug)]
@@ -56,7 +56,7 @@ impl Report for LockDump {
     fn table(&self) -> Table {
         let mut table = contender_table();
         for lock in &self.locks {
-            for (contender, holding) in standings(lock) {
+            for (contender, holding) in lock.standings() {
                 table.add_row(contender_row(&lock.path, contender, holding));
             }
         }
@@ -175,70 +175,43 @@ fn contender_table() -> Table {
     ])
 }
 
-fn standings(lock: &Lock) -> impl Iterator<Item = (&Contender, bool)> {
-    let holders = lock.holders.iter().map(|c| (c, true));
-    holders.chain(lock.waiters.iter().map(|c| (c, false)))
-}
-
 fn contender_row(lock: &str, contender: &Contender, holding: bool) -> Vec<String> {
     vec![
         lock.to_owned(),
-        stat::relative(lock, &contender.path).to_owned(),
-        stat::state(lock, contender, holding),
+        relative(lock, &contender.path).to_owned(),
+        state(lock, contender, holding),
         zk::format_session(contender.session()),
         contender.fence().to_string(),
-        output::format_time_ms(contender.stat.ctime),
-        output::format_time_ms(contender.stat.mtime),
+        clock::format_time_ms(contender.stat.ctime),
+        clock::format_time_ms(contender.stat.mtime),
         contender.stat.version.to_string(),
         contender.owner_text(),
     ]
 }
 
-/// What `dump` prints once everything is read (JSON without --sessions is
-/// streamed instead).
-enum Collected {
-    Locks(LockDump),
-    Sessions(SessionDump),
-}
-
 /// Dumps every lock under the path.
 pub async fn run(globals: &Globals, args: DumpArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
-    let session = zk::connect(&globals.connect).await?;
-    let progress = printer.progress();
-    let time_ms = output::now_ms();
-    let read = if printer.format == Format::Json && !args.sessions {
-        stream_json(&session, &args.path, time_ms, progress.as_ref(), printer)
-            .await
-            .map(|walked| (walked, None))
-    } else {
-        ls::collect(&session, &args.path, progress.as_ref())
-            .await
-            .map(|(walked, locks)| {
-                let path = args.path.clone();
-                let collected = if args.sessions {
-                    Collected::Sessions(SessionDump::new(path, time_ms, locks))
-                } else {
-                    Collected::Locks(LockDump {
-                        path,
-                        time_ms,
-                        locks,
-                    })
-                };
-                (walked, Some(collected))
-            })
-    };
-    if let Some(progress) = progress {
-        progress.finish();
-    }
-    session.close().await;
-    let (walked, collected) = read?;
-    match collected {
-        Some(Collected::Locks(dump)) => printer.report(&dump)?,
-        Some(Collected::Sessions(dump)) => printer.report(&dump)?,
-        None => {}
-    }
-    ls::note_unreadable(printer, &walked);
+    let time_ms = clock::now_ms();
+    let walked = with_session(globals, async |session| {
+        if printer.format == Format::Json && !args.sessions {
+            return stream_json(session, &args.path, time_ms, printer).await;
+        }
+        let (walked, locks) = collect_locks(session, &args.path, printer).await?;
+        let path = args.path.clone();
+        if args.sessions {
+            printer.report(&SessionDump::new(path, time_ms, locks))?;
+        } else {
+            printer.report(&LockDump {
+                path,
+                time_ms,
+                locks,
+            })?;
+        }
+        Ok(walked)
+    })
+    .await?;
+    note_unreadable(printer, &walked);
     Ok(ExitStatus::Success)
 }
 
@@ -246,16 +219,16 @@ async fn stream_json(
     session: &Session,
     path: &str,
     time_ms: i64,
-    progress: Option<&Progress>,
     printer: &Printer,
 ) -> Result<WalkProgress> {
+    let progress = printer.progress();
     let fields = [("path", path.into()), ("time_ms", time_ms.into())];
-    let mut stream = printer.json_object_with_array(&fields, "locks", progress)?;
+    let mut stream = printer.json_object_with_array(&fields, "locks", progress.as_ref())?;
     let walked = model::walk(
         session,
         path,
         Depth::Tree,
-        |p| ls::show_progress(progress, path, p),
+        |p| show_progress(progress.as_ref(), path, p),
         |lock| stream.push(&WithStats(&lock)),
     )
     .await?;

@@ -6,12 +6,13 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::time::Instant;
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
 use crate::lock::hold::{self, Loss};
 use crate::lock::{Contention, Dialect, Held, Kind, LockSpec, Outcome, Owner, Patience, Waiting};
 use crate::model;
-use crate::output::{self, Printer};
+use crate::output::Printer;
 use crate::run::detach::{self, HolderWord, Reporter};
 use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
@@ -316,7 +317,7 @@ async fn acquire(
             if let Err(cleanup) = contention.abandon().await {
                 tracing::warn!("could not remove our node: {cleanup}");
             }
-            let lost_session = err.exit_status() == ExitStatus::Unreachable;
+            let lost_session = err.failure() == zk::Failure::Unreachable;
             let err = anyhow::Error::from(err);
             Err(if lost_session {
                 err.context(format!(
@@ -352,7 +353,7 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
     let who = match &waiting.holder_data {
         Some((data, stat)) => {
             let owner = model::owner_text(holder.dialect, data, stat.ephemeral_owner);
-            let since = output::format_time_ms(stat.ctime);
+            let since = clock::format_time_ms(stat.ctime);
             format!("{owner} ({}) since {}", holder.dialect, &since[11..19])
         }
         None => holder.name.clone(),

@@ -7,9 +7,11 @@ use serde::Serialize;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
-use crate::output::{self, Format, Printer, Progress, Report};
+use crate::output::{self, Format, Printer, Report};
 use crate::zk::Session;
 use crate::zk::sessions::{Ask, Survey};
+
+use super::{collect_locks, note_unreadable, show_progress, with_session_and_survey};
 
 /// What `ls` was asked for.
 #[derive(Debug)]
@@ -62,25 +64,23 @@ pub fn client_host(contender: &Contender) -> String {
 /// once everything is read.
 pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
-    let (session, survey) = super::connect_and_survey(globals, Ask::Connections).await?;
-    let progress = printer.progress();
-    let read = match printer.format {
-        Format::Json => stream_json(&session, &args.path, &survey, progress.as_ref(), printer)
-            .await
-            .map(|walked| (walked, None)),
-        Format::Table => collect(&session, &args.path, progress.as_ref())
-            .await
-            .map(|(walked, locks)| (walked, with_clients(locks, &survey)))
-            .map(|(walked, locks)| (walked, Some(LockList(locks)))),
-    };
-    if let Some(progress) = progress {
-        progress.finish();
-    }
-    session.close().await;
-    let (walked, table) = read?;
-    if let Some(table) = table {
-        printer.report(&table)?;
-    }
+    let walked =
+        with_session_and_survey(
+            globals,
+            Ask::Connections,
+            async |session, survey| match printer.format {
+                Format::Json => stream_json(session, &args.path, survey, printer).await,
+                Format::Table => {
+                    let (walked, mut locks) = collect_locks(session, &args.path, printer).await?;
+                    for lock in &mut locks {
+                        lock.attach_clients(survey);
+                    }
+                    printer.report(&LockList(locks))?;
+                    Ok(walked)
+                }
+            },
+        )
+        .await?;
     note_unreadable(printer, &walked);
     if walked.locks == 0 {
         printer.note(&format!("no locks under {}", args.path));
@@ -88,26 +88,19 @@ pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-fn with_clients(mut locks: Vec<Lock>, survey: &Survey) -> Vec<Lock> {
-    for lock in &mut locks {
-        lock.attach_clients(survey);
-    }
-    locks
-}
-
 async fn stream_json(
     session: &Session,
     path: &str,
     survey: &Survey,
-    progress: Option<&Progress>,
     printer: &Printer,
 ) -> Result<WalkProgress> {
-    let mut stream = printer.json_array(progress)?;
+    let progress = printer.progress();
+    let mut stream = printer.json_array(progress.as_ref())?;
     let walked = model::walk(
         session,
         path,
         Depth::Tree,
-        |p| show_progress(progress, path, p),
+        |p| show_progress(progress.as_ref(), path, p),
         |mut lock| {
             lock.attach_clients(survey);
             stream.push(&lock)
@@ -116,44 +109,4 @@ async fn stream_json(
     .await?;
     stream.finish()?;
     Ok(walked)
-}
-
-/// Every lock under `path`, in path order.
-pub async fn collect(
-    session: &Session,
-    path: &str,
-    progress: Option<&Progress>,
-) -> Result<(WalkProgress, Vec<Lock>)> {
-    let mut locks = Vec::new();
-    let walked = model::walk(
-        session,
-        path,
-        Depth::Tree,
-        |p| show_progress(progress, path, p),
-        |lock| {
-            locks.push(lock);
-            Ok(())
-        },
-    )
-    .await?;
-    Ok((walked, locks))
-}
-
-/// Shows how far a walk of `path` has come on the progress line, if any.
-pub fn show_progress(progress: Option<&Progress>, path: &str, walked: &WalkProgress) {
-    if let Some(progress) = progress {
-        progress.set(format!(
-            "reading {path}: {} directories listed, {} nodes read, {} locks",
-            walked.listed, walked.read, walked.locks
-        ));
-    }
-}
-
-/// Tells the person about directories the walk could not list.
-pub fn note_unreadable(printer: &Printer, walked: &WalkProgress) {
-    for dir in &walked.unreadable {
-        printer.note(&format!(
-            "skipped {dir}: permission denied by its ACL (locks below it are not shown)"
-        ));
-    }
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand, each a short function over the core that
-//! returns the exit status.
+//! returns the exit status, and the plumbing they share: a session opened
+//! and closed around the work, and how a tree walk reports on the terminal.
 
 pub mod dump;
 pub mod generated;
@@ -14,6 +15,8 @@ use anyhow::Result;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::{self, Contender, Depth, Lock, WalkProgress};
+use crate::output::{Printer, Progress};
 use crate::zk::sessions::{self, Ask, Survey};
 use crate::zk::{self, Session};
 
@@ -46,10 +49,25 @@ pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
     }
 }
 
-/// Opens a session and, at the same time, asks every ensemble member who is
-/// behind its sessions, so the survey costs no time beyond the connect (it is
-/// bounded by a short timeout per member).
-pub async fn connect_and_survey(globals: &Globals, ask: Ask) -> Result<(Session, Survey)> {
+/// Opens a session with the global options, does `work` on it, and closes
+/// the session whatever the work's outcome, so the server drops it at once.
+pub async fn with_session<T>(
+    globals: &Globals,
+    work: impl AsyncFnOnce(&Session) -> Result<T>,
+) -> Result<T> {
+    let session = zk::connect(&globals.connect).await?;
+    work_then_close(session, async |session| work(session).await).await
+}
+
+/// [`with_session`], asking every ensemble member who is behind its sessions
+/// while the session opens, so the survey costs no time beyond the connect
+/// (it is bounded by a short timeout per member). When some member could not
+/// say, the reason is noted once.
+pub async fn with_session_and_survey<T>(
+    globals: &Globals,
+    ask: Ask,
+    work: impl AsyncFnOnce(&Session, &Survey) -> Result<T>,
+) -> Result<T> {
     let (session, survey) = tokio::join!(
         zk::connect(&globals.connect),
         sessions::survey(&globals.connect.hosts, globals.admin_port, ask)
@@ -57,5 +75,81 @@ pub async fn connect_and_survey(globals: &Globals, ask: Ask) -> Result<(Session,
     if let Some(why) = survey.why_unknown() {
         globals.printer.note(&why);
     }
-    Ok((session?, survey))
+    work_then_close(session?, async |session| work(session, &survey).await).await
+}
+
+async fn work_then_close<T>(
+    session: Session,
+    work: impl AsyncFnOnce(&Session) -> Result<T>,
+) -> Result<T> {
+    let result = work(&session).await;
+    session.close().await;
+    result
+}
+
+/// Every lock under `path`, in path order, with a progress line while the
+/// walk is slow.
+pub async fn collect_locks(
+    session: &Session,
+    path: &str,
+    printer: &Printer,
+) -> Result<(WalkProgress, Vec<Lock>)> {
+    let progress = printer.progress();
+    let mut locks = Vec::new();
+    let walked = model::walk(
+        session,
+        path,
+        Depth::Tree,
+        |p| show_progress(progress.as_ref(), path, p),
+        |lock| {
+            locks.push(lock);
+            Ok(())
+        },
+    )
+    .await?;
+    Ok((walked, locks))
+}
+
+/// Shows how far a walk of `path` has come on the progress line, if any.
+pub fn show_progress(progress: Option<&Progress>, path: &str, walked: &WalkProgress) {
+    if let Some(progress) = progress {
+        progress.set(format!(
+            "reading {path}: {} directories listed, {} nodes read, {} locks",
+            walked.listed, walked.read, walked.locks
+        ));
+    }
+}
+
+/// Tells the person about directories the walk could not list.
+pub fn note_unreadable(printer: &Printer, walked: &WalkProgress) {
+    for dir in &walked.unreadable {
+        printer.note(&format!(
+            "skipped {dir}: permission denied by its ACL (locks below it are not shown)"
+        ));
+    }
+}
+
+/// `holding`, `waiting on NODE`, or `waiting for a lease`; with what is
+/// wrong when the ensemble says so: a session with no connection now (its
+/// client is gone, and its nodes stay until the session expires), or a
+/// waiter that does not watch the node it waits on (it will not wake).
+pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
+    let mut state = match &contender.waiting_on {
+        _ if holding => "holding".to_owned(),
+        Some(ahead) => format!("waiting on {}", relative(lock, ahead)),
+        None => "waiting for a lease".to_owned(),
+    };
+    if contender.client.as_ref().is_some_and(|c| !c.connected) {
+        state += " (session not connected)";
+    } else if !holding && contender.watching == Some(false) {
+        state += " (not watching it)";
+    }
+    state
+}
+
+/// `path` relative to the lock directory when it lies below it.
+pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
+    path.strip_prefix(lock)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or(path)
 }

@@ -15,9 +15,9 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::output::{self, Printer, Report};
 use crate::usage::UsageError;
-use crate::zk::{self, Session};
+use crate::zk::Session;
 
-use super::ls;
+use super::{note_unreadable, show_progress, with_session};
 
 /// What `reap` was asked for.
 #[derive(Clone, Debug)]
@@ -131,35 +131,29 @@ fn summary(nodes: &[Doomed]) -> String {
 
 /// Reaps under the path: reads it, lists or confirms, deletes, reports.
 pub async fn run(globals: &Globals, args: ReapArgs) -> Result<ExitStatus> {
-    let session = zk::connect(&globals.connect).await?;
-    let result = reap(globals, &session, &args).await;
-    session.close().await;
-    result
+    with_session(globals, async |session| reap(globals, session, &args).await).await
 }
 
 async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let progress = printer.progress();
-    let planned = reap::plan(
+    let plan = reap::plan(
         session,
         &args.path,
         &globals.root,
         args.selector,
         args.empty,
-        |walked| ls::show_progress(progress.as_ref(), &args.path, walked),
+        |walked| show_progress(progress.as_ref(), &args.path, walked),
     )
-    .await;
-    if let Some(progress) = progress {
-        progress.finish();
-    }
-    let plan = planned?;
+    .await?;
+    drop(progress);
     tracing::info!(
         "read {} nodes under {}: {} to reap",
         plan.walked.nodes(),
         args.path,
         plan.nodes.len()
     );
-    ls::note_unreadable(printer, &plan.walked);
+    note_unreadable(printer, &plan.walked);
     if plan.nodes.is_empty() {
         printer.note(&format!("nothing to reap under {}", args.path));
     }
@@ -183,9 +177,7 @@ async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<E
         }
     })
     .await;
-    if let Some(bar) = bar {
-        bar.finish();
-    }
+    drop(bar);
     tracing::info!("deletes done");
     let Reaped {
         deleted,

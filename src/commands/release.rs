@@ -25,6 +25,8 @@ use crate::usage::UsageError;
 use crate::zk::delete::{self, Deletion, Seen};
 use crate::zk::{self, Session, path};
 
+use super::with_session;
+
 /// What `release` was asked for.
 #[derive(Clone, Debug)]
 pub struct ReleaseArgs {
@@ -90,10 +92,11 @@ pub fn check_token(target: &str) -> Result<(), UsageError> {
 /// `--if-exists`), 10 when a node changed between reading and deleting. A
 /// release that stops on an error reports what it did before, then fails.
 pub async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
-    let session = zk::connect(&globals.connect).await?;
     let mut report = ReleaseReport::default();
-    let result = release(&session, &args, &mut report).await;
-    session.close().await;
+    let result = with_session(globals, async |session| {
+        release(session, &args, &mut report).await
+    })
+    .await;
     if result.is_err() && !report.is_empty() {
         globals.printer.report(&report)?;
     }

@@ -5,12 +5,15 @@ use anyhow::Result;
 use comfy_table::Table;
 use serde::Serialize;
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Lock, LockKind, NodeStat};
 use crate::output::{self, Report};
 use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
+
+use super::{relative, state, with_session_and_survey};
 
 /// What `stat` was asked for.
 #[derive(Debug)]
@@ -33,9 +36,9 @@ impl Report for NodeReport {
         let mut table = output::table(&[]);
         let rows: [(&str, String); 12] = [
             ("cZxid", format!("0x{:x}", s.czxid)),
-            ("ctime", output::format_time_ms(s.ctime_ms)),
+            ("ctime", clock::format_time_ms(s.ctime_ms)),
             ("mZxid", format!("0x{:x}", s.mzxid)),
-            ("mtime", output::format_time_ms(s.mtime_ms)),
+            ("mtime", clock::format_time_ms(s.mtime_ms)),
             ("pZxid", format!("0x{:x}", s.pzxid)),
             ("cversion", s.cversion.to_string()),
             ("dataVersion", s.data_version.to_string()),
@@ -85,8 +88,7 @@ impl Report for LockReport {
         let mut table = output::table(&[
             "NODE", "SEQ", "MODE", "STATE", "SESSION", "CLIENT", "AGE", "FENCE", "OWNER",
         ]);
-        let holders = lock.holders.iter().map(|c| (c, true));
-        for (contender, holding) in holders.chain(lock.waiters.iter().map(|c| (c, false))) {
+        for (contender, holding) in lock.standings() {
             table.add_row([
                 relative(&lock.path, &contender.path).to_owned(),
                 contender
@@ -109,24 +111,6 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `holding`, `waiting on NODE`, or `waiting for a lease`; with what is
-/// wrong when the ensemble says so: a session with no connection now (its
-/// client is gone, and its nodes stay until the session expires), or a
-/// waiter that does not watch the node it waits on (it will not wake).
-pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
-    let mut state = match &contender.waiting_on {
-        _ if holding => "holding".to_owned(),
-        Some(ahead) => format!("waiting on {}", relative(lock, ahead)),
-        None => "waiting for a lease".to_owned(),
-    };
-    if contender.client.as_ref().is_some_and(|c| !c.connected) {
-        state += " (session not connected)";
-    } else if !holding && contender.watching == Some(false) {
-        state += " (not watching it)";
-    }
-    state
-}
-
 /// `ADDRESS via SERVER`, `not connected`, or `-` when unknown.
 fn client(contender: &Contender) -> String {
     match &contender.client {
@@ -143,20 +127,15 @@ fn client(contender: &Contender) -> String {
     }
 }
 
-/// `path` relative to the lock directory when it lies below it.
-pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
-    path.strip_prefix(lock)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .unwrap_or(path)
-}
-
 /// Shows the lock at the path, or the node's stat when it is not a lock; a
 /// missing node exits 6.
 pub async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus> {
-    let (session, survey) = super::connect_and_survey(globals, Ask::ConnectionsAndWatches).await?;
-    let shown = show(globals, &session, &survey, args.path).await;
-    session.close().await;
-    shown?;
+    with_session_and_survey(
+        globals,
+        Ask::ConnectionsAndWatches,
+        async |session, survey| show(globals, session, survey, args.path).await,
+    )
+    .await?;
     Ok(ExitStatus::Success)
 }
 

@@ -8,14 +8,15 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::time::Instant;
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::output::{self, Format, Printer};
+use crate::output::{Format, Printer};
 use crate::run::Signals;
 use crate::watch::{EventKind, LockEvent, LockWatch};
 use crate::zk;
 
-use super::stat;
+use super::state;
 
 /// What `watch` was asked for.
 #[derive(Clone, Debug)]
@@ -138,7 +139,7 @@ fn print(printer: &Printer, event: &LockEvent) -> Result<()> {
 /// An event for people: the time, the event, the node (or lock) and what
 /// matters about it.
 fn line(event: &LockEvent) -> String {
-    let time = output::format_time_ms(event.time_ms);
+    let time = clock::format_time_ms(event.time_ms);
     let kind = event.kind.as_str();
     let counts = format!("[{} holding, {} waiting]", event.holders, event.waiters);
     let Some(contender) = &event.contender else {
@@ -153,7 +154,7 @@ fn line(event: &LockEvent) -> String {
     let standing = match event.kind {
         EventKind::Released | EventKind::Left => String::new(),
         _ if holding => format!("  fence {}", contender.fence()),
-        _ => format!("  {}", stat::state(&event.lock, contender, false)),
+        _ => format!("  {}", state(&event.lock, contender, false)),
     };
     format!(
         "{time}  {kind:<8}  {}  {}{standing}  session {}  {}  {counts}",

@@ -15,7 +15,6 @@ use super::name::{Dialect, Kind, own_prefix};
 use super::node;
 use super::owner::Owner;
 use super::queue::{Contender, LockQueue, Standing};
-use crate::exit::ExitStatus;
 use crate::zk::{self, Class, Session, class_of, path};
 
 /// What to lock and how.
@@ -98,12 +97,13 @@ pub enum AcquireError {
 }
 
 impl AcquireError {
-    /// The exit code of SPEC §8: a lost session before the lock was ours is 3.
-    pub fn exit_status(&self) -> ExitStatus {
+    /// What this failure means: a session lost before the lock was ours
+    /// counts as unreachable.
+    pub fn failure(&self) -> zk::Failure {
         match self {
-            AcquireError::Zk(err) => err.exit_status(),
-            AcquireError::NodeVanished(_) => ExitStatus::Other,
-            AcquireError::SessionEnded(_) => ExitStatus::Unreachable,
+            AcquireError::Zk(err) => err.failure(),
+            AcquireError::NodeVanished(_) => zk::Failure::Other,
+            AcquireError::SessionEnded(_) => zk::Failure::Unreachable,
         }
     }
 }
@@ -347,7 +347,7 @@ impl<'s> Contention<'s> {
         {
             return Ok(Ahead::NotAContender);
         }
-        tracing::info!("watching {path}: the lock is ours once it goes");
+        tracing::info!(event = "waiting", node = %path, "watching {path}: the lock is ours once it goes");
         let deadline = match patience {
             Patience::Until(deadline) => Some(deadline),
             _ => None,

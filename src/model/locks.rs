@@ -229,7 +229,13 @@ pub struct Lock {
 impl Lock {
     /// Every contender in queue order: the holders, then the waiters.
     pub fn contenders(&self) -> impl Iterator<Item = &Contender> {
-        self.holders.iter().chain(&self.waiters)
+        self.standings().map(|(contender, _)| contender)
+    }
+
+    /// Every contender in queue order, with whether it holds the lock.
+    pub fn standings(&self) -> impl DoubleEndedIterator<Item = (&Contender, bool)> {
+        let holders = self.holders.iter().map(|c| (c, true));
+        holders.chain(self.waiters.iter().map(|c| (c, false)))
     }
 
     /// The holder that has held the lock longest.

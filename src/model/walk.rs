@@ -19,7 +19,7 @@ use zookeeper_client as zkc;
 
 use super::layout::{self, Depth, Listing};
 use super::locks::{Lock, NodeRead};
-use crate::output;
+use crate::clock;
 use crate::zk::batch::{BATCH, Batcher, DataRead};
 use crate::zk::{self, Session};
 
@@ -97,7 +97,7 @@ pub async fn walk_with_dirs(
                 progress(&state);
             }
         }
-        for lock in site.build(nodes, output::now_ms()) {
+        for lock in site.build(nodes, clock::now_ms()) {
             state.locks += 1;
             on_lock(lock)?;
         }

@@ -93,12 +93,6 @@ pub fn table(header: &[&str]) -> Table {
     table
 }
 
-/// Formats milliseconds since the epoch as an RFC 3339 UTC time.
-pub fn format_time_ms(ms: i64) -> String {
-    let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
-    humantime::format_rfc3339_millis(time).to_string()
-}
-
 /// Node data as text for people and JSON: lossy UTF-8, or `None` when empty.
 pub fn data_text(data: &[u8]) -> Option<String> {
     (!data.is_empty()).then(|| String::from_utf8_lossy(data).into_owned())
@@ -153,13 +147,6 @@ impl Spinner {
 pub fn format_age_ms(ms: i64) -> String {
     let secs = std::time::Duration::from_secs((ms.max(0) / 1000) as u64);
     humantime::format_duration(secs).to_string()
-}
-
-/// Milliseconds since the epoch, now.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// How long work runs before [`Printer::progress`] draws anything.
@@ -260,9 +247,11 @@ impl Progress {
     pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         self.bar.suspend(f)
     }
+}
 
-    /// Removes the line from the terminal.
-    pub fn finish(self) {
+/// The line leaves the terminal when the work is over, whichever way it ends.
+impl Drop for Progress {
+    fn drop(&mut self) {
         self.bar.finish_and_clear();
     }
 }

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::clock;
 use crate::model::{Contender, ContenderMode, Lock};
-use crate::output;
 use crate::zk;
 
 /// What happened.
@@ -109,7 +109,7 @@ impl Serialize for LockEvent {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let contender = self.contender.as_ref();
         LockEventJson {
-            time: output::format_time_ms(self.time_ms),
+            time: clock::format_time_ms(self.time_ms),
             time_ms: self.time_ms,
             event: self.kind,
             lock: &self.lock,
@@ -129,13 +129,14 @@ impl Serialize for LockEvent {
 /// The state of `lock` as events: `holding` for each holder, `queued` for
 /// each waiter, in queue order.
 pub fn snapshot(lock: &Lock, time_ms: i64) -> Vec<LockEvent> {
-    let holding = lock.holders.iter().map(|c| (c, EventKind::Holding));
-    let queued = lock.waiters.iter().map(|c| (c, EventKind::Queued));
-    holding
-        .chain(queued)
-        .map(|(contender, kind)| LockEvent {
+    lock.standings()
+        .map(|(contender, holds)| LockEvent {
             time_ms,
-            kind,
+            kind: if holds {
+                EventKind::Holding
+            } else {
+                EventKind::Queued
+            },
             lock: lock.path.clone(),
             contender: Some(contender.clone()),
             holders: lock.holders.len(),
@@ -152,9 +153,8 @@ pub fn snapshot(lock: &Lock, time_ms: i64) -> Vec<LockEvent> {
 pub fn changes(path: &str, old: Option<&Lock>, new: Option<&Lock>, time_ms: i64) -> Vec<LockEvent> {
     let standings = |lock: Option<&Lock>| -> HashMap<String, bool> {
         lock.map(|lock| {
-            let holders = lock.holders.iter().map(|c| (c.path.clone(), true));
-            holders
-                .chain(lock.waiters.iter().map(|c| (c.path.clone(), false)))
+            lock.standings()
+                .map(|(c, holds)| (c.path.clone(), holds))
                 .collect()
         })
         .unwrap_or_default()

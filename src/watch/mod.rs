@@ -27,11 +27,11 @@ use futures::future::{self, BoxFuture};
 use futures::stream::{FuturesUnordered, StreamExt};
 use zookeeper_client as zkc;
 
+use crate::clock;
 use crate::lock::name;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS, KAZOO_LOCK_SUFFIX};
 use crate::model::layout::{self, Depth};
 use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
-use crate::output;
 use crate::zk::{self, ConnectOptions, Session, path};
 
 pub use events::{EventKind, LockEvent};
@@ -46,6 +46,14 @@ enum WatchMethod {
 }
 
 impl WatchMethod {
+    /// The name of the `watching` log event's `method` field.
+    fn name(self) -> &'static str {
+        match self {
+            WatchMethod::PersistentRecursive => "persistent",
+            WatchMethod::OneShot => "one-shot",
+        }
+    }
+
     /// The name used in messages.
     fn as_str(self) -> &'static str {
         match self {
@@ -143,7 +151,14 @@ impl LockWatch {
             locks: BTreeMap::new(),
             dirs: BTreeSet::new(),
         };
-        tracing::info!("watching {} with {}", watch.target, watch.method().as_str());
+        tracing::info!(
+            event = "watching",
+            path = %watch.target,
+            method = watch.method().name(),
+            "watching {} with {}",
+            watch.target,
+            watch.method().as_str()
+        );
         let events = watch.read_everything(Occasion::Start).await?;
         Ok((watch, events))
     }
@@ -227,7 +242,7 @@ impl LockWatch {
             Feed::Persistent { .. } => read_tree(&self.session, &self.target, |_| {}).await?,
             Feed::OneShot(watches) => read_tree_armed(&self.session, &self.target, watches).await?,
         };
-        let now = output::now_ms();
+        let now = clock::now_ms();
         let unseen: Vec<&String> = self
             .dirs
             .iter()
@@ -314,7 +329,7 @@ impl LockWatch {
             })
             .copied()
             .collect();
-        let now = output::now_ms();
+        let now = clock::now_ms();
         let mut events = Vec::new();
         for part in parts {
             readings.remove(part);
@@ -460,7 +475,7 @@ fn on_state(state: zkc::SessionState) -> Option<News> {
             None
         }
         zkc::SessionState::SyncConnected | zkc::SessionState::ConnectedReadOnly => {
-            tracing::info!("reconnected to ZooKeeper");
+            tracing::info!(event = "reconnected", "reconnected to ZooKeeper");
             Some(News::Reconnected)
         }
         ended => Some(News::Ended(ended)),

@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-use crate::exit::ExitStatus;
-
 /// The three error classes of SPEC §3.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
@@ -92,25 +90,39 @@ impl Error {
         matches!(self.cause(), Some(zkc::Error::NoNode))
     }
 
-    /// The exit code of SPEC §8 this error deserves.
-    pub fn exit_status(&self) -> ExitStatus {
+    /// What this failure means to whoever asked, whatever the operation.
+    pub fn failure(&self) -> Failure {
         match self {
-            Error::Unreachable { .. } => ExitStatus::Unreachable,
-            Error::ReadOnly(_) | Error::Unsupported(_) => ExitStatus::Other,
-            Error::DeleteRefused { .. } => ExitStatus::PermissionDenied,
-            Error::Connect { cause, .. } | Error::Operation { cause, .. } => status_of(cause),
+            Error::Unreachable { .. } => Failure::Unreachable,
+            Error::ReadOnly(_) | Error::Unsupported(_) => Failure::Other,
+            Error::DeleteRefused { .. } => Failure::Denied,
+            Error::Connect { cause, .. } | Error::Operation { cause, .. } => failure_of(cause),
         }
     }
 }
 
-fn status_of(err: &zkc::Error) -> ExitStatus {
+/// The kinds of failure a person or a script tells apart; the exit code of
+/// each is decided at the command edge, not here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// No server could be reached, or the session was lost.
+    Unreachable,
+    /// An ACL or the authentication refused us.
+    Denied,
+    /// The node does not exist.
+    NoNode,
+    /// Anything else.
+    Other,
+}
+
+fn failure_of(err: &zkc::Error) -> Failure {
     use zkc::Error::*;
     match err {
-        NoNode => ExitStatus::NoNode,
-        NoAuth | AuthFailed | InvalidAcl => ExitStatus::PermissionDenied,
+        NoNode => Failure::NoNode,
+        NoAuth | AuthFailed | InvalidAcl => Failure::Denied,
         ConnectionLoss | Timeout | Custom(_) | SessionExpired | SessionMoved | NoHosts
-        | ClientClosed => ExitStatus::Unreachable,
-        _ => ExitStatus::Other,
+        | ClientClosed => Failure::Unreachable,
+        _ => Failure::Other,
     }
 }
 
@@ -152,8 +164,8 @@ mod tests {
     fn messages_name_the_operation_and_path() {
         let err = Error::op("stat", "/a/b", zkc::Error::NoNode);
         assert_eq!(err.to_string(), "stat /a/b: no such node");
-        assert_eq!(err.exit_status(), ExitStatus::NoNode);
+        assert_eq!(err.failure(), Failure::NoNode);
         let err = Error::op("create", "/x", zkc::Error::NoAuth);
-        assert_eq!(err.exit_status(), ExitStatus::PermissionDenied);
+        assert_eq!(err.failure(), Failure::Denied);
     }
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-pub use error::{Class, Error, class_of};
+pub use error::{Class, Error, Failure, class_of};
 pub use hosts::Hosts;
 pub use retry::RetryPolicy;
 

@@ -281,7 +281,9 @@ fn report_change(state: zkc::SessionState, deadline: Instant) {
             "connection to ZooKeeper lost; the lock counts as lost in {:?} unless it comes back",
             deadline.saturating_duration_since(Instant::now())
         ),
-        zkc::SessionState::SyncConnected => tracing::info!("reconnected to ZooKeeper"),
+        zkc::SessionState::SyncConnected => {
+            tracing::info!(event = "reconnected", "reconnected to ZooKeeper")
+        }
         other => tracing::info!("session state: {other}"),
     }
 }

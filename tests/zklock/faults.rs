@@ -40,6 +40,7 @@ fn fenced(
     body: &str,
 ) -> Zklock {
     Zklock::new(["-v", "lock", lock])
+        .json_log()
         .hosts(hosts)
         .args(options)
         .arg("--")
@@ -66,21 +67,17 @@ fn queued(env: &TestEnv, dir: &str, n: usize, zklock: Zklock) -> Running {
     running
 }
 
-/// Waits until a `-v` zklock has logged `watching` `count` times, and
-/// returns the last path it watches.
+/// Waits until a `-v` zklock has logged its `waiting` event `count` times,
+/// and returns the last node it waits on.
 fn watching(waiter: &Running, count: usize) -> String {
-    waiter.wait_for_stderr(WAIT, &format!("watch number {count}"), |e| {
-        e.matches("watching ").count() >= count
+    wait_until(WAIT, &format!("wait number {count}"), || {
+        waiter.log_events("waiting").len() >= count
     });
-    let stderr = waiter.stderr();
-    let line = stderr
-        .lines()
-        .filter(|l| l.contains("watching "))
-        .nth(count - 1)
-        .expect("the watch line")
-        .to_owned();
-    let path = line.split("watching ").nth(1).expect("a path");
-    path.split(':').next().expect("a path").to_owned()
+    let events = waiter.log_events("waiting");
+    events[count - 1]["node"]
+        .as_str()
+        .expect("the node waited on")
+        .to_owned()
 }
 
 /// The children of `dir` in queue order (by the sequence suffix).
@@ -101,7 +98,7 @@ fn wait_for_reconnect(holder: &mut Running) {
         if let Some(run) = holder.try_wait() {
             panic!("the holder ended instead of reconnecting: {run:?}");
         }
-        holder.stderr().contains("reconnected")
+        !holder.log_events("reconnected").is_empty()
     });
 }
 

@@ -24,7 +24,7 @@ fn hold(env: &TestEnv, verb: &str, lock: &str, extra: &[&str]) -> (Running, Stri
 fn queue_behind(env: &TestEnv, verb: &str, lock: &str, queued: usize, extra: &[&str]) -> Running {
     let mut args = vec![verb, lock];
     args.extend_from_slice(extra);
-    let waiter = env.zklock(args).spawn();
+    let waiter = env.zklock(args).json_log().spawn();
     let dir = format!("/locks/{lock}");
     wait_until(WAIT, &format!("{queued} contenders in {dir}"), || {
         env.zk().children_if_any(&dir).len() == queued
@@ -244,10 +244,10 @@ fn one_release_wakes_exactly_one_waiter() {
     let mut waiters: Vec<Running> = (0..5)
         .map(|i| queue_behind(&env, "lock", "herd", i + 2, &["-v"]))
         .collect();
-    let watches = |w: &Running| w.stderr().matches("watching ").count();
+    let watches = |w: &Running| w.log_events("waiting").len();
     for waiter in &waiters {
-        waiter.wait_for_stderr(WAIT, "the waiter watches its predecessor", |e| {
-            e.contains("watching ")
+        wait_until(WAIT, "the waiter watches its predecessor", || {
+            watches(waiter) > 0
         });
     }
     release(holder);

@@ -118,7 +118,7 @@ fn older_than_spares_young_nodes() {
     let old = contenders(&holder, "/locks/age", 2);
     let (_, stat) = env.zk().get(&old[1]);
     wait_until(WAIT, "the first nodes are 2.5 s old", || {
-        zklock::output::now_ms() - stat.ctime >= 2500
+        zklock::clock::now_ms() - stat.ctime >= 2500
     });
     let young = contenders(&holder, "/locks/age", 2);
     let report = reap_json(&env, &["--older-than", "2s", "--yes"]);

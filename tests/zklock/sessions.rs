@@ -50,7 +50,12 @@ fn stat_names_the_address_each_client_connects_from_and_its_server() {
     wait_until(WAIT, "the waiter queued", || {
         env.zk().children("/locks/a").len() == 2
     });
-    let (lock, _) = stat(&env, "/locks/a", &[]);
+    // kazoo queues its node first and sets its watch on the node ahead
+    // just after: wait for the watch.
+    let lock = wait_for(WAIT, "the waiter watches the holder", || {
+        let (lock, _) = stat(&env, "/locks/a", &[]);
+        (lock.waiters.first()?.watching == Some(true)).then_some(lock)
+    });
     let holder = &lock.holders[0];
     assert_eq!(holder.path, node);
     let client = holder.client.as_ref().expect("the holder's client");
@@ -60,8 +65,6 @@ fn stat_names_the_address_each_client_connects_from_and_its_server() {
     let waiter = &lock.waiters[0];
     let client = waiter.client.as_ref().expect("the waiter's client");
     assert_eq!(client.address.as_deref(), Some(waiter_local.as_str()));
-    // kazoo's waiter watches the node ahead of it.
-    assert_eq!(waiter.watching, Some(true));
     assert_eq!(holder.watching, None);
 
     // ls shows the holder's host.
@@ -124,9 +127,15 @@ fn a_holder_cut_off_while_frozen_shows_as_disconnected_until_its_session_expires
         let client = lock.holders.first()?.client.clone()?;
         (!client.connected).then_some(lock)
     });
-    assert_eq!(lock.holders[0].path, node, "the node outlives the connection");
+    assert_eq!(
+        lock.holders[0].path, node,
+        "the node outlives the connection"
+    );
     let client = lock.holders[0].client.as_ref().unwrap();
-    assert_eq!((client.address.as_deref(), client.server.as_deref()), (None, None));
+    assert_eq!(
+        (client.address.as_deref(), client.server.as_deref()),
+        (None, None)
+    );
     let table = env.zklock(["stat", "/locks/f"]).run();
     table.assert_success();
     assert!(
@@ -141,7 +150,11 @@ fn a_holder_cut_off_while_frozen_shows_as_disconnected_until_its_session_expires
 #[test]
 fn with_four_letter_words_off_the_admin_server_answers() {
     let admin = free_ports(1)[0];
-    let server = ZkServer::with_options(&ZkOptions::default().harness_words_only().admin_server(admin));
+    let server = ZkServer::with_options(
+        &ZkOptions::default()
+            .harness_words_only()
+            .admin_server(admin),
+    );
     assert!(
         server.four_letter("cons").contains("not in the whitelist"),
         "cons must be refused for this test"
@@ -149,7 +162,10 @@ fn with_four_letter_words_off_the_admin_server_answers() {
     let env = TestEnv::with_server(&server);
     let (_holder, local, _) = holder_with_address(&env, "/locks/adm", &[]);
     let (lock, stderr) = stat(&env, "/locks/adm", &["--admin-port", &admin.to_string()]);
-    let client = lock.holders[0].client.as_ref().expect("the holder's client");
+    let client = lock.holders[0]
+        .client
+        .as_ref()
+        .expect("the holder's client");
     assert_eq!(client.address.as_deref(), Some(local.as_str()));
     assert_eq!(client.server.as_deref(), Some(server.address().as_str()));
     assert!(client.connected);
@@ -177,7 +193,8 @@ fn with_both_off_client_is_null_and_the_reason_is_said_once_without_waiting() {
         .zklock(["stat", "/locks/none", "-o", "json"])
         .args(["--admin-port", &hung.port().to_string()])
         .run();
-    run.assert_success().assert_faster_than(Duration::from_secs(8));
+    run.assert_success()
+        .assert_faster_than(Duration::from_secs(8));
     let lock: Lock = run.json();
     let contenders = lock.holders.iter().chain(&lock.waiters);
     assert!(contenders.clone().count() == 2, "{lock:#?}");

@@ -38,27 +38,6 @@ const SESSION_MS: u64 = 2000;
 /// timeout, plus everyone's sections.
 const STUCK: Duration = Duration::from_secs(60);
 
-/// xorshift64*: a small, seeded, reproducible generator.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// A number in `low..high`.
-    fn range(&mut self, low: u64, high: u64) -> u64 {
-        low + self.next() % (high - low)
-    }
-}
-
 /// Closes the section of `who` in the log if the process died inside it;
 /// true if it did.
 fn close_if_open(log: &FenceLog, who: &str) -> bool {
@@ -98,7 +77,7 @@ fn zklock_worker(
     dialect: &str,
     log: FenceLog,
     id: usize,
-    rng: &mut Rng,
+    rng: &mut fastrand::Rng,
 ) -> Tally {
     let mut tally = Tally::default();
     let end = Instant::now() + SOAK;
@@ -106,18 +85,18 @@ fn zklock_worker(
     while Instant::now() < end {
         run += 1;
         let who = format!("zklock{id}-{run}");
-        let hold_ms = rng.range(20, 200);
+        let hold_ms = rng.u64(20..200);
         let zklock = Zklock::new(["lock", "soak", "--dialect", dialect])
             .hosts(&env_hosts)
             .args(["--session-timeout", &format!("{SESSION_MS}ms")])
             .args(["--kill-after", "500ms", "--"])
             .args(log.command(&who, &format!("sleep {}", hold_ms as f64 / 1000.0)));
         let mut running = zklock.spawn();
-        let fate = rng.range(0, 100);
+        let fate = rng.u64(0..100);
         if fate < 25 {
             // Killed while it holds, part-way through its section.
             let held = Held::parse(&running.next_line(STUCK));
-            std::thread::sleep(Duration::from_millis(rng.range(0, hold_ms)));
+            std::thread::sleep(Duration::from_millis(rng.u64(0..hold_ms)));
             running.kill();
             // zklock's death takes its command along (parent-death signal).
             support::wait_until(
@@ -129,7 +108,7 @@ fn zklock_worker(
             tally.killed(holding);
         } else if fate < 35 {
             // Killed at a random moment, most likely while it waits.
-            std::thread::sleep(Duration::from_millis(rng.range(0, 300)));
+            std::thread::sleep(Duration::from_millis(rng.u64(0..300)));
             let result = running.kill();
             if let Some(line) = result.stdout.lines().find(|l| l.starts_with("held ")) {
                 let held = Held::parse(line);
@@ -150,12 +129,17 @@ fn zklock_worker(
 /// A library worker: a peer that acquires, holds and releases in a loop
 /// until it is SIGKILLed at a random moment; then a new one, until the soak
 /// ends, when the last one is let go with SIGTERM.
-fn library_worker(env: &TestEnv, library: Library, log: &FenceLog, rng: &mut Rng) -> Tally {
+fn library_worker(
+    env: &TestEnv,
+    library: Library,
+    log: &FenceLog,
+    rng: &mut fastrand::Rng,
+) -> Tally {
     let mut tally = Tally::default();
     let end = Instant::now() + SOAK;
     let log_path = log.path().display().to_string();
     while Instant::now() < end {
-        let hold_ms = rng.range(20, 200).to_string();
+        let hold_ms = rng.u64(20..200).to_string();
         let session_ms = SESSION_MS.to_string();
         let mut running: Running = peer(
             env,
@@ -181,7 +165,7 @@ fn library_worker(env: &TestEnv, library: Library, log: &FenceLog, rng: &mut Rng
             },
             running.pid()
         );
-        let life = Duration::from_millis(rng.range(500, 5000));
+        let life = Duration::from_millis(rng.u64(500..5000));
         let born = Instant::now();
         while born.elapsed() < life && Instant::now() < end {
             if let Some(run) = running.try_wait() {
@@ -191,13 +175,13 @@ fn library_worker(env: &TestEnv, library: Library, log: &FenceLog, rng: &mut Rng
         }
         if Instant::now() < end {
             // Most deaths come inside a section: right after an ACQUIRED.
-            if rng.range(0, 100) < 50 {
+            if rng.u64(0..100) < 50 {
                 let acquired = running.stdout().matches("ACQUIRED").count();
                 running.wait_for_stdout(STUCK, "the peer acquires again", |out| {
                     out.matches("ACQUIRED").count() > acquired
                 });
                 let hold: u64 = hold_ms.parse().expect("a number");
-                std::thread::sleep(Duration::from_millis(rng.range(5, hold / 2 + 6)));
+                std::thread::sleep(Duration::from_millis(rng.u64(5..hold / 2 + 6)));
             }
             running.kill();
             let holding = close_if_open(log, &who);
@@ -223,7 +207,7 @@ fn soak(library: Library, dialect: &str, seed: u64) {
         let mut handles = Vec::new();
         for id in 1..=2 {
             let (hosts, log) = (env.hosts(), log.clone());
-            let mut rng = Rng::new(seed ^ id as u64);
+            let mut rng = fastrand::Rng::with_seed(seed ^ id as u64);
             handles.push((
                 format!("zklock{id}"),
                 scope.spawn(move || zklock_worker(hosts, dialect, log, id, &mut rng)),
@@ -231,7 +215,7 @@ fn soak(library: Library, dialect: &str, seed: u64) {
         }
         for id in 1..=2 {
             let (env, log) = (&env, &log);
-            let mut rng = Rng::new(seed ^ (100 + id as u64));
+            let mut rng = fastrand::Rng::with_seed(seed ^ (100 + id as u64));
             handles.push((
                 format!("{library:?}{id}"),
                 scope.spawn(move || library_worker(env, library, log, &mut rng)),

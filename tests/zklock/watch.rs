@@ -409,11 +409,15 @@ fn one_shot_watches_on_a_server_without_persistent_ones() {
     let env = TestEnv::new();
     let old = ServerWithoutAddWatch::start(env.servers().to_owned());
     let mut watching = support::Zklock::new(["-v", "-o", "json", "watch", "app"])
+        .json_log()
         .hosts(old.hosts(&env))
         .spawn();
     expect(&mut watching, "watching", "/locks/app");
-    watching.wait_for_stderr(WAIT, "watch says it uses one-shot watches", |err| {
-        err.contains("one-shot watches")
+    wait_until(WAIT, "watch says it uses one-shot watches", || {
+        watching
+            .log_events("watching")
+            .iter()
+            .any(|event| event["method"] == "one-shot")
     });
 
     // A lock in a directory that did not exist when the watch began.

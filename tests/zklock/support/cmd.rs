@@ -169,6 +169,12 @@ impl Zklock {
         self
     }
 
+    /// `-v` logging as JSON lines, whose `event` fields tests may wait for
+    /// (see [`Running::log_events`]); the `-v` itself is the caller's.
+    pub fn json_log(self) -> Zklock {
+        self.env("ZKLOCK_LOG_FORMAT", "json")
+    }
+
     /// Removes an environment variable.
     pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Zklock {
         self.env.push((key.as_ref().to_owned(), None));
@@ -368,6 +374,18 @@ impl Running {
     /// Stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.text()
+    }
+
+    /// The `-v` log events named `event` so far, from a zklock started with
+    /// [`Zklock::json_log`]: the declared interface of its log, not the
+    /// wording of its messages. Lines that are not JSON (zklock's own error
+    /// and loss reports) are passed over.
+    pub fn log_events(&self, event: &str) -> Vec<serde_json::Value> {
+        self.stderr()
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|line| line["event"] == event)
+            .collect()
     }
 
     /// Waits for the next complete stdout line not returned before (e.g. the
