@@ -71,10 +71,8 @@ pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
             async |session, survey| match printer.format {
                 Format::Json => stream_json(session, &args.path, survey, printer).await,
                 Format::Table => {
-                    let (walked, mut locks) = collect_locks(session, &args.path, printer).await?;
-                    for lock in &mut locks {
-                        lock.attach_clients(survey);
-                    }
+                    let (walked, locks) =
+                        collect_locks(session, &args.path, survey, printer).await?;
                     printer.report(&LockList(locks))?;
                     Ok(walked)
                 }

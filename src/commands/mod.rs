@@ -87,11 +87,12 @@ async fn work_then_close<T>(
     result
 }
 
-/// Every lock under `path`, in path order, with a progress line while the
-/// walk is slow.
+/// Every lock under `path`, in path order, each contender with its client
+/// from `survey`, with a progress line while the walk is slow.
 pub async fn collect_locks(
     session: &Session,
     path: &str,
+    survey: &Survey,
     printer: &Printer,
 ) -> Result<(WalkProgress, Vec<Lock>)> {
     let progress = printer.progress();
@@ -101,7 +102,8 @@ pub async fn collect_locks(
         path,
         Depth::Tree,
         |p| show_progress(progress.as_ref(), path, p),
-        |lock| {
+        |mut lock| {
+            lock.attach_clients(survey);
             locks.push(lock);
             Ok(())
         },
