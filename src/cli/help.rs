@@ -151,7 +151,7 @@ JSON, a lock: {\"path\", \"kind\", \"dialect\", \"holders\": [contender],
               nothing will not wake when its turn comes
 
 Sessions: every member of the connect string is asked at once, each within
-1.5 s, with the cons (and, for stat, wchc) four-letter words, or, when a
+3 s, with the cons (and, for stat, wchc) four-letter words, or, when a
 member refuses them (4lw.commands.whitelist), its AdminServer's connections
 (and watches) commands over HTTP on --admin-port (default 8080). When a
 member answers neither, client stays null where that member could matter,

@@ -199,15 +199,19 @@ fn classify_curator(rest: &str) -> Option<(Dialect, Kind)> {
 }
 
 /// The recipe whose session id this is: the Java recipe writes it in
-/// decimal (negative for a server id of 128 or more), the C client as 16
-/// hex digits.
+/// decimal (negative for a server id of 128 or more, never with a leading
+/// zero), the C client as 16 hex digits, zero-padded. Sixteen hex digits
+/// that happen to be decimal ones without a leading zero could be either;
+/// they are taken for the Java form.
 fn session_dialect(session: &str) -> Option<Dialect> {
-    let decimal = session.strip_prefix('-').unwrap_or(session);
-    if !decimal.is_empty() && decimal.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(Dialect::ZkRecipe);
+    let is_hex16 = session.len() == 16 && session.bytes().all(|b| b.is_ascii_hexdigit());
+    let all_decimal = session.bytes().all(|b| b.is_ascii_digit());
+    if is_hex16 && (session.starts_with('0') || !all_decimal) {
+        return Some(Dialect::ZkCRecipe);
     }
-    (session.len() == 16 && session.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then_some(Dialect::ZkCRecipe)
+    let decimal = session.strip_prefix('-').unwrap_or(session);
+    (!decimal.is_empty() && decimal.bytes().all(|b| b.is_ascii_digit()))
+        .then_some(Dialect::ZkRecipe)
 }
 
 /// Solr's election candidates: `<session id in decimal>-<node name>-n_`.
@@ -301,6 +305,11 @@ mod tests {
             (
                 "x-01000002a3b40000-0000000011".to_owned(),
                 p(ZkCRecipe, Mutex, 11),
+            ),
+            // A C session id whose hex digits are all decimal ones.
+            (
+                "x-0100004512345678-0000000017".to_owned(),
+                p(ZkCRecipe, Mutex, 17),
             ),
             (
                 "x--9151314442816847872-0000000012".to_owned(),

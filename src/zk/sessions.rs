@@ -3,7 +3,7 @@
 //! ensemble's members report them.
 //!
 //! Every member named in the connect string is asked once, all in parallel,
-//! each with a short deadline, so a slow or silent server costs at most
+//! each within one short deadline, so a slow or silent server costs at most
 //! [`ASK_TIMEOUT`] and never blocks the answer. A member answers through the
 //! `cons` (and `wchc`) four-letter words when its `4lw.commands.whitelist`
 //! allows them, else through its AdminServer's `connections` (and
@@ -23,8 +23,10 @@ use tokio::net::TcpStream;
 use super::Hosts;
 use super::hosts::format_server;
 
-/// How long one member may take to answer one question.
-pub const ASK_TIMEOUT: Duration = Duration::from_millis(1500);
+/// How long one member may take to answer, four-letter words and
+/// AdminServer together: long enough for a loaded server's first HTTP
+/// request, short enough that a hung member delays the answer by little.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The AdminServer's port when none is given: ZooKeeper's default.
 pub const DEFAULT_ADMIN_PORT: u16 = 8080;
@@ -118,7 +120,7 @@ pub async fn survey(hosts: &Hosts, admin_port: u16, ask: Ask) -> Survey {
         hosts
             .members()
             .iter()
-            .map(|(host, port)| ask_member(host, *port, admin_port, ask)),
+            .map(|(host, port)| within_timeout(ask_member(host, *port, admin_port, ask))),
     )
     .await;
     let mut survey = Survey {
@@ -215,7 +217,21 @@ async fn ask_member(host: &str, port: u16, admin_port: u16, ask: Ask) -> Result<
     })
 }
 
-/// Sends a four-letter word and reads the whole reply, within [`ASK_TIMEOUT`].
+/// `ask`, or why not when it takes longer than [`ASK_TIMEOUT`].
+async fn within_timeout<T>(
+    ask: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::time::timeout(ASK_TIMEOUT, ask)
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "gave no answer within {}ms",
+                ASK_TIMEOUT.as_millis()
+            ))
+        })
+}
+
+/// Sends a four-letter word and reads the whole reply.
 async fn four_letter_word(host: &str, port: u16, word: &str) -> Result<String, String> {
     exchange(host, port, word.as_bytes())
         .await
@@ -237,8 +253,8 @@ async fn admin_command(host: &str, port: u16, command: &str) -> Result<Json, Str
     serde_json::from_str(body).map_err(|e| format!("bad JSON: {e}"))
 }
 
-/// Connects, writes `request`, reads until the peer closes; all within
-/// [`ASK_TIMEOUT`].
+/// Connects, writes `request`, reads until the peer closes (bounded by the
+/// caller's [`ASK_TIMEOUT`]).
 async fn exchange(host: &str, port: u16, request: &[u8]) -> Result<String, String> {
     let talk = async {
         let mut stream = TcpStream::connect((host, port)).await?;
@@ -247,11 +263,9 @@ async fn exchange(host: &str, port: u16, request: &[u8]) -> Result<String, Strin
         stream.take(MAX_REPLY).read_to_end(&mut reply).await?;
         Ok::<_, std::io::Error>(reply)
     };
-    match tokio::time::timeout(ASK_TIMEOUT, talk).await {
-        Ok(Ok(reply)) => Ok(String::from_utf8_lossy(&reply).into_owned()),
-        Ok(Err(err)) => Err(err.to_string()),
-        Err(_) => Err(format!("no answer within {}ms", ASK_TIMEOUT.as_millis())),
-    }
+    talk.await
+        .map(|reply| String::from_utf8_lossy(&reply).into_owned())
+        .map_err(|err| err.to_string())
 }
 
 /// The sessions of a `cons` reply, one connection a line:

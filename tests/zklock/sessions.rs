@@ -165,7 +165,7 @@ fn with_four_letter_words_off_the_admin_server_answers() {
     let client = lock.holders[0]
         .client
         .as_ref()
-        .expect("the holder's client");
+        .unwrap_or_else(|| panic!("no client for the holder; stderr: {stderr}"));
     assert_eq!(client.address.as_deref(), Some(local.as_str()));
     assert_eq!(client.server.as_deref(), Some(server.address().as_str()));
     assert!(client.connected);
