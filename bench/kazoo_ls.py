@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""The kazoo side of bench/inspect: the job of `zklock ls PATH -o json`, done
-the way a kazoo script would do it. It walks the tree sequentially, reading
-every node (get) and listing it (get_children), treats the children whose
-names end in a sequence number as contenders, orders them by that number and
-prints every lock with its holder and waiters as JSON.
+"""The kazoo side of the ls job: the job of `zklock ls PATH -o json`, done
+the way a kazoo script at its best would do it. It walks the tree one level
+at a time and pipelines each level: the reads (get_async) and listings
+(get_children_async) of every node of the level are all in flight at once,
+then collected. Children whose names end in a sequence number are
+contenders, ordered by that number; it prints every lock with its holder and
+waiters as JSON.
 
 Usage: /usr/bin/python3 bench/kazoo_ls.py HOSTS PATH   (Debian's python3-kazoo)
 """
@@ -31,19 +33,25 @@ def contender(path, name, data, stat):
     }
 
 
-def walk(zk, path, locks):
-    """Reads `path` and everything below it; returns (data, stat) of `path`."""
-    data, stat = zk.get(path)
-    contenders = []
-    for name in sorted(zk.get_children(path)):
-        child = path.rstrip("/") + "/" + name
-        child_data, child_stat = walk(zk, child, locks)
-        if SEQUENCE.search(name):
-            contenders.append(contender(child, name, child_data, child_stat))
-    if contenders:
-        contenders.sort(key=lambda c: c["sequence"])
-        locks.append({"path": path, "holders": contenders[:1], "waiters": contenders[1:]})
-    return data, stat
+def walk(zk, root):
+    """Every lock under `root`: the directories with contender children."""
+    contenders = {}  # lock directory -> its contenders
+    level = [root]
+    while level:
+        reads = [(path, zk.get_async(path), zk.get_children_async(path)) for path in level]
+        level = []
+        for path, read, listing in reads:
+            data, stat = read.get()
+            parent, _, name = path.rpartition("/")
+            if path != root and SEQUENCE.search(name):
+                contenders.setdefault(parent or "/", []).append(contender(path, name, data, stat))
+            level.extend(path.rstrip("/") + "/" + child for child in listing.get())
+    locks = []
+    for path, found in contenders.items():
+        found.sort(key=lambda c: c["sequence"])
+        locks.append({"path": path, "holders": found[:1], "waiters": found[1:]})
+    locks.sort(key=lambda lock: lock["path"])
+    return locks
 
 
 def main():
@@ -53,10 +61,7 @@ def main():
     zk = KazooClient(hosts=hosts)
     zk.start(timeout=10)
     try:
-        locks = []
-        walk(zk, path, locks)
-        locks.sort(key=lambda lock: lock["path"])
-        json.dump(locks, sys.stdout, indent=2)
+        json.dump(walk(zk, path), sys.stdout, indent=2)
         sys.stdout.write("\n")
     finally:
         zk.stop()

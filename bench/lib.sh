@@ -6,12 +6,17 @@
 #   bench_build ARGS...         cargo build --release ARGS (quietly)
 #   bench_zk_start              a standalone ZooKeeper (Debian's package) on a
 #                               free 127.0.0.1 port; sets $BENCH_HOSTS
+#   bench_warm                  warms that server up (its JIT compiler) with
+#                               some thousands of requests before any timing
 #   bench_background OUT CMD... runs CMD in the background (stdout to OUT,
 #                               stdin held open until exit); sets $BENCH_PID
 #   bench_wait_line FILE RE     waits (60 s at most) until FILE has a line
 #                               matching RE
-#   bench_measure OUT CMD...    runs CMD (stdout to OUT); prints
-#                               "<wall seconds> <max RSS in KB>"
+#   bench_measure OUT CMD...    runs CMD once through the timer (stdout to
+#                               OUT); prints "<wall seconds> <max RSS in KB>"
+#   bench_proxy_start           a byte-counting proxy in front of the server;
+#                               sets $BENCH_PROXY_HOSTS
+#   bench_proxy_bytes           "<bytes to the server> <bytes from it>" so far
 #   bench_median N...           the median of numbers
 #   bench_row COL...            adds a row to the table; bench_table prints it
 #
@@ -84,6 +89,9 @@ admin.enableServer=false
 4lw.commands.whitelist=*
 maxClientCnxns=0
 forceSync=no
+# Long sessions for the queued waiters of herd and drain: they ping once a
+# third of their timeout, and those pings are not part of a handoff.
+maxSessionTimeout=600000
 CFG
     java -cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar \
         org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" \
@@ -118,13 +126,49 @@ bench_wait_line() {
 }
 
 bench_measure() {
-    local out=$1 start end
+    local out=$1 result median rss
     shift
-    start=$EPOCHREALTIME
-    /usr/bin/time -f %M -o "$BENCH_TMP/rss" "$@" >"$out"
-    end=$EPOCHREALTIME
-    awk -v a="$start" -v b="$end" -v rss="$(<"$BENCH_TMP/rss")" \
-        'BEGIN { printf "%.3f %d\n", b - a, rss }'
+    result=$("$BENCH_TIMER" --out "$out" 1 "$@") || bench_die "failed: $*"
+    read -r median _ _ rss <<<"$result"
+    printf '%s %s\n' "$median" "$rss"
+}
+
+# Some thousands of requests of every kind the jobs send (connects, creates,
+# listings, reads, deletes, closes), so that the server's JIT compiler has
+# done its work before anything is timed.
+bench_warm() {
+    local out=$BENCH_TMP/warm
+    bench_say "warming the server up"
+    bench_background "$out" "$POPULATE" "$BENCH_HOSTS" /bench/warm 1000 4
+    local holder=$BENCH_PID
+    bench_wait_line "$out" '^READY'
+    "$ZKLOCK" -H "$BENCH_HOSTS" -q -o json ls /bench/warm >/dev/null
+    # Its nodes stay until its session expires; they are out of every job's way.
+    kill "$holder"
+    bench_mkdirs /bench/warm-lock
+    "$BENCH_TIMER" --warmup 200 1 "$WIRE_FLOOR" "$BENCH_HOSTS" /bench/warm-lock true \
+        ::: "$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/warm-lock -- true >/dev/null
+}
+
+bench_proxy_start() {
+    local out=$BENCH_TMP/proxy.out
+    BENCH_PROXY_STATS=$BENCH_TMP/proxy.stats
+    bench_background "$out" "$BENCH_PYTHON" "$BENCH_ROOT/bench/count_proxy.py" \
+        "${BENCH_HOSTS##*:}" "$BENCH_PROXY_STATS"
+    BENCH_PROXY_PID=$BENCH_PID
+    bench_wait_line "$out" '^PORT '
+    BENCH_PROXY_HOSTS=127.0.0.1:$(awk '{ print $2 }' "$out")
+}
+
+bench_proxy_bytes() {
+    local deadline=$((SECONDS + 10))
+    rm -f "$BENCH_PROXY_STATS"
+    kill -USR1 "$BENCH_PROXY_PID"
+    until [[ -s $BENCH_PROXY_STATS ]]; do
+        ((SECONDS < deadline)) || bench_die "the counting proxy did not answer"
+        sleep 0.01
+    done
+    cat "$BENCH_PROXY_STATS"
 }
 
 bench_median() {
@@ -173,12 +217,15 @@ client.stop()
 PY
 }
 
-# bench_mntr KEY: the value of KEY in the server's `mntr` output.
+# bench_mntr KEY...: the values of the KEYs in the server's `mntr` output,
+# on one line, in the order given.
 bench_mntr() {
-    local port=${BENCH_HOSTS##*:} reply
+    local port=${BENCH_HOSTS##*:} reply fd
     exec {fd}<>"/dev/tcp/127.0.0.1/$port"
     printf mntr >&"$fd"
     reply=$(cat <&"$fd")
     exec {fd}<&-
-    awk -v key="$1" '$1 == key { print $2 }' <<<"$reply"
+    awk -v keys="$*" '
+        { value[$1] = $2 }
+        END { n = split(keys, k, " "); for (i = 1; i <= n; i++) printf "%s%s", value[k[i]], (i < n ? " " : "\n") }' <<<"$reply"
 }

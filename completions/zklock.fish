@@ -57,11 +57,11 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l dialect -d 'Whose
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lease -d 'With --detach: release after this long' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -86,11 +86,11 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l dialect -d 'Whos
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lease -d 'With --detach: release after this long' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -115,11 +115,11 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l dialect -d 'Whos
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lease -d 'With --detach: release after this long' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -196,7 +196,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -s v -l verbose -d '
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l until -d 'Exit 0 once no lock under the path is held (free) or some lock is (held)' -r -f -a "free\t''
 held\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -s w -l timeout -d 'Exit 1 if the watch is still going after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s w -l timeout -d 'Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by --connect-timeout)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l count -d 'Exit 0 after N changes' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l session-timeout -d 'Session timeout to ask the server for' -r

@@ -1,11 +1,15 @@
 # Inspection jobs of bench/run (sourced):
 #
-#   ls    `zklock ls` over LS_LOCKS locks x LS_CONTENDERS contenders, against
-#         bench/kazoo_ls.py doing the same job with kazoo, sequentially (get
-#         and get_children of every node); medians of RUNS runs, and the
-#         ratio (goal: zklock <= 0.1 x kazoo)
-#   dump  `zklock dump` over DUMP_LOCKS x DUMP_CONTENDERS contenders: median
-#         time and the largest peak RSS of RUNS runs (goal: < 200 MB)
+#   ls       `zklock ls` over LS_LOCKS locks x LS_CONTENDERS contenders,
+#            against bench/kazoo_ls.py doing the same job with kazoo at its
+#            best (every read and listing of a tree level in flight at
+#            once); medians of RUNS runs, and the ratio (goal: zklock <= 0.1
+#            x kazoo)
+#   inspect  time and peak memory of `ls`, `stat` and `dump`, as a table
+#            and as JSON, over each of INSPECT_SIZES contenders: `ls` and
+#            `dump` over SIZE / 5 locks x 5 contenders, `stat` of one lock
+#            with SIZE contenders; median time and largest peak RSS of RUNS
+#            runs (goal: peak RSS < 200 MB)
 #
 # The contenders are ephemeral-sequential nodes named as Curator names them,
 # each holding a zklock owner record (examples/populate.rs).
@@ -13,24 +17,25 @@
 RUNS=${BENCH_RUNS:-5}
 LS_LOCKS=${BENCH_LS_LOCKS:-2000}
 LS_CONTENDERS=${BENCH_LS_CONTENDERS:-5}
-DUMP_LOCKS=${BENCH_DUMP_LOCKS:-20000}
-DUMP_CONTENDERS=${BENCH_DUMP_CONTENDERS:-5}
+INSPECT_SIZES=${BENCH_INSPECT_SIZES:-10000 100000}
 
 # Fills ROOT with LOCKS x CONTENDERS contenders, held until the script ends.
 populate() {
     local root=$1 locks=$2 contenders=$3 out
-    out=$BENCH_TMP/populate.$locks.$contenders
+    out=$BENCH_TMP/populate.$locks.$contenders.$RANDOM
     bench_say "creating $locks locks x $contenders contenders under $root"
     bench_background "$out" "$POPULATE" "$BENCH_HOSTS" "$root" "$locks" "$contenders"
     bench_wait_line "$out" '^READY'
 }
 
-# How many locks, and contenders, a JSON file of locks (ls) or a dump holds.
+# How many locks, and contenders, a JSON file of locks (ls), a lock (stat)
+# or a dump holds.
 count_locks() {
     "$BENCH_PYTHON" -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
-locks = doc["locks"] if isinstance(doc, dict) else doc
+locks = doc["locks"] if isinstance(doc, dict) and "locks" in doc else doc
+locks = [locks] if isinstance(locks, dict) else locks
 print(len(locks), sum(len(l["holders"]) + len(l["waiters"]) for l in locks))' "$1"
 }
 
@@ -45,14 +50,16 @@ expect_counts() {
 mb() { awk -v kb="$1" 'BEGIN { printf "%.1f MB", kb / 1024 }'; }
 
 job_ls() {
-    local root=/bench/ls zklock_times=() kazoo_times=() rss=0 t r i zk kz ratio verdict
+    local root=/bench/ls zklock_times=() kazoo_times=() rss=0 t r i zk kz ratio verdict measured
     populate "$root" "$LS_LOCKS" "$LS_CONTENDERS"
     for ((i = 1; i <= RUNS; i++)); do
-        read -r t r < <(bench_measure "$BENCH_TMP/ls.zklock" "$ZKLOCK" -H "$BENCH_HOSTS" ls "$root" -o json)
+        measured=$(bench_measure "$BENCH_TMP/ls.zklock" "$ZKLOCK" -H "$BENCH_HOSTS" ls "$root" -o json)
+        read -r t r <<<"$measured"
         expect_counts "$BENCH_TMP/ls.zklock" "$LS_LOCKS" "$LS_CONTENDERS"
         zklock_times+=("$t")
         ((r > rss)) && rss=$r
-        read -r t r < <(bench_measure "$BENCH_TMP/ls.kazoo" "$BENCH_PYTHON" "$BENCH_ROOT/bench/kazoo_ls.py" "$BENCH_HOSTS" "$root")
+        measured=$(bench_measure "$BENCH_TMP/ls.kazoo" "$BENCH_PYTHON" "$BENCH_ROOT/bench/kazoo_ls.py" "$BENCH_HOSTS" "$root")
+        read -r t r <<<"$measured"
         expect_counts "$BENCH_TMP/ls.kazoo" "$LS_LOCKS" "$LS_CONTENDERS"
         kazoo_times+=("$t")
         bench_say "ls run $i: zklock ${zklock_times[-1]} s, kazoo $t s"
@@ -61,22 +68,46 @@ job_ls() {
     kz=$(bench_median "${kazoo_times[@]}")
     ratio=$(awk -v a="$zk" -v b="$kz" 'BEGIN { printf "%.3f", a / b }')
     verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 0.1 ? "met" : "MISSED") }')
-    bench_row "ls, $LS_LOCKS locks x $LS_CONTENDERS contenders" "$zk s (peak $(mb "$rss"))" "$kz s" "-" "-" \
-        "$ratio x kazoo" "<= 0.1 x kazoo: $verdict"
+    bench_row "ls -o json, $LS_LOCKS locks x $LS_CONTENDERS contenders, median of $RUNS" "$zk s (peak $(mb "$rss"))" \
+        "$kz s (pipelined)" "-" "-" "-" "$ratio x kazoo" "<= 0.1 x kazoo: $verdict"
 }
 
-job_dump() {
-    local root=/bench/dump times=() rss=0 t r i verdict
-    populate "$root" "$DUMP_LOCKS" "$DUMP_CONTENDERS"
+# Runs `zklock -o FORMAT ARGS...` RUNS times; checks a JSON run's counts
+# against LOCKS x CONTENDERS; prints "<median s> <largest peak RSS in KB>".
+inspect_runs() {
+    local format=$1 locks=$2 contenders=$3 out=$BENCH_TMP/inspect.out times=() rss=0 t r i measured
+    shift 3
     for ((i = 1; i <= RUNS; i++)); do
-        read -r t r < <(bench_measure "$BENCH_TMP/dump.zklock" "$ZKLOCK" -H "$BENCH_HOSTS" dump "$root")
-        expect_counts "$BENCH_TMP/dump.zklock" "$DUMP_LOCKS" "$DUMP_CONTENDERS"
+        measured=$(bench_measure "$out" "$ZKLOCK" -H "$BENCH_HOSTS" -o "$format" "$@")
+        read -r t r <<<"$measured"
+        [[ $format == json ]] && expect_counts "$out" "$locks" "$contenders"
         times+=("$t")
         ((r > rss)) && rss=$r
-        bench_say "dump run $i: $t s, peak RSS $(mb "$r")"
     done
-    verdict=$(awk -v kb="$rss" 'BEGIN { print (kb < 200 * 1024 ? "met" : "MISSED") }')
-    bench_row "dump, $DUMP_LOCKS locks x $DUMP_CONTENDERS contenders" \
-        "$(bench_median "${times[@]}") s (peak $(mb "$rss"))" "-" "-" "-" "-" "peak RSS < 200 MB: $verdict"
+    printf '%s %s\n' "$(bench_median "${times[@]}")" "$rss"
 }
 
+# One row: COMMAND over SIZE contenders, as a table and as JSON.
+inspect_row() {
+    local size=$1 locks=$2 contenders=$3 command=$4 target=$5 table json t_table r_table t_json r_json
+    table=$(inspect_runs table "$locks" "$contenders" "$command" "$target")
+    json=$(inspect_runs json "$locks" "$contenders" "$command" "$target")
+    read -r t_table r_table <<<"$table"
+    read -r t_json r_json <<<"$json"
+    bench_say "$command over $size contenders: table $t_table s $(mb "$r_table"), JSON $t_json s $(mb "$r_json")"
+    bench_row "$command, $size contenders ($locks x $contenders), median of $RUNS" \
+        "table $t_table s (peak $(mb "$r_table")); JSON $t_json s (peak $(mb "$r_json"))" "-" "-" "-" "-" "-" \
+        "peak RSS < 200 MB: $(awk -v a="$r_table" -v b="$r_json" 'BEGIN { print (a < 200 * 1024 && b < 200 * 1024 ? "met" : "MISSED") }')"
+}
+
+job_inspect() {
+    local size locks
+    for size in $INSPECT_SIZES; do
+        locks=$((size / 5))
+        populate "/bench/inspect/$size" "$locks" 5
+        populate "/bench/inspect/one-$size" 1 "$size"
+        inspect_row "$size" "$locks" 5 ls "/bench/inspect/$size"
+        inspect_row "$size" 1 "$size" stat "/bench/inspect/one-$size/lock-000000"
+        inspect_row "$size" "$locks" 5 dump "/bench/inspect/$size"
+    done
+}

@@ -1,51 +1,57 @@
 # Lock jobs of bench/run (sourced): one uncontended lock-run-release as a
-# whole process, handoffs per second under contention, the herd check, and
-# start-up time.
+# whole process, handoffs per second under contention, requests and bytes
+# per handoff (herd, drain), and start-up time.
 
 LOCK_RUNS=${BENCH_LOCK_RUNS:-31}
 HANDOFF_WORKERS=${BENCH_HANDOFF_WORKERS:-8}
 HANDOFF_EACH=${BENCH_HANDOFF_EACH:-25}
+HANDOFF_LOOPS=${BENCH_HANDOFF_LOOPS:-200}
 HERD_RELEASES=${BENCH_HERD_RELEASES:-5}
-
-# Prints the wall time of one run of CMD, in seconds.
-time_once() {
-    local start=$EPOCHREALTIME
-    "$@" >/dev/null || bench_die "failed: $*"
-    awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f\n", b - a }'
-}
+DRAIN_SIZES=${BENCH_DRAIN_SIZES:-200 1000}
+# Long sessions for queued waiters, so that their pings stay out of the
+# counts (the bench server allows them).
+WAITER_SESSION=300s
 
 ms() { awk -v s="$1" 'BEGIN { printf "%.2f ms", s * 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 verdict() { awk -v v="$1" -v limit="$2" -v op="$3" 'BEGIN {
     ok = (op == "<=") ? v <= limit : v >= limit
     print (ok ? "met" : "MISSED") }'; }
+# per N TOTAL: TOTAL / N, rounded.
+per() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.0f", t / n }'; }
 
-# One uncontended `zklock lock L -- true` as a whole process, against a kazoo
-# script, a Curator program and the floor doing the same job; the four run
-# in turn, LOCK_RUNS times, and each column is a median.
+# One uncontended `zklock lock L -- true` as a whole process, against the
+# wire limit, the floor on zklock's client crate, a kazoo script and a
+# Curator program doing the same job. The timer runs the five in turn,
+# LOCK_RUNS times after three rounds of warm-up, and reports medians.
 job_lock() {
-    local zk=() kz=() cu=() fl=() i zkm kzm cum flm
-    bench_mkdirs /bench/lock/zklock /bench/lock/kazoo /bench/lock/curator /bench/lock/floor
-    for ((i = 1; i <= LOCK_RUNS; i++)); do
-        zk+=("$(time_once "$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/lock/zklock -- true)")
-        kz+=("$(time_once "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_kazoo.py" "$BENCH_HOSTS" /bench/lock/kazoo true)")
-        cu+=("$(time_once java -cp "$BENCH_CLASSES:$BENCH_CURATOR_CP" LockCurator "$BENCH_HOSTS" /bench/lock/curator true)")
-        fl+=("$(time_once "$FLOOR" "$BENCH_HOSTS" /bench/lock/floor true)")
-    done
-    zkm=$(bench_median "${zk[@]}")
-    kzm=$(bench_median "${kz[@]}")
-    cum=$(bench_median "${cu[@]}")
-    flm=$(bench_median "${fl[@]}")
-    local to_kazoo to_floor
-    to_kazoo=$(ratio "$zkm" "$kzm")
-    to_floor=$(ratio "$zkm" "$flm")
-    bench_row "lock-run-release (whole process)" "$(ms "$zkm")" "$(ms "$kzm")" "$(ms "$cum")" "$(ms "$flm")" \
-        "$to_kazoo x kazoo, $(ratio "$zkm" "$cum") x Curator, $to_floor x floor" \
-        "<= 0.15 x kazoo: $(verdict "$to_kazoo" 0.15 "<="); <= 1.3 x floor: $(verdict "$to_floor" 1.3 "<=")"
+    local zk wire floor kz cu results
+    bench_mkdirs /bench/lock/zklock /bench/lock/wire /bench/lock/floor /bench/lock/kazoo /bench/lock/curator
+    results=$("$BENCH_TIMER" --warmup 3 "$LOCK_RUNS" \
+        "$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/lock/zklock -- true \
+        ::: "$WIRE_FLOOR" "$BENCH_HOSTS" /bench/lock/wire true \
+        ::: "$FLOOR" "$BENCH_HOSTS" /bench/lock/floor true \
+        ::: "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_kazoo.py" "$BENCH_HOSTS" /bench/lock/kazoo true \
+        ::: java -cp "$BENCH_CLASSES:$BENCH_CURATOR_CP" LockCurator "$BENCH_HOSTS" /bench/lock/curator true) ||
+        bench_die "the lock job failed"
+    {
+        read -r zk _
+        read -r wire _
+        read -r floor _
+        read -r kz _
+        read -r cu _
+    } <<<"$results"
+    local to_wire to_kazoo
+    to_wire=$(ratio "$zk" "$wire")
+    to_kazoo=$(ratio "$zk" "$kz")
+    bench_row "lock-run-release (whole process), median of $LOCK_RUNS" "$(ms "$zk")" "$(ms "$kz")" "$(ms "$cu")" \
+        "$(ms "$wire")" "$(ms "$floor")" \
+        "$to_wire x limit, $(ratio "$zk" "$floor") x crate floor, $to_kazoo x kazoo, $(ratio "$zk" "$cu") x Curator" \
+        "<= 1.3 x limit: $(verdict "$to_wire" 1.3 "<="); <= 0.15 x kazoo: $(verdict "$to_kazoo" 0.15 "<=")"
 }
 
 # Handoffs per second: HANDOFF_WORKERS workers each run CMD HANDOFF_EACH
-# times on one lock; prints completed runs per second.
+# times on one lock, a whole process per handoff; prints runs per second.
 handoffs_per_second() {
     local start=$EPOCHREALTIME pids=() w
     for ((w = 0; w < HANDOFF_WORKERS; w++)); do
@@ -57,71 +63,175 @@ handoffs_per_second() {
         'BEGIN { printf "%.1f\n", n / (b - a) }'
 }
 
-# The same job as job_lock, by HANDOFF_WORKERS processes contending for one
-# lock at a time; and kazoo once more as a long-lived process per worker
-# looping over Lock.acquire/release, the strongest kazoo can do.
-job_handoff() {
-    local zk kz kz_loop
-    bench_mkdirs /bench/handoff/zklock /bench/handoff/kazoo /bench/handoff/kazoo-loop
-    zk=$(handoffs_per_second "$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/handoff/zklock -- true)
-    kz=$(handoffs_per_second "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_kazoo.py" "$BENCH_HOSTS" /bench/handoff/kazoo true)
-    kz_loop=$(HANDOFF_EACH=1 handoffs_per_second "$BENCH_PYTHON" "$BENCH_ROOT/tests/peers/kazoo_peer.py" \
-        "$BENCH_HOSTS" /bench/handoff/kazoo-loop mutex --hold-ms 0 --loops "$HANDOFF_EACH")
-    kz_loop=$(awk -v v="$kz_loop" -v n="$HANDOFF_EACH" 'BEGIN { printf "%.1f", v * n }')
-    local vs
-    vs=$(ratio "$zk" "$kz")
-    bench_row "handoffs/s, $HANDOFF_WORKERS processes" "$zk/s" "$kz/s (in-process loop: $kz_loop/s)" "-" "-" \
-        "$vs x kazoo, $(ratio "$zk" "$kz_loop") x kazoo loop" ">= 3 x kazoo: $(verdict "$vs" 3 ">=")"
+# Handoffs per second of long-lived processes: HANDOFF_WORKERS workers
+# (CMD HOSTS LOCK LOOPS GO_FILE, as bench/lock_loop_kazoo.py) connect and
+# print READY; once all have, the go file appears and each loops over
+# acquire/release HANDOFF_LOOPS times and prints when it finished. Sets
+# $LOOP_RATE: all handoffs over the time from go to the last finish, so no
+# start-up is counted.
+loop_rate() {
+    local lock=$1 go=$BENCH_TMP/go.$RANDOM pids=() outs=() w start last
+    shift
+    for ((w = 0; w < HANDOFF_WORKERS; w++)); do
+        outs+=("$BENCH_TMP/loop.$w.$RANDOM")
+        bench_background "${outs[w]}" "$@" "$BENCH_HOSTS" "$lock" "$HANDOFF_LOOPS" "$go"
+        pids+=("$BENCH_PID")
+    done
+    for w in "${outs[@]}"; do bench_wait_line "$w" '^READY'; done
+    start=$EPOCHREALTIME
+    : >"$go"
+    for w in "${pids[@]}"; do wait "$w" || bench_die "a long-lived worker failed: $*"; done
+    last=$(tail -qn 1 "${outs[@]}" | sort -g | tail -n 1)
+    LOOP_RATE=$(awk -v a="$start" -v b="$last" -v n=$((HANDOFF_WORKERS * HANDOFF_LOOPS)) \
+        'BEGIN { printf "%.1f", n / (b - a) }')
 }
 
-# Server requests per release with WAITERS zklock waiters queued: the
-# packets the server received between a holder's release and the next
-# waiter holding, median of HERD_RELEASES releases.
-herd_requests() {
-    local waiters=$1 lock=/bench/herd/$1 holder out counts=() i before after next
+# The whole-process job of job_lock by HANDOFF_WORKERS contending processes
+# (zklock, kazoo), and beside it kazoo and Curator as long-lived processes,
+# one session each, looping over acquire/release: the strongest each can do.
+job_handoff() {
+    local zk kz kz_loop cu_loop
+    bench_mkdirs /bench/handoff/zklock /bench/handoff/kazoo /bench/handoff/kazoo-loop /bench/handoff/curator-loop
+    zk=$(handoffs_per_second "$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/handoff/zklock -- true)
+    kz=$(handoffs_per_second "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_kazoo.py" "$BENCH_HOSTS" /bench/handoff/kazoo true)
+    loop_rate /bench/handoff/kazoo-loop "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_loop_kazoo.py"
+    kz_loop=$LOOP_RATE
+    loop_rate /bench/handoff/curator-loop java -cp "$BENCH_CLASSES:$BENCH_CURATOR_CP" LockLoopCurator
+    cu_loop=$LOOP_RATE
+    local vs
+    vs=$(ratio "$zk" "$kz")
+    bench_row "handoffs/s, $HANDOFF_WORKERS contenders" \
+        "$zk/s (a process per handoff, x $HANDOFF_EACH each)" \
+        "$kz/s (a process per handoff); $kz_loop/s (long-lived, x $HANDOFF_LOOPS each)" \
+        "$cu_loop/s (long-lived, x $HANDOFF_LOOPS each)" "-" "-" \
+        "$vs x kazoo per process, $(ratio "$zk" "$kz_loop") x kazoo long-lived, $(ratio "$zk" "$cu_loop") x Curator long-lived" \
+        ">= 3 x kazoo per process: $(verdict "$vs" 3 ">=")"
+}
+
+# The server's counters and the proxy's, on one line: requests received,
+# responses sent, bytes to the server, bytes from the server.
+counters() {
+    printf '%s %s\n' "$(bench_mntr zk_packets_received zk_packets_sent)" "$(bench_proxy_bytes)"
+}
+
+# Starts a zklock holder of LOCK through the proxy and waits until it holds;
+# sets $BENCH_PID.
+start_holder() {
+    local lock=$1 out=$2
+    bench_background "$out" "$ZKLOCK" -H "$BENCH_PROXY_HOSTS" --session-timeout "$WAITER_SESSION" lock "$lock"
+    bench_wait_line "$out" '^/'
+}
+
+# Requests and response bytes per handoff with WAITERS zklock waiters
+# queued, all through the counting proxy: what the server received and
+# sent between a holder's release and the next waiter holding, median of
+# HERD_RELEASES handoffs. Prints "<requests> <response bytes>".
+herd_counts() {
+    local waiters=$1 lock=/bench/herd/$1 out pids=() requests=() bytes=() i
     out=$BENCH_TMP/herd.$waiters
     mkdir -p "$out"
-    bench_background "$out/0" "$ZKLOCK" -H "$BENCH_HOSTS" --session-timeout 40s lock "$lock"
-    holder=$BENCH_PID
-    bench_wait_line "$out/0" '^/'
-    local pids=("$holder")
+    start_holder "$lock" "$out/0"
+    pids+=("$BENCH_PID")
     # One at a time, so the queue order is the start order.
     for ((i = 1; i <= waiters; i++)); do
-        bench_background "$out/$i" "$ZKLOCK" -H "$BENCH_HOSTS" --session-timeout 40s lock "$lock"
+        bench_background "$out/$i" "$ZKLOCK" -H "$BENCH_PROXY_HOSTS" --session-timeout "$WAITER_SESSION" lock "$lock"
         pids+=("$BENCH_PID")
         bench_wait_contenders "$lock" $((i + 1))
     done
+    local r0 d0 r1 d1
     for ((i = 1; i <= HERD_RELEASES; i++)); do
-        before=$(bench_mntr zk_packets_received)
+        read -r r0 _ _ d0 <<<"$(counters)"
         kill -TERM "${pids[i - 1]}"
         bench_wait_line "$out/$i" '^/'
-        after=$(bench_mntr zk_packets_received)
-        # One packet of each pair is the mntr request itself.
-        counts+=($((after - before - 1)))
+        read -r r1 _ _ d1 <<<"$(counters)"
+        # One request and one response of each pair are the mntr itself;
+        # the mntr does not pass through the proxy.
+        requests+=($((r1 - r0 - 1)))
+        bytes+=($((d1 - d0)))
     done
     for i in "${pids[@]}"; do kill -TERM "$i" 2>/dev/null || true; done
-    bench_median "${counts[@]}"
+    printf '%s %s\n' "$(per 1 "$(bench_median "${requests[@]}")")" "$(per 1 "$(bench_median "${bytes[@]}")")"
 }
 
 job_herd() {
-    local few many
-    few=$(herd_requests 10)
-    many=$(herd_requests 100)
-    bench_row "herd: server requests per release" "$few (10 waiters), $many (100 waiters)" "-" "-" "-" \
-        "$(ratio "$many" "$few") (100 vs 10 waiters)" \
-        "independent of waiters: $(awk -v a="$few" -v b="$many" 'BEGIN { print (b <= a + 1 ? "met" : "MISSED") }')"
+    local few_requests few_bytes many_requests many_bytes counts
+    [[ -n ${BENCH_PROXY_PID:-} ]] || bench_proxy_start
+    counts=$(herd_counts 10)
+    read -r few_requests few_bytes <<<"$counts"
+    counts=$(herd_counts 100)
+    read -r many_requests many_bytes <<<"$counts"
+    bench_row "herd: per handoff, median of $HERD_RELEASES" \
+        "10 waiters: $few_requests requests, $few_bytes B; 100 waiters: $many_requests requests, $many_bytes B" \
+        "-" "-" "-" "-" \
+        "$(ratio "$many_requests" "$few_requests") x requests, $(ratio "$many_bytes" "$few_bytes") x bytes (100 vs 10 waiters)" \
+        "independent of waiters: $(awk -v a="$few_requests" -v b="$many_requests" -v x="$few_bytes" -v y="$many_bytes" \
+            'BEGIN { print (b <= a + 1 && y <= 1.1 * x ? "met" : "MISSED") }')"
 }
 
-# `zklock --help` start-up time, median of LOCK_RUNS runs, against `true`.
-job_startup() {
-    local zk=() tr=() i
-    for ((i = 1; i <= LOCK_RUNS; i++)); do
-        zk+=("$(time_once "$ZKLOCK" --help)")
-        tr+=("$(time_once /bin/true)")
+# Drains a queue of N zklock waiters (`lock L -- true`, each through HOSTS)
+# behind one holder: releases the holder and waits until every waiter has
+# held, run its command and exited. Prints "<seconds> <requests> <response
+# bytes>" over the whole drain (bytes only when HOSTS is the proxy).
+drain_once() {
+    local n=$1 hosts=$2 lock=/bench/drain/$1.$RANDOM out pids=() i holder start end
+    out=$BENCH_TMP/drain.$n
+    mkdir -p "$out"
+    start_holder "$lock" "$out/holder"
+    holder=$BENCH_PID
+    for ((i = 1; i <= n; i++)); do
+        "$ZKLOCK" -H "$hosts" --session-timeout "$WAITER_SESSION" lock "$lock" -- true </dev/null >/dev/null &
+        pids+=("$!")
+        BENCH_PIDS+=("$!")
     done
-    local zkm trm
-    zkm=$(bench_median "${zk[@]}")
-    trm=$(bench_median "${tr[@]}")
-    bench_row "zklock --help start-up" "$(ms "$zkm")" "-" "-" "$(ms "$trm") (/bin/true)" \
-        "$(ratio "$zkm" "$trm") x /bin/true" "-"
+    bench_wait_contenders "$lock" $((n + 1))
+    local r0 d0 r1 d1
+    read -r r0 _ _ d0 <<<"$(counters)"
+    start=$EPOCHREALTIME
+    kill -TERM "$holder"
+    for i in "${pids[@]}"; do wait "$i" || bench_die "a drain waiter failed"; done
+    end=$EPOCHREALTIME
+    read -r r1 _ _ d1 <<<"$(counters)"
+    awk -v a="$start" -v b="$end" -v r=$((r1 - r0 - 1)) -v d=$((d1 - d0)) 'BEGIN { printf "%.3f %d %d\n", b - a, r, d }'
+}
+
+# Draining N = DRAIN_SIZES queued waiters: time, requests and response
+# bytes per handoff. Timed without the proxy (which adds latency), counted
+# in a second drain through it. Goals: at most 1,500 bytes per handoff with
+# 200 waiters, and per handoff for a longer queue within 10% of the first
+# size's.
+job_drain() {
+    local n t r d pt pr counts bytes first_bytes="" goal sizes
+    read -ra sizes <<<"$DRAIN_SIZES"
+    [[ -n ${BENCH_PROXY_PID:-} ]] || bench_proxy_start
+    for n in "${sizes[@]}"; do
+        counts=$(drain_once "$n" "$BENCH_HOSTS")
+        read -r t r _ <<<"$counts"
+        counts=$(drain_once "$n" "$BENCH_PROXY_HOSTS")
+        read -r pt pr d <<<"$counts"
+        bench_say "drain of $n: $t s direct, $pt s through the proxy ($pr requests)"
+        bytes=$(per "$n" "$d")
+        if [[ -z $first_bytes ]]; then
+            first_bytes=$bytes
+            goal="-"
+        else
+            goal="bytes per handoff within 10% of those with ${sizes[0]} waiters: $(verdict "$bytes" "$((first_bytes * 11 / 10))" "<=")"
+        fi
+        ((n == 200)) && goal="<= 1,500 B per handoff: $(verdict "$bytes" 1500 "<=")"
+        bench_row "drain $n queued waiters: per handoff" \
+            "$(ms "$(awk -v t="$t" -v n="$n" 'BEGIN { print t / n }')"), $(per "$n" "$r") requests, $bytes B ($(awk -v d="$d" 'BEGIN { printf "%.1f", d / 1e6 }') MB a drain)" \
+            "-" "-" "-" "-" "-" "$goal"
+    done
+}
+
+# `zklock --version` start-up time against /bin/true, median of LOCK_RUNS.
+job_startup() {
+    local zk tr zk_rss tr_rss results
+    results=$("$BENCH_TIMER" --warmup 3 "$LOCK_RUNS" "$ZKLOCK" --version ::: /bin/true) ||
+        bench_die "the startup job failed"
+    {
+        read -r zk _ _ zk_rss
+        read -r tr _ _ tr_rss
+    } <<<"$results"
+    bench_row "zklock --version start-up, median of $LOCK_RUNS" "$(ms "$zk") (peak $zk_rss KB)" "-" "-" \
+        "$(ms "$tr") (/bin/true, peak $tr_rss KB)" "-" "$(ratio "$zk" "$tr") x /bin/true" "-"
 }

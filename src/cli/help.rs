@@ -31,16 +31,26 @@ Across script steps:
 
 The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
 fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
-exits with the command's exit code (128+n if it died of signal n), 1 if the
-lock was not acquired (change with -E), 3 if ZooKeeper was unreachable, 4 if
-the lock was lost while held (the command is stopped: --kill-signal, then
-SIGKILL after --kill-after). / and /zookeeper (and below) are never locks:
-exit 2, before connecting.";
+exits with the command's exit code (128+n if it died of signal n), 127 or 126
+if it could not run (not found, not executable), 1 if the lock was not
+acquired (change with -E; the message names the holder), 3 if ZooKeeper was
+unreachable, 4 if the lock was lost while held (the command is stopped:
+--kill-signal, then SIGKILL after --kill-after). / and /zookeeper (and below)
+are never locks: exit 2, before connecting.
+
+At a terminal the command runs in the terminal's foreground, as a shell job:
+it can read the terminal, and Ctrl-C and Ctrl-\\ reach it directly; zklock
+releases after it ends and takes the terminal back. Ctrl-Z does not suspend
+it: zklock keeps the session that holds the lock and continues the command at
+once. A flag that does not apply to the mode is a usage error: --kill-after
+and --kill-signal need a command, --lease and --while-pid need --detach (to
+bound a command, use timeout(1) after --), -E needs -n or -w, and -o json
+applies only with --detach or --ttl.";
 
 /// `zklock release`.
 pub(super) const RELEASE_EXAMPLES: &str = "\
 Examples:
-  tok=$(zklock lock deploy --detach); ...; zklock release \"$tok\"
+  tok=$(zklock lock deploy --detach --while-pid $$); ...; zklock release \"$tok\"
   zklock release --if-exists \"$tok\"           no error if it is already gone
   zklock release --holders deploy             delete whatever holds /locks/deploy now
   zklock release --revoke --force-after 30s deploy

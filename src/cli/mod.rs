@@ -273,7 +273,7 @@ pub struct LockCmdArgs {
     #[arg(long, conflicts_with_all = ["command", "ttl"])]
     pub detach: bool,
 
-    /// With --detach: release after this long
+    /// With --detach: release after this long (to bound a command, run it under timeout(1))
     #[arg(long, value_parser = parse_duration, value_name = "DUR", requires = "detach")]
     pub lease: Option<Duration>,
 
@@ -290,9 +290,9 @@ pub struct LockCmdArgs {
     #[arg(long, hide = true, value_name = "FD")]
     pub holder_report_fd: Option<i32>,
 
-    /// Signal for the command's process group when the lock is lost
-    #[arg(long, default_value = "TERM", value_parser = parse_signal_arg, value_name = "SIG")]
-    pub kill_signal: i32,
+    /// Signal for the command's process group when the lock is lost [default: TERM]
+    #[arg(long, value_parser = parse_signal_arg, value_name = "SIG")]
+    pub kill_signal: Option<i32>,
 
     /// Wait this long after --kill-signal before SIGKILL [default: a fifth of the session
     /// timeout the server grants]
@@ -337,7 +337,8 @@ pub struct WatchCmdArgs {
     #[arg(long, value_enum, value_name = "STATE")]
     pub until: Option<UntilArg>,
 
-    /// Exit 1 if the watch is still going after DUR
+    /// Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by
+    /// --connect-timeout)
     #[arg(short = 'w', long, value_parser = parse_duration, value_name = "DUR")]
     pub timeout: Option<Duration>,
 
