@@ -9,7 +9,7 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use support::json::{Lock, ReapDryRun, ReapReport};
+use support::json::{Lock, ReapDryRun, ReapReport, WatchEvent};
 use support::peers::{Library, acquired, peer};
 use support::{TestEnv, Zk, wait_until};
 
@@ -197,6 +197,28 @@ fn every_service_layout_is_listed_with_its_kind_dialect_and_leader() {
         .json::<Lock>();
     assert_eq!((leader.kind.as_str(), leader.holders.len()), ("leader", 1));
     assert_eq!(leader.holders[0].session, env.zk().session_hex());
+
+    // watch follows leader nodes too: the controller is held, by broker 3.
+    let run = env
+        .zklock([
+            "watch",
+            "/kafka/controller",
+            "--until",
+            "held",
+            "--timeout",
+            "10s",
+            "-o",
+            "json",
+        ])
+        .run();
+    run.assert_success();
+    let events: Vec<WatchEvent> = run.json_lines();
+    assert!(
+        events.iter().any(|e| e.event == "holding"
+            && e.lock == "/kafka/controller"
+            && e.owner_text.as_deref() == Some("broker 3")),
+        "{events:#?}"
+    );
 }
 
 #[test]
