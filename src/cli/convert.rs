@@ -366,6 +366,7 @@ impl GlobalArgs {
                 retry: RetryPolicy::new(self.retries),
             },
             root,
+            admin_port: self.admin_port,
             printer: Printer::new(format, self.quiet),
             verbosity: self.verbose,
         })

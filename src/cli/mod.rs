@@ -128,6 +128,18 @@ pub struct GlobalArgs {
     )]
     pub root: String,
 
+    /// The ensemble members' AdminServer port, asked (`connections`, `watches`) for who is behind
+    /// each session when a member refuses the cons and wchc four-letter words
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_ADMIN_PORT",
+        default_value_t = crate::zk::sessions::DEFAULT_ADMIN_PORT,
+        value_name = "PORT",
+        hide_env_values = true
+    )]
+    pub admin_port: u16,
+
     /// Retries of a request after a connection loss
     #[arg(long, global = true, default_value_t = 5, value_name = "N")]
     pub retries: u32,

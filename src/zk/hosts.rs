@@ -41,6 +41,16 @@ impl Hosts {
         Ok(Hosts { servers, chroot })
     }
 
+    /// The ensemble members the connect string names: host and client port.
+    pub fn members(&self) -> &[(String, u16)] {
+        &self.servers
+    }
+
+    /// The chroot, if any: the prefix of every path the server sees.
+    pub fn chroot(&self) -> Option<&str> {
+        self.chroot.as_deref()
+    }
+
     /// The servers, as `host:port`, for messages.
     pub fn servers(&self) -> String {
         self.servers
@@ -61,7 +71,7 @@ impl fmt::Display for Hosts {
     }
 }
 
-fn format_server(host: &str, port: u16) -> String {
+pub(crate) fn format_server(host: &str, port: u16) -> String {
     if host.contains(':') {
         format!("[{host}]:{port}")
     } else {

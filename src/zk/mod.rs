@@ -12,6 +12,7 @@ mod hosts;
 pub mod monitor;
 pub mod path;
 mod retry;
+pub mod sessions;
 
 use std::time::Duration;
 

@@ -7,6 +7,7 @@
 mod support;
 
 mod cli_basics;
+mod elections;
 mod faults;
 mod generated;
 mod inspect;
@@ -15,6 +16,7 @@ mod locks;
 mod modes;
 mod reap;
 mod release;
+mod sessions;
 mod soak;
 mod terminal;
 mod watch;

@@ -63,7 +63,22 @@ pub struct ZkOptions {
     pub config: Vec<String>,
     /// Extra JVM flags (`-Dkey=value`).
     pub jvm_flags: Vec<String>,
+    /// Extra jars on the server's classpath.
+    pub classpath: Vec<String>,
 }
+
+/// What ZooKeeper's AdminServer needs on the classpath: Jetty 9 and the
+/// servlet API (Debian's libjetty9-java and libservlet-api-java).
+const ADMIN_SERVER_JARS: &[&str] = &[
+    "/usr/share/java/servlet-api.jar",
+    "/usr/share/java/jetty9-server.jar",
+    "/usr/share/java/jetty9-servlet.jar",
+    "/usr/share/java/jetty9-http.jar",
+    "/usr/share/java/jetty9-io.jar",
+    "/usr/share/java/jetty9-util.jar",
+    "/usr/share/java/jetty9-security.jar",
+    "/usr/share/java/jetty9-util-ajax.jar",
+];
 
 impl ZkOptions {
     /// Adds a `zoo.cfg` line, e.g. `"maxSessionTimeout=5000"`.
@@ -76,6 +91,32 @@ impl ZkOptions {
     pub fn jvm_flag(mut self, flag: impl Into<String>) -> Self {
         self.jvm_flags.push(flag.into());
         self
+    }
+
+    /// Serves the AdminServer (HTTP commands such as `connections`) on
+    /// 127.0.0.1:`port`.
+    pub fn admin_server(mut self, port: u16) -> Self {
+        let missing: Vec<&str> = ADMIN_SERVER_JARS
+            .iter()
+            .copied()
+            .filter(|jar| !Path::new(jar).is_file())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "the AdminServer needs Jetty: run scripts/setup (missing {missing:?})"
+        );
+        self.classpath
+            .extend(ADMIN_SERVER_JARS.iter().map(|jar| jar.to_string()));
+        self.config("admin.enableServer=true")
+            .config(format!("admin.serverPort={port}"))
+            .config("admin.serverAddress=127.0.0.1")
+    }
+
+    /// Allows only the four-letter words the harness itself uses (`conf`,
+    /// `srvr`, `mntr`, `ruok`): `cons` and `wchc` are refused, as on a
+    /// server with the default whitelist.
+    pub fn harness_words_only(self) -> Self {
+        self.config("4lw.commands.whitelist=conf,srvr,mntr,ruok")
     }
 
     /// Lets a member that lost its quorum serve read-only clients
@@ -206,6 +247,10 @@ fn java_command(dir: &Path, options: &ZkOptions) -> Vec<String> {
         command.push("-Dorg.slf4j.simpleLogger.showDateTime=true".to_owned());
     }
     command.extend(options.jvm_flags.iter().cloned());
+    for jar in &options.classpath {
+        classpath.push(':');
+        classpath.push_str(jar);
+    }
     command.extend([
         "-cp".to_owned(),
         classpath,
