@@ -8,6 +8,8 @@ use crate::zk::ConnectOptions;
 pub struct Globals {
     pub connect: ConnectOptions,
     pub root: String,
+    /// Where each member's AdminServer listens, for session diagnosis.
+    pub admin_port: u16,
     pub printer: Printer,
     pub verbosity: u8,
 }

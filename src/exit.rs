@@ -6,6 +6,7 @@
 //! code an error deserves.
 
 use crate::lock::AcquireError;
+use crate::run::{CannotRun, WhyNot};
 use crate::usage::UsageError;
 use crate::zk;
 
@@ -31,6 +32,10 @@ pub enum ExitStatus {
     NoNode,
     /// 10: anything else.
     Other,
+    /// 126: the command was found but could not be executed.
+    CommandNotExecutable,
+    /// 127: the command was not found.
+    CommandNotFound,
     /// The supervised command's own exit code (128+n when killed by signal n).
     Child(u8),
     /// zklock itself was stopped by signal n while waiting: 128+n.
@@ -50,6 +55,8 @@ impl ExitStatus {
             ExitStatus::PermissionDenied => 5,
             ExitStatus::NoNode => 6,
             ExitStatus::Other => 10,
+            ExitStatus::CommandNotExecutable => 126,
+            ExitStatus::CommandNotFound => 127,
             ExitStatus::Interrupted(signal) => 128u8.saturating_add(signal as u8),
         }
     }
@@ -62,6 +69,12 @@ pub fn status_for(err: &anyhow::Error) -> ExitStatus {
         .find_map(|cause| {
             if cause.downcast_ref::<UsageError>().is_some() {
                 Some(ExitStatus::Usage)
+            } else if let Some(err) = cause.downcast_ref::<CannotRun>() {
+                match err.why {
+                    WhyNot::NotFound => Some(ExitStatus::CommandNotFound),
+                    WhyNot::NotExecutable => Some(ExitStatus::CommandNotExecutable),
+                    WhyNot::Other => None,
+                }
             } else if let Some(err) = cause.downcast_ref::<AcquireError>() {
                 Some(status_of(err.failure()))
             } else {

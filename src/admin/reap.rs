@@ -163,11 +163,13 @@ pub async fn plan(
 }
 
 /// The contenders of `lock` that `selector` picks, in the order to delete
-/// them.
+/// them; never a candidate of an election or a leader node: see
+/// [`LockKind::may_be_broken`].
 fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Doomed> + '_ {
+    let selector = Some(selector).filter(|_| lock.kind.may_be_broken());
     lock.standings()
         .rev()
-        .filter(move |(contender, _)| selector.picks(contender))
+        .filter(move |(contender, _)| selector.is_some_and(|s| s.picks(contender)))
         .map(|(contender, holds)| Doomed {
             path: contender.path.clone(),
             seen: Seen::new(&contender.path, &contender.stat),

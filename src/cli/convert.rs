@@ -126,6 +126,7 @@ impl LockCmdArgs {
                 humantime::format_duration(session_timeout)
             )));
         }
+        self.check_flags_apply()?;
         if !name::can_make(dialect, kind) {
             return Err(UsageError::new(format!(
                 "the {dialect} dialect has no read locks; use curator, kazoo or hbase"
@@ -152,7 +153,7 @@ impl LockCmdArgs {
                     self.command
                 },
                 shell: self.shell,
-                kill_signal: self.kill_signal,
+                kill_signal: self.kill_signal.unwrap_or(libc::SIGTERM),
                 kill_after: self.kill_after,
             }),
         };
@@ -169,6 +170,45 @@ impl LockCmdArgs {
             record_command: self.record_command,
             holding,
         })
+    }
+}
+
+impl LockCmdArgs {
+    /// Refuses a flag that would have no effect in the mode asked for: a
+    /// flag silently ignored is a promise silently broken.
+    fn check_flags_apply(&self) -> Result<(), UsageError> {
+        let runs_command = !self.command.is_empty();
+        let detached = self.detach || self.holder_report_fd.is_some();
+        let patient = self.no_wait || self.timeout.is_some();
+        let checks = [
+            (
+                self.lease.is_some() && !detached,
+                "--lease applies only with --detach: a command under the lock holds it until \
+                 the command ends (bound the command itself, e.g. `-- timeout 60 COMMAND`), \
+                 and a hold without a command lasts until a signal",
+            ),
+            (
+                self.while_pid.is_some() && !detached,
+                "--while-pid applies only with --detach",
+            ),
+            (
+                self.kill_signal.is_some() && !runs_command,
+                "--kill-signal applies only to a command run under the lock (after `--`)",
+            ),
+            (
+                self.kill_after.is_some() && !runs_command,
+                "--kill-after applies only to a command run under the lock (after `--`)",
+            ),
+            (
+                self.conflict_exit_code != 1 && !patient,
+                "-E/--conflict-exit-code applies only with --no-wait or --timeout: without \
+                 them zklock waits for the lock as long as it takes",
+            ),
+        ];
+        match checks.into_iter().find(|(refused, _)| *refused) {
+            Some((_, why)) => Err(UsageError::new(why)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -193,6 +233,7 @@ impl Cli {
     /// Every usage error (bad path, bad host string) surfaces here, before
     /// any connection is made.
     pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
+        self.command.check_global_flags_apply(&self.global)?;
         let globals = self
             .global
             .into_globals(self.command.default_format(), self.command.is_offline())?;
@@ -238,6 +279,40 @@ impl CliCommand {
             self,
             CliCommand::Completions { .. } | CliCommand::Man { .. }
         )
+    }
+
+    /// Refuses the global flags this command would ignore: `-o` where only a
+    /// token or a script is printed, `--read-only` where zklock writes.
+    fn check_global_flags_apply(&self, global: &GlobalArgs) -> Result<(), UsageError> {
+        let takes_a_lock = matches!(
+            self,
+            CliCommand::Lock(_) | CliCommand::Rlock(_) | CliCommand::Wlock(_)
+        );
+        let prints_a_grant = match self {
+            CliCommand::Lock(args) | CliCommand::Rlock(args) | CliCommand::Wlock(args) => {
+                args.detach || args.ttl.is_some() || args.holder_report_fd.is_some()
+            }
+            _ => false,
+        };
+        let json = matches!(global.output, Some(OutputFormat::Json));
+        if json && ((takes_a_lock && !prints_a_grant) || self.is_offline()) {
+            return Err(UsageError::new(
+                "-o json applies to lock, rlock and wlock only with --detach or --ttl (a lock \
+                 held while zklock runs prints just its token), and not to completions or man",
+            ));
+        }
+        let writes = match self {
+            CliCommand::Release(_) => true,
+            CliCommand::Reap(args) => !args.dry_run,
+            _ => takes_a_lock,
+        };
+        if global.read_only && writes {
+            return Err(UsageError::new(
+                "--read-only applies only to inspection (stat, ls, dump, watch, reap --dry-run): \
+                 a read-only server refuses every change",
+            ));
+        }
+        Ok(())
     }
 
     /// The output format without `-o`: JSON for `dump`, a table otherwise.
@@ -307,6 +382,7 @@ impl GlobalArgs {
                 retry: RetryPolicy::new(self.retries),
             },
             root,
+            admin_port: self.admin_port,
             printer: Printer::new(format, self.quiet),
             verbosity: self.verbose,
         })

@@ -42,16 +42,26 @@ On a secured ensemble:
 
 The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
 fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
-exits with the command's exit code (128+n if it died of signal n), 1 if the
-lock was not acquired (change with -E), 3 if ZooKeeper was unreachable, 4 if
-the lock was lost while held (the command is stopped: --kill-signal, then
-SIGKILL after --kill-after). / and /zookeeper (and below) are never locks:
-exit 2, before connecting.";
+exits with the command's exit code (128+n if it died of signal n), 127 or 126
+if it could not run (not found, not executable), 1 if the lock was not
+acquired (change with -E; the message names the holder), 3 if ZooKeeper was
+unreachable, 4 if the lock was lost while held (the command is stopped:
+--kill-signal, then SIGKILL after --kill-after). / and /zookeeper (and below)
+are never locks: exit 2, before connecting.
+
+At a terminal the command runs in the terminal's foreground, as a shell job:
+it can read the terminal, and Ctrl-C and Ctrl-\\ reach it directly; zklock
+releases after it ends and takes the terminal back. Ctrl-Z does not suspend
+it: zklock keeps the session that holds the lock and continues the command at
+once. A flag that does not apply to the mode is a usage error: --kill-after
+and --kill-signal need a command, --lease and --while-pid need --detach (to
+bound a command, use timeout(1) after --), -E needs -n or -w, and -o json
+applies only with --detach or --ttl.";
 
 /// `zklock release`.
 pub(super) const RELEASE_EXAMPLES: &str = "\
 Examples:
-  tok=$(zklock lock deploy --detach); ...; zklock release \"$tok\"
+  tok=$(zklock lock deploy --detach --while-pid $$); ...; zklock release \"$tok\"
   zklock release --if-exists \"$tok\"           no error if it is already gone
   zklock release --holders deploy             delete whatever holds /locks/deploy now
   zklock release --revoke --force-after 30s deploy
@@ -62,8 +72,10 @@ Examples:
 Only lock contender nodes are deleted, as ls and stat show them: a name a lock
 library makes, on a node that library makes (ephemeral; persistent only for
 kazoo's names and zklock's --ttl nodes). A token naming anything else (a
-persistent config node called lock-0000000001, a node with children) is
-refused with exit 2. Each node is deleted only if it is still the node read
+persistent config node called lock-0000000001, a node with children), and
+a candidate of an election or a leader node (by token, --holders or
+--revoke: that would depose a service's leader), is refused with exit 2.
+Each node is deleted only if it is still the node read
 (same czxid and owner session) at the version read: a node that changed or
 was made again meanwhile is left alone, and said so (exit 10).
 --revoke writes __REVOKE__ only into holders that obey it: Curator's and
@@ -82,26 +94,47 @@ pub(super) mod ls {
 Examples:
   zklock ls                        every lock under /locks
   zklock ls app -o json            every lock under /locks/app, as JSON
-  zklock ls /hbase/table-lock      HBase's table locks";
+  zklock ls /hbase/table-lock      HBase's table locks
+  zklock ls /                      every lock, election and leader node";
 
     /// What every inspection command's man page says about locks and their JSON.
     pub(in crate::cli) const LOCKS_EXPLAINED: &str = "\
 What is a lock: a node whose children are lock contenders of any dialect
-zklock knows: Curator (_c_<uuid>-lock-N, -__READ__N, -__WRIT__N), kazoo
-(<hex32>__lock__N, __rlock__N), HBase 1.x (read-N, write-N), ZooKeeper's
-recipe (x-<session>-N), generic (lock-N, <anything>-lock-N); or a semaphore:
-Curator's (<path>/leases/_c_<uuid>-lease-N, acquirers queued in
-<path>/locks/) or kazoo's (<path>/<hex32> leases, the maximum in <path>'s
-data, acquirers queued in <path>-__lock__, which must exist). A contender
-must also be a node its library makes: ephemeral (owned by a session);
-persistent only for kazoo's names and zklock's own --ttl nodes (zklock's
-owner record as data). Leases are ephemeral. A persistent lock-0000000001,
-write-N, read-N or x-<digits>-N is application data (ensembles are shared
-with Kafka, HBase and others whose nodes end in ten digits too). Other
-children are not contenders: never shown, never counted. A lock with no
-contender left is
+zklock knows: Curator (_c_<uuid>-lock-N, -__READ__N, -__WRIT__N; a writer
+that downgrades adds a read node with its own sequence number, and both
+hold), kazoo (<hex32>__lock__N, __rlock__N), HBase 1.x (read-N, write-N),
+ZooKeeper's Java recipe (x-<session in decimal>-N), its C client's recipe
+(x-<session as 16 hex digits>-N), go-zookeeper (_c_<hex32>-lock-N), generic
+(lock-N, <anything>-lock-N); or a semaphore: Curator's
+(<path>/leases/_c_<uuid>-lease-N, acquirers queued in <path>/locks/) or
+kazoo's (<path>/<hex32> leases, the maximum in <path>'s data, acquirers
+queued in <path>-__lock__, which must exist). A contender must also be a
+node its library makes: ephemeral (owned by a session); persistent only for
+kazoo's names and zklock's own --ttl nodes (zklock's owner record as data).
+Leases are ephemeral. A persistent lock-0000000001, write-N, read-N,
+x-<digits>-N or n_N is application data (ensembles are shared with Kafka,
+HBase and others whose nodes end in ten digits too). Other children are not
+contenders: never shown, never counted.
+
+Elections are queues too, the lowest candidate leads: Curator's LeaderLatch
+(_c_<uuid>-latch-N), Solr's overseer and shard elections
+(<session>-<node>-n_N in .../election), ZooKeeper's election recipe (n_N,
+ephemeral-sequential only). Curator's LeaderSelector and kazoo's Election
+queue on a lock of their library and show as that lock. Leader nodes: one
+ephemeral node whose owner leads, known by its name and its data: Kafka's
+controller ({\"version\", \"brokerid\", \"timestamp\"}: broker N), Hadoop HA's
+ActiveStandbyElectorLock (protobuf ActiveNodeInfo: namenode at host:port;
+its persistent ActiveBreadCrumb is no leader), Helix's CONTROLLER/LEADER
+(ZNRecord: controller id and instance), HBase 2's master (PBUF Master:
+host,port,start code), Solr's overseer_elect/leader (the overseer's node).
+A node with such a name that is persistent, or whose data is not that
+record, is not one. Elections and leader nodes are shown, never reaped or
+released: deleting one deposes a service's leader.
+
+A lock with no contender left is
 not a lock any more (it is shown as a plain node). kind is mutex,
-read-write (some contender reads or writes) or semaphore; dialect is the
+read-write (some contender reads or writes), semaphore, election or leader;
+dialect is the
 contenders' library, or mixed when several libraries queue on one node: they
 are still ordered by sequence number (signed, so wrapped negative numbers
 come first), and who holds is decided as zklock's own lock decides it.
@@ -113,7 +146,8 @@ ahead.
 JSON, a lock: {\"path\", \"kind\", \"dialect\", \"holders\": [contender],
 \"waiters\": [contender]}, holders and waiters in queue order. A contender:
 {\"path\", \"name\", \"sequence\", \"mode\", \"session\", \"ctime_ms\", \"age_ms\",
-\"fence\", \"data\", \"owner\", \"waiting_on\", \"table_lock\"}:
+\"fence\", \"data\", \"owner\", \"waiting_on\", \"table_lock\", \"client\",
+\"watching\"}:
   sequence    the sequence suffix; null for kazoo's leases, which have none
   mode        exclusive, shared, or lease (a semaphore's contenders)
   session     the owner session, 0x...; 0x0 for a persistent (TTL) node
@@ -128,6 +162,21 @@ JSON, a lock: {\"path\", \"kind\", \"dialect\", \"holders\": [contender],
               \"thread_id\", \"shared\", \"purpose\", \"create_time_ms\",
               \"undecoded\"} (fields null when absent; undecoded: what could
               not be decoded, escaped); null for other contenders
+  client      who is behind the session: {\"address\" (host:port it connects
+              from), \"server\" (the member it is connected to), \"connected\"};
+              address and server null and connected false when no member
+              has a connection for it (its client is gone or cut off; its
+              nodes stay until the session expires); null when unknown
+  watching    a waiter's session watches the node it waits on (true/false);
+              null for holders and when unknown. A waiter that watches
+              nothing will not wake when its turn comes
+
+Sessions: every member of the connect string is asked at once, each within
+3 s, with the cons (and, for stat, wchc) four-letter words, or, when a
+member refuses them (4lw.commands.whitelist), its AdminServer's connections
+(and watches) commands over HTTP on --admin-port (default 8080). When a
+member answers neither, client stays null where that member could matter,
+and one note on stderr says why.
 
 Reading: one session; reads go in multi-read batches of 64 (one request
 each; node by node on servers before 3.6), up to 16 batches in flight:
@@ -144,9 +193,11 @@ stderr when reading takes longer than a moment.";
         format!(
             "{EXAMPLES}\n\n\
 Columns: LOCK, KIND, DIALECT, HOLDERS and WAITERS (how many; a kazoo semaphore
-shows holders/maximum), HELD FOR and OWNER (of the holder that has held it
-longest: zklock's user@host pid, HBase's server and table, Curator's IP or
-kazoo's identifier, else its session). HELD FOR is the age of that holder's
+shows holders/maximum), HELD FOR, HOST and OWNER (of the holder that has held
+it longest: HOST is the address its client connects from, disconnected when
+its session has no connection now, - when unknown; OWNER is zklock's
+user@host pid, HBase's server and table, a leader node's decoded leader,
+Curator's IP or kazoo's identifier, else its session). HELD FOR is the age of that holder's
 node: ZooKeeper does not record when a waiter got the lock, so for a holder
 that waited first it is an upper bound. -o json prints an array of locks,
 written out as they are read.
@@ -173,9 +224,12 @@ Examples:
             "{EXAMPLES}\n\n\
 On a lock: its kind, dialect and every contender in queue order, holders
 first: NODE (relative to the lock), SEQ, MODE, STATE (holding, or waiting on
-which node), SESSION, AGE, FENCE (the czxid, the fencing token) and OWNER
-(zklock's user@host pid and --data, HBase's server, table and purpose,
-Curator's IP or kazoo's identifier, else the session). -o json prints the
+which node; \"session not connected\" when no member has a connection for
+the session, \"not watching it\" for a waiter whose session sets no watch on
+the node it waits on), SESSION, CLIENT (address via server), AGE, FENCE (the
+czxid, the fencing token) and OWNER (zklock's user@host pid and --data,
+HBase's server, table and purpose, a leader node's decoded leader, Curator's
+IP or kazoo's identifier, else the session). -o json prints the
 lock as ls does.
 
 On any other node (no contender below it): zkCli's stat fields and the data.
@@ -321,8 +375,10 @@ is one that library makes: ephemeral (owned by a session); persistent only
 for kazoo's <hex32>__lock__N names and zklock's own --ttl nodes (known by
 zklock's owner record). A persistent lock-0000000001, write-N, read-N or
 x-<digits>-N is some application's data and is never touched, nor is any
-other child of a lock directory (broker ids, election nodes, queue
-entries). Per lock, waiters go first, from the back of the queue, then
+other child of a lock directory (broker ids, queue entries). Elections and
+leader nodes (LeaderLatch, Solr, n_N candidates; Kafka's controller, Hadoop
+HA's lock, Helix's and HBase's leaders), which ls shows, are never deleted:
+that would depose a service's leader. Per lock, waiters go first, from the back of the queue, then
 holders, so no waiter is granted a lock only to lose it.
 
 --empty also deletes the lock directories this reap empties: a lock

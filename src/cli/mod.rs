@@ -248,6 +248,18 @@ pub struct GlobalArgs {
     )]
     pub root: String,
 
+    /// The ensemble members' AdminServer port, asked (`connections`, `watches`) for who is behind
+    /// each session when a member refuses the cons and wchc four-letter words
+    #[arg(
+        long,
+        global = true,
+        env = "ZKLOCK_ADMIN_PORT",
+        default_value_t = crate::zk::sessions::DEFAULT_ADMIN_PORT,
+        value_name = "PORT",
+        hide_env_values = true
+    )]
+    pub admin_port: u16,
+
     /// Retries of a request after a connection loss
     #[arg(long, global = true, default_value_t = 5, value_name = "N")]
     pub retries: u32,
@@ -394,7 +406,7 @@ pub struct LockCmdArgs {
     #[arg(long, conflicts_with_all = ["command", "ttl"])]
     pub detach: bool,
 
-    /// With --detach: release after this long
+    /// With --detach: release after this long (to bound a command, run it under timeout(1))
     #[arg(long, value_parser = parse_duration, value_name = "DUR", requires = "detach")]
     pub lease: Option<Duration>,
 
@@ -411,9 +423,9 @@ pub struct LockCmdArgs {
     #[arg(long, hide = true, value_name = "FD")]
     pub holder_report_fd: Option<i32>,
 
-    /// Signal for the command's process group when the lock is lost
-    #[arg(long, default_value = "TERM", value_parser = parse_signal_arg, value_name = "SIG")]
-    pub kill_signal: i32,
+    /// Signal for the command's process group when the lock is lost [default: TERM]
+    #[arg(long, value_parser = parse_signal_arg, value_name = "SIG")]
+    pub kill_signal: Option<i32>,
 
     /// Wait this long after --kill-signal before SIGKILL [default: a fifth of the session
     /// timeout the server grants]
@@ -458,7 +470,8 @@ pub struct WatchCmdArgs {
     #[arg(long, value_enum, value_name = "STATE")]
     pub until: Option<UntilArg>,
 
-    /// Exit 1 if the watch is still going after DUR
+    /// Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by
+    /// --connect-timeout)
     #[arg(short = 'w', long, value_parser = parse_duration, value_name = "DUR")]
     pub timeout: Option<Duration>,
 

@@ -13,9 +13,12 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, LockDialect, LockKind, WalkProgress, WithStats};
 use crate::output::{self, Format, Printer, Report};
+use crate::zk::sessions::{Ask, Survey};
 use crate::zk::{self, Session};
 
-use super::{collect_locks, note_unreadable, relative, show_progress, state, with_session};
+use super::{
+    collect_locks, note_unreadable, relative, show_progress, state, with_session_and_survey,
+};
 
 /// What `dump` was asked for.
 #[derive(Debug)]
@@ -193,11 +196,11 @@ fn contender_row(lock: &str, contender: &Contender, holding: bool) -> Vec<String
 pub async fn run(globals: &Globals, args: DumpArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let time_ms = clock::now_ms();
-    let walked = with_session(globals, async |session| {
+    let walked = with_session_and_survey(globals, Ask::Connections, async |session, survey| {
         if printer.format == Format::Json && !args.sessions {
-            return stream_json(session, &args.path, time_ms, printer).await;
+            return stream_json(session, &args.path, survey, time_ms, printer).await;
         }
-        let (walked, locks) = collect_locks(session, &args.path, printer).await?;
+        let (walked, locks) = collect_locks(session, &args.path, survey, printer).await?;
         let path = args.path.clone();
         if args.sessions {
             printer.report(&SessionDump::new(path, time_ms, locks))?;
@@ -218,6 +221,7 @@ pub async fn run(globals: &Globals, args: DumpArgs) -> Result<ExitStatus> {
 async fn stream_json(
     session: &Session,
     path: &str,
+    survey: &Survey,
     time_ms: i64,
     printer: &Printer,
 ) -> Result<WalkProgress> {
@@ -229,7 +233,10 @@ async fn stream_json(
         path,
         Depth::Tree,
         |p| show_progress(progress.as_ref(), path, p),
-        |lock| stream.push(&WithStats(&lock)),
+        |mut lock| {
+            lock.attach_clients(survey);
+            stream.push(&WithStats(&lock))
+        },
     )
     .await?;
     stream.finish()?;

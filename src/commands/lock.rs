@@ -1,6 +1,7 @@
 //! `zklock lock|rlock|wlock LOCK [-- COMMAND...]`: take a lock, run a command
 //! under it or hold it until a signal, and let it go.
 
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -12,8 +13,8 @@ use crate::exit::{self, ExitStatus};
 use crate::lock::hold::{self, Loss};
 use crate::lock::{Contention, Dialect, Held, Kind, LockSpec, Outcome, Owner, Patience, Waiting};
 use crate::model;
-use crate::output::Printer;
-use crate::run::detach::{self, HolderWord, Reporter};
+use crate::output::{Format, Printer};
+use crate::run::detach::{self, Grant, HolderWord, Reporter};
 use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
 use crate::zk::monitor::{LeaderEvidence, Timing};
@@ -101,8 +102,8 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
     let (word, interrupted) = detach::spawn_holder(signals, &globals.connect.secured).await?;
     match (word, interrupted) {
         (_, Some(signal)) => Ok(ExitStatus::Interrupted(signal)),
-        (HolderWord::Held(token), None) => {
-            globals.printer.line(&token)?;
+        (HolderWord::Held(grant), None) => {
+            print_grant(&globals.printer, &grant)?;
             Ok(ExitStatus::Success)
         }
         (HolderWord::Failed(code, message), None) => {
@@ -159,12 +160,8 @@ async fn lock_and_hold(
     };
     let ((session, held, evidence, kill_after), reporter) = match (acquired.await, reporter) {
         (Ok(Ok(acquired)), reporter) => (acquired, reporter),
-        (Ok(Err(status)), reporter) => {
+        (Ok(Err(GaveUp { status, message })), reporter) => {
             if let Some(reporter) = reporter {
-                let message = match status {
-                    ExitStatus::NotAcquired(_) => not_acquired(args),
-                    _ => String::new(),
-                };
                 reporter.failed(status.code(), &message);
             }
             return Ok(status);
@@ -182,30 +179,78 @@ async fn lock_and_hold(
         held: &held,
         evidence: &evidence,
     };
-    let status = match &args.holding {
+    if let Holding::Ttl(_) = args.holding {
+        let printed = print_grant(&globals.printer, &grant_of(&session, &held));
+        close(session, evidence).await;
+        printed?;
+        return Ok(ExitStatus::Success);
+    }
+    let status = hold_as_asked(globals, args, &hold, kill_after, signals, reporter).await;
+    drop(evidence);
+    hold::release(session, &held).await?;
+    status
+}
+
+/// Holds the acquired lock as `args.holding` says, until it is time to
+/// release. An error (the command cannot run, stdout is closed) is returned
+/// for the caller to release the lock all the same.
+async fn hold_as_asked(
+    globals: &Globals,
+    args: &LockArgs,
+    hold: &Hold<'_>,
+    kill_after: Duration,
+    signals: &mut Signals,
+    reporter: Option<Reporter>,
+) -> Result<ExitStatus> {
+    let held = hold.held;
+    Ok(match &args.holding {
         Holding::Command(command) => {
-            run_command(&hold, command, kill_after, &globals.printer, signals).await?
+            run_command(hold, command, kill_after, &globals.printer, signals).await?
         }
         Holding::UntilSignal => {
             globals.printer.line(&held.node)?;
-            hold_until(&hold, &globals.printer, signals, Detached::default()).await
+            run::ignore_ctrl_z();
+            hint_how_to_release(&globals.printer, &held.lock);
+            hold_until(hold, &globals.printer, signals, Detached::default()).await
         }
         Holding::DetachedHolder { until, .. } => {
             if let Some(reporter) = reporter {
-                reporter.held(&held.node);
+                reporter.held(&grant_of(hold.session, held));
             }
-            hold_until(&hold, &globals.printer, signals, *until).await
+            hold_until(hold, &globals.printer, signals, *until).await
         }
-        Holding::Ttl(_) => {
-            globals.printer.line(&held.node)?;
-            close(session, evidence).await;
-            return Ok(ExitStatus::Success);
+        Holding::Ttl(_) | Holding::Detach(_) => {
+            unreachable!("neither --ttl nor the foreground of --detach holds a lock")
         }
-        Holding::Detach(_) => unreachable!("the foreground of --detach never locks"),
-    };
-    drop(evidence);
-    hold::release(session, &held).await?;
-    Ok(status)
+    })
+}
+
+/// What a held lock is, for whoever releases or fences with it.
+fn grant_of(session: &Session, held: &Held) -> Grant {
+    Grant {
+        token: held.node.clone(),
+        lock: held.lock.clone(),
+        fence: held.fence,
+        session: zk::format_session(session.id()),
+    }
+}
+
+/// The token on a line of its own, or with `-o json` the whole grant.
+fn print_grant(printer: &Printer, grant: &Grant) -> Result<()> {
+    match printer.format {
+        Format::Json => printer.line(&serde_json::to_string(grant)?),
+        Format::Table => printer.line(&grant.token),
+    }
+}
+
+/// At a terminal, says how the hold ends: nothing else shows that zklock is
+/// waiting for a signal rather than stuck.
+fn hint_how_to_release(printer: &Printer, lock: &str) {
+    if std::io::stderr().is_terminal() {
+        printer.note(&format!(
+            "holding {lock}; Ctrl-C to release (or `zklock release TOKEN` from elsewhere)"
+        ));
+    }
 }
 
 /// Closes `session` once its heartbeat has stopped: the session ends only
@@ -281,6 +326,13 @@ async fn connect_writable(globals: &Globals) -> Result<Session> {
     Ok(session)
 }
 
+/// Why zklock gave up waiting: the exit status, and the message people see
+/// (empty when there is nothing to say, as after a signal).
+struct GaveUp {
+    status: ExitStatus,
+    message: String,
+}
+
 /// How the wait for the lock ended.
 enum Wait {
     Done(Result<Outcome, crate::lock::AcquireError>),
@@ -295,7 +347,7 @@ async fn acquire(
     args: &LockArgs,
     printer: &Printer,
     signals: &mut Signals,
-) -> Result<Result<Held, ExitStatus>> {
+) -> Result<Result<Held, GaveUp>> {
     let mut contention = Contention::new(session, spec);
     let spinner = printer.spinner(&format!("waiting for {}", args.path));
     let patience = Patience::new(args.no_wait, args.timeout);
@@ -314,9 +366,14 @@ async fn acquire(
     match wait {
         Wait::Done(Ok(Outcome::Acquired(held))) => Ok(Ok(held)),
         Wait::Done(Ok(Outcome::NotAcquired)) => {
+            let holder = who_holds(session, &args.path).await;
             contention.abandon().await?;
-            printer.note(&not_acquired(args));
-            Ok(Err(ExitStatus::NotAcquired(args.conflict_exit_code)))
+            let message = not_acquired(args, holder);
+            printer.note(&message);
+            Ok(Err(GaveUp {
+                status: ExitStatus::NotAcquired(args.conflict_exit_code),
+                message,
+            }))
         }
         Wait::Done(Err(err)) => {
             if let Err(cleanup) = contention.abandon().await {
@@ -335,21 +392,46 @@ async fn acquire(
         }
         Wait::Signal(signal) => {
             contention.abandon().await?;
-            Ok(Err(ExitStatus::Interrupted(signal)))
+            Ok(Err(GaveUp {
+                status: ExitStatus::Interrupted(signal),
+                message: String::new(),
+            }))
         }
     }
 }
 
-/// Why the lock is not ours, for people.
-fn not_acquired(args: &LockArgs) -> String {
+/// Why the lock is not ours, for people (and the logs of scripts): which
+/// wait ended, and who holds the lock.
+fn not_acquired(args: &LockArgs, holder: Option<String>) -> String {
+    let held_by = holder.unwrap_or_else(|| "another contender".to_owned());
     match args.timeout {
         Some(timeout) if !args.no_wait => format!(
-            "timed out after {} waiting for {}",
+            "timed out after {} waiting for {}, held by {held_by}",
             humantime::format_duration(timeout),
             args.path
         ),
-        _ => format!("{} is held by another contender", args.path),
+        _ => format!("{} is held by {held_by}", args.path),
     }
+}
+
+/// Who holds the lock at `path` now, as [`describe_holder`] says it; `None`
+/// when that cannot be read (the message then names no one).
+async fn who_holds(session: &Session, path: &str) -> Option<String> {
+    let lock = model::read_lock(session, path).await.ok()??;
+    let holder = lock.holders.first()?;
+    Some(describe_holder(
+        holder.dialect,
+        &holder.data,
+        holder.session(),
+        holder.stat.ctime,
+    ))
+}
+
+/// A holder for people: its owner text, its dialect and since when it holds.
+fn describe_holder(dialect: Dialect, data: &[u8], session: i64, ctime_ms: i64) -> String {
+    let owner = model::owner_text(dialect, data, session);
+    let since = clock::format_time_ms(ctime_ms);
+    format!("{owner} ({dialect}) since {since}")
 }
 
 /// The spinner's line: who holds the lock, since when, and our place.
@@ -357,9 +439,7 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
     let holder = &waiting.holder;
     let who = match &waiting.holder_data {
         Some((data, stat)) => {
-            let owner = model::owner_text(holder.dialect, data, stat.ephemeral_owner);
-            let since = clock::format_time_ms(stat.ctime);
-            format!("{owner} ({}) since {}", holder.dialect, &since[11..19])
+            describe_holder(holder.dialect, data, stat.ephemeral_owner, stat.ctime)
         }
         None => holder.name.clone(),
     };

@@ -6,11 +6,12 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::{self, Depth, Lock, WalkProgress};
+use crate::model::{self, Contender, Depth, Lock, WalkProgress};
 use crate::output::{self, Format, Printer, Report};
 use crate::zk::Session;
+use crate::zk::sessions::{Ask, Survey};
 
-use super::{collect_locks, note_unreadable, show_progress, with_session};
+use super::{collect_locks, note_unreadable, show_progress, with_session_and_survey};
 
 /// What `ls` was asked for.
 #[derive(Debug)]
@@ -27,7 +28,7 @@ pub struct LockList(pub Vec<Lock>);
 impl Report for LockList {
     fn table(&self) -> Table {
         let mut table = output::table(&[
-            "LOCK", "KIND", "DIALECT", "HOLDERS", "WAITERS", "HELD FOR", "OWNER",
+            "LOCK", "KIND", "DIALECT", "HOLDERS", "WAITERS", "HELD FOR", "HOST", "OWNER",
         ]);
         for lock in &self.0 {
             let oldest = lock.oldest_holder();
@@ -42,6 +43,7 @@ impl Report for LockList {
                 holders,
                 lock.waiters.len().to_string(),
                 oldest.map_or("-".to_owned(), |c| output::format_age_ms(c.age_ms)),
+                oldest.map_or("-".to_owned(), client_host),
                 oldest.map_or("-".to_owned(), |c| c.owner_text()),
             ]);
         }
@@ -49,19 +51,34 @@ impl Report for LockList {
     }
 }
 
+/// The host a contender's client connects from, `disconnected` when its
+/// session has no connection now, or `-` when unknown.
+pub fn client_host(contender: &Contender) -> String {
+    match &contender.client {
+        Some(client) => client.host().unwrap_or("disconnected").to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
 /// Lists every lock under the path: streamed as JSON, or as one table
 /// once everything is read.
 pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
-    let walked = with_session(globals, async |session| match printer.format {
-        Format::Json => stream_json(session, &args.path, printer).await,
-        Format::Table => {
-            let (walked, locks) = collect_locks(session, &args.path, printer).await?;
-            printer.report(&LockList(locks))?;
-            Ok(walked)
-        }
-    })
-    .await?;
+    let walked =
+        with_session_and_survey(
+            globals,
+            Ask::Connections,
+            async |session, survey| match printer.format {
+                Format::Json => stream_json(session, &args.path, survey, printer).await,
+                Format::Table => {
+                    let (walked, locks) =
+                        collect_locks(session, &args.path, survey, printer).await?;
+                    printer.report(&LockList(locks))?;
+                    Ok(walked)
+                }
+            },
+        )
+        .await?;
     note_unreadable(printer, &walked);
     if walked.locks == 0 {
         printer.note(&format!("no locks under {}", args.path));
@@ -69,7 +86,12 @@ pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-async fn stream_json(session: &Session, path: &str, printer: &Printer) -> Result<WalkProgress> {
+async fn stream_json(
+    session: &Session,
+    path: &str,
+    survey: &Survey,
+    printer: &Printer,
+) -> Result<WalkProgress> {
     let progress = printer.progress();
     let mut stream = printer.json_array(progress.as_ref())?;
     let walked = model::walk(
@@ -77,7 +99,10 @@ async fn stream_json(session: &Session, path: &str, printer: &Printer) -> Result
         path,
         Depth::Tree,
         |p| show_progress(progress.as_ref(), path, p),
-        |lock| stream.push(&lock),
+        |mut lock| {
+            lock.attach_clients(survey);
+            stream.push(&lock)
+        },
     )
     .await?;
     stream.finish()?;

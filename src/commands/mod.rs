@@ -17,6 +17,7 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
 use crate::output::{Printer, Progress};
+use crate::zk::sessions::{self, Ask, Survey};
 use crate::zk::{self, Session};
 
 /// A subcommand with its checked arguments.
@@ -55,16 +56,43 @@ pub async fn with_session<T>(
     work: impl AsyncFnOnce(&Session) -> Result<T>,
 ) -> Result<T> {
     let session = zk::connect(&globals.connect).await?;
+    work_then_close(session, async |session| work(session).await).await
+}
+
+/// [`with_session`], asking every ensemble member who is behind its sessions
+/// while the session opens, so the survey costs no time beyond the connect
+/// (it is bounded by a short timeout per member). When some member could not
+/// say, the reason is noted once.
+pub async fn with_session_and_survey<T>(
+    globals: &Globals,
+    ask: Ask,
+    work: impl AsyncFnOnce(&Session, &Survey) -> Result<T>,
+) -> Result<T> {
+    let (session, survey) = tokio::join!(
+        zk::connect(&globals.connect),
+        sessions::survey(&globals.connect.hosts, globals.admin_port, ask)
+    );
+    if let Some(why) = survey.why_unknown() {
+        globals.printer.note(&why);
+    }
+    work_then_close(session?, async |session| work(session, &survey).await).await
+}
+
+async fn work_then_close<T>(
+    session: Session,
+    work: impl AsyncFnOnce(&Session) -> Result<T>,
+) -> Result<T> {
     let result = work(&session).await;
     session.close().await;
     result
 }
 
-/// Every lock under `path`, in path order, with a progress line while the
-/// walk is slow.
+/// Every lock under `path`, in path order, each contender with its client
+/// from `survey`, with a progress line while the walk is slow.
 pub async fn collect_locks(
     session: &Session,
     path: &str,
+    survey: &Survey,
     printer: &Printer,
 ) -> Result<(WalkProgress, Vec<Lock>)> {
     let progress = printer.progress();
@@ -74,7 +102,8 @@ pub async fn collect_locks(
         path,
         Depth::Tree,
         |p| show_progress(progress.as_ref(), path, p),
-        |lock| {
+        |mut lock| {
+            lock.attach_clients(survey);
             locks.push(lock);
             Ok(())
         },
@@ -102,13 +131,22 @@ pub fn note_unreadable(printer: &Printer, walked: &WalkProgress) {
     }
 }
 
-/// `holding`, `waiting on NODE`, or `waiting for a lease`.
+/// `holding`, `waiting on NODE`, or `waiting for a lease`; with what is
+/// wrong when the ensemble says so: a session with no connection now (its
+/// client is gone, and its nodes stay until the session expires), or a
+/// waiter that does not watch the node it waits on (it will not wake).
 pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
-    match &contender.waiting_on {
+    let mut state = match &contender.waiting_on {
         _ if holding => "holding".to_owned(),
         Some(ahead) => format!("waiting on {}", relative(lock, ahead)),
         None => "waiting for a lease".to_owned(),
+    };
+    if contender.client.as_ref().is_some_and(|c| !c.connected) {
+        state += " (session not connected)";
+    } else if !holding && contender.watching == Some(false) {
+        state += " (not watching it)";
     }
+    state
 }
 
 /// `path` relative to the lock directory when it lies below it.

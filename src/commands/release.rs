@@ -18,8 +18,8 @@ use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::lock::hold::REVOKE;
-use crate::lock::{Dialect, Owner, name, node};
-use crate::model::{self, Contender};
+use crate::lock::{Dialect, Kind, Owner, name, node};
+use crate::model::{self, Contender, LockKind};
 use crate::output::{self, Report};
 use crate::usage::UsageError;
 use crate::zk::delete::{self, Deletion, Seen};
@@ -176,11 +176,14 @@ fn check_contender(target: &str, stat: &zkc::Stat, data: &[u8]) -> Result<(), Us
     if stat.num_children > 0 {
         return refuse("has children");
     }
-    if node::contender(path::basename(target), stat, data).is_none() {
+    let Some(parsed) = node::contender(path::basename(target), stat, data) else {
         return refuse(
             "is owned by no session (lock libraries make their contenders ephemeral; a \
              persistent node with this name is some application's data)",
         );
+    };
+    if parsed.kind == Kind::Election {
+        return Err(refuse_leader(target, LockKind::Election));
     }
     Ok(())
 }
@@ -212,11 +215,25 @@ impl ReleaseReport {
 
 /// The contenders that hold `lock` now, as `stat` shows them (the one lock
 /// model).
+/// The holders of `lock`; refuses (exit 2) an election or a leader node,
+/// whose holder is a service's leader, not a stuck lock.
 async fn holders(session: &Session, lock: &str) -> Result<Vec<Contender>> {
-    Ok(model::read_lock(session, lock)
-        .await?
-        .map(|lock| lock.holders)
-        .unwrap_or_default())
+    match model::read_lock(session, lock).await? {
+        Some(found) if !found.kind.may_be_broken() => Err(refuse_leader(lock, found.kind).into()),
+        Some(found) => Ok(found.holders),
+        None => Ok(Vec::new()),
+    }
+}
+
+fn refuse_leader(path: &str, kind: LockKind) -> UsageError {
+    UsageError::new(format!(
+        "{path} is {} (its service picks its leader with it); zklock shows elections and \
+         leader nodes but never deletes or revokes their nodes",
+        match kind {
+            LockKind::Election => "a node of a leader election",
+            _ => "a leader node",
+        }
+    ))
 }
 
 /// Deletes the nodes, each only if it is still at the version seen (with

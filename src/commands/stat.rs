@@ -8,11 +8,12 @@ use serde::Serialize;
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::{self, Lock, LockKind, NodeStat};
+use crate::model::{self, Contender, Lock, LockKind, NodeStat};
 use crate::output::{self, Report};
+use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
 
-use super::{relative, state, with_session};
+use super::{relative, state, with_session_and_survey};
 
 /// What `stat` was asked for.
 #[derive(Debug)]
@@ -69,10 +70,14 @@ impl Report for LockReport {
             (LockKind::Semaphore, None) => count(lock.holders.len(), "lease held", "leases held"),
             _ => count(lock.holders.len(), "holder", "holders"),
         };
+        let what = match lock.kind {
+            LockKind::Election => "election".to_owned(),
+            LockKind::Leader => "leader node".to_owned(),
+            kind => format!("{} lock", kind.as_str()),
+        };
         Some(format!(
-            "{}: {} lock ({}), {holders}, {}",
+            "{}: {what} ({}), {holders}, {}",
             lock.path,
-            lock.kind.as_str(),
             lock.dialect,
             count(lock.waiters.len(), "waiter", "waiters")
         ))
@@ -81,7 +86,7 @@ impl Report for LockReport {
     fn table(&self) -> Table {
         let lock = &self.0;
         let mut table = output::table(&[
-            "NODE", "SEQ", "MODE", "STATE", "SESSION", "AGE", "FENCE", "OWNER",
+            "NODE", "SEQ", "MODE", "STATE", "SESSION", "CLIENT", "AGE", "FENCE", "OWNER",
         ]);
         for (contender, holding) in lock.standings() {
             table.add_row([
@@ -92,6 +97,7 @@ impl Report for LockReport {
                 contender.mode.as_str().to_owned(),
                 state(&lock.path, contender, holding),
                 zk::format_session(contender.session()),
+                client(contender),
                 output::format_age_ms(contender.age_ms),
                 contender.fence().to_string(),
                 contender.owner_text(),
@@ -105,19 +111,40 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `ADDRESS via SERVER`, `not connected`, or `-` when unknown.
+fn client(contender: &Contender) -> String {
+    match &contender.client {
+        Some(Client {
+            address: Some(address),
+            server,
+            ..
+        }) => match server {
+            Some(server) => format!("{address} via {server}"),
+            None => address.clone(),
+        },
+        Some(_) => "not connected".to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
 /// Shows the lock at the path, or the node's stat when it is not a lock; a
 /// missing node exits 6.
 pub async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus> {
-    with_session(globals, async |session| {
-        show(globals, session, args.path).await
-    })
+    with_session_and_survey(
+        globals,
+        Ask::ConnectionsAndWatches,
+        async |session, survey| show(globals, session, survey, args.path).await,
+    )
     .await?;
     Ok(ExitStatus::Success)
 }
 
-async fn show(globals: &Globals, session: &Session, path: String) -> Result<()> {
+async fn show(globals: &Globals, session: &Session, survey: &Survey, path: String) -> Result<()> {
     match model::read_lock(session, &path).await? {
-        Some(lock) => globals.printer.report(&LockReport(lock)),
+        Some(mut lock) => {
+            lock.attach_clients(survey);
+            globals.printer.report(&LockReport(lock))
+        }
         None => {
             let (data, stat) = session.get_data(&path).await?;
             globals.printer.report(&NodeReport {

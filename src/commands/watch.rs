@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use tokio::time::Instant;
 
 use crate::clock;
 use crate::config::Globals;
@@ -59,23 +58,23 @@ enum End {
 /// Prints the locks under the path and their changes until told to stop.
 pub async fn run(globals: &Globals, args: WatchArgs) -> Result<ExitStatus> {
     let mut signals = Signals::catch()?;
-    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
-    let timed_out = async {
-        match deadline {
-            Some(deadline) => tokio::time::sleep_until(deadline).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(timed_out);
+    // Connecting is bounded by --connect-timeout; --timeout counts from the
+    // first reading, so a state that already holds is always seen.
     let started = tokio::select! {
         started = LockWatch::start(globals.connect.clone(), args.target.clone()) => started?,
         signal = signals.next() => return Ok(ExitStatus::Interrupted(signal)),
-        () = &mut timed_out => return Ok(timeout(&globals.printer, &args)),
     };
     let (mut watch, first) = started;
+    let timed_out = async {
+        match args.timeout {
+            Some(timeout) => tokio::time::sleep(timeout).await,
+            None => std::future::pending().await,
+        }
+    };
     let ended = tokio::select! {
+        biased;
         ended = follow(&globals.printer, &args, &mut watch, first, &mut signals) => ended,
-        () = &mut timed_out => Ok(None),
+        () = timed_out => Ok(None),
     };
     watch.close().await;
     Ok(match ended? {

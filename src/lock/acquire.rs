@@ -1,4 +1,4 @@
-//! Acquiring a lock (SPEC §4): the protected create, the herd-free wait, and
+//! Acquiring a lock: the protected create, the herd-free wait, and
 //! giving up without leaving a node behind.
 //!
 //! A [`Contention`] is one contender's life before it holds: it creates its

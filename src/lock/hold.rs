@@ -1,4 +1,4 @@
-//! Holding a lock: noticing that it is lost (SPEC §9), and letting it go.
+//! Holding a lock: noticing that it is lost, and letting it go.
 
 use std::fmt;
 use std::time::Duration;

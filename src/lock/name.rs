@@ -7,7 +7,17 @@
 //! | kazoo     | `<hex32>__lock__N`                          | `<hex32>__rlock__N`  |
 //! | HBase 1.x | `write-N`                                   | `read-N`             |
 //! | ZK recipe | `x-<sessionid>-N`                           |                      |
+//! | ZK C recipe | `x-<sessionid as 16 hex digits>-N`        |                      |
+//! | go-zookeeper | `_c_<hex32>-lock-N`                      |                      |
 //! | generic   | `lock-N`, `<anything>-lock-N`               |                      |
+//!
+//! Elections are lock queues under another name: the lowest node leads.
+//!
+//! | dialect   | election                                    |
+//! |-----------|---------------------------------------------|
+//! | Curator   | `_c_<uuid>-latch-N` (LeaderLatch)           |
+//! | Solr      | `<sessionid>-<node>-n_N` (overseer, shard leaders) |
+//! | ZK recipe | `n_N`                                       |
 //!
 //! The same names are produced here for zklock's own nodes, so that parsing
 //! and naming can never disagree.
@@ -21,6 +31,16 @@ pub enum Dialect {
     Kazoo,
     Hbase,
     ZkRecipe,
+    /// The lock recipe of ZooKeeper's C client.
+    ZkCRecipe,
+    GoZookeeper,
+    Solr,
+    /// Leader nodes only: Kafka's `/controller`.
+    Kafka,
+    /// Leader nodes only: Hadoop HA's `ActiveStandbyElectorLock`.
+    Hadoop,
+    /// Leader nodes only: Helix's `CONTROLLER/LEADER`.
+    Helix,
     Generic,
 }
 
@@ -32,6 +52,12 @@ impl Dialect {
             Dialect::Kazoo => "kazoo",
             Dialect::Hbase => "hbase",
             Dialect::ZkRecipe => "zk-recipe",
+            Dialect::ZkCRecipe => "zk-c-recipe",
+            Dialect::GoZookeeper => "go-zookeeper",
+            Dialect::Solr => "solr",
+            Dialect::Kafka => "kafka",
+            Dialect::Hadoop => "hadoop",
+            Dialect::Helix => "helix",
             Dialect::Generic => "generic",
         }
     }
@@ -52,6 +78,8 @@ pub enum Kind {
     Read,
     /// The write side of a read-write lock.
     Write,
+    /// A candidate in a leader election: the first one leads.
+    Election,
 }
 
 /// Whether a contender excludes everyone or shares with other readers.
@@ -66,7 +94,7 @@ impl Kind {
     pub fn mode(self) -> Mode {
         match self {
             Kind::Read => Mode::Shared,
-            Kind::Mutex | Kind::Write => Mode::Exclusive,
+            Kind::Mutex | Kind::Write | Kind::Election => Mode::Exclusive,
         }
     }
 }
@@ -122,16 +150,7 @@ pub(crate) fn split_sequence(name: &str) -> Option<(&str, i32)> {
 /// Which dialect and kind a stem (the name without its sequence) belongs to.
 fn classify(stem: &str) -> Option<(Dialect, Kind)> {
     if let Some(rest) = stem.strip_prefix("_c_") {
-        let kind = if rest.ends_with("-lock-") {
-            Kind::Mutex
-        } else if rest.ends_with("-__READ__") {
-            Kind::Read
-        } else if rest.ends_with("-__WRIT__") {
-            Kind::Write
-        } else {
-            return None;
-        };
-        return Some((Dialect::Curator, kind));
+        return classify_curator(rest);
     }
     if let Some(prefix) = stem.strip_suffix("__lock__") {
         return is_hex32(prefix).then_some((Dialect::Kazoo, Kind::Mutex));
@@ -143,16 +162,67 @@ fn classify(stem: &str) -> Option<(Dialect, Kind)> {
         "write-" => return Some((Dialect::Hbase, Kind::Write)),
         "read-" => return Some((Dialect::Hbase, Kind::Read)),
         "lock-" => return Some((Dialect::Generic, Kind::Mutex)),
+        "n_" => return Some((Dialect::ZkRecipe, Kind::Election)),
         _ => {}
     }
-    if let Some(session) = stem.strip_prefix("x-").and_then(|s| s.strip_suffix('-'))
-        && !session.is_empty()
-        && session.bytes().all(|b| b.is_ascii_digit() || b == b'-')
-    {
-        return Some((Dialect::ZkRecipe, Kind::Mutex));
+    if let Some(session) = stem.strip_prefix("x-").and_then(|s| s.strip_suffix('-')) {
+        return session_dialect(session).map(|dialect| (dialect, Kind::Mutex));
+    }
+    if is_solr_candidate(stem) {
+        return Some((Dialect::Solr, Kind::Election));
     }
     stem.ends_with("-lock-")
         .then_some((Dialect::Generic, Kind::Mutex))
+}
+
+/// A `_c_`-prefixed stem: Curator's locks and LeaderLatch take a uuid with
+/// dashes, go-zookeeper's lock 32 hex digits without.
+fn classify_curator(rest: &str) -> Option<(Dialect, Kind)> {
+    if let Some(id) = rest.strip_suffix("-lock-") {
+        let dialect = if is_hex32(id) {
+            Dialect::GoZookeeper
+        } else {
+            Dialect::Curator
+        };
+        return Some((dialect, Kind::Mutex));
+    }
+    let kind = if rest.ends_with("-latch-") {
+        Kind::Election
+    } else if rest.ends_with("-__READ__") {
+        Kind::Read
+    } else if rest.ends_with("-__WRIT__") {
+        Kind::Write
+    } else {
+        return None;
+    };
+    Some((Dialect::Curator, kind))
+}
+
+/// The recipe whose session id this is: the Java recipe writes it in
+/// decimal (negative for a server id of 128 or more, never with a leading
+/// zero), the C client as 16 hex digits, zero-padded. Sixteen hex digits
+/// that happen to be decimal ones without a leading zero could be either;
+/// they are taken for the Java form.
+fn session_dialect(session: &str) -> Option<Dialect> {
+    let is_hex16 = session.len() == 16 && session.bytes().all(|b| b.is_ascii_hexdigit());
+    let all_decimal = session.bytes().all(|b| b.is_ascii_digit());
+    if is_hex16 && (session.starts_with('0') || !all_decimal) {
+        return Some(Dialect::ZkCRecipe);
+    }
+    let decimal = session.strip_prefix('-').unwrap_or(session);
+    (!decimal.is_empty() && decimal.bytes().all(|b| b.is_ascii_digit()))
+        .then_some(Dialect::ZkRecipe)
+}
+
+/// Solr's election candidates: `<session id in decimal>-<node name>-n_`.
+fn is_solr_candidate(stem: &str) -> bool {
+    let Some(rest) = stem.strip_suffix("-n_") else {
+        return false;
+    };
+    let Some((session, node)) = rest.split_once('-') else {
+        return false;
+    };
+    !session.is_empty() && session.bytes().all(|b| b.is_ascii_digit()) && !node.is_empty()
 }
 
 /// True for 32 hex digits: a uuid without its dashes, as kazoo names nodes.
@@ -167,6 +237,7 @@ pub(crate) fn is_hex32(text: &str) -> bool {
 /// unique to this contender; `session` is the id the ZooKeeper recipe embeds.
 pub fn own_prefix(dialect: Dialect, kind: Kind, token: &str, session: i64) -> Option<String> {
     let prefix = match (dialect, kind) {
+        (_, Kind::Election) => return None,
         (Dialect::Curator, Kind::Mutex) => format!("_c_{token}-lock-"),
         (Dialect::Curator, Kind::Read) => format!("_c_{token}-__READ__"),
         (Dialect::Curator, Kind::Write) => format!("_c_{token}-__WRIT__"),
@@ -175,7 +246,17 @@ pub fn own_prefix(dialect: Dialect, kind: Kind, token: &str, session: i64) -> Op
         (Dialect::Hbase, Kind::Read) => "read-".to_owned(),
         (Dialect::Hbase, _) => "write-".to_owned(),
         (Dialect::ZkRecipe, Kind::Mutex | Kind::Write) => format!("x-{session}-"),
-        (Dialect::ZkRecipe, Kind::Read) | (Dialect::Generic, _) => return None,
+        (Dialect::ZkRecipe, Kind::Read)
+        | (
+            Dialect::Generic
+            | Dialect::ZkCRecipe
+            | Dialect::GoZookeeper
+            | Dialect::Solr
+            | Dialect::Kafka
+            | Dialect::Hadoop
+            | Dialect::Helix,
+            _,
+        ) => return None,
     };
     Some(prefix)
 }
@@ -221,6 +302,32 @@ mod tests {
             ),
             ("lock-0000000009".to_owned(), p(Generic, Mutex, 9)),
             ("myapp-lock-0000000010".to_owned(), p(Generic, Mutex, 10)),
+            (
+                "x-01000002a3b40000-0000000011".to_owned(),
+                p(ZkCRecipe, Mutex, 11),
+            ),
+            // A C session id whose hex digits are all decimal ones.
+            (
+                "x-0100004512345678-0000000017".to_owned(),
+                p(ZkCRecipe, Mutex, 17),
+            ),
+            (
+                "x--9151314442816847872-0000000012".to_owned(),
+                p(ZkRecipe, Mutex, 12),
+            ),
+            (
+                format!("_c_{HEX}-lock-0000000013"),
+                p(GoZookeeper, Mutex, 13),
+            ),
+            (
+                format!("_c_{UUID}-latch-0000000014"),
+                p(Curator, Election, 14),
+            ),
+            ("n_0000000015".to_owned(), p(ZkRecipe, Election, 15)),
+            (
+                "72057594037927936-127.0.0.1:8983_solr-n_0000000016".to_owned(),
+                p(Solr, Election, 16),
+            ),
         ];
         for (name, expected) in cases {
             assert_eq!(parse(&name), expected, "{name}");
@@ -260,6 +367,12 @@ mod tests {
             "abc__lock__0000000001",
             "_c_uuid-lease-0000000001",
             "lock-4294967295",
+            "x-01000002a3b4000g-0000000001",
+            "n_-0000000001x",
+            "host-n_0000000001",
+            "-127.0.0.1:8983_solr-n_0000000001",
+            "72057594037927936--n_0000000001",
+            "_c_abc-latch",
         ] {
             assert_eq!(parse(name), None, "{name}");
         }

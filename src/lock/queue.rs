@@ -44,7 +44,9 @@ pub struct LockQueue {
 impl LockQueue {
     /// Builds the queue from a directory's child names. Children that are not
     /// contenders of any recognised dialect are ignored. Order is by sequence
-    /// number (signed 32-bit), ties broken by name; never by the whole name.
+    /// number (signed 32-bit), then exclusive before shared (a Curator writer
+    /// that downgrades makes a read node with its own sequence number), then
+    /// by name; never by the whole name.
     pub fn from_children<I, S>(children: I) -> LockQueue
     where
         I: IntoIterator<Item = S>,
@@ -65,6 +67,7 @@ impl LockQueue {
         contenders.sort_by(|a, b| {
             a.sequence
                 .cmp(&b.sequence)
+                .then_with(|| is_shared(a).cmp(&is_shared(b)))
                 .then_with(|| a.name.cmp(&b.name))
         });
         let standings = standings(&contenders);
@@ -120,12 +123,18 @@ impl LockQueue {
     }
 }
 
+fn is_shared(contender: &Contender) -> bool {
+    contender.mode() == Mode::Shared
+}
+
 /// The queue rules in one pass: an exclusive contender holds when no one
 /// is ahead and otherwise waits on the one just ahead; a shared contender
 /// holds when no exclusive one is ahead and otherwise waits on the nearest
-/// exclusive one ahead.
+/// exclusive one ahead. A shared contender with the same sequence number as
+/// the exclusive holder is that writer's downgrade (Curator names the read
+/// node after the write node it holds), so it holds with it.
 fn standings(contenders: &[Contender]) -> Vec<Standing> {
-    let mut last_exclusive = None;
+    let mut last_exclusive: Option<usize> = None;
     contenders
         .iter()
         .enumerate()
@@ -133,7 +142,11 @@ fn standings(contenders: &[Contender]) -> Vec<Standing> {
             let standing = match contender.mode() {
                 Mode::Exclusive if i == 0 => Standing::Holding,
                 Mode::Exclusive => Standing::WaitingOn(i - 1),
-                Mode::Shared => last_exclusive.map_or(Standing::Holding, Standing::WaitingOn),
+                Mode::Shared => match last_exclusive {
+                    None => Standing::Holding,
+                    Some(0) if contenders[0].sequence == contender.sequence => Standing::Holding,
+                    Some(ahead) => Standing::WaitingOn(ahead),
+                },
             };
             if contender.mode() == Mode::Exclusive {
                 last_exclusive = Some(i);
@@ -211,6 +224,28 @@ mod tests {
         let queue = LockQueue::from_children([r2.clone(), w1.clone()]);
         assert_eq!(holders(&queue), std::slice::from_ref(&w1));
         assert_eq!(waits_on(&queue, &r2), Some(w1));
+    }
+
+    #[test]
+    fn a_downgraded_writer_holds_with_its_read_node_and_others_still_wait() {
+        let other = "ffffffff-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+        let w1 = curator("__WRIT__", 1);
+        // The read node repeats the writer's sequence; its uuid sorts first.
+        let r1 = format!(
+            "_c_{}-__READ__{:010}",
+            "00000000-0000-0000-0000-000000000000", 1
+        );
+        let r2 = format!("_c_{other}-__READ__{:010}", 2);
+        let w3 = curator("__WRIT__", 3);
+        let queue = LockQueue::from_children([r2.clone(), w3.clone(), r1.clone(), w1.clone()]);
+        let order: Vec<&str> = queue.contenders().iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(order, [&w1, &r1, &r2, &w3]);
+        assert_eq!(holders(&queue), [w1.clone(), r1.clone()]);
+        assert_eq!(waits_on(&queue, &r2), Some(w1.clone()));
+        assert_eq!(waits_on(&queue, &w3), Some(r2));
+        // A reader of a later writer's sequence waits on that writer.
+        let queue = LockQueue::from_children([w1.clone(), r1.clone(), w3.clone()]);
+        assert_eq!(holders(&queue), [w1, r1]);
     }
 
     #[test]

@@ -127,7 +127,7 @@ fn table_name(bytes: &[u8]) -> String {
 
 /// A `ServerName` as `host,port,start_code` (the parts present), or `None`
 /// when it is not one.
-fn server_name(bytes: &[u8]) -> Option<String> {
+pub(crate) fn server_name(bytes: &[u8]) -> Option<String> {
     let mut host = None;
     let mut port = None;
     let mut start_code = None;

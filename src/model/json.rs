@@ -3,8 +3,10 @@
 //!
 //! A lock: `{"path", "kind", "dialect", "holders", "waiters"}`. A contender:
 //! `{"path", "name", "sequence", "mode", "session", "ctime_ms", "age_ms",
-//! "fence", "data", "owner", "waiting_on", "table_lock"}`, and `dump` adds
-//! `"stat"`. Derived fields (`data` as text, `owner`, `table_lock`) are
+//! "fence", "data", "owner", "waiting_on", "table_lock", "client",
+//! "watching"}`, and `dump` adds `"stat"`. `client` is `{"address",
+//! "server", "connected"}` or null when unknown; `watching` says whether a
+//! waiter's session watches the node it waits on (null when unknown). Derived fields (`data` as text, `owner`, `table_lock`) are
 //! computed while writing, so a lock in memory holds only the raw bytes.
 
 use std::borrow::Cow;
@@ -16,6 +18,7 @@ use super::locks::{Contender, ContenderMode, Lock, LockDialect, LockKind};
 use super::node::NodeStat;
 use crate::lock::Owner;
 use crate::zk;
+use crate::zk::sessions::Client;
 
 /// A contender as JSON.
 #[derive(Serialize)]
@@ -32,6 +35,8 @@ pub struct ContenderJson<'a> {
     owner: Option<Owner>,
     waiting_on: Option<&'a str>,
     table_lock: Option<TableLock>,
+    client: Option<&'a Client>,
+    watching: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stat: Option<NodeStat>,
 }
@@ -52,6 +57,8 @@ impl Contender {
             owner: self.owner(),
             waiting_on: self.waiting_on.as_deref(),
             table_lock: self.table_lock(),
+            client: self.client.as_ref(),
+            watching: self.watching,
             stat: full_stat.then(|| NodeStat::from(&self.stat)),
         }
     }

@@ -8,7 +8,9 @@
 //! - kazoo lease children (`<hex32>`) or a `<name>-__lock__` sibling: a
 //!   kazoo semaphore, confirmed once its data (the maximum number of leases)
 //!   is read and only when the sibling exists; the sibling is its part;
-//! - contender children: a mutex or read-write lock.
+//! - contender children: a mutex, read-write lock or election;
+//! - no children and the well-known name of a leader node (`leaders`): a
+//!   leader node, confirmed once read (ephemeral, with that service's data).
 //!
 //! Children that are none of these are not contenders: they are walked into
 //! (a lock may live below them) but never counted. Names only pick what to
@@ -18,6 +20,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+use super::leaders;
 use super::locks::{self, Lock, NodeRead, Reads};
 use crate::lock::Dialect;
 use crate::lock::name;
@@ -80,6 +83,8 @@ enum Shape {
     /// Confirmed by its data when read; else its contenders and its internal
     /// lock are reported as plain locks.
     KazooSemaphore,
+    /// A leader node of this service, itself the one node read.
+    Leader(Dialect),
 }
 
 /// A lock directory found in the listing, and the nodes to read for it.
@@ -131,6 +136,10 @@ impl Site {
         let path = self.path.as_str();
         let locks = match self.shape {
             Shape::Queue => vec![locks::queue_lock(path, take(0), now_ms)],
+            Shape::Leader(dialect) => {
+                let read = take(0).pop().map(|(_, read)| read);
+                vec![locks::leader_lock(path, dialect, read, now_ms)]
+            }
             Shape::CuratorSemaphore => {
                 vec![locks::curator_semaphore(path, take(0), take(1), now_ms)]
             }
@@ -214,6 +223,20 @@ fn site_of(
     listing: &mut Listing,
     lock_beside_in_scope: bool,
 ) -> Option<Site> {
+    // Ephemeral nodes have no children: a leader node never has any.
+    if children.is_empty()
+        && let Some(dialect) = leaders::leader_dialect(&dir)
+    {
+        let parent = path::parent(&dir).unwrap_or("/").to_owned();
+        let itself = path::basename(&dir).to_owned();
+        return Some(Site {
+            groups: vec![(parent, vec![itself])],
+            path: dir,
+            shape: Shape::Leader(dialect),
+            lock_beside_in_scope,
+            lock_beside_listed: false,
+        });
+    }
     if children.iter().any(|c| c == CURATOR_LEASES)
         && let Some(lease_names) = listing.remove(&path::join(&dir, CURATOR_LEASES))
     {
@@ -423,6 +446,44 @@ mod tests {
                 num_children: 0,
             },
         })
+    }
+
+    #[test]
+    fn leader_nodes_are_sites_of_their_own_only_when_ephemeral_with_their_record() {
+        let sites = find_sites(
+            listing(&[
+                ("/", &["controller", "hbase", "config"]),
+                ("/controller", &[]),
+                ("/config", &[]),
+                ("/hbase", &["master", "backup-masters"]),
+                ("/hbase/master", &[]),
+                ("/hbase/backup-masters", &[]),
+            ]),
+            "/",
+            Depth::Tree,
+        );
+        assert_eq!(
+            paths(&sites),
+            [
+                ("/controller", Shape::Leader(Dialect::Kafka)),
+                ("/hbase/master", Shape::Leader(Dialect::Hbase)),
+            ]
+        );
+        assert_eq!(sites[0].reads().collect::<Vec<_>>(), ["/controller"]);
+        let kafka = br#"{"version":1,"brokerid":7,"timestamp":"1"}"#;
+        let leader = sites[0].build(vec![read(kafka, 5)], 0);
+        assert_eq!(leader[0].kind, locks::LockKind::Leader);
+        assert_eq!(leader[0].holders[0].owner_text(), "broker 7");
+        let mut persistent = read(kafka, 5);
+        persistent.as_mut().unwrap().stat.ephemeral_owner = 0;
+        assert!(sites[0].build(vec![persistent], 0).is_empty());
+        assert!(sites[0].build(vec![read(b"not json", 5)], 0).is_empty());
+        assert!(sites[0].build(vec![None], 0).is_empty());
+        let stat_of_one = find_sites(listing(&[("/controller", &[])]), "/controller", Depth::Lock);
+        assert_eq!(
+            paths(&stat_of_one),
+            [("/controller", Shape::Leader(Dialect::Kafka))]
+        );
     }
 
     #[test]

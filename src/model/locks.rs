@@ -12,8 +12,10 @@ use serde::{Serialize, Serializer};
 use zookeeper_client as zkc;
 
 use super::hbase::{self, TableLock};
+use super::leaders;
 use crate::lock::semaphore::{self, AcquirerWait, Lease};
 use crate::lock::{Dialect, Kind, LockQueue, Mode, Owner, SemaphoreQueue, node, queue};
+use crate::zk::sessions::{Client, Survey};
 use crate::zk::{self, path};
 
 /// What kind of lock a directory is.
@@ -23,6 +25,11 @@ pub enum LockKind {
     Mutex,
     ReadWrite,
     Semaphore,
+    /// A leader election: its candidates queue like a mutex's contenders,
+    /// and the first leads.
+    Election,
+    /// One ephemeral node at a well-known name whose owner leads.
+    Leader,
 }
 
 impl LockKind {
@@ -32,7 +39,17 @@ impl LockKind {
             LockKind::Mutex => "mutex",
             LockKind::ReadWrite => "read-write",
             LockKind::Semaphore => "semaphore",
+            LockKind::Election => "election",
+            LockKind::Leader => "leader",
         }
+    }
+
+    /// False for elections and leader nodes: they belong to services that
+    /// pick their leader through them, and deleting a node there does not
+    /// free a stuck lock, it deposes a leader. zklock shows them and never
+    /// reaps or releases them.
+    pub fn may_be_broken(self) -> bool {
+        !matches!(self, LockKind::Election | LockKind::Leader)
     }
 }
 
@@ -132,6 +149,12 @@ pub struct Contender {
     /// The full path of the node this contender waits on; `None` for a holder,
     /// and for a semaphore acquirer that waits for any lease to go.
     pub waiting_on: Option<String>,
+    /// Who is behind its session, when the ensemble said ([`Lock::attach_clients`]).
+    pub client: Option<Client>,
+    /// For a waiter: whether its session watches the node it waits on;
+    /// `None` when unknown. A waiter that does not will never hear that its
+    /// turn came.
+    pub watching: Option<bool>,
 }
 
 impl Contender {
@@ -164,8 +187,8 @@ impl Contender {
 }
 
 /// Who a contender is, for people: zklock's owner record (`user@host pid N
-/// "data"`), HBase's decoded owner, the data as text (Curator's IP address,
-/// kazoo's identifier), or else its session.
+/// "data"`), HBase's decoded owner, a leader node's decoded leader, the data
+/// as text (Curator's IP address, kazoo's identifier), or else its session.
 pub fn owner_text(dialect: Dialect, data: &[u8], session: i64) -> String {
     if let Some(owner) = Owner::parse(data) {
         return match &owner.data {
@@ -177,6 +200,9 @@ pub fn owner_text(dialect: Dialect, data: &[u8], session: i64) -> String {
         && let Some(table_lock) = hbase::decode(data)
     {
         return table_lock.summary();
+    }
+    if let Some(leader) = leaders::owner(dialect, data) {
+        return leader;
     }
     if data.is_empty() {
         format!("session {}", zk::format_session(session))
@@ -216,6 +242,22 @@ impl Lock {
     pub fn oldest_holder(&self) -> Option<&Contender> {
         self.holders.iter().max_by_key(|c| c.age_ms)
     }
+
+    /// Fills in each contender's client, and for each waiter whether it
+    /// watches the node it waits on, from what the ensemble said.
+    pub fn attach_clients(&mut self, survey: &Survey) {
+        for contender in self.holders.iter_mut().chain(&mut self.waiters) {
+            let session = contender.session();
+            if session == 0 {
+                continue;
+            }
+            contender.client = survey.client(session);
+            contender.watching = contender
+                .waiting_on
+                .as_deref()
+                .and_then(|ahead| survey.watches(session, ahead));
+        }
+    }
 }
 
 /// Nodes read for a lock, by name, in the order they were listed.
@@ -232,15 +274,7 @@ pub(crate) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> 
     let mut reads: HashMap<String, NodeRead> = reads.into_iter().collect();
     let mut lock = Lock {
         path: path.to_owned(),
-        kind: if queue
-            .contenders()
-            .iter()
-            .any(|c| matches!(c.kind, Kind::Read | Kind::Write))
-        {
-            LockKind::ReadWrite
-        } else {
-            LockKind::Mutex
-        },
+        kind: queue_kind(&queue),
         dialect: LockDialect::of(queue.contenders().iter().map(|c| c.dialect)),
         holders: Vec::new(),
         waiters: Vec::new(),
@@ -259,6 +293,57 @@ pub(crate) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> 
         }
     }
     Some(lock)
+}
+
+/// What a queue is by its contenders' kinds: an election when any is a
+/// candidate, a read-write lock when any reads or writes, else a mutex.
+fn queue_kind(queue: &LockQueue) -> LockKind {
+    let kinds = || queue.contenders().iter().map(|c| c.kind);
+    if kinds().any(|kind| kind == Kind::Election) {
+        LockKind::Election
+    } else if kinds().any(|kind| matches!(kind, Kind::Read | Kind::Write)) {
+        LockKind::ReadWrite
+    } else {
+        LockKind::Mutex
+    }
+}
+
+/// The leader node at `path` of `dialect`'s service, from its read; `None`
+/// when it is gone, not ephemeral, or its data is not that service's record.
+pub(crate) fn leader_lock(
+    path: &str,
+    dialect: Dialect,
+    read: Option<NodeRead>,
+    now_ms: i64,
+) -> Option<Lock> {
+    let read = read.filter(|read| {
+        matches!(
+            node::Lifetime::of(&read.stat),
+            node::Lifetime::Ephemeral { .. }
+        )
+    })?;
+    leaders::owner(dialect, &read.data)?;
+    let leader = Contender {
+        path: path.to_owned(),
+        name: path::basename(path).to_owned(),
+        dialect,
+        sequence: None,
+        mode: ContenderMode::Exclusive,
+        age_ms: now_ms - read.stat.ctime,
+        stat: read.stat,
+        data: read.data,
+        waiting_on: None,
+        client: None,
+        watching: None,
+    };
+    Some(Lock {
+        path: path.to_owned(),
+        kind: LockKind::Leader,
+        dialect: LockDialect::One(dialect),
+        holders: vec![leader],
+        waiters: Vec::new(),
+        max_leases: None,
+    })
 }
 
 /// The Curator semaphore at `path` from the reads of its leases (in
@@ -420,6 +505,8 @@ fn queued_contender(
         stat: read.stat,
         data: read.data,
         waiting_on: None,
+        client: None,
+        watching: None,
     }
 }
 
@@ -434,6 +521,8 @@ fn lease_contender(dir: &str, lease: &Lease, read: NodeRead, now_ms: i64) -> Con
         stat: read.stat,
         data: read.data,
         waiting_on: None,
+        client: None,
+        watching: None,
     }
 }
 
@@ -526,6 +615,24 @@ mod tests {
         assert_eq!(lock.holders.len(), 2);
         assert_eq!(lock.waiters[0].mode, ContenderMode::Exclusive);
         assert_eq!(lock.holders[1].mode, ContenderMode::Shared);
+    }
+
+    #[test]
+    fn candidates_make_an_election_whose_lowest_leads() {
+        let latch = |seq: i32| format!("_c_{UUID}-latch-{seq:010}");
+        let lock = queue_lock("/e", reads(&[&latch(2), &latch(1)]), NOW).unwrap();
+        assert_eq!(
+            (lock.kind, lock.dialect),
+            (LockKind::Election, LockDialect::One(Dialect::Curator))
+        );
+        assert_eq!(names(&lock.holders), [latch(1)]);
+        assert_eq!(names(&lock.waiters), [latch(2)]);
+        assert!(!lock.kind.may_be_broken());
+        assert!(LockKind::Mutex.may_be_broken());
+        // A persistent n_ node is some application's sequence, no candidate.
+        let mut persistent = reads(&["n_0000000001"]);
+        persistent[0].1.stat.ephemeral_owner = 0;
+        assert!(queue_lock("/e", persistent, NOW).is_none());
     }
 
     #[test]

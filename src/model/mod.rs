@@ -11,6 +11,7 @@
 mod hbase;
 mod json;
 pub(crate) mod layout;
+mod leaders;
 pub(crate) mod locks;
 mod node;
 mod protobuf;

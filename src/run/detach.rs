@@ -50,11 +50,25 @@ const SECURED_OPTIONS: [&str; 10] = [
 ];
 const SECURED_SWITCHES: [&str; 2] = ["--tls", "--tls-no-verify-hostname"];
 
+/// A lock that is held: what `lock --detach` and `lock --ttl` print, the
+/// token alone or, with `-o json`, all of it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Grant {
+    /// The node path, which `zklock release` takes.
+    pub token: String,
+    /// The lock directory.
+    pub lock: String,
+    /// The fencing token: the node's czxid.
+    pub fence: i64,
+    /// The holding session, `0x...`.
+    pub session: String,
+}
+
 /// What the holder said.
 #[derive(Debug, PartialEq, Eq)]
 pub enum HolderWord {
-    /// The lock is held; the token.
-    Held(String),
+    /// The lock is held.
+    Held(Grant),
     /// The holder gave up: its exit code and message.
     Failed(u8, String),
 }
@@ -184,8 +198,8 @@ fn pipe() -> Result<(OwnedFd, OwnedFd)> {
 
 fn parse_word(text: &str) -> Result<HolderWord> {
     let line = text.lines().next().unwrap_or_default();
-    if let Some(token) = line.strip_prefix("HELD ") {
-        return Ok(HolderWord::Held(token.to_owned()));
+    if let Some(grant) = line.strip_prefix("HELD ") {
+        return Ok(HolderWord::Held(serde_json::from_str(grant)?));
     }
     if let Some(rest) = line.strip_prefix("FAILED ")
         && let Some((code, message)) = rest.split_once(' ')
@@ -214,8 +228,9 @@ impl Reporter {
     }
 
     /// Says the lock is held, and closes the pipe so the caller returns.
-    pub fn held(mut self, token: &str) {
-        let _ = writeln!(self.pipe, "HELD {token}");
+    pub fn held(mut self, grant: &Grant) {
+        let grant = serde_json::to_string(grant).expect("a grant serializes");
+        let _ = writeln!(self.pipe, "HELD {grant}");
     }
 
     /// Says the holder gave up, with its exit code and message.
@@ -283,10 +298,14 @@ mod tests {
 
     #[test]
     fn parses_the_holders_word() {
-        assert_eq!(
-            parse_word("HELD /locks/x/n1\n").unwrap(),
-            HolderWord::Held("/locks/x/n1".into())
-        );
+        let grant = Grant {
+            token: "/locks/x y/n1".into(),
+            lock: "/locks/x y".into(),
+            fence: 7,
+            session: "0x1".into(),
+        };
+        let word = format!("HELD {}\n", serde_json::to_string(&grant).unwrap());
+        assert_eq!(parse_word(&word).unwrap(), HolderWord::Held(grant));
         assert_eq!(
             parse_word("FAILED 3 cannot reach\\nZooKeeper\n").unwrap(),
             HolderWord::Failed(3, "cannot reach\nZooKeeper".into())

@@ -134,17 +134,38 @@ unsafe fn close_all_but(keep: RawFd) {
 }
 
 /// Reaps every child that has ended (the command, and orphans of the group
-/// the guard adopted), noting the command's status.
+/// the guard adopted), noting the command's status. A child stopped by
+/// SIGTSTP (Ctrl-Z) has its group continued: see [`continue_after_ctrl_z`].
 unsafe fn reap(command: libc::pid_t, command_status: &mut Option<libc::c_int>) {
     // SAFETY: waitpid only writes the status we own.
     unsafe {
         loop {
             let mut status = 0;
-            match libc::waitpid(-1, &mut status, libc::WNOHANG) {
+            match libc::waitpid(-1, &mut status, libc::WNOHANG | libc::WUNTRACED) {
+                stopped if stopped > 0 && libc::WIFSTOPPED(status) => {
+                    continue_after_ctrl_z(libc::WSTOPSIG(status));
+                }
                 ended if ended == command => *command_status = Some(status),
                 ended if ended > 0 => {}
                 _ => return,
             }
+        }
+    }
+}
+
+/// A command under a lock is never left suspended. Ctrl-Z stops the
+/// terminal's foreground group, which is the command's; zklock itself runs
+/// on (it must, to keep the session that keeps the lock), so the shell that
+/// started zklock would wait for it with the terminal held by a stopped
+/// group: nothing could continue it. The guard continues the group at once
+/// instead, so Ctrl-Z does nothing, as for a program that ignores it. Stops
+/// for other reasons (SIGSTOP, or reading the terminal from the background)
+/// are left alone: whoever stopped the command continues it.
+unsafe fn continue_after_ctrl_z(stop_signal: libc::c_int) {
+    if stop_signal == libc::SIGTSTP {
+        // SAFETY: killpg has no memory-safety preconditions.
+        unsafe {
+            libc::killpg(0, libc::SIGCONT);
         }
     }
 }

@@ -1,10 +1,11 @@
-//! Running a command under a lock (SPEC §6, §9): start it in its own process
+//! Running a command under a lock: start it in its own process
 //! group behind a guard that kills the group if zklock dies, forward signals
 //! to it, and stop it when the lock is lost.
 
 pub mod detach;
 mod guard;
 mod signals;
+mod terminal;
 
 use std::future::Future;
 use std::io::Read;
@@ -15,6 +16,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 pub use signals::Signals;
+use terminal::Terminal;
+pub use terminal::ignore_ctrl_z;
 
 /// The command to run and how to stop it.
 #[derive(Clone, Debug)]
@@ -101,6 +104,9 @@ fn adopt_orphans() -> Result<()> {
 struct Group {
     guard: tokio::process::Child,
     id: i32,
+    /// The terminal lent to the group while zklock is in the foreground;
+    /// taken back when the group is dropped, once all of it has ended.
+    _terminal: Option<Terminal>,
     /// Where the guard reports the command's wait status.
     report: std::fs::File,
     /// Wakes the wait for the group's end.
@@ -112,12 +118,21 @@ impl Group {
         let children_ended = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
             .context("cannot watch for the command's end")?;
         let (report, report_write) = report_pipe()?;
-        let guard = spawn(spec, report_write.as_raw_fd())?;
+        let mut terminal = Terminal::if_foreground();
+        let guard = spawn(
+            spec,
+            report_write.as_raw_fd(),
+            terminal.as_ref().map(Terminal::fd),
+        )?;
         drop(report_write);
         let id = guard.id().context("the command has no process id")? as i32;
+        if let Some(terminal) = &mut terminal {
+            terminal.lent_to(id);
+        }
         Ok(Group {
             guard,
             id,
+            _terminal: terminal,
             report,
             children_ended,
         })
@@ -190,7 +205,9 @@ fn report_pipe() -> Result<(std::fs::File, OwnedFd)> {
     Ok((std::fs::File::from(read), write))
 }
 
-fn spawn(spec: &CommandSpec, report: RawFd) -> Result<tokio::process::Child> {
+/// Starts the guard and the command in a new process group, which takes the
+/// terminal `tty` (when given) before the command execs.
+fn spawn(spec: &CommandSpec, report: RawFd, tty: Option<RawFd>) -> Result<tokio::process::Child> {
     let mut command = if spec.shell {
         let mut command = std::process::Command::new("/bin/sh");
         command.arg("-c").args(&spec.argv);
@@ -206,13 +223,55 @@ fn spawn(spec: &CommandSpec, report: RawFd) -> Result<tokio::process::Child> {
     // SAFETY: the closure runs in the child, in its own process group, and
     // makes only async-signal-safe calls.
     unsafe {
-        command.pre_exec(move || guard::split_off(zklock, report));
+        command.pre_exec(move || {
+            if let Some(tty) = tty {
+                // Without the terminal the command still runs, as it would
+                // in the background.
+                let _ = terminal::take_for_own_group(tty);
+            }
+            guard::split_off(zklock, report)
+        });
     }
     let name = spec.argv.first().map(String::as_str).unwrap_or("sh");
     tokio::process::Command::from(command)
         .kill_on_drop(false)
         .spawn()
-        .with_context(|| format!("cannot run {name:?}"))
+        .map_err(|err| CannotRun::new(name, err).into())
+}
+
+/// The command could not be started: not found, not executable, or another
+/// reason the exec failed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot run {name:?}")]
+pub struct CannotRun {
+    pub name: String,
+    pub why: WhyNot,
+    source: std::io::Error,
+}
+
+/// Why a command could not run, in the classes shells and env(1) tell apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhyNot {
+    NotFound,
+    NotExecutable,
+    Other,
+}
+
+impl CannotRun {
+    fn new(name: &str, source: std::io::Error) -> CannotRun {
+        let why = match source.raw_os_error() {
+            Some(libc::ENOENT | libc::ENOTDIR) => WhyNot::NotFound,
+            Some(libc::EACCES | libc::ENOEXEC | libc::EISDIR | libc::EPERM) => {
+                WhyNot::NotExecutable
+            }
+            _ => WhyNot::Other,
+        };
+        CannotRun {
+            name: name.to_owned(),
+            why,
+            source,
+        }
+    }
 }
 
 fn kill_group(group: i32, signal: i32) {

@@ -1,4 +1,5 @@
-//! ZooKeeper errors in the three classes of SPEC §3, each naming what failed.
+//! ZooKeeper errors in three classes (normal, recoverable, fatal), each
+//! naming what failed.
 //!
 //! Recipes ask one question of an error, [`Class`], instead of matching raw
 //! codes all over: normal errors are part of a protocol, recoverable ones are
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-/// The three error classes of SPEC §3.
+/// The three error classes: what a recipe does about an error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
     /// Node exists, no node, bad version, not empty: handled where they happen.

@@ -81,6 +81,19 @@ impl Hosts {
         Ok(Hosts { servers, chroot })
     }
 
+    /// The ensemble members the connect string names: host and client port.
+    pub fn members(&self) -> Vec<(String, u16)> {
+        self.servers
+            .iter()
+            .map(|s| (s.host.clone(), s.port))
+            .collect()
+    }
+
+    /// The chroot, if any: the prefix of every path the server sees.
+    pub fn chroot(&self) -> Option<&str> {
+        self.chroot.as_deref()
+    }
+
     /// The servers, as `host:port` with their protocol prefix, for messages.
     pub fn servers(&self) -> String {
         self.servers
@@ -99,14 +112,6 @@ impl Hosts {
     /// True when some server is named with `tcp+tls://`.
     pub fn any_tls(&self) -> bool {
         self.servers.iter().any(|s| s.protocol == Protocol::Tls)
-    }
-
-    /// Every server, as host and port.
-    pub fn addresses(&self) -> Vec<(String, u16)> {
-        self.servers
-            .iter()
-            .map(|s| (s.host.clone(), s.port))
-            .collect()
     }
 
     /// The servers that speak TLS (`tcp+tls://`, or unprefixed ones when
@@ -153,7 +158,7 @@ impl fmt::Display for Hosts {
     }
 }
 
-fn format_server(host: &str, port: u16) -> String {
+pub(crate) fn format_server(host: &str, port: u16) -> String {
     if host.contains(':') {
         format!("[{host}]:{port}")
     } else {

@@ -14,6 +14,7 @@ pub mod monitor;
 pub mod path;
 mod retry;
 mod secure;
+pub mod sessions;
 
 use std::time::Duration;
 
@@ -158,7 +159,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
 async fn unreachable(options: &ConnectOptions) -> Error {
     let hosts = options.hosts.servers();
     if let Some(sasl) = &options.secured.sasl {
-        let addresses = options.hosts.addresses();
+        let addresses = options.hosts.members();
         let answered = tokio::task::spawn_blocking(move || {
             addresses.iter().any(|(host, port)| {
                 std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port))

@@ -20,6 +20,9 @@
 //         write  -> InterProcessReadWriteLock.writeLock()  node _c_<uuid>-__WRIT__NNNNNNNNNN
 //         semaphore -> InterProcessSemaphoreV2, one lease  node leases/_c_<uuid>-lease-NNNNNNNNNN
 //                      (acquirers queue on the internal mutex <lock-path>/locks/)
+//         latch  -> LeaderLatch: "acquired" once leader    node _c_<uuid>-latch-NNNNNNNNNN
+//         selector -> LeaderSelector: "acquired" inside takeLeadership, which returns
+//                      on release                           node _c_<uuid>-lock-NNNNNNNNNN
 //   --hold-ms N            hold N ms, then release (default: hold until a line is
 //                          read on stdin or stdin is closed)
 //   --timeout-ms N         acquire timeout; on timeout print TIMEOUT and exit 1
@@ -57,6 +60,11 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
@@ -125,7 +133,11 @@ public class CuratorPeer {
         } catch (Throwable t) {
             // fall through to the listing below
         }
-        // Fallback: the child with our session as ephemeralOwner and our kind marker.
+        return sessionNode(lockPath, marker);
+    }
+
+    /** The child of lockPath with our session as ephemeralOwner and our kind marker. */
+    private static String sessionNode(String lockPath, String marker) {
         try {
             long sid = client.getZookeeperClient().getZooKeeper().getSessionId();
             List<String> children = client.getChildren().forPath(lockPath);
@@ -183,6 +195,8 @@ public class CuratorPeer {
             case "read": marker = "__READ__"; break;
             case "write": marker = "__WRIT__"; break;
             case "semaphore": marker = "-lease-"; break;
+            case "latch": marker = "-latch-"; break;
+            case "selector": marker = "-lock-"; break;
             default: usage("unknown mode: " + mode); return;
         }
 
@@ -205,7 +219,11 @@ public class CuratorPeer {
         out("READY");
 
         Contender lock;
-        if (mode.equals("semaphore")) {
+        if (mode.equals("latch")) {
+            lock = new LatchContender(new LeaderLatch(client, lockPath), lockPath);
+        } else if (mode.equals("selector")) {
+            lock = new SelectorContender(client, lockPath);
+        } else if (mode.equals("semaphore")) {
             lock = new SemaphoreContender(new InterProcessSemaphoreV2(client, lockPath, (int) maxLeases), lockPath);
         } else {
             InterProcessMutex mutex;
@@ -418,6 +436,68 @@ public class CuratorPeer {
         public void release() throws Exception {
             semaphore.returnLease(lease);
             lease = null;
+        }
+    }
+
+    /** Curator's LeaderLatch: leads while its node is the lowest. */
+    private static final class LatchContender implements Contender {
+        private final LeaderLatch latch;
+        private final String lockPath;
+
+        LatchContender(LeaderLatch latch, String lockPath) {
+            this.latch = latch;
+            this.lockPath = lockPath;
+        }
+
+        public boolean acquire(long timeoutMs) throws Exception {
+            latch.start();
+            if (timeoutMs >= 0) return latch.await(timeoutMs, TimeUnit.MILLISECONDS);
+            latch.await();
+            return true;
+        }
+
+        public String node() {
+            String ours = latch.getOurPath();
+            return ours != null ? ours : sessionNode(lockPath, "-latch-");
+        }
+
+        public void release() throws Exception {
+            latch.close();
+        }
+    }
+
+    /** Curator's LeaderSelector: leads while takeLeadership runs, until release. */
+    private static final class SelectorContender implements Contender {
+        private final LeaderSelector selector;
+        private final String lockPath;
+        private final CountDownLatch leading = new CountDownLatch(1);
+        private final CountDownLatch done = new CountDownLatch(1);
+
+        SelectorContender(CuratorFramework client, String lockPath) {
+            this.lockPath = lockPath;
+            this.selector = new LeaderSelector(client, lockPath, new LeaderSelectorListenerAdapter() {
+                @Override
+                public void takeLeadership(CuratorFramework c) throws Exception {
+                    leading.countDown();
+                    done.await();
+                }
+            });
+        }
+
+        public boolean acquire(long timeoutMs) throws Exception {
+            selector.start();
+            if (timeoutMs >= 0) return leading.await(timeoutMs, TimeUnit.MILLISECONDS);
+            leading.await();
+            return true;
+        }
+
+        public String node() {
+            return sessionNode(lockPath, "-lock-");
+        }
+
+        public void release() throws Exception {
+            done.countDown();
+            selector.close();
         }
     }
 }

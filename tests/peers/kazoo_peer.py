@@ -13,6 +13,12 @@ Protocol (shared with CuratorPeer.java):
         write -> kazoo WriteLock  node <uuid4 hex>__lock__NNNNNNNNNN (same name as mutex)
         semaphore -> kazoo Semaphore, one lease: node <uuid4 hex> (no sequence); the
                  maximum in <lock-path>'s data; acquirers queue on <lock-path>-__lock__
+        election -> kazoo Election (its run() holds the Election's own Lock while the
+                 leader function runs; the peer holds that lock): node <uuid4 hex>__lock__N
+        party -> kazoo Party, joined: node <uuid4 hex>__party__ (no sequence), ephemeral
+        lease -> kazoo NonBlockingLease for 10 minutes: node lease_holder, persistent, JSON
+  --print-local           after READY, print "LOCAL <host>:<port>": the local address of
+                          the client's connection to ZooKeeper
   --hold-ms N             hold N ms, then release (default: hold until a line is
                           read on stdin or stdin is closed)
   --timeout-ms N          acquire timeout; on timeout print TIMEOUT and exit 1
@@ -46,6 +52,7 @@ SIGTERM/SIGINT: if holding, release (prints RELEASED) and exit 0; if waiting, gi
 """
 
 import argparse
+import datetime
 import logging
 import os
 import select
@@ -57,6 +64,7 @@ import time
 try:
     from kazoo.client import KazooClient
     from kazoo.exceptions import CancelledError, LockTimeout
+    from kazoo.recipe.lease import NonBlockingLease
     from kazoo.recipe.lock import Semaphore
 except ImportError as e:  # pragma: no cover
     sys.stderr.write(
@@ -147,6 +155,15 @@ class Peer(object):
 
     def make_lock(self):
         a = self.args
+        if a.mode == "election":
+            return self.client.Election(a.lock_path, a.identifier).lock
+        if a.mode == "party":
+            party = self.client.Party(a.lock_path, a.identifier)
+            return Joined(party.path, party.node, party.join, party.leave)
+        if a.mode == "lease":
+            def obtain():
+                return bool(NonBlockingLease(self.client, a.lock_path, datetime.timedelta(minutes=10), a.identifier))
+            return Joined(a.lock_path, "lease_holder", obtain, lambda: None)
         if a.mode == "semaphore":
             return self.client.Semaphore(a.lock_path, a.identifier, max_leases=a.max_leases)
         ctor = {
@@ -262,6 +279,9 @@ class Peer(object):
             self.close()
             return 0
         out("READY")
+        if a.print_local:
+            host, port = self.client._connection._socket.getsockname()[:2]
+            out("LOCAL %s:%d" % (host, port))
         lock = self.make_lock()
         for _ in range(a.loops):
             if self.terminating:
@@ -288,6 +308,22 @@ class Peer(object):
         return 0
 
 
+class Joined(object):
+    """A recipe held by being in it (kazoo's Party and Lease), shaped like a lock."""
+
+    def __init__(self, path, node, join, leave):
+        self.path, self.node, self._join, self._leave = path, node, join, leave
+
+    def acquire(self, blocking=True, timeout=None):
+        return self._join() is not False
+
+    def release(self):
+        self._leave()
+
+    def cancel(self):
+        pass
+
+
 def node_of(lock):
     """The full path of our node: a semaphore's lease, or a lock's contender node."""
     if isinstance(lock, Semaphore):
@@ -299,7 +335,8 @@ def main():
     p = argparse.ArgumentParser(prog="kazoo_peer")
     p.add_argument("connect")
     p.add_argument("lock_path")
-    p.add_argument("mode", choices=["mutex", "read", "write", "semaphore"])
+    p.add_argument("mode", choices=["mutex", "read", "write", "semaphore", "election", "party", "lease"])
+    p.add_argument("--print-local", action="store_true")
     nonneg = lambda s: int(s) if int(s) >= 0 else p.error("negative value: " + s)
     p.add_argument("--hold-ms", type=nonneg, default=None)
     p.add_argument("--timeout-ms", type=nonneg, default=None)

@@ -7,13 +7,17 @@
 mod support;
 
 mod cli_basics;
+mod elections;
 mod faults;
 mod generated;
 mod inspect;
 mod interop;
 mod locks;
+mod modes;
 mod reap;
 mod release;
 mod secured;
+mod sessions;
 mod soak;
+mod terminal;
 mod watch;

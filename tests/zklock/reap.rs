@@ -463,7 +463,8 @@ fn cotenant_nodes(env: &TestEnv, locks: &StaleLocks) -> BTreeMap<String, NodeSta
     nodes
 }
 
-/// Every contender node `ls` shows under `/`.
+/// Every lock contender node `ls` shows under `/`: not the co-tenants'
+/// elections and leader nodes, which `ls` shows too and reap never takes.
 fn listed_contenders(env: &TestEnv) -> BTreeSet<String> {
     let locks: Vec<Lock> = env
         .zklock(["-o", "json", "ls", "/"])
@@ -472,6 +473,7 @@ fn listed_contenders(env: &TestEnv) -> BTreeSet<String> {
         .json();
     locks
         .iter()
+        .filter(|lock| lock.kind != "election" && lock.kind != "leader")
         .flat_map(|lock| lock.holders.iter().chain(&lock.waiters))
         .map(|c| c.path.clone())
         .collect()

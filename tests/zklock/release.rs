@@ -75,7 +75,7 @@ fn a_detached_lock_that_is_taken_fails_in_the_foreground() {
     env.zklock(["lock", "-n", "taken", "--detach"])
         .run()
         .assert_code(1)
-        .assert_stderr_contains("held by another");
+        .assert_stderr_contains("is held by");
     env.zklock(["lock", "-w", "300ms", "-E", "9", "taken", "--detach"])
         .run()
         .assert_code(9)

@@ -21,10 +21,9 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use support::Running;
-use support::TestEnv;
-use support::fencing::{FenceLog, Held, assert_no_dead_nodes};
+use support::fencing::{FenceLog, Held, Stage};
 use support::peers::{Library, peer};
-use support::{Scratch, Zklock, process_alive};
+use support::{Zklock, process_alive};
 
 /// How long each soak keeps starting contenders.
 const SOAK: Duration = Duration::from_secs(45);
@@ -72,13 +71,8 @@ struct Tally {
 
 /// A zklock worker: runs `zklock lock` again and again until the soak ends;
 /// some runs it SIGKILLs while they hold, a few while they wait.
-fn zklock_worker(
-    env_hosts: String,
-    dialect: &str,
-    log: FenceLog,
-    id: usize,
-    rng: &mut fastrand::Rng,
-) -> Tally {
+fn zklock_worker(stage: &Stage, dialect: &str, id: usize, rng: &mut fastrand::Rng) -> Tally {
+    let log = stage.log();
     let mut tally = Tally::default();
     let end = Instant::now() + SOAK;
     let mut run = 0;
@@ -86,8 +80,8 @@ fn zklock_worker(
         run += 1;
         let who = format!("zklock{id}-{run}");
         let hold_ms = rng.u64(20..200);
-        let zklock = Zklock::new(["lock", "soak", "--dialect", dialect])
-            .hosts(&env_hosts)
+        let zklock = Zklock::new(["lock", stage.lock(), "--dialect", dialect])
+            .hosts(stage.hosts())
             .args(["--session-timeout", &format!("{SESSION_MS}ms")])
             .args(["--kill-after", "500ms", "--"])
             .args(log.command(&who, &format!("sleep {}", hold_ms as f64 / 1000.0)));
@@ -104,7 +98,7 @@ fn zklock_worker(
                 "the killed holder's command dies",
                 || !process_alive(held.pid),
             );
-            let holding = close_if_open(&log, &who);
+            let holding = close_if_open(log, &who);
             tally.killed(holding);
         } else if fate < 35 {
             // Killed at a random moment, most likely while it waits.
@@ -116,7 +110,7 @@ fn zklock_worker(
                     !process_alive(held.pid)
                 });
             }
-            let holding = close_if_open(&log, &who);
+            let holding = close_if_open(log, &who);
             tally.killed(holding);
         } else {
             running.wait(STUCK).assert_success();
@@ -129,12 +123,8 @@ fn zklock_worker(
 /// A library worker: a peer that acquires, holds and releases in a loop
 /// until it is SIGKILLed at a random moment; then a new one, until the soak
 /// ends, when the last one is let go with SIGTERM.
-fn library_worker(
-    env: &TestEnv,
-    library: Library,
-    log: &FenceLog,
-    rng: &mut fastrand::Rng,
-) -> Tally {
+fn library_worker(stage: &Stage, library: Library, rng: &mut fastrand::Rng) -> Tally {
+    let log = stage.log();
     let mut tally = Tally::default();
     let end = Instant::now() + SOAK;
     let log_path = log.path().display().to_string();
@@ -142,9 +132,9 @@ fn library_worker(
         let hold_ms = rng.u64(20..200).to_string();
         let session_ms = SESSION_MS.to_string();
         let mut running: Running = peer(
-            env,
+            stage.env(),
             library,
-            "/locks/soak",
+            stage.dir(),
             "mutex",
             &[
                 "--hold-ms",
@@ -200,25 +190,23 @@ fn library_worker(
 /// sections of both kinds of contender.
 fn soak(library: Library, dialect: &str, seed: u64) {
     eprintln!("soak {library:?} + zklock --dialect {dialect}: seed {seed:#x}");
-    let env = TestEnv::new();
-    let scratch = Scratch::new();
-    let log = FenceLog::new(&scratch);
+    // Borrowed by every worker thread.
+    let stage = &Stage::on_shared_server("soak");
+    let log = stage.log();
     let tallies: Vec<(String, Tally)> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for id in 1..=2 {
-            let (hosts, log) = (env.hosts(), log.clone());
             let mut rng = fastrand::Rng::with_seed(seed ^ id as u64);
             handles.push((
                 format!("zklock{id}"),
-                scope.spawn(move || zklock_worker(hosts, dialect, log, id, &mut rng)),
+                scope.spawn(move || zklock_worker(stage, dialect, id, &mut rng)),
             ));
         }
         for id in 1..=2 {
-            let (env, log) = (&env, &log);
             let mut rng = fastrand::Rng::with_seed(seed ^ (100 + id as u64));
             handles.push((
                 format!("{library:?}{id}"),
-                scope.spawn(move || library_worker(env, library, log, &mut rng)),
+                scope.spawn(move || library_worker(stage, library, &mut rng)),
             ));
         }
         handles
@@ -251,12 +239,7 @@ fn soak(library: Library, dialect: &str, seed: u64) {
         killed(false)
     );
     // Every contender has ended; those killed had a session timeout to go.
-    assert_no_dead_nodes(
-        env.zk(),
-        "/locks/soak",
-        &[],
-        Duration::from_millis(SESSION_MS + 3000),
-    );
+    stage.assert_no_dead_nodes_within(Duration::from_millis(SESSION_MS + 3000));
 }
 
 #[test]

@@ -9,6 +9,10 @@
 //! the same lines with `--log FILE`. A holder that was SIGKILLed cannot write
 //! its `end`: the test appends one with [`FenceLog::record_end`] once it has
 //! seen the process dead.
+//!
+//! [`Stage`] is the set-up the scenarios around a lock share: a test's
+//! chroot, the fencing log, the lock and its directory, fenced holders and
+//! queued waiters, and the closing checks.
 
 use std::fmt;
 use std::io::Write;
@@ -16,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::client::Zk;
-use super::{Scratch, wait_for};
+use super::{Running, Scratch, TestEnv, Zklock, wait_for, wait_until};
 
 /// A critical section's beginning or end, as logged.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -356,4 +360,182 @@ pub fn assert_no_dead_nodes(zk: &Zk, dir: &str, alive: &[i64], grace: Duration) 
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// How long a fenced contender may take to hold, or to join the queue.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// One scenario around one lock: a test's chroot, a scratch directory with
+/// the fencing log every section writes to, the lock's name and directory,
+/// and a `done` file that ends the sections waiting for it
+/// ([`Stage::until_done`], [`Stage::finish`]).
+pub struct Stage {
+    env: TestEnv,
+    scratch: Scratch,
+    log: FenceLog,
+    lock: String,
+    dir: String,
+}
+
+impl Stage {
+    /// A stage for lock `lock` (directory `/locks/LOCK`) in `env`.
+    pub fn new(env: TestEnv, lock: &str) -> Stage {
+        let scratch = Scratch::new();
+        let log = FenceLog::new(&scratch);
+        Stage {
+            env,
+            scratch,
+            log,
+            lock: lock.to_owned(),
+            dir: format!("/locks/{lock}"),
+        }
+    }
+
+    /// A stage for `lock` in a chroot of its own on the shared server.
+    pub fn on_shared_server(lock: &str) -> Stage {
+        Stage::new(TestEnv::new(), lock)
+    }
+
+    pub fn env(&self) -> &TestEnv {
+        &self.env
+    }
+
+    /// The test's client, rooted at its chroot.
+    pub fn zk(&self) -> &Zk {
+        self.env.zk()
+    }
+
+    /// The connect string straight to the servers, with the chroot.
+    pub fn hosts(&self) -> String {
+        self.env.hosts()
+    }
+
+    pub fn log(&self) -> &FenceLog {
+        &self.log
+    }
+
+    /// The lock's name, as given to `zklock lock`.
+    pub fn lock(&self) -> &str {
+        &self.lock
+    }
+
+    /// The lock's directory in the chroot.
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// The path of `name` in the scratch directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.scratch.file(name)
+    }
+
+    /// A section body that runs until [`Stage::finish`].
+    pub fn until_done(&self) -> String {
+        wait_for_file(&self.file("done"))
+    }
+
+    /// Creates the `done` file: the sections running [`Stage::until_done`]
+    /// end.
+    pub fn finish(&self) {
+        touch(&self.file("done"));
+    }
+
+    /// `zklock -H HOSTS -v lock LOCK OPTIONS... -- <fenced section of WHO
+    /// running BODY>`, logging JSON events.
+    pub fn fenced(&self, hosts: &str, options: &[&str], who: &str, body: &str) -> Zklock {
+        Zklock::new(["-v", "lock", &self.lock])
+            .json_log()
+            .hosts(hosts)
+            .args(options)
+            .arg("--")
+            .args(self.log.command(who, body))
+    }
+
+    /// Starts the contender labelled `holder` through `hosts`, and returns
+    /// it once its command holds the lock.
+    pub fn holder(&self, hosts: &str, options: &[&str], body: &str) -> (Running, Held) {
+        holder(self.fenced(hosts, options, "holder", body))
+    }
+
+    /// Starts a contender that must wait, and returns it once its node is
+    /// the `n`th in the lock's directory.
+    pub fn queued(&self, n: usize, zklock: Zklock) -> Running {
+        let mut running = zklock.spawn();
+        wait_until(WAIT, &format!("{n} contenders in {}", self.dir), || {
+            if let Some(run) = running.try_wait() {
+                panic!("a waiter ended early: {run:?}");
+            }
+            self.zk().children_if_any(&self.dir).len() == n
+        });
+        running
+    }
+
+    /// The contender labelled `waiter`, second in the queue behind the
+    /// holder, straight to the servers with default options; its section
+    /// does nothing.
+    pub fn waiter(&self) -> Running {
+        self.waiter_with(&[])
+    }
+
+    /// [`Stage::waiter`] with `options`.
+    pub fn waiter_with(&self, options: &[&str]) -> Running {
+        self.waiter_through(&self.hosts(), options)
+    }
+
+    /// [`Stage::waiter`] through `hosts`, with `options`.
+    pub fn waiter_through(&self, hosts: &str, options: &[&str]) -> Running {
+        self.queued(2, self.fenced(hosts, options, "waiter", "true"))
+    }
+
+    /// Fails unless `held`'s node is still there and still the one it was
+    /// granted (the same czxid): the holder kept the lock through a fault.
+    #[track_caller]
+    pub fn assert_keeps_its_node(&self, held: &Held) {
+        assert_eq!(
+            self.zk().exists(&held.node).map(|s| s.czxid),
+            Some(held.fence),
+            "the holder keeps its node"
+        );
+    }
+
+    /// Fails unless the log shows exclusive sections granted to `order`, in
+    /// that order; returns the holds.
+    #[track_caller]
+    pub fn assert_granted(&self, order: &[&str]) -> Vec<Hold> {
+        let holds = self.log.assert_exclusive();
+        assert_eq!(grant_order(&holds), order, "{}", self.log);
+        holds
+    }
+
+    /// The closing check of a scenario whose processes have all ended: no
+    /// node of theirs is left in the lock's directory.
+    #[track_caller]
+    pub fn assert_no_dead_nodes(&self) -> Vec<String> {
+        self.assert_no_dead_nodes_within(Duration::ZERO)
+    }
+
+    /// [`assert_no_dead_nodes`] in the lock's directory, with no session
+    /// alive, allowing `grace` for sessions of killed processes to expire.
+    #[track_caller]
+    pub fn assert_no_dead_nodes_within(&self, grace: Duration) -> Vec<String> {
+        assert_no_dead_nodes(self.zk(), &self.dir, &[], grace)
+    }
+}
+
+/// Starts `zklock` and returns it once its fenced command holds the lock.
+pub fn holder(zklock: Zklock) -> (Running, Held) {
+    let mut running = zklock.spawn();
+    let held = Held::parse(&running.next_line(WAIT));
+    (running, held)
+}
+
+/// Who held, in grant order.
+pub fn grant_order(holds: &[Hold]) -> Vec<&str> {
+    holds.iter().map(|h| h.who.as_str()).collect()
+}
+
+/// Creates an empty file at `path`: a body waiting for it
+/// ([`wait_for_file`]) ends.
+pub fn touch(path: &Path) {
+    std::fs::write(path, "").expect("touch");
 }

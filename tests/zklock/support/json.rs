@@ -38,7 +38,7 @@ pub struct NodeStat {
 #[serde(deny_unknown_fields)]
 pub struct Lock {
     pub path: String,
-    /// `mutex`, `read-write` or `semaphore`.
+    /// `mutex`, `read-write`, `semaphore`, `election` or `leader`.
     pub kind: String,
     pub dialect: String,
     pub holders: Vec<Contender>,
@@ -70,9 +70,24 @@ pub struct Contender {
     pub waiting_on: Option<String>,
     /// An HBase contender's decoded TableLock, or null.
     pub table_lock: Option<TableLock>,
+    /// Who is behind the session, or null when unknown.
+    pub client: Option<Client>,
+    /// For a waiter: whether its session watches the node it waits on.
+    pub watching: Option<bool>,
     /// Every stat field: present in `dump` only.
     #[serde(default)]
     pub stat: Option<NodeStat>,
+}
+
+/// The client behind a contender's session, as the ensemble reports it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Client {
+    /// `host:port` it connects from; null when not connected.
+    pub address: Option<String>,
+    /// The member it is connected to, as the connect string names it.
+    pub server: Option<String>,
+    pub connected: bool,
 }
 
 /// HBase's TableLock decoded from `PBUF` data; fields null when absent.

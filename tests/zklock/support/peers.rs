@@ -87,6 +87,12 @@ fn require_kazoo() {
 /// returns once it is connected. Without `--timeout-ms` it waits forever;
 /// once it holds, it holds until SIGTERM.
 pub fn peer(env: &TestEnv, library: Library, lock: &str, mode: &str, extra: &[&str]) -> Running {
+    peer_on(&env.hosts(), library, lock, mode, extra)
+}
+
+/// [`peer`] connecting to `hosts` (a connect string with chroot), e.g.
+/// through a fault proxy.
+pub fn peer_on(hosts: &str, library: Library, lock: &str, mode: &str, extra: &[&str]) -> Running {
     let mut command = match library {
         Library::Curator => {
             let mut command = Command::new("java");
@@ -105,7 +111,7 @@ pub fn peer(env: &TestEnv, library: Library, lock: &str, mode: &str, extra: &[&s
     };
     command
         .args([
-            env.hosts().as_str(),
+            hosts,
             lock,
             mode,
             "--hold-ms",

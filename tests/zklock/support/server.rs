@@ -67,6 +67,19 @@ pub struct ZkOptions {
     pub classpath: Vec<String>,
 }
 
+/// What ZooKeeper's AdminServer needs on the classpath: Jetty 9 and the
+/// servlet API (Debian's libjetty9-java and libservlet-api-java).
+const ADMIN_SERVER_JARS: &[&str] = &[
+    "/usr/share/java/servlet-api.jar",
+    "/usr/share/java/jetty9-server.jar",
+    "/usr/share/java/jetty9-servlet.jar",
+    "/usr/share/java/jetty9-http.jar",
+    "/usr/share/java/jetty9-io.jar",
+    "/usr/share/java/jetty9-util.jar",
+    "/usr/share/java/jetty9-security.jar",
+    "/usr/share/java/jetty9-util-ajax.jar",
+];
+
 impl ZkOptions {
     /// Adds a `zoo.cfg` line, e.g. `"maxSessionTimeout=5000"`.
     pub fn config(mut self, line: impl Into<String>) -> Self {
@@ -84,6 +97,32 @@ impl ZkOptions {
     pub fn jar(mut self, jar: impl Into<String>) -> Self {
         self.classpath.push(jar.into());
         self
+    }
+
+    /// Serves the AdminServer (HTTP commands such as `connections`) on
+    /// 127.0.0.1:`port`.
+    pub fn admin_server(mut self, port: u16) -> Self {
+        let missing: Vec<&str> = ADMIN_SERVER_JARS
+            .iter()
+            .copied()
+            .filter(|jar| !Path::new(jar).is_file())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "the AdminServer needs Jetty: run scripts/setup (missing {missing:?})"
+        );
+        self.classpath
+            .extend(ADMIN_SERVER_JARS.iter().map(|jar| jar.to_string()));
+        self.config("admin.enableServer=true")
+            .config(format!("admin.serverPort={port}"))
+            .config("admin.serverAddress=127.0.0.1")
+    }
+
+    /// Allows only the four-letter words the harness itself uses (`conf`,
+    /// `srvr`, `mntr`, `ruok`): `cons` and `wchc` are refused, as on a
+    /// server with the default whitelist.
+    pub fn harness_words_only(self) -> Self {
+        self.config("4lw.commands.whitelist=conf,srvr,mntr,ruok")
     }
 
     /// Lets a member that lost its quorum serve read-only clients

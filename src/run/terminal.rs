@@ -1,0 +1,117 @@
+//! Lending the terminal to the command, as a shell lends it to a job.
+//!
+//! The command runs in its own process group (the guard needs one to itself),
+//! and a process group that is not the terminal's foreground group is stopped
+//! (SIGTTIN) when it reads the terminal, and never gets the terminal's Ctrl-C
+//! or Ctrl-\. So when zklock runs in the terminal's foreground, it makes the
+//! command's group the foreground group before the command starts, and takes
+//! the terminal back once the whole group has ended. zklock in the background,
+//! or without a controlling terminal, changes nothing.
+//!
+//! zklock sits in a background group meanwhile: changing the foreground group
+//! from there raises SIGTTOU unless the caller blocks it, so every change here
+//! is made with SIGTTOU blocked in the calling thread.
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+
+/// The controlling terminal, while zklock is in its foreground group.
+pub struct Terminal {
+    tty: OwnedFd,
+    /// zklock's own process group, to give the terminal back to.
+    own_group: libc::pid_t,
+    /// The group the terminal was lent to.
+    lent_to: Option<libc::pid_t>,
+}
+
+impl Terminal {
+    /// The controlling terminal if zklock is in its foreground group; `None`
+    /// when there is no terminal or zklock runs in the background.
+    pub fn if_foreground() -> Option<Terminal> {
+        // Never inherited; and opening it cannot make it anyone's controlling
+        // terminal.
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
+            .open("/dev/tty")
+            .ok()?;
+        let tty = OwnedFd::from(tty);
+        // SAFETY: plain calls on a descriptor we own.
+        let (foreground, own_group) =
+            unsafe { (libc::tcgetpgrp(tty.as_raw_fd()), libc::getpgrp()) };
+        (foreground == own_group).then_some(Terminal {
+            tty,
+            own_group,
+            lent_to: None,
+        })
+    }
+
+    /// The descriptor the command's side uses to take the terminal (see
+    /// [`take_for_own_group`]); valid until this is dropped.
+    pub fn fd(&self) -> RawFd {
+        self.tty.as_raw_fd()
+    }
+
+    /// Notes that the terminal went to `group` (the command made itself the
+    /// foreground group before exec), so that dropping this takes it back.
+    pub fn lent_to(&mut self, group: libc::pid_t) {
+        self.lent_to = Some(group);
+    }
+}
+
+impl Drop for Terminal {
+    /// Takes the terminal back, if it is still the command's group's: a
+    /// group that handed it on (a shell of its own, say) keeps it.
+    fn drop(&mut self) {
+        let Some(group) = self.lent_to else { return };
+        let fd = self.tty.as_raw_fd();
+        // SAFETY: plain calls on a descriptor we own.
+        unsafe {
+            if libc::tcgetpgrp(fd) == group {
+                set_foreground(fd, self.own_group);
+            }
+        }
+    }
+}
+
+/// Makes the caller's process group the terminal's foreground group. For the
+/// command's side, between fork and exec: async-signal-safe calls only.
+///
+/// # Safety
+/// `tty` must be an open terminal descriptor.
+pub unsafe fn take_for_own_group(tty: RawFd) -> std::io::Result<()> {
+    // SAFETY: plain libc calls; see the function doc.
+    unsafe {
+        if set_foreground(tty, libc::getpgrp()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// tcsetpgrp with SIGTTOU blocked in this thread, so that a background
+/// caller is not stopped for it. Async-signal-safe.
+unsafe fn set_foreground(tty: RawFd, group: libc::pid_t) -> libc::c_int {
+    // SAFETY: sigset_t is plain data; the calls only read and fill it.
+    unsafe {
+        let mut ttou: libc::sigset_t = std::mem::zeroed();
+        let mut before: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut ttou);
+        libc::sigaddset(&mut ttou, libc::SIGTTOU);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &ttou, &mut before);
+        let result = libc::tcsetpgrp(tty, group);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+        result
+    }
+}
+
+/// Makes Ctrl-Z do nothing to zklock itself, for a hold without a command:
+/// a stopped zklock keeps no session alive, so the lock would lapse, and go
+/// to another contender, while the person believes it suspended and held.
+pub fn ignore_ctrl_z() {
+    // SAFETY: setting a signal to be ignored has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGTSTP, libc::SIG_IGN);
+    }
+}

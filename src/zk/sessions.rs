@@ -1,0 +1,470 @@
+//! Who is behind each session: the client address a session connects from,
+//! the server it is connected to, and which nodes it watches, as the
+//! ensemble's members report them.
+//!
+//! Every member named in the connect string is asked once, all in parallel,
+//! each within one short deadline, so a slow or silent server costs at most
+//! [`ASK_TIMEOUT`] and never blocks the answer. A member answers through the
+//! `cons` (and `wchc`) four-letter words when its `4lw.commands.whitelist`
+//! allows them, else through its AdminServer's `connections` (and
+//! `watches`) commands over HTTP. A session that no member lists while every
+//! member answered is not connected now: its client is gone or cut off, and
+//! the session lives on only until it expires.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use futures::future::join_all;
+use serde::Serialize;
+use serde_json::Value as Json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::Hosts;
+use super::hosts::format_server;
+
+/// How long one member may take to answer, four-letter words and
+/// AdminServer together: long enough for a loaded server's first HTTP
+/// request, short enough that a hung member delays the answer by little.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The AdminServer's port when none is given: ZooKeeper's default.
+pub const DEFAULT_ADMIN_PORT: u16 = 8080;
+
+/// Replies are cut at this size: a member with very many connections is
+/// still read in bounded memory.
+const MAX_REPLY: u64 = 64 << 20;
+
+/// The client of one session, as `client` in the JSON of a contender.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Client {
+    /// `host:port` the client connects from; `None` when not connected.
+    pub address: Option<String>,
+    /// The member (`host:port` of the connect string) it is connected to.
+    pub server: Option<String>,
+    pub connected: bool,
+}
+
+impl Client {
+    /// The client's host, without its port.
+    pub fn host(&self) -> Option<&str> {
+        let address = self.address.as_deref()?;
+        Some(address.rsplit_once(':').map_or(address, |(host, _)| host))
+    }
+}
+
+/// What to ask each member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ask {
+    /// Connections only (`ls`).
+    Connections,
+    /// Connections and watches (`stat`).
+    ConnectionsAndWatches,
+}
+
+/// What the ensemble's members said about their sessions.
+#[derive(Clone, Debug, Default)]
+pub struct Survey {
+    clients: HashMap<i64, Client>,
+    /// Session → the paths (as the server sees them) it watches; `None` when
+    /// not asked or some member did not say.
+    watches: Option<HashMap<i64, HashSet<String>>>,
+    /// The chroot of the connect string, which the server's paths include.
+    chroot: Option<String>,
+    /// Members that did not answer, with why.
+    silent: Vec<String>,
+}
+
+impl Survey {
+    /// The client of `session`; `None` when unknown (some member did not
+    /// answer, and no answering one lists it).
+    pub fn client(&self, session: i64) -> Option<Client> {
+        if let Some(client) = self.clients.get(&session) {
+            return Some(client.clone());
+        }
+        self.silent.is_empty().then_some(Client {
+            address: None,
+            server: None,
+            connected: false,
+        })
+    }
+
+    /// Whether `session` watches `path` (a path of this connection, below
+    /// the chroot); `None` when the watches are unknown.
+    pub fn watches(&self, session: i64, path: &str) -> Option<bool> {
+        let watches = self.watches.as_ref()?;
+        let full = match &self.chroot {
+            Some(chroot) if path == "/" => chroot.clone(),
+            Some(chroot) => format!("{chroot}{path}"),
+            None => path.to_owned(),
+        };
+        Some(
+            watches
+                .get(&session)
+                .is_some_and(|paths| paths.contains(&full)),
+        )
+    }
+
+    /// Why some clients are unknown: the members that did not answer; `None`
+    /// when every one did.
+    pub fn why_unknown(&self) -> Option<String> {
+        (!self.silent.is_empty())
+            .then(|| format!("client addresses unknown: {}", self.silent.join("; ")))
+    }
+}
+
+/// Asks every member of `hosts` about its sessions, in parallel; the
+/// AdminServer is sought on `admin_port` of each member's host.
+pub async fn survey(hosts: &Hosts, admin_port: u16, ask: Ask) -> Survey {
+    let answers = join_all(
+        hosts
+            .members()
+            .iter()
+            .map(|(host, port)| within_timeout(ask_member(host, *port, admin_port, ask))),
+    )
+    .await;
+    let mut survey = Survey {
+        chroot: hosts.chroot().map(str::to_owned),
+        watches: (ask == Ask::ConnectionsAndWatches).then(HashMap::new),
+        ..Survey::default()
+    };
+    for ((host, port), answer) in hosts.members().iter().zip(answers) {
+        let server = format_server(host, *port);
+        match answer {
+            Ok(member) => survey.add(&server, member),
+            Err(why) => survey.silent.push(format!("{server} {why}")),
+        }
+    }
+    survey
+}
+
+impl Survey {
+    fn add(&mut self, server: &str, member: Member) {
+        for (session, address) in member.connections {
+            self.clients.insert(
+                session,
+                Client {
+                    address: Some(address),
+                    server: Some(server.to_owned()),
+                    connected: true,
+                },
+            );
+        }
+        match (&mut self.watches, member.watches) {
+            (Some(all), Some(watches)) => {
+                for (session, paths) in watches {
+                    all.entry(session).or_default().extend(paths);
+                }
+            }
+            (watches, _) => *watches = None,
+        }
+    }
+}
+
+/// One member's answer: session → client address, and session → watched
+/// paths when asked and allowed.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Member {
+    connections: Vec<(i64, String)>,
+    watches: Option<Vec<(i64, Vec<String>)>>,
+}
+
+/// Asks one member by four-letter words, else by its AdminServer; the error
+/// says why neither answered.
+async fn ask_member(host: &str, port: u16, admin_port: u16, ask: Ask) -> Result<Member, String> {
+    let four_letter = async {
+        let (cons, wchc) = tokio::join!(four_letter_word(host, port, "cons"), async {
+            match ask {
+                Ask::ConnectionsAndWatches => Some(four_letter_word(host, port, "wchc").await),
+                Ask::Connections => None,
+            }
+        });
+        let connections = parse_cons(&cons?).ok_or("refuses the cons four-letter word")?;
+        let watches = wchc
+            .and_then(|reply| reply.ok())
+            .and_then(|r| parse_wchc(&r));
+        Ok::<_, String>(Member {
+            connections,
+            watches,
+        })
+    };
+    let refused = match four_letter.await {
+        Ok(member) => return Ok(member),
+        Err(why) => why,
+    };
+    let admin = async {
+        let (connections, watches) =
+            tokio::join!(admin_command(host, admin_port, "connections"), async {
+                match ask {
+                    Ask::ConnectionsAndWatches => {
+                        Some(admin_command(host, admin_port, "watches").await)
+                    }
+                    Ask::Connections => None,
+                }
+            });
+        let connections = parse_admin_connections(&connections?)
+            .ok_or("its AdminServer gave no connections list")?;
+        let watches = watches
+            .and_then(|reply| reply.ok())
+            .and_then(|r| parse_admin_watches(&r));
+        Ok::<_, String>(Member {
+            connections,
+            watches,
+        })
+    };
+    admin.await.map_err(|admin_why| {
+        format!("{refused}, and its AdminServer on port {admin_port} did not answer ({admin_why})")
+    })
+}
+
+/// `ask`, or why not when it takes longer than [`ASK_TIMEOUT`].
+async fn within_timeout<T>(
+    ask: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::time::timeout(ASK_TIMEOUT, ask)
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "gave no answer within {}ms",
+                ASK_TIMEOUT.as_millis()
+            ))
+        })
+}
+
+/// Sends a four-letter word and reads the whole reply.
+async fn four_letter_word(host: &str, port: u16, word: &str) -> Result<String, String> {
+    exchange(host, port, word.as_bytes())
+        .await
+        .map_err(|why| format!("did not answer the {word} four-letter word ({why})"))
+}
+
+/// Runs an AdminServer command over HTTP and returns its JSON body.
+async fn admin_command(host: &str, port: u16, command: &str) -> Result<Json, String> {
+    let request = format!(
+        "GET /commands/{command} HTTP/1.0\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        format_server(host, port)
+    );
+    let reply = exchange(host, port, request.as_bytes()).await?;
+    let (head, body) = reply.split_once("\r\n\r\n").ok_or("no HTTP reply")?;
+    let status = head.split_whitespace().nth(1).unwrap_or_default();
+    if status != "200" {
+        return Err(format!("HTTP status {status}"));
+    }
+    serde_json::from_str(body).map_err(|e| format!("bad JSON: {e}"))
+}
+
+/// Connects, writes `request`, reads until the peer closes (bounded by the
+/// caller's [`ASK_TIMEOUT`]).
+async fn exchange(host: &str, port: u16, request: &[u8]) -> Result<String, String> {
+    let talk = async {
+        let mut stream = TcpStream::connect((host, port)).await?;
+        stream.write_all(request).await?;
+        let mut reply = Vec::new();
+        stream.take(MAX_REPLY).read_to_end(&mut reply).await?;
+        Ok::<_, std::io::Error>(reply)
+    };
+    talk.await
+        .map(|reply| String::from_utf8_lossy(&reply).into_owned())
+        .map_err(|err| err.to_string())
+}
+
+/// The sessions of a `cons` reply, one connection a line:
+/// ` /10.0.0.5:51234[1](queued=0,...,sid=0x1000a2b3c4d0005,...)`. A reply
+/// with no such line is a refusal (a word off the whitelist): every `cons`
+/// lists at least the connection that asks.
+fn parse_cons(reply: &str) -> Option<Vec<(i64, String)>> {
+    let mut listed = false;
+    let mut sessions = Vec::new();
+    for line in reply.lines() {
+        let Some(rest) = line.trim().strip_prefix('/') else {
+            continue;
+        };
+        listed = true;
+        let Some(open) = rest.find("](") else {
+            continue;
+        };
+        let Some(bracket) = rest[..open].rfind('[') else {
+            continue;
+        };
+        let address = &rest[..bracket];
+        let session = rest[open + 2..]
+            .trim_end_matches(')')
+            .split(',')
+            .find_map(|field| field.strip_prefix("sid="))
+            .and_then(parse_hex_session);
+        if let Some(session) = session {
+            sessions.push((session, address.to_owned()));
+        }
+    }
+    listed.then_some(sessions)
+}
+
+/// The sessions and their paths of a `wchc` reply: a session id line, then
+/// its paths each on a tab-indented line.
+fn parse_wchc(reply: &str) -> Option<Vec<(i64, Vec<String>)>> {
+    let mut watches: Vec<(i64, Vec<String>)> = Vec::new();
+    for line in reply.lines() {
+        if let Some(path) = line.strip_prefix('\t') {
+            watches.last_mut()?.1.push(path.to_owned());
+        } else if let Some(session) = parse_hex_session(line.trim()) {
+            watches.push((session, Vec::new()));
+        } else if !line.trim().is_empty() {
+            return None;
+        }
+    }
+    Some(watches)
+}
+
+fn parse_hex_session(text: &str) -> Option<i64> {
+    let hex = text.strip_prefix("0x")?;
+    u64::from_str_radix(hex, 16).ok().map(|id| id as i64)
+}
+
+/// A session id as the AdminServer writes it: a JSON number (Java's signed
+/// long) or a decimal string (a map key).
+fn json_session(value: &Json) -> Option<i64> {
+    match value {
+        Json::Number(n) => n.as_i64().or_else(|| n.as_u64().map(|id| id as i64)),
+        Json::String(text) => text
+            .parse::<i64>()
+            .ok()
+            .or_else(|| text.parse::<u64>().ok().map(|id| id as i64)),
+        _ => None,
+    }
+}
+
+fn parse_admin_connections(reply: &Json) -> Option<Vec<(i64, String)>> {
+    let plain = reply.get("connections")?.as_array()?;
+    let secure = reply
+        .get("secure_connections")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten();
+    Some(
+        plain
+            .iter()
+            .chain(secure)
+            .filter_map(|connection| {
+                let session = json_session(connection.get("session_id")?)?;
+                let address = connection.get("remote_socket_address")?.as_str()?;
+                Some((session, address.trim_start_matches('/').to_owned()))
+            })
+            .collect(),
+    )
+}
+
+fn parse_admin_watches(reply: &Json) -> Option<Vec<(i64, Vec<String>)>> {
+    let sessions = reply.get("session_id_to_watched_paths")?.as_object()?;
+    sessions
+        .iter()
+        .map(|(session, paths)| {
+            let session = json_session(&Json::String(session.clone()))?;
+            let paths = paths
+                .as_array()?
+                .iter()
+                .filter_map(|p| p.as_str().map(str::to_owned))
+                .collect();
+            Some((session, paths))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONS: &str = " /127.0.0.1:57714[0](queued=0,recved=1,sent=0)\n /127.0.0.1:57704[1](queued=0,recved=6,sent=6,sid=0x100003557930000,lop=EXIS,est=1795373143206,to=4000,lcxid=0x5,lzxid=0x3,lresp=3504650,llat=2,minlat=0,avglat=16,maxlat=51)\n /[0:0:0:0:0:0:0:1]:4242[1](queued=0,sid=0x8100000000000001)\n\n";
+
+    #[test]
+    fn reads_sessions_and_addresses_from_cons() {
+        assert_eq!(
+            parse_cons(CONS),
+            Some(vec![
+                (0x100003557930000, "127.0.0.1:57704".to_owned()),
+                (
+                    0x8100000000000001u64 as i64,
+                    "[0:0:0:0:0:0:0:1]:4242".to_owned()
+                ),
+            ])
+        );
+        assert_eq!(
+            parse_cons("cons is not executed because it is not in the whitelist.\n"),
+            None
+        );
+        assert_eq!(parse_cons(""), None);
+    }
+
+    #[test]
+    fn reads_watches_from_wchc() {
+        assert_eq!(
+            parse_wchc("0x100003557930000\n\t/e/xx\n\t/e/yy\n0x2\n\t/a\n\n"),
+            Some(vec![
+                (
+                    0x100003557930000,
+                    vec!["/e/xx".to_owned(), "/e/yy".to_owned()]
+                ),
+                (2, vec!["/a".to_owned()]),
+            ])
+        );
+        assert_eq!(
+            parse_wchc("wchc is not executed because it is not in the whitelist.\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn reads_the_admin_servers_json() {
+        let connections: Json = serde_json::from_str(
+            r#"{"connections":[{"remote_socket_address":"127.0.0.1:34750","session_id":72057825283801088}],
+               "secure_connections":[{"remote_socket_address":"/10.0.0.2:1","session_id":-9151314442816847871}],
+               "command":"connections","error":null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            parse_admin_connections(&connections),
+            Some(vec![
+                (72057825283801088, "127.0.0.1:34750".to_owned()),
+                (-9151314442816847871, "10.0.0.2:1".to_owned()),
+            ])
+        );
+        let watches: Json = serde_json::from_str(
+            r#"{"session_id_to_watched_paths":{"72057825283801088":["/e/xx"]},"command":"watches"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            parse_admin_watches(&watches),
+            Some(vec![(72057825283801088, vec!["/e/xx".to_owned()])])
+        );
+    }
+
+    #[test]
+    fn a_session_no_answering_member_lists_is_disconnected_and_unknown_if_one_was_silent() {
+        let mut survey = Survey {
+            watches: Some(HashMap::new()),
+            chroot: Some("/t".to_owned()),
+            ..Survey::default()
+        };
+        survey.add(
+            "zk1:2181",
+            Member {
+                connections: vec![(7, "10.0.0.5:4000".to_owned())],
+                watches: Some(vec![(7, vec!["/t/l/lock-0000000001".to_owned()])]),
+            },
+        );
+        let seven = survey.client(7).unwrap();
+        assert_eq!(
+            (seven.host(), seven.server.as_deref(), seven.connected),
+            (Some("10.0.0.5"), Some("zk1:2181"), true)
+        );
+        assert_eq!(survey.client(8).map(|c| c.connected), Some(false));
+        assert_eq!(survey.watches(7, "/l/lock-0000000001"), Some(true));
+        assert_eq!(survey.watches(8, "/l/lock-0000000001"), Some(false));
+        assert!(survey.why_unknown().is_none());
+        survey.silent.push("zk2:2181 did not answer".to_owned());
+        assert_eq!(survey.client(8), None);
+        assert!(survey.client(7).is_some());
+        assert!(survey.why_unknown().unwrap().contains("zk2:2181"));
+        survey.add("zk3:2181", Member::default());
+        assert_eq!(survey.watches(7, "/l/lock-0000000001"), None);
+    }
+}

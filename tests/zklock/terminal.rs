@@ -1,0 +1,170 @@
+//! A command under zklock at a terminal behaves as it does under flock(1):
+//! it runs in the terminal's foreground group, so it reads the terminal and
+//! the terminal's Ctrl-C reaches it, and Ctrl-Z cannot leave it stopped with
+//! zklock waiting. Driven through a real pseudo-terminal
+//! (support/terminal.py, on Python's pty module), zklock in its foreground
+//! as a shell would start it.
+
+use crate::support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use support::{Run, Running, TestEnv, Zklock};
+
+/// The driver that runs a command on a fresh pseudo-terminal.
+const DRIVER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/zklock/support/terminal.py"
+);
+/// How long the driver lets the steps and the command take in all; the
+/// driver exits 99 ([`HUNG`]) after that.
+const DEADLINE_SECS: u32 = 30;
+const HUNG: i32 = 99;
+
+/// Runs `zklock` on a new terminal, following `steps` (`expect:TEXT`,
+/// `send:TEXT`); the run's stdout is what the terminal showed.
+fn on_terminal(zklock: &Zklock, steps: &[&str]) -> Run {
+    let template = zklock.command();
+    let mut command = Command::new("/usr/bin/python3");
+    command
+        .arg(DRIVER)
+        .arg(DEADLINE_SECS.to_string())
+        .args(steps)
+        .arg("--")
+        .arg(template.get_program())
+        .args(template.get_args());
+    for (key, value) in template.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let run = Running::start(command, format!("[terminal] {}", zklock.cmdline()), None)
+        .wait(Duration::from_secs(u64::from(DEADLINE_SECS) + 30));
+    assert_ne!(run.code, Some(HUNG), "hung on the terminal: {run:?}");
+    run
+}
+
+/// A command that says it is ready, then reads a line from the terminal.
+fn reader(env: &TestEnv) -> Zklock {
+    env.zklock([
+        "lock",
+        "tty",
+        "--",
+        "sh",
+        "-c",
+        "echo ready; read -r line; echo got:$line",
+    ])
+}
+
+fn assert_no_node(env: &TestEnv) {
+    let left = env.zk().children_if_any("/locks/tty");
+    assert!(left.is_empty(), "nodes left behind: {left:?}");
+}
+
+#[test]
+fn an_interactive_command_reads_its_line_from_the_terminal() {
+    let env = TestEnv::new();
+    let run = on_terminal(
+        &reader(&env),
+        &["expect:ready", "send:hello\\n", "expect:got:hello"],
+    );
+    run.assert_success();
+    assert_no_node(&env);
+}
+
+#[test]
+fn ctrl_c_at_the_terminal_ends_the_command_and_releases() {
+    let env = TestEnv::new();
+    let run = on_terminal(&reader(&env), &["expect:ready", "send:\\x03"]);
+    run.assert_code(130);
+    assert!(!run.stdout.contains("got:"), "the read went on: {run:?}");
+    assert_no_node(&env);
+}
+
+#[test]
+fn ctrl_backslash_at_the_terminal_reaches_the_command() {
+    let env = TestEnv::new();
+    let run = on_terminal(&reader(&env), &["expect:ready", "send:\\x1c"]);
+    run.assert_code(131);
+    assert_no_node(&env);
+}
+
+#[test]
+fn ctrl_z_neither_hangs_zklock_nor_strands_the_command() {
+    let env = TestEnv::new();
+    // The command is continued at once: it still reads the next line, and
+    // zklock ends with it.
+    let run = on_terminal(
+        &reader(&env),
+        &[
+            "expect:ready",
+            "send:\\x1a",
+            "send:after\\n",
+            "expect:got:after",
+        ],
+    );
+    run.assert_success();
+    assert_no_node(&env);
+}
+
+#[test]
+fn the_terminal_comes_back_to_zklock_after_the_command() {
+    let env = TestEnv::new();
+    // The shell after zklock would be stopped (SIGTTIN) reading the terminal
+    // if zklock had not taken it back: here zklock is the "shell", and a
+    // second command under it reads the terminal too.
+    let script = format!(
+        "{zklock} -H {hosts} lock tty -- sh -c 'echo first; read -r a; echo got:$a' && \
+         echo between && read -r b && echo shell-got:$b",
+        zklock = support::cmd::ZKLOCK,
+        hosts = env.hosts(),
+    );
+    let mut command = Command::new("/usr/bin/python3");
+    command.args([
+        DRIVER,
+        &DEADLINE_SECS.to_string(),
+        "expect:first",
+        "send:one\\n",
+        "expect:between",
+        "send:two\\n",
+        "expect:shell-got:two",
+        "--",
+        "/bin/sh",
+        "-c",
+        &script,
+    ]);
+    let run = Running::start(command, "[terminal] sh -c ...".into(), None)
+        .wait(Duration::from_secs(u64::from(DEADLINE_SECS) + 30));
+    assert_ne!(run.code, Some(HUNG), "hung on the terminal: {run:?}");
+    run.assert_success();
+    assert!(run.stdout.contains("got:one"), "{run:?}");
+    assert_no_node(&env);
+}
+
+#[test]
+fn holding_without_a_command_at_a_terminal_says_how_to_release() {
+    let env = TestEnv::new();
+    let run = on_terminal(
+        &env.zklock(["lock", "tty"]),
+        &["expect:Ctrl-C", "send:\\x03"],
+    );
+    // A hold without a command ends normally on a signal.
+    run.assert_success();
+    assert!(run.stdout.contains("/locks/tty/"), "no token: {run:?}");
+    assert_no_node(&env);
+}
+
+#[test]
+fn ctrl_z_does_not_stop_a_hold_without_a_command() {
+    let env = TestEnv::new();
+    // A stopped zklock would keep no session: the lock would lapse while it
+    // seemed held. So Ctrl-Z does nothing, and Ctrl-C still releases.
+    let run = on_terminal(
+        &env.zklock(["lock", "tty"]),
+        &["expect:Ctrl-C", "send:\\x1a", "send:\\x03"],
+    );
+    run.assert_success();
+    assert_no_node(&env);
+}
