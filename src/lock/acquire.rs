@@ -434,7 +434,7 @@ async fn make_ancestors(session: &Session, lock: &str) -> Result<(), zk::Error> 
 }
 
 /// Awaits every future, in order; they were all sent when made.
-async fn await_in_order<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+async fn await_in_order<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
     let mut results = Vec::with_capacity(futures.len());
     for future in futures {
         results.push(future.await);

@@ -23,7 +23,7 @@ pub enum Loss {
     SessionEnded(String),
     /// No evidence that the leader heard of the session for so long that it
     /// may expire the session any moment now.
-    Silent(std::time::Duration),
+    Silent(Duration),
 }
 
 impl fmt::Display for Loss {

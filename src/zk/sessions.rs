@@ -218,9 +218,7 @@ async fn ask_member(host: &str, port: u16, admin_port: u16, ask: Ask) -> Result<
 }
 
 /// `ask`, or why not when it takes longer than [`ASK_TIMEOUT`].
-async fn within_timeout<T>(
-    ask: impl std::future::Future<Output = Result<T, String>>,
-) -> Result<T, String> {
+async fn within_timeout<T>(ask: impl Future<Output = Result<T, String>>) -> Result<T, String> {
     tokio::time::timeout(ASK_TIMEOUT, ask)
         .await
         .unwrap_or_else(|_| {

@@ -127,11 +127,6 @@ impl Zk {
         self.client.as_ref().expect("client present until dropped")
     }
 
-    /// The connect string this client was made for.
-    pub fn hosts(&self) -> &str {
-        &self.hosts
-    }
-
     /// Runs a future on this client's runtime and waits for it, e.g.
     /// `zk.block_on(zk.client().list_ephemerals("/"))`.
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
@@ -269,27 +264,6 @@ impl Zk {
     /// [`Zk::delete`], returning the error instead of panicking.
     pub fn try_delete(&self, path: &str) -> Result<(), zkc::Error> {
         self.block_on(self.client().delete(path, None))
-    }
-
-    /// Deletes a node and everything below it; a missing node is fine.
-    pub fn delete_all(&self, path: &str) {
-        let children = match self.block_on(self.client().list_children(path)) {
-            Ok(children) => children,
-            Err(zkc::Error::NoNode) => return,
-            Err(e) => panic!("list {path}: {e}"),
-        };
-        for child in children {
-            let child_path = if path == "/" {
-                format!("/{child}")
-            } else {
-                format!("{path}/{child}")
-            };
-            self.delete_all(&child_path);
-        }
-        match self.try_delete(path) {
-            Ok(()) | Err(zkc::Error::NoNode) => {}
-            Err(e) => panic!("delete {path}: {e}"),
-        }
     }
 
     /// Replaces a node's ACL (any ACL version).

@@ -4,7 +4,6 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -113,7 +112,6 @@ pub struct Zklock {
     env: Vec<(OsString, Option<OsString>)>,
     stdin: Option<Vec<u8>>,
     timeout: Duration,
-    current_dir: Option<PathBuf>,
 }
 
 impl Zklock {
@@ -129,7 +127,6 @@ impl Zklock {
             env: Vec::new(),
             stdin: None,
             timeout: DEFAULT_RUN_TIMEOUT,
-            current_dir: None,
         }
     }
 
@@ -175,27 +172,9 @@ impl Zklock {
         self.env("ZKLOCK_LOG_FORMAT", "json")
     }
 
-    /// Removes an environment variable.
-    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Zklock {
-        self.env.push((key.as_ref().to_owned(), None));
-        self
-    }
-
-    /// Feeds these bytes on stdin, then closes it (stdin is /dev/null otherwise).
-    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Zklock {
-        self.stdin = Some(bytes.into());
-        self
-    }
-
     /// Fails the test when [`Zklock::run`] takes longer (default 60 s).
     pub fn timeout(mut self, timeout: Duration) -> Zklock {
         self.timeout = timeout;
-        self
-    }
-
-    /// Runs in this working directory.
-    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Zklock {
-        self.current_dir = Some(dir.into());
         self
     }
 
@@ -245,9 +224,6 @@ impl Zklock {
                 Some(value) => command.env(key, value),
                 None => command.env_remove(key),
             };
-        }
-        if let Some(dir) = &self.current_dir {
-            command.current_dir(dir);
         }
         command
     }

@@ -159,13 +159,6 @@ impl CoTenants {
         }
         nodes
     }
-
-    /// True when `path` is a co-tenant's node or directory.
-    pub fn owns(path: &str) -> bool {
-        COTENANT_ROOTS
-            .iter()
-            .any(|root| path == *root || path.starts_with(&format!("{root}/")))
-    }
 }
 
 fn read_tree(zk: &Zk, path: &str, nodes: &mut BTreeMap<String, NodeState>) {

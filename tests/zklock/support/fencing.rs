@@ -116,12 +116,6 @@ impl Held {
             _ => panic!("expected `held <pid> <fence> <session> <node>`, got {line:?}"),
         }
     }
-
-    /// The session id as a number.
-    pub fn session_id(&self) -> i64 {
-        let hex = self.session.trim_start_matches("0x");
-        u64::from_str_radix(hex, 16).expect("hex session id") as i64
-    }
 }
 
 impl FenceLog {

@@ -23,8 +23,6 @@
 //! If Java or ZooKeeper is missing, the harness panics and says how to
 //! install them: a test that cannot run must fail, not skip.
 
-#![allow(dead_code, unused_imports)]
-
 pub mod client;
 pub mod cmd;
 pub mod cotenants;
@@ -44,7 +42,7 @@ use std::time::{Duration, Instant};
 pub use client::Zk;
 pub use cmd::{Blackhole, Run, Running, TestEnv, Zklock, dead_port};
 pub use digest::{digest_acl, digest_id};
-pub use json::{Contender, Lock, NodeReport, NodeStat};
+pub use json::{Contender, Lock, NodeReport};
 pub use server::{ZkEnsemble, ZkOptions, ZkServer, shared_server};
 
 /// The ZooKeeper jar of Debian's `zookeeper` package.

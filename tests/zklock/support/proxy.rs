@@ -49,7 +49,6 @@ pub mod op {
     pub const CREATE2: i32 = 15;
     pub const CREATE_CONTAINER: i32 = 19;
     pub const CREATE_TTL: i32 = 21;
-    pub const CLOSE_SESSION: i32 = -11;
     /// Every request that creates a node.
     pub const CREATE_LIKE: &[i32] = &[CREATE, CREATE2, CREATE_CONTAINER, CREATE_TTL];
 
@@ -353,13 +352,9 @@ fn reset(stream: &TcpStream) {
             libc::SOL_SOCKET,
             libc::SO_LINGER,
             (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            size_of::<libc::linger>() as libc::socklen_t,
         );
-        libc::connect(
-            fd,
-            &unspec,
-            std::mem::size_of::<libc::sockaddr>() as libc::socklen_t,
-        ) == 0
+        libc::connect(fd, &unspec, size_of::<libc::sockaddr>() as libc::socklen_t) == 0
     };
     if !disconnected {
         let _ = stream.shutdown(Shutdown::Both);
@@ -455,11 +450,6 @@ impl FaultProxy {
     /// [`Mode::DropAfter`] with `trigger`.
     pub fn drop_after(&self, trigger: Trigger) {
         self.set_mode(Mode::DropAfter(trigger));
-    }
-
-    /// The requests dropped so far.
-    pub fn dropped(&self) -> Vec<Dropped> {
-        self.state().dropped.clone()
     }
 
     /// Waits until a request has been dropped and returns the first.

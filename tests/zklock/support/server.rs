@@ -356,19 +356,9 @@ impl ZkServer {
         self.address()
     }
 
-    /// The server's directory (zoo.cfg, server.log, data/).
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The data directory.
     pub fn data_dir(&self) -> PathBuf {
         self.dir.join("data")
-    }
-
-    /// The member id in an ensemble, `None` for a standalone server.
-    pub fn myid(&self) -> Option<u32> {
-        self.myid
     }
 
     /// The Java pid, while started.
@@ -474,13 +464,6 @@ impl ZkServer {
         let expected = format!("dataDir={}", self.data_dir().display());
         self.try_four_letter("conf")
             .is_ok_and(|conf| conf.lines().any(|line| line.starts_with(&expected)))
-    }
-
-    /// Waits until the server serves; panics with its log on timeout.
-    pub fn wait_until_serving(&self, timeout: Duration) {
-        if self.wait_serving(timeout).is_err() {
-            self.fail("did not serve in time");
-        }
     }
 
     /// The server's log so far (warnings and errors).
@@ -711,11 +694,6 @@ impl ZkEnsemble {
             .map(ZkServer::address)
             .collect::<Vec<_>>()
             .join(",")
-    }
-
-    /// The members, in myid order (member `i` has myid `i + 1`).
-    pub fn servers(&self) -> &[ZkServer] {
-        &self.servers
     }
 
     /// Member `i` (0-based).
