@@ -62,9 +62,6 @@ pub struct Held {
     pub node: String,
     /// The fencing token: our node's czxid.
     pub fence: i64,
-    /// When the request was sent whose answer showed that we hold the lock:
-    /// the server heard from our session no earlier than this.
-    pub confirmed_at: Instant,
 }
 
 /// How a wait ended when it did not end with the lock.
@@ -148,7 +145,6 @@ impl<'s> Contention<'s> {
         holder_details: bool,
         mut on_wait: impl FnMut(&Waiting),
     ) -> Result<Outcome, AcquireError> {
-        let mut sent = Instant::now();
         let mut children = self.enter().await?;
         // Nodes named like contenders whose type says they are not (some
         // application's persistent `lock-0000000001`): they never go, so
@@ -169,7 +165,6 @@ impl<'s> Contention<'s> {
                         lock: self.spec.path.clone(),
                         node: self.node_path(&me),
                         fence: self.fence,
-                        confirmed_at: sent,
                     }));
                 }
                 Some((Standing::WaitingOn(_), ahead)) => {
@@ -192,7 +187,6 @@ impl<'s> Contention<'s> {
                 }
                 Ahead::StillThere => return Ok(Outcome::NotAcquired),
             }
-            sent = Instant::now();
             children = self.list().await?;
         }
     }
