@@ -98,9 +98,9 @@ Examples:
                                               revocation: __REVOKE__ in their nodes),
                                               delete those still there after 30s
 
-Only lock contender nodes are deleted, as ls and stat show them: a name a lock
-library makes, on a node that library makes (ephemeral; persistent only for
-kazoo's names and zklock's --ttl nodes). A token naming anything else (a
+Only lock contender nodes and semaphore leases are deleted, as ls and stat
+show them: a name a lock library makes, on a node that library makes
+(ephemeral; persistent only for kazoo's lock names and zklock's --ttl nodes). A token naming anything else (a
 persistent config node called lock-0000000001, a node with children), and
 a candidate of an election or a leader node (by token, --holders or
 --revoke: that would depose a service's leader), is refused with exit 2.

@@ -369,3 +369,93 @@ fn stat_ls_and_reap_handle_zklock_leases_as_the_libraries_leases() {
         assert_nothing_left(&env, "r", dialect);
     }
 }
+
+#[test]
+fn a_waiter_stopped_by_a_signal_leaves_nothing_and_the_next_gets_in() {
+    for (library, dialect) in LAYOUTS {
+        let env = TestEnv::new();
+        let holder = library_holds(&env, library, "s", 1);
+        let before = nodes_of(&env, "s", dialect);
+        // The first waiter holds the internal mutex (with Curator, its lease
+        // waits too); the second queues behind it.
+        let mut first = sem(&env, "s", 1, dialect, &["--", "true"]).spawn();
+        wait_until(WAIT, "the first waiter waits for a lease", || {
+            !first.log_events("waiting_for_lease").is_empty()
+        });
+        let mut second = sem(&env, "s", 1, dialect, &["--", "true"]).spawn();
+        wait_until(WAIT, "the second waiter queues on the mutex", || {
+            !second.log_events("waiting").is_empty()
+        });
+        first.signal(libc::SIGTERM);
+        first.wait(WAIT).assert_code(128 + libc::SIGTERM);
+        wait_until(WAIT, "the first waiter's nodes are gone", || {
+            let mut nodes = nodes_of(&env, "s", dialect);
+            // The second waiter now holds the mutex: one node of its own
+            // (and with Curator, its waiting lease).
+            nodes.retain(|node| !before.contains(node));
+            nodes.len() == if library == Library::Curator { 2 } else { 1 }
+        });
+        assert!(second.is_running(), "{dialect}: the lease is still taken");
+        peers::release(holder);
+        second.wait(WAIT).assert_success();
+        assert_nothing_left(&env, "s", dialect);
+    }
+}
+
+#[test]
+fn the_spinner_shows_the_leases_and_their_holders() {
+    let env = TestEnv::new();
+    let holder = sem(&env, "t", 1, "curator", &["--data", "holder-7", "--detach"]).run();
+    holder.assert_success();
+    let token = holder.stdout.trim().to_owned();
+    // At a terminal the waiter shows the lease taken by the holder's owner
+    // record until its patience runs out.
+    let waiter = env.zklock(["sem", "-w", "3s", "t", "--max-leases", "1", "--", "true"]);
+    let steps = ["expect:1 of 1 leases taken", "expect:holder-7"];
+    crate::terminal::on_terminal(&waiter, &steps).assert_code(1);
+    env.zklock(["release", &token]).run().assert_success();
+    assert_nothing_left(&env, "t", "curator");
+}
+
+#[test]
+fn a_detached_lease_holds_until_released_or_its_lease_ends() {
+    for (_, dialect) in LAYOUTS {
+        let env = TestEnv::new();
+        let grant: serde_json::Value = env
+            .zklock([
+                "-o",
+                "json",
+                "sem",
+                "--dialect",
+                dialect,
+                "h",
+                "--max-leases",
+                "1",
+            ])
+            .arg("--detach")
+            .run()
+            .assert_success()
+            .json();
+        let token = grant["token"].as_str().expect("a token").to_owned();
+        let (_, stat) = env.zk().get(&token);
+        assert_eq!(
+            grant["fence"], stat.czxid,
+            "{dialect}: the fence is the lease's czxid"
+        );
+        assert_eq!(grant["lock"], "/locks/h");
+        sem(&env, "h", 1, dialect, &["-n", "--", "true"])
+            .run()
+            .assert_code(1);
+        env.zklock(["release", &token]).run().assert_success();
+        assert_nothing_left(&env, "h", dialect);
+        sem(&env, "h", 1, dialect, &["--detach", "--lease", "1s"])
+            .run()
+            .assert_success();
+        assert_eq!(
+            nodes_of(&env, "h", dialect).len(),
+            1,
+            "{dialect}: the lease is held"
+        );
+        assert_nothing_left(&env, "h", dialect);
+    }
+}
