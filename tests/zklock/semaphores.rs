@@ -459,3 +459,40 @@ fn a_detached_lease_holds_until_released_or_its_lease_ends() {
         assert_nothing_left(&env, "h", dialect);
     }
 }
+
+#[test]
+fn watch_follows_zklock_leases_beside_the_libraries() {
+    for (library, dialect) in LAYOUTS {
+        let env = TestEnv::new();
+        let peer_holder = library_holds(&env, library, "v", 2);
+        let mut watching = env.zklock(["-o", "json", "watch", "v"]).spawn();
+        let next_event = |watching: &mut Running| -> serde_json::Value {
+            let line = watching.next_line(WAIT);
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"))
+        };
+        while next_event(&mut watching)["event"] != "watching" {}
+        let token = sem(&env, "v", 2, dialect, &["--detach"])
+            .run()
+            .assert_success()
+            .stdout
+            .trim()
+            .to_owned();
+        let acquired = loop {
+            let event = next_event(&mut watching);
+            if event["event"] == "acquired" {
+                break event;
+            }
+        };
+        assert_eq!(acquired["node"], token.as_str(), "{dialect}: {acquired}");
+        env.zklock(["release", &token]).run().assert_success();
+        let released = loop {
+            let event = next_event(&mut watching);
+            if event["event"] == "released" {
+                break event;
+            }
+        };
+        assert_eq!(released["node"], token.as_str(), "{dialect}: {released}");
+        watching.signal(libc::SIGTERM);
+        peers::release(peer_holder);
+    }
+}
