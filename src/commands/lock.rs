@@ -398,13 +398,14 @@ impl<'s> Acquisition<'s> {
             Acquisition::Lease(contention) => {
                 // The lease holders and the queue are the model's to read,
                 // once per change, and only for a spinner.
+                let max_leases = contention.max_leases();
                 let changed = tokio::sync::Notify::new();
                 let acquire = contention.acquire(patience, || changed.notify_one());
                 let refresh = async {
                     while let Some(spinner) = spinner {
                         changed.notified().await;
                         if let Ok(Some(lock)) = model::read_lock(session, path).await {
-                            spinner.set(describe_lease_wait(&lock, args.max_leases));
+                            spinner.set(describe_lease_wait(&lock, max_leases));
                         }
                     }
                     std::future::pending().await
@@ -541,11 +542,10 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
 
 /// The spinner's line for a semaphore: how many leases are taken and by
 /// whom, and how many acquirers wait (us among them).
-fn describe_lease_wait(semaphore: &Lock, max_leases: Option<u32>) -> String {
+fn describe_lease_wait(semaphore: &Lock, max_leases: u32) -> String {
     let holders: Vec<String> = semaphore.holders.iter().map(describe_contender).collect();
-    let max = max_leases.map_or_else(|| "?".to_owned(), |max| max.to_string());
     format!(
-        "waiting for {}: {} of {max} leases taken, by {}; {} waiting",
+        "waiting for {}: {} of {max_leases} leases taken, by {}; {} waiting",
         semaphore.path,
         holders.len(),
         holders.join(", "),
