@@ -19,7 +19,7 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::lock::hold::REVOKE;
 use crate::lock::{Dialect, Kind, Owner, name, node, semaphore};
-use crate::model::{self, Contender, LockKind};
+use crate::model::{self, Contender, ContenderMode, LockKind};
 use crate::output::{self, Report};
 use crate::usage::UsageError;
 use crate::zk::delete::{self, Deletion, Seen};
@@ -194,10 +194,13 @@ fn check_contender(target: &str, stat: &zkc::Stat, data: &[u8]) -> Result<(), Us
 }
 
 /// True when the holder's library lets go on `__REVOKE__`: Curator's
-/// (revocable) locks, and zklock's holders in any dialect, known by their
-/// owner record.
+/// (revocable) mutexes and read-write locks, and zklock's holders in any
+/// dialect and kind, known by their owner record. Curator's semaphore
+/// leases have no revocation: writing into them would report a lease as
+/// asked to let go that never will.
 fn obeys_revoke(holder: &Contender) -> bool {
-    holder.dialect == Dialect::Curator || Owner::parse(&holder.data).is_some()
+    let curator_lock = holder.dialect == Dialect::Curator && holder.mode != ContenderMode::Lease;
+    curator_lock || Owner::parse(&holder.data).is_some()
 }
 
 /// The contender as it was read, for a delete of that node alone.

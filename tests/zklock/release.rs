@@ -262,6 +262,36 @@ fn revoke_with_force_after_deletes_a_holder_that_ignores_it() {
 }
 
 #[test]
+fn revoke_leaves_a_curator_lease_alone_unless_forced() {
+    let env = TestEnv::new();
+    let mut curator = peer(&env, Library::Curator, "/locks/sem", "semaphore", &[]);
+    acquired(&mut curator, WAIT);
+    let leases = env.zk().children("/locks/sem/leases");
+    assert_eq!(leases.len(), 1, "{leases:?}");
+    let lease = format!("/locks/sem/leases/{}", leases[0]);
+    let before = env.zk().get(&lease);
+    let run = env
+        .zklock(["-o", "json", "release", "--revoke", "sem"])
+        .run();
+    run.assert_code(10);
+    let report: serde_json::Value = run.json();
+    assert_eq!(
+        report["revoked"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+    assert_eq!(report["skipped"][0]["path"], lease.as_str(), "{report}");
+    assert_eq!(env.zk().get(&lease), before, "the lease was written to");
+    env.zklock(["release", "--revoke", "--force-after", "100ms", "sem"])
+        .run()
+        .assert_success();
+    wait_until(WAIT, "the forced lease to go", || {
+        env.zk().exists(&lease).is_none()
+    });
+    peers::release(curator);
+}
+
+#[test]
 fn a_revocable_curator_holder_lets_go_when_revoked() {
     let env = TestEnv::new();
     let mut curator = peer(
