@@ -272,6 +272,10 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
+    /// Print free text in tables (owners, data) whole; it is cut to fit only on a terminal
+    #[arg(long, global = true)]
+    pub no_trunc: bool,
+
     /// Log what zklock does to stderr (-vv for more)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -320,10 +324,7 @@ pub enum CliCommand {
 
     /// List every lock under PATH, recursively: kind, dialect, holders, waiters, owner
     #[command(after_help = help::ls::EXAMPLES, after_long_help = help::ls::manual())]
-    Ls {
-        /// A name under --root or an absolute path [default: --root]
-        path: Option<String>,
-    },
+    Ls(LsCmdArgs),
 
     /// Dump every lock and contender under PATH with full stat and data (JSON)
     #[command(after_help = help::dump::EXAMPLES, after_long_help = help::dump::manual())]
@@ -516,6 +517,66 @@ pub struct ReapCmdArgs {
     /// Delete without asking (needed when stdin is not a terminal)
     #[arg(short, long, conflicts_with = "dry_run")]
     pub yes: bool,
+}
+
+/// `ls`'s arguments: the path and what to show of it.
+#[derive(Debug, clap::Args)]
+pub struct LsCmdArgs {
+    /// A name under --root or an absolute path [default: --root]
+    pub path: Option<String>,
+
+    /// Only locks that someone waits for
+    #[arg(long)]
+    pub contended: bool,
+
+    /// Only locks held now
+    #[arg(long)]
+    pub held: bool,
+
+    /// Only locks held for at least DUR (by their oldest holder)
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub older_than: Option<Duration>,
+
+    /// Only locks one of whose holders' owner (as shown) contains TEXT
+    #[arg(long, value_name = "TEXT")]
+    pub owner: Option<String>,
+
+    /// Only locks of this dialect (mixed: contenders of several)
+    #[arg(long, value_enum, value_name = "D")]
+    pub dialect: Option<LsDialectArg>,
+
+    /// The order of the lines: path, age (longest held first) or waiters (most first)
+    #[arg(long, value_enum, default_value = "path", value_name = "KEY")]
+    pub sort: LsSortArg,
+
+    /// Print no header line
+    #[arg(long)]
+    pub no_headers: bool,
+}
+
+/// `ls --dialect` values: every dialect zklock recognises, and `mixed`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LsDialectArg {
+    Curator,
+    Kazoo,
+    Hbase,
+    ZkRecipe,
+    ZkCRecipe,
+    GoZookeeper,
+    Solr,
+    Kafka,
+    Hadoop,
+    Helix,
+    Generic,
+    Mixed,
+}
+
+/// `ls --sort` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LsSortArg {
+    Path,
+    Age,
+    Waiters,
 }
 
 /// `--dialect` values.
