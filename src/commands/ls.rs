@@ -81,7 +81,8 @@ impl LsSort {
         match self {
             LsSort::Path => {}
             LsSort::Age => locks.sort_by_key(|lock| {
-                std::cmp::Reverse(lock.oldest_holder().map_or(i64::MIN, |c| c.age_ms))
+                lock.oldest_holder()
+                    .map_or(i64::MAX, |holder| holder.stat.ctime)
             }),
             LsSort::Waiters => locks.sort_by_key(|lock| std::cmp::Reverse(lock.waiters.len())),
         }
