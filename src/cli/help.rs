@@ -223,7 +223,7 @@ terminal; it is printed whole with --no-trunc or when stdout is not a
 terminal. Column widths come from the first 500 rows; later rows print as
 they come. Points in time are local time with date and zone; spans, like
 HELD FOR, are durations. With -o json, stdout holds one whole document or
-nothing, and an error goes to stderr as {\"error\", \"exit_code\"}.
+nothing, and an error goes to stderr as {{\"error\", \"exit_code\"}}.
 
 {LOCKS_EXPLAINED}"
         )

@@ -49,11 +49,31 @@ impl Cli {
     /// where a habit from flock(1) leads astray.
     pub fn from_env() -> Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        let mut cli = Cli::try_parse_from(&args).unwrap_or_else(|err| with_hint(err).exit());
+        let mut cli = Cli::try_parse_from(&args).unwrap_or_else(|err| {
+            let err = with_hint(err);
+            if err.use_stderr() && asks_for_json(&args) {
+                let message = err.render().to_string();
+                let message = message.trim().trim_start_matches("error: ");
+                crate::output::print_error(crate::output::Format::Json, message, 2);
+                std::process::exit(2);
+            }
+            err.exit()
+        });
         cli.ends_with_separator = args.len() > 1 && args.last().is_some_and(|arg| arg == "--");
         forget_secret_environment();
         cli
     }
+}
+
+/// True when the command line asks for JSON output, read before clap could
+/// parse it: a script that asked for JSON gets its usage error as JSON too.
+fn asks_for_json(args: &[std::ffi::OsString]) -> bool {
+    let args: Vec<&str> = args.iter().filter_map(|arg| arg.to_str()).collect();
+    args.iter()
+        .any(|arg| matches!(*arg, "-ojson" | "--output=json"))
+        || args
+            .windows(2)
+            .any(|pair| matches!(pair[0], "-o" | "--output") && pair[1] == "json")
 }
 
 /// The environment variables that hold secrets themselves (not the names

@@ -53,6 +53,8 @@ fn json_failures_leave_stdout_empty_and_report_the_error_on_stderr() {
         (env.zklock(["release", "/locks/nope/lock-0000000001"]), 6),
         (env.zklock(["reap", "/nope", "--all", "--yes"]), 6),
         (env.zklock(["ls", "a//b"]), 2),
+        (env.zklock(["ls", "--older-than", "soon"]), 2),
+        (env.zklock(["ls", "--no-such-flag"]), 2),
         (env.zklock(["ls", "--connect-timeout", "1s"]).hosts(dead), 3),
     ];
     for (zklock, code) in cases {
