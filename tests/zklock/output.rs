@@ -114,7 +114,7 @@ fn every_inspection_and_release_answers_json_as_one_document() {
         .run()
         .assert_success()
         .json();
-    assert_eq!(released.deleted, [grant.token.clone()]);
+    assert_eq!(released.deleted, std::slice::from_ref(&grant.token));
     // Nothing left to release: still a document, saying nothing was done.
     let again: ReleaseReport = env
         .zklock(["release", &grant.token, "--if-exists", "-o", "json"])
@@ -293,7 +293,7 @@ fn ls_filters_and_sorts_a_shared_tree() {
     assert_eq!(ls_paths(&env, &["--dialect", "kazoo"]), kazoo);
     assert_eq!(
         ls_paths(&env, &["--owner", "needle-7f3"]),
-        [marked.lock.clone()]
+        std::slice::from_ref(&marked.lock)
     );
     assert_eq!(
         ls_paths(&env, &["--owner", "needle-7f3", "--contended"]),
