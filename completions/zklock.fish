@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_zklock_global_optspecs
-    string join \n H/hosts= session-timeout= connect-timeout= auth= auth-file= tls tls-ca= tls-cert= tls-key= tls-no-verify-hostname sasl= sasl-user= sasl-password-file= sasl-service= sasl-host= acl= holder-secrets-fd= read-only root= admin-port= retries= o/output= q/quiet v/verbose h/help V/version
+    string join \n H/hosts= session-timeout= connect-timeout= auth= auth-file= tls tls-ca= tls-cert= tls-key= tls-no-verify-hostname sasl= sasl-user= sasl-password-file= sasl-service= sasl-host= acl= holder-secrets-fd= read-only root= admin-port= retries= o/output= q/quiet no-trunc v/verbose h/help V/version
 end
 
 function __fish_zklock_needs_command
@@ -49,6 +49,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -l tls -d 'Talk TLS to every
 complete -c zklock -n "__fish_zklock_needs_command" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_needs_command" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_needs_command" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_needs_command" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_needs_command" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_needs_command" -s V -l version -d 'Print version'
@@ -107,6 +108,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls -d 'Talk TLS 
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
@@ -151,6 +153,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls -d 'Talk TLS
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
@@ -195,6 +198,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls -d 'Talk TLS
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-leases -d 'The most leases held at once, by all of the semaphore\'s clients together; every client must give the same number' -r
@@ -240,6 +244,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls -d 'Talk TLS t
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete the holders still there after DUR' -r
@@ -271,6 +276,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls -d 'Talk T
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
@@ -298,8 +304,26 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls -d 'Talk TLS 
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l older-than -d 'Only locks held for at least DUR (by their oldest holder)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l owner -d 'Only locks one of whose holders\' owner (as shown) contains TEXT' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l dialect -d 'Only locks of this dialect (mixed: contenders of several)' -r -f -a "curator\t''
+kazoo\t''
+hbase\t''
+zk-recipe\t''
+zk-c-recipe\t''
+go-zookeeper\t''
+solr\t''
+kafka\t''
+hadoop\t''
+helix\t''
+generic\t''
+mixed\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sort -d 'The order of the lines: path, age (longest held first) or waiters (most first)' -r -f -a "path\t''
+age\t''
+waiters\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -321,10 +345,14 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l admin-port -d 'The 
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
 json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l contended -d 'Only locks that someone waits for'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l held -d 'Only locks held now'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-headers -d 'Print no header line'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
@@ -353,6 +381,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls -d 'Talk TLS 
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l until -d 'Exit 0 once no lock under the path is held (free) or some lock is (held)' -r -f -a "free\t''
@@ -384,6 +413,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls -d 'Talk TLS
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
@@ -417,6 +447,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls -d 'Talk TLS 
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
@@ -444,6 +475,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls -d 'Ta
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
@@ -471,6 +503,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls -d 'Talk TLS t
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'

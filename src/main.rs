@@ -8,6 +8,7 @@ use zklock::exit;
 
 fn main() -> ExitCode {
     let cli = Cli::from_env();
+    let format = cli.output_format();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -24,8 +25,9 @@ fn main() -> ExitCode {
         // not an error, as for any Unix filter.
         Err(err) if exit::is_closed_pipe(&err) => exit::ExitStatus::Success,
         Err(err) => {
-            eprintln!("zklock: {}", zklock::output::inert(&format!("{err:#}")));
-            exit::status_for(&err)
+            let status = exit::status_for(&err);
+            zklock::output::print_error(format, &format!("{err:#}"), status.code());
+            status
         }
     };
     ExitCode::from(status.code())

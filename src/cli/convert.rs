@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{
-    Cli, CliCommand, DEFAULT_HOSTS, DEFAULT_ROOT, DialectArg, GlobalArgs, LockCmdArgs,
-    OutputFormat, ReapCmdArgs, ReleaseCmdArgs, SaslArg, SemCmdArgs, ShellArg, UntilArg,
+    Cli, CliCommand, DEFAULT_HOSTS, DEFAULT_ROOT, DialectArg, GlobalArgs, LockCmdArgs, LsCmdArgs,
+    LsSortArg, OutputFormat, ReapCmdArgs, ReleaseCmdArgs, SaslArg, SemCmdArgs, ShellArg, UntilArg,
     WatchCmdArgs,
 };
 use crate::admin::reap::Selector;
@@ -261,14 +261,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 impl Cli {
+    /// The output format asked for, or the command's default: what an error
+    /// is reported in, even one found before the arguments are checked.
+    pub fn output_format(&self) -> Format {
+        format_or(self.global.output, self.command.default_format())
+    }
+
     /// Checks and converts the parsed arguments into plain configuration.
     /// Every usage error (bad path, bad host string) surfaces here, before
     /// any connection is made.
     pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
         self.command.check_global_flags_apply(&self.global)?;
-        let globals = self
+        let mut globals = self
             .global
             .into_globals(self.command.default_format(), self.command.is_offline())?;
+        if let CliCommand::Ls(args) = &self.command {
+            globals.printer.headers = !args.no_headers;
+        }
         let root = globals.root.as_str();
         let session_timeout = globals.connect.session_timeout;
         let separator = self.ends_with_separator;
@@ -289,9 +298,7 @@ impl Cli {
             CliCommand::Stat { target } => Command::Stat(StatArgs {
                 path: zk::path::resolve(root, &target)?,
             }),
-            CliCommand::Ls { path } => Command::Ls(ls::LsArgs {
-                path: resolve_or_root(root, path)?,
-            }),
+            CliCommand::Ls(args) => Command::Ls(args.into_ls_args(root)?),
             CliCommand::Dump { path, sessions } => Command::Dump(dump::DumpArgs {
                 path: resolve_or_root(root, path)?,
                 sessions,
@@ -302,6 +309,31 @@ impl Cli {
             CliCommand::Man { command } => Command::Man(command),
         };
         Ok((globals, command))
+    }
+}
+
+impl LsCmdArgs {
+    /// The checked `ls` arguments.
+    fn into_ls_args(self, root: &str) -> Result<ls::LsArgs, UsageError> {
+        Ok(ls::LsArgs {
+            named: self.path.is_some(),
+            path: resolve_or_root(root, self.path)?,
+            filter: ls::LsFilter {
+                contended: self.contended,
+                held: self.held,
+                older_than: self.older_than,
+                owner: self.owner,
+                dialect: self
+                    .dialect
+                    .and_then(|d| clap::ValueEnum::to_possible_value(&d))
+                    .map(|d| d.get_name().to_owned()),
+            },
+            sort: match self.sort {
+                LsSortArg::Path => ls::LsSort::Path,
+                LsSortArg::Age => ls::LsSort::Age,
+                LsSortArg::Waiters => ls::LsSort::Waiters,
+            },
+        })
     }
 }
 
@@ -364,6 +396,15 @@ impl CliCommand {
     }
 }
 
+/// The format `-o` asked for, else `default`.
+fn format_or(output: Option<OutputFormat>, default: Format) -> Format {
+    match output {
+        Some(OutputFormat::Table) => Format::Table,
+        Some(OutputFormat::Json) => Format::Json,
+        None => default,
+    }
+}
+
 /// An optional PATH argument: resolved under `root`, or `root` itself.
 fn resolve_or_root(root: &str, path: Option<String>) -> Result<String, UsageError> {
     match path {
@@ -406,11 +447,7 @@ impl GlobalArgs {
             }
             (hosts, self.root.clone(), secured, acl)
         };
-        let format = match self.output {
-            Some(OutputFormat::Table) => Format::Table,
-            Some(OutputFormat::Json) => Format::Json,
-            None => default_format,
-        };
+        let format = format_or(self.output, default_format);
         Ok(Globals {
             connect: ConnectOptions {
                 hosts: Hosts::parse(&hosts)?,
@@ -423,7 +460,10 @@ impl GlobalArgs {
             },
             root,
             admin_port: self.admin_port,
-            printer: Printer::new(format, self.quiet),
+            printer: Printer {
+                truncate: !self.no_trunc,
+                ..Printer::new(format, self.quiet)
+            },
             verbosity: self.verbose,
         })
     }

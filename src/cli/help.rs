@@ -124,7 +124,12 @@ Examples:
   zklock ls                        every lock under /locks
   zklock ls app -o json            every lock under /locks/app, as JSON
   zklock ls /hbase/table-lock      HBase's table locks
-  zklock ls /                      every lock, election and leader node";
+  zklock ls /                      every lock, election and leader node
+  zklock ls --contended --sort waiters
+                                   only locks someone waits for, most waiters first
+  zklock ls --held --older-than 1h held for an hour or more
+  zklock ls --owner build7 --no-headers | awk '{print $1}'
+                                   the paths of the locks build7 holds";
 
     /// What every inspection command's man page says about locks and their JSON.
     pub(in crate::cli) const LOCKS_EXPLAINED: &str = "\
@@ -212,8 +217,9 @@ each; node by node on servers before 3.6), up to 16 batches in flight:
 every directory is listed, then every contender read, in path order
 (component by component).
 Contender nodes are leaves: zklock never lists below them. A node that goes
-meanwhile is left out, so the result is not one atomic snapshot. A PATH that
-does not exist exits 6; a directory below it that an ACL keeps us from
+meanwhile is left out, so the result is not one atomic snapshot. A PATH
+named that does not exist exits 6 (for ls, an absent default root is no
+locks); a directory below it that an ACL keeps us from
 listing is skipped with a note. On a terminal, a progress line appears on
 stderr when reading takes longer than a moment.";
 
@@ -230,6 +236,23 @@ Curator's IP or kazoo's identifier, else its session). HELD FOR is the age of th
 node: ZooKeeper does not record when a waiter got the lock, so for a holder
 that waited first it is an upper bound. -o json prints an array of locks,
 written out as they are read.
+
+Filters, for the table and JSON alike (every one given must hold):
+--contended (someone waits), --held (someone holds), --older-than DUR (the
+oldest holder has held it at least DUR), --owner TEXT (a holder's OWNER, as
+shown, contains TEXT), --dialect D (a dialect, or mixed). --sort path (the
+default, printed as read), age (longest held first, free locks last) or
+waiters (most first; these two read everything before printing).
+--no-headers leaves out the header line. The default root absent (a fresh
+cluster) or empty is no error: no locks, exit 0, an empty table or [].
+
+Tables never break an identifier (paths, node names, session ids, headers):
+they are printed whole, and only OWNER is cut with an ellipsis to fit the
+terminal; it is printed whole with --no-trunc or when stdout is not a
+terminal. Column widths come from the first 500 rows; later rows print as
+they come. Points in time are local time with date and zone; spans, like
+HELD FOR, are durations. With -o json, stdout holds one whole document or
+nothing, and an error goes to stderr as {{\"error\", \"exit_code\"}}.
 
 {LOCKS_EXPLAINED}"
         )

@@ -49,11 +49,31 @@ impl Cli {
     /// where a habit from flock(1) leads astray.
     pub fn from_env() -> Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        let mut cli = Cli::try_parse_from(&args).unwrap_or_else(|err| with_hint(err).exit());
+        let mut cli = Cli::try_parse_from(&args).unwrap_or_else(|err| {
+            let err = with_hint(err);
+            if err.use_stderr() && asks_for_json(&args) {
+                let message = err.render().to_string();
+                let message = message.trim().trim_start_matches("error: ");
+                crate::output::print_error(crate::output::Format::Json, message, 2);
+                std::process::exit(2);
+            }
+            err.exit()
+        });
         cli.ends_with_separator = args.len() > 1 && args.last().is_some_and(|arg| arg == "--");
         forget_secret_environment();
         cli
     }
+}
+
+/// True when the command line asks for JSON output, read before clap could
+/// parse it: a script that asked for JSON gets its usage error as JSON too.
+fn asks_for_json(args: &[std::ffi::OsString]) -> bool {
+    let args: Vec<&str> = args.iter().filter_map(|arg| arg.to_str()).collect();
+    args.iter()
+        .any(|arg| matches!(*arg, "-ojson" | "--output=json"))
+        || args
+            .windows(2)
+            .any(|pair| matches!(pair[0], "-o" | "--output") && pair[1] == "json")
 }
 
 /// The environment variables that hold secrets themselves (not the names
@@ -272,6 +292,10 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
+    /// Print free text in tables (owners, data) whole; it is cut to fit only on a terminal
+    #[arg(long, global = true)]
+    pub no_trunc: bool,
+
     /// Log what zklock does to stderr (-vv for more)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -325,10 +349,7 @@ pub enum CliCommand {
 
     /// List every lock under PATH, recursively: kind, dialect, holders, waiters, owner
     #[command(after_help = help::ls::EXAMPLES, after_long_help = help::ls::manual())]
-    Ls {
-        /// A name under --root or an absolute path [default: --root]
-        path: Option<String>,
-    },
+    Ls(LsCmdArgs),
 
     /// Dump every lock and contender under PATH with full stat and data (JSON)
     #[command(after_help = help::dump::EXAMPLES, after_long_help = help::dump::manual())]
@@ -533,6 +554,66 @@ pub struct ReapCmdArgs {
     /// Delete without asking (needed when stdin is not a terminal)
     #[arg(short, long, conflicts_with = "dry_run")]
     pub yes: bool,
+}
+
+/// `ls`'s arguments: the path and what to show of it.
+#[derive(Debug, clap::Args)]
+pub struct LsCmdArgs {
+    /// A name under --root or an absolute path [default: --root]
+    pub path: Option<String>,
+
+    /// Only locks that someone waits for
+    #[arg(long)]
+    pub contended: bool,
+
+    /// Only locks held now
+    #[arg(long)]
+    pub held: bool,
+
+    /// Only locks held for at least DUR (by their oldest holder)
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub older_than: Option<Duration>,
+
+    /// Only locks one of whose holders' owner (as shown) contains TEXT
+    #[arg(long, value_name = "TEXT")]
+    pub owner: Option<String>,
+
+    /// Only locks of this dialect (mixed: contenders of several)
+    #[arg(long, value_enum, value_name = "D")]
+    pub dialect: Option<LsDialectArg>,
+
+    /// The order of the lines: path, age (longest held first) or waiters (most first)
+    #[arg(long, value_enum, default_value = "path", value_name = "KEY")]
+    pub sort: LsSortArg,
+
+    /// Print no header line
+    #[arg(long)]
+    pub no_headers: bool,
+}
+
+/// `ls --dialect` values: every dialect zklock recognises, and `mixed`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LsDialectArg {
+    Curator,
+    Kazoo,
+    Hbase,
+    ZkRecipe,
+    ZkCRecipe,
+    GoZookeeper,
+    Solr,
+    Kafka,
+    Hadoop,
+    Helix,
+    Generic,
+    Mixed,
+}
+
+/// `ls --sort` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LsSortArg {
+    Path,
+    Age,
+    Waiters,
 }
 
 /// `--dialect` values.

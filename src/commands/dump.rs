@@ -5,14 +5,13 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use comfy_table::Table;
 use serde::{Serialize, Serializer};
 
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, LockDialect, LockKind, WalkProgress, WithStats};
-use crate::output::{self, Format, Printer, Report};
+use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::sessions::{Ask, Survey};
 use crate::zk::{self, Session};
 
@@ -27,44 +26,6 @@ pub struct DumpArgs {
     pub path: String,
     /// Group contenders by their owner session.
     pub sessions: bool,
-}
-
-/// Every lock under a path, each contender with its full stat.
-#[derive(Debug)]
-pub struct LockDump {
-    pub path: String,
-    pub time_ms: i64,
-    pub locks: Vec<Lock>,
-}
-
-#[derive(Serialize)]
-struct LockDumpJson<'a> {
-    path: &'a str,
-    time_ms: i64,
-    locks: Vec<WithStats<'a>>,
-}
-
-impl Serialize for LockDump {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        LockDumpJson {
-            path: &self.path,
-            time_ms: self.time_ms,
-            locks: self.locks.iter().map(WithStats).collect(),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl Report for LockDump {
-    fn table(&self) -> Table {
-        let mut table = contender_table();
-        for lock in &self.locks {
-            for (contender, holding) in lock.standings() {
-                table.add_row(contender_row(&lock.path, contender, holding));
-            }
-        }
-        table
-    }
 }
 
 /// Every contender under a path, grouped by owner session.
@@ -160,57 +121,64 @@ impl SessionDump {
 }
 
 impl Report for SessionDump {
-    fn table(&self) -> Table {
-        let mut table = contender_table();
+    fn columns(&self) -> &'static [Column] {
+        COLUMNS
+    }
+
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
         for group in &self.sessions {
             let holding = group.holding.iter().map(|e| (e, true));
             for (entry, holds) in holding.chain(group.waiting.iter().map(|e| (e, false))) {
-                table.add_row(contender_row(&entry.lock, &entry.contender, holds));
+                contender_row(table, &entry.lock, &entry.contender, holds)?;
             }
         }
-        table
+        Ok(())
     }
 }
 
-fn contender_table() -> Table {
-    output::table(&[
-        "LOCK", "NODE", "STATE", "SESSION", "FENCE", "CTIME", "MTIME", "VERSION", "OWNER",
-    ])
-}
+/// The columns of `dump`'s table: one line per contender.
+const COLUMNS: &[Column] = &[
+    Column::whole("LOCK"),
+    Column::whole("NODE"),
+    Column::whole("STATE"),
+    Column::whole("SESSION"),
+    Column::whole("FENCE"),
+    Column::whole("CTIME"),
+    Column::whole("MTIME"),
+    Column::whole("VERSION"),
+    Column::text("OWNER"),
+];
 
-fn contender_row(lock: &str, contender: &Contender, holding: bool) -> Vec<String> {
-    vec![
+fn contender_row(
+    table: &mut Table<'_>,
+    lock: &str,
+    contender: &Contender,
+    holding: bool,
+) -> std::io::Result<()> {
+    table.row([
         lock.to_owned(),
         relative(lock, &contender.path).to_owned(),
         state(lock, contender, holding),
         zk::format_session(contender.session()),
         contender.fence().to_string(),
-        clock::format_time_ms(contender.stat.ctime),
-        clock::format_time_ms(contender.stat.mtime),
+        output::format_time_ms(contender.stat.ctime),
+        output::format_time_ms(contender.stat.mtime),
         contender.stat.version.to_string(),
         contender.owner_text(),
-    ]
+    ])
 }
 
-/// Dumps every lock under the path.
+/// Dumps every lock under the path: streamed, lock by lock, as one JSON
+/// document or a table; grouped by session once everything is read.
 pub async fn run(globals: &Globals, args: DumpArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let time_ms = clock::now_ms();
     let walked = with_session_and_survey(globals, Ask::Connections, async |session, survey| {
-        if printer.format == Format::Json && !args.sessions {
-            return stream_json(session, &args.path, survey, time_ms, printer).await;
+        if !args.sessions {
+            return stream(session, &args.path, survey, time_ms, printer).await;
         }
         let (walked, locks) = collect_locks(session, &args.path, survey, printer).await?;
-        let path = args.path.clone();
-        if args.sessions {
-            printer.report(&SessionDump::new(path, time_ms, locks))?;
-        } else {
-            printer.report(&LockDump {
-                path,
-                time_ms,
-                locks,
-            })?;
-        }
+        printer.report(&SessionDump::new(args.path.clone(), time_ms, locks))?;
         Ok(walked)
     })
     .await?;
@@ -218,7 +186,7 @@ pub async fn run(globals: &Globals, args: DumpArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-async fn stream_json(
+async fn stream(
     session: &Session,
     path: &str,
     survey: &Survey,
@@ -227,7 +195,7 @@ async fn stream_json(
 ) -> Result<WalkProgress> {
     let progress = printer.progress();
     let fields = [("path", path.into()), ("time_ms", time_ms.into())];
-    let mut stream = printer.json_object_with_array(&fields, "locks", progress.as_ref())?;
+    let mut listing = printer.listing(COLUMNS, Some((&fields, "locks")), progress.as_ref())?;
     let walked = model::walk(
         session,
         path,
@@ -235,10 +203,13 @@ async fn stream_json(
         |p| show_progress(progress.as_ref(), path, p),
         |mut lock| {
             lock.attach_clients(survey);
-            stream.push(&WithStats(&lock))
+            listing.push(&WithStats(&lock), |table| {
+                lock.standings().try_for_each(|(contender, holding)| {
+                    contender_row(table, &lock.path, contender, holding)
+                })
+            })
         },
     )
-    .await?;
-    stream.finish()?;
-    Ok(walked)
+    .await;
+    listing.close(walked)
 }

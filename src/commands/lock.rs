@@ -9,7 +9,6 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::time::Instant;
 
-use crate::clock;
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
 use crate::lock::hold::{self, Loss};
@@ -18,7 +17,7 @@ use crate::lock::{
     Patience, SemaphoreSpec, Waiting,
 };
 use crate::model::{self, Lock};
-use crate::output::{Format, Printer, Spinner};
+use crate::output::{self, Format, Printer, Spinner};
 use crate::run::detach::{self, Grant, HolderWord, Reporter};
 use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
@@ -116,7 +115,7 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
         }
         (HolderWord::Failed(code, message), None) => {
             if !message.is_empty() {
-                eprintln!("zklock: {}", crate::output::inert(&message));
+                eprintln!("zklock: {}", output::inert(&message));
             }
             Ok(ExitStatus::Child(code))
         }
@@ -524,7 +523,7 @@ fn describe_contender(holder: &model::Contender) -> String {
 /// A holder for people: its owner text, its dialect and since when it holds.
 fn describe_holder(dialect: Dialect, data: &[u8], session: i64, ctime_ms: i64) -> String {
     let owner = model::owner_text(dialect, data, session);
-    let since = clock::format_time_ms(ctime_ms);
+    let since = output::format_time_ms(ctime_ms);
     format!("{owner} ({dialect}) since {since}")
 }
 

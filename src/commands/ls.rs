@@ -1,15 +1,16 @@
-//! `zklock ls [PATH]`: every lock under PATH, recursively, one line each.
+//! `zklock ls [PATH]`: every lock under PATH, recursively, one line each,
+//! narrowed by filters and sorted as asked.
+
+use std::time::Duration;
 
 use anyhow::Result;
-use comfy_table::Table;
-use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
-use crate::output::{self, Format, Printer, Report};
-use crate::zk::Session;
+use crate::output::{self, Column, Listing, Printer, Table};
 use crate::zk::sessions::{Ask, Survey};
+use crate::zk::{self, Session};
 
 use super::{collect_locks, note_unreadable, show_progress, with_session_and_survey};
 
@@ -18,37 +19,105 @@ use super::{collect_locks, note_unreadable, show_progress, with_session_and_surv
 pub struct LsArgs {
     /// The absolute path to list below.
     pub path: String,
+    /// Whether PATH was named: a named path that does not exist is an
+    /// error, while an absent default root only means there are no locks.
+    pub named: bool,
+    pub filter: LsFilter,
+    pub sort: LsSort,
 }
 
-/// The locks found, as `ls` shows them.
-#[derive(Debug, Serialize)]
-#[serde(transparent)]
-pub struct LockList(pub Vec<Lock>);
+/// Which locks `ls` shows; every condition given must hold.
+#[derive(Debug, Default)]
+pub struct LsFilter {
+    /// Only locks with waiters.
+    pub contended: bool,
+    /// Only locks held now.
+    pub held: bool,
+    /// Only locks whose oldest holder has held them at least this long.
+    pub older_than: Option<Duration>,
+    /// Only locks one of whose holders' owner text contains this.
+    pub owner: Option<String>,
+    /// Only locks of this dialect (a dialect's name, or `mixed`).
+    pub dialect: Option<String>,
+}
 
-impl Report for LockList {
-    fn table(&self) -> Table {
-        let mut table = output::table(&[
-            "LOCK", "KIND", "DIALECT", "HOLDERS", "WAITERS", "HELD FOR", "HOST", "OWNER",
-        ]);
-        for lock in &self.0 {
-            let oldest = lock.oldest_holder();
-            let holders = match lock.max_leases {
-                Some(max) => format!("{}/{max}", lock.holders.len()),
-                None => lock.holders.len().to_string(),
-            };
-            table.add_row([
-                lock.path.clone(),
-                lock.kind.as_str().to_owned(),
-                lock.dialect.to_string(),
-                holders,
-                lock.waiters.len().to_string(),
-                oldest.map_or("-".to_owned(), |c| output::format_age_ms(c.age_ms)),
-                oldest.map_or("-".to_owned(), client_host),
-                oldest.map_or("-".to_owned(), |c| c.owner_text()),
-            ]);
-        }
-        table
+impl LsFilter {
+    /// True when `lock` passes every condition given.
+    pub fn admits(&self, lock: &Lock) -> bool {
+        (!self.contended || !lock.waiters.is_empty())
+            && (!self.held || !lock.holders.is_empty())
+            && self.older_than.is_none_or(|age| {
+                lock.oldest_holder()
+                    .is_some_and(|c| c.age_ms >= age.as_millis() as i64)
+            })
+            && self.owner.as_deref().is_none_or(|owner| {
+                lock.holders
+                    .iter()
+                    .any(|holder| holder.owner_text().contains(owner))
+            })
+            && self
+                .dialect
+                .as_deref()
+                .is_none_or(|dialect| lock.dialect.as_str() == dialect)
     }
+}
+
+/// The order of `ls`'s lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LsSort {
+    /// By lock path: the walk's own order, streamed as it goes.
+    #[default]
+    Path,
+    /// Longest held first (then by path); free locks last.
+    Age,
+    /// Most waiters first (then by path).
+    Waiters,
+}
+
+impl LsSort {
+    /// Puts `locks` (in path order) in this order; stable, so ties keep
+    /// their path order.
+    fn apply(self, locks: &mut [Lock]) {
+        match self {
+            LsSort::Path => {}
+            LsSort::Age => locks.sort_by_key(|lock| {
+                lock.oldest_holder()
+                    .map_or(i64::MAX, |holder| holder.stat.ctime)
+            }),
+            LsSort::Waiters => locks.sort_by_key(|lock| std::cmp::Reverse(lock.waiters.len())),
+        }
+    }
+}
+
+/// The columns of `ls`'s table.
+const COLUMNS: &[Column] = &[
+    Column::whole("LOCK"),
+    Column::whole("KIND"),
+    Column::whole("DIALECT"),
+    Column::whole("HOLDERS"),
+    Column::whole("WAITERS"),
+    Column::whole("HELD FOR"),
+    Column::whole("HOST"),
+    Column::text("OWNER"),
+];
+
+/// `lock`'s line in the table.
+fn row(table: &mut Table<'_>, lock: &Lock) -> std::io::Result<()> {
+    let oldest = lock.oldest_holder();
+    let holders = match lock.max_leases {
+        Some(max) => format!("{}/{max}", lock.holders.len()),
+        None => lock.holders.len().to_string(),
+    };
+    table.row([
+        lock.path.clone(),
+        lock.kind.as_str().to_owned(),
+        lock.dialect.to_string(),
+        holders,
+        lock.waiters.len().to_string(),
+        oldest.map_or("-".to_owned(), |c| output::format_age_ms(c.age_ms)),
+        oldest.map_or("-".to_owned(), client_host),
+        oldest.map_or("-".to_owned(), |c| c.owner_text()),
+    ])
 }
 
 /// The host a contender's client connects from, `disconnected` when its
@@ -60,25 +129,15 @@ pub fn client_host(contender: &Contender) -> String {
     }
 }
 
-/// Lists every lock under the path: streamed as JSON, or as one table
-/// once everything is read.
+/// Lists the locks under the path that pass the filter, as a table or a
+/// JSON array. In path order each lock is printed as soon as it is read;
+/// another order needs the whole listing first, and holds it in memory.
 pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
-    let walked =
-        with_session_and_survey(
-            globals,
-            Ask::Connections,
-            async |session, survey| match printer.format {
-                Format::Json => stream_json(session, &args.path, survey, printer).await,
-                Format::Table => {
-                    let (walked, locks) =
-                        collect_locks(session, &args.path, survey, printer).await?;
-                    printer.report(&LockList(locks))?;
-                    Ok(walked)
-                }
-            },
-        )
-        .await?;
+    let walked = with_session_and_survey(globals, Ask::Connections, async |session, survey| {
+        list(session, &args, survey, printer).await
+    })
+    .await?;
     note_unreadable(printer, &walked);
     if walked.locks == 0 {
         printer.note(&format!("no locks under {}", args.path));
@@ -86,25 +145,54 @@ pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-async fn stream_json(
+async fn list(
     session: &Session,
-    path: &str,
+    args: &LsArgs,
     survey: &Survey,
     printer: &Printer,
 ) -> Result<WalkProgress> {
     let progress = printer.progress();
-    let mut stream = printer.json_array(progress.as_ref())?;
-    let walked = model::walk(
-        session,
-        path,
-        Depth::Tree,
-        |p| show_progress(progress.as_ref(), path, p),
-        |mut lock| {
-            lock.attach_clients(survey);
-            stream.push(&lock)
-        },
-    )
-    .await?;
-    stream.finish()?;
-    Ok(walked)
+    let mut listing = printer.listing(COLUMNS, None, progress.as_ref())?;
+    let show = |listing: &mut Listing<'_>, lock: &Lock| {
+        if args.filter.admits(lock) {
+            listing.push(lock, |table| row(table, lock))?;
+        }
+        Ok(())
+    };
+    let walked = if args.sort == LsSort::Path {
+        model::walk(
+            session,
+            &args.path,
+            Depth::Tree,
+            |p| show_progress(progress.as_ref(), &args.path, p),
+            |mut lock| {
+                lock.attach_clients(survey);
+                show(&mut listing, &lock)
+            },
+        )
+        .await
+    } else {
+        match collect_locks(session, &args.path, survey, printer).await {
+            Ok((walked, mut locks)) => {
+                args.sort.apply(&mut locks);
+                locks
+                    .iter()
+                    .try_for_each(|lock| show(&mut listing, lock))
+                    .map(|()| walked)
+            }
+            Err(err) => Err(err),
+        }
+    };
+    let walked = match walked {
+        Err(err) if !args.named && is_absent(&err, &args.path) => Ok(WalkProgress::default()),
+        walked => walked,
+    };
+    listing.close(walked)
+}
+
+/// True when `err` says that `path` itself does not exist.
+fn is_absent(err: &anyhow::Error, path: &str) -> bool {
+    err.chain()
+        .filter_map(|cause| cause.downcast_ref::<zk::Error>())
+        .any(|err| err.is_no_node() && err.path() == Some(path))
 }

@@ -7,13 +7,12 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Context, Result};
-use comfy_table::Table;
 use serde::Serialize;
 
 use crate::admin::reap::{self, Doom, Doomed, Reaped, Selector, Skipped};
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::output::{self, Printer, Report};
+use crate::output::{self, Column, Printer, Report, Table};
 use crate::usage::UsageError;
 use crate::zk::Session;
 
@@ -63,18 +62,22 @@ impl Report for ReapReport {
         ))
     }
 
-    fn table(&self) -> Table {
-        let mut table = output::table(&["NODE", "ACTION"]);
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::whole("NODE"), Column::text("ACTION")];
+        COLUMNS
+    }
+
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
         for path in &self.deleted {
-            table.add_row([path.as_str(), "deleted"]);
+            table.row([path.clone(), "deleted".to_owned()])?;
         }
         for skipped in &self.skipped {
-            table.add_row([
+            table.row([
                 skipped.path.clone(),
                 format!("left alone: {}", skipped.reason),
-            ]);
+            ])?;
         }
-        table
+        Ok(())
     }
 }
 
@@ -97,18 +100,28 @@ impl Report for DryRunReport {
         ))
     }
 
-    fn table(&self) -> Table {
-        let mut table = output::table(&["NODE", "WHAT", "SESSION", "AGE", "OWNER"]);
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[
+            Column::whole("NODE"),
+            Column::whole("WHAT"),
+            Column::whole("SESSION"),
+            Column::whole("AGE"),
+            Column::text("OWNER"),
+        ];
+        COLUMNS
+    }
+
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
         for node in &self.would_delete {
-            table.add_row([
+            table.row([
                 node.path.clone(),
                 node.what.as_str().to_owned(),
                 node.session.clone().unwrap_or_else(|| "-".to_owned()),
                 output::format_age_ms(node.age_ms),
                 node.owner.clone().unwrap_or_else(|| "-".to_owned()),
-            ]);
+            ])?;
         }
-        table
+        Ok(())
     }
 }
 

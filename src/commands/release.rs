@@ -10,7 +10,6 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use comfy_table::Table;
 use serde::Serialize;
 use zookeeper_client as zkc;
 
@@ -20,7 +19,7 @@ use crate::exit::ExitStatus;
 use crate::lock::hold::REVOKE;
 use crate::lock::{Dialect, Kind, Owner, name, node, semaphore};
 use crate::model::{self, Contender, ContenderMode, LockKind};
-use crate::output::{self, Report};
+use crate::output::{Column, Report, Table};
 use crate::usage::UsageError;
 use crate::zk::delete::{self, Deletion, Seen};
 use crate::zk::{self, Session, path};
@@ -58,21 +57,25 @@ pub struct ReleaseReport {
 }
 
 impl Report for ReleaseReport {
-    fn table(&self) -> Table {
-        let mut table = output::table(&["node", "action"]);
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::whole("NODE"), Column::text("ACTION")];
+        COLUMNS
+    }
+
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
         for path in &self.deleted {
-            table.add_row([path.as_str(), "deleted"]);
+            table.row([path.clone(), "deleted".to_owned()])?;
         }
         for path in &self.revoked {
-            table.add_row([path.as_str(), "asked to let go (__REVOKE__)"]);
+            table.row([path.clone(), "asked to let go (__REVOKE__)".to_owned()])?;
         }
         for skipped in &self.skipped {
-            table.add_row([
+            table.row([
                 skipped.path.clone(),
                 format!("left alone: {}", skipped.reason),
-            ]);
+            ])?;
         }
-        table
+        Ok(())
     }
 }
 
@@ -112,6 +115,11 @@ pub async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
             globals
                 .printer
                 .note(&format!("{} is already gone", args.target));
+            // What was done before the node went is printed above; with
+            // nothing done, the empty report still tells a script so.
+            if report.is_empty() {
+                globals.printer.report(&report)?;
+            }
             return Ok(ExitStatus::Success);
         }
         other => other?,

@@ -2,14 +2,12 @@
 //! on a node that is not a lock, its zkCli stat fields and data.
 
 use anyhow::Result;
-use comfy_table::Table;
 use serde::Serialize;
 
-use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Lock, LockKind, NodeStat};
-use crate::output::{self, Report};
+use crate::output::{self, Column, Report, Table};
 use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
 
@@ -31,14 +29,18 @@ pub struct NodeReport {
 }
 
 impl Report for NodeReport {
-    fn table(&self) -> Table {
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::whole(""), Column::text("")];
+        COLUMNS
+    }
+
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
         let s = &self.stat;
-        let mut table = output::table(&[]);
         let rows: [(&str, String); 12] = [
             ("cZxid", format!("0x{:x}", s.czxid)),
-            ("ctime", clock::format_time_ms(s.ctime_ms)),
+            ("ctime", output::format_time_ms(s.ctime_ms)),
             ("mZxid", format!("0x{:x}", s.mzxid)),
-            ("mtime", clock::format_time_ms(s.mtime_ms)),
+            ("mtime", output::format_time_ms(s.mtime_ms)),
             ("pZxid", format!("0x{:x}", s.pzxid)),
             ("cversion", s.cversion.to_string()),
             ("dataVersion", s.data_version.to_string()),
@@ -49,9 +51,9 @@ impl Report for NodeReport {
             ("data", self.data.clone().unwrap_or_default()),
         ];
         for (field, value) in rows {
-            table.add_row([field.to_owned(), value]);
+            table.row([field.to_owned(), value])?;
         }
-        table
+        Ok(())
     }
 }
 
@@ -83,13 +85,25 @@ impl Report for LockReport {
         ))
     }
 
-    fn table(&self) -> Table {
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[
+            Column::whole("NODE"),
+            Column::whole("SEQ"),
+            Column::whole("MODE"),
+            Column::whole("STATE"),
+            Column::whole("SESSION"),
+            Column::whole("CLIENT"),
+            Column::whole("AGE"),
+            Column::whole("FENCE"),
+            Column::text("OWNER"),
+        ];
+        COLUMNS
+    }
+
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
         let lock = &self.0;
-        let mut table = output::table(&[
-            "NODE", "SEQ", "MODE", "STATE", "SESSION", "CLIENT", "AGE", "FENCE", "OWNER",
-        ]);
         for (contender, holding) in lock.standings() {
-            table.add_row([
+            table.row([
                 relative(&lock.path, &contender.path).to_owned(),
                 contender
                     .sequence
@@ -101,9 +115,9 @@ impl Report for LockReport {
                 output::format_age_ms(contender.age_ms),
                 contender.fence().to_string(),
                 contender.owner_text(),
-            ]);
+            ])?;
         }
-        table
+        Ok(())
     }
 }
 

@@ -7,10 +7,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::output::{Format, Printer};
+use crate::output::{self, Format, Printer};
 use crate::run::Signals;
 use crate::watch::{EventKind, LockEvent, LockWatch};
 use crate::zk;
@@ -138,7 +137,7 @@ fn print(printer: &Printer, event: &LockEvent) -> Result<()> {
 /// An event for people: the time, the event, the node (or lock) and what
 /// matters about it.
 fn line(event: &LockEvent) -> String {
-    let time = clock::format_time_ms(event.time_ms);
+    let time = output::format_time_ms(event.time_ms);
     let kind = event.kind.as_str();
     let counts = format!("[{} holding, {} waiting]", event.holders, event.waiters);
     let Some(contender) = &event.contender else {

@@ -1,8 +1,14 @@
-//! Output: one set of rows, rendered as a table (comfy-table) or as JSON
-//! (serde_json), and the one printer that owns quiet and colour.
+//! Output: one set of rows, rendered as a table ([`table`]) or as JSON
+//! (serde_json), and the one printer that owns quiet, colour and layout.
 //!
-//! Commands compute a report once and hand it to [`Printer::report`]; they
-//! never format output themselves, so table and JSON cannot drift apart.
+//! Commands compute a report once and hand it to [`Printer::report`], or
+//! stream a listing through [`Printer::listing`]; they never format output
+//! themselves, so table and JSON cannot drift apart.
+//!
+//! With `-o json`, stdout holds one whole document or nothing: a streamed
+//! document starts only with its first element (so a command that fails
+//! before finding anything prints nothing), and a failure after that closes
+//! the document before the error goes to stderr.
 //!
 //! Node names, data and owner records come from anyone who can write to
 //! ZooKeeper. Every text this module puts before a person goes through
@@ -10,10 +16,15 @@
 //! node can move the cursor, retitle or clear the terminal, or reorder what
 //! is shown with bidirectional overrides.
 
+pub mod table;
+mod time;
+
 use std::io::{IsTerminal, Write};
 
-use comfy_table::{ContentArrangement, Table, presets};
 use serde::Serialize;
+
+pub use table::{Column, Layout, Table};
+pub use time::{format_age_ms, format_time_ms};
 
 /// `-o/--output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +36,11 @@ pub enum Format {
 /// A result a command prints: serialisable for JSON, and able to lay itself
 /// out as a table.
 pub trait Report: Serialize {
-    /// The table form of this report.
-    fn table(&self) -> Table;
+    /// The columns of the table form.
+    fn columns(&self) -> &'static [Column];
+
+    /// Writes the rows of the table form.
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()>;
 
     /// Lines printed above the table (not in JSON): a summary of what the
     /// rows are about.
@@ -41,6 +55,10 @@ pub struct Printer {
     pub format: Format,
     pub quiet: bool,
     pub color: bool,
+    /// Cut free text in tables to the terminal's width (`--no-trunc` clears it).
+    pub truncate: bool,
+    /// Print the header line of tables (`ls --no-headers` clears it).
+    pub headers: bool,
 }
 
 impl Printer {
@@ -52,22 +70,62 @@ impl Printer {
             format,
             quiet,
             color: !no_color && std::io::stderr().is_terminal(),
+            truncate: true,
+            headers: true,
         }
     }
 
-    /// Prints a report on stdout in the chosen format.
+    /// Prints a report on stdout in the chosen format. Neither form is
+    /// built whole in memory: JSON is serialised straight onto stdout, and
+    /// the table is streamed row by row.
     pub fn report(&self, report: &impl Report) -> anyhow::Result<()> {
-        let text = match self.format {
-            Format::Json => inert_json(serde_json::to_string_pretty(report)?),
-            Format::Table => {
-                let table = match report.heading() {
-                    Some(heading) => format!("{heading}\n\n{}", report.table()),
-                    None => report.table().to_string(),
-                };
-                table.lines().map(inert).collect::<Vec<_>>().join("\n")
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        match self.format {
+            Format::Json => {
+                serde_json::to_writer_pretty(InertJson::new(&mut out), report)?;
+                out.write_all(b"\n")?;
+                out.flush()?;
             }
-        };
-        write_stdout(&text)
+            Format::Table => {
+                if let Some(heading) = report.heading() {
+                    writeln!(out, "{}\n", inert(&heading))?;
+                }
+                let mut table = self.table(Box::new(out), report.columns());
+                report.rows(&mut table)?;
+                table.finish()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A table of `columns` written to `out` in this printer's layout.
+    fn table<'w>(&self, out: Box<dyn Write + 'w>, columns: &'static [Column]) -> Table<'w> {
+        Table::new(
+            out,
+            columns,
+            Layout::for_stdout(self.truncate, self.headers),
+        )
+    }
+
+    /// Starts a listing on stdout: one element at a time, as a table of
+    /// `columns` or, with `-o json`, a JSON array (or, with `json_object`,
+    /// the object of those fields whose last field is the array named), so
+    /// a listing of any length never sits in memory whole. On a terminal,
+    /// writes pause the `progress` line, if any, so the two never mix.
+    pub fn listing<'p>(
+        &self,
+        columns: &'static [Column],
+        json_object: Option<(&[(&str, serde_json::Value)], &str)>,
+        progress: Option<&'p Progress>,
+    ) -> anyhow::Result<Listing<'p>> {
+        let out = stdout_beside(progress);
+        Ok(match (self.format, json_object) {
+            (Format::Json, None) => Listing::Json(JsonStream::array(out)),
+            (Format::Json, Some((fields, array))) => {
+                Listing::Json(JsonStream::object_with_array(out, fields, array)?)
+            }
+            (Format::Table, _) => Listing::Table(self.table(Box::new(out), columns)),
+        })
     }
 
     /// Prints one line on stdout (a token, an event), whatever the format;
@@ -91,6 +149,19 @@ impl Printer {
     pub fn note(&self, text: &str) {
         if !self.quiet {
             eprintln!("zklock: {}", inert(text));
+        }
+    }
+}
+
+/// Reports an error on stderr: a line for people, or with `-o json` one
+/// JSON object `{"error", "exit_code"}`, so a script reading JSON never has
+/// to parse prose. Stdout is left alone.
+pub fn print_error(format: Format, message: &str, exit_code: u8) {
+    match format {
+        Format::Table => eprintln!("zklock: {}", inert(message)),
+        Format::Json => {
+            let error = serde_json::json!({ "error": message, "exit_code": exit_code });
+            eprintln!("{}", inert_json(error.to_string()));
         }
     }
 }
@@ -156,19 +227,6 @@ pub fn inert_json(json: String) -> String {
     out
 }
 
-/// A table in zklock's house style: no borders, wrapped
-/// to the terminal width when there is one.
-pub fn table(header: &[&str]) -> Table {
-    let mut table = Table::new();
-    table
-        .load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    if !header.is_empty() {
-        table.set_header(header.iter().copied());
-    }
-    table
-}
-
 /// Node data as text for people and JSON: lossy UTF-8, or `None` when empty.
 pub fn data_text(data: &[u8]) -> Option<String> {
     (!data.is_empty()).then(|| String::from_utf8_lossy(data).into_owned())
@@ -219,12 +277,6 @@ impl Spinner {
     }
 }
 
-/// A duration for people, to the second: `3m 12s`.
-pub fn format_age_ms(ms: i64) -> String {
-    let secs = std::time::Duration::from_secs((ms.max(0) / 1000) as u64);
-    humantime::format_duration(secs).to_string()
-}
-
 /// How long work runs before [`Printer::progress`] draws anything.
 pub const PROGRESS_DELAY: std::time::Duration = std::time::Duration::from_millis(300);
 
@@ -254,25 +306,6 @@ impl Printer {
             started: std::time::Instant::now(),
             shown: std::cell::Cell::new(false),
         })
-    }
-
-    /// Starts a JSON array streamed onto stdout, one element at a time, so
-    /// a listing of any length never sits in memory whole. On a terminal,
-    /// writes pause the `progress` line, if any, so the two never mix.
-    pub fn json_array<'p>(&self, progress: Option<&'p Progress>) -> anyhow::Result<StdoutJson<'p>> {
-        JsonStream::array(stdout_beside(progress))
-    }
-
-    /// Starts a JSON object streamed onto stdout: the `fields` first, then
-    /// the field `array`, whose elements are streamed as by
-    /// [`Printer::json_array`].
-    pub fn json_object_with_array<'p>(
-        &self,
-        fields: &[(&str, serde_json::Value)],
-        array: &str,
-        progress: Option<&'p Progress>,
-    ) -> anyhow::Result<StdoutJson<'p>> {
-        JsonStream::object_with_array(stdout_beside(progress), fields, array)
     }
 }
 
@@ -342,11 +375,70 @@ fn stdout_beside(progress: Option<&Progress>) -> std::io::BufWriter<StdoutBeside
     std::io::BufWriter::with_capacity(1 << 16, StdoutBeside { progress })
 }
 
-/// A JSON document being streamed (see [`Printer::json_array`]); what it
+/// A listing being streamed onto stdout (see [`Printer::listing`]).
+pub enum Listing<'p> {
+    Json(StdoutJson<'p>),
+    Table(Table<'p>),
+}
+
+impl Listing<'_> {
+    /// Adds one element: `element` in JSON, or the rows `rows` writes in a
+    /// table.
+    pub fn push(
+        &mut self,
+        element: &impl Serialize,
+        rows: impl FnOnce(&mut Table<'_>) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        match self {
+            Listing::Json(stream) => stream.push(element),
+            Listing::Table(table) => Ok(rows(table)?),
+        }
+    }
+
+    /// Ends the listing: closes the JSON document (an empty one prints as
+    /// `[]`), or writes the rows of the table still held back.
+    pub fn finish(self) -> anyhow::Result<()> {
+        match self {
+            Listing::Json(stream) => stream.finish().map(drop),
+            Listing::Table(table) => Ok(table.finish()?),
+        }
+    }
+
+    /// Ends the listing as the work that filled it ended: finished when it
+    /// succeeded, abandoned (see [`Listing::abandon`]) when it failed.
+    pub fn close<T>(self, work: anyhow::Result<T>) -> anyhow::Result<T> {
+        match work {
+            Ok(done) => {
+                self.finish()?;
+                Ok(done)
+            }
+            Err(err) => {
+                self.abandon()?;
+                Err(err)
+            }
+        }
+    }
+
+    /// Ends a listing whose work failed: a JSON document that has begun is
+    /// closed, so stdout still holds one whole document (the error on
+    /// stderr and the exit code say it is not complete), and one that has
+    /// not begun prints nothing; a table prints the rows found so far.
+    pub fn abandon(self) -> anyhow::Result<()> {
+        match self {
+            Listing::Json(stream) if stream.elements == 0 => Ok(()),
+            listing => listing.finish(),
+        }
+    }
+}
+
+/// A JSON document being streamed (see [`Printer::listing`]); what it
 /// writes is what `serde_json::to_string_pretty` writes for the whole
-/// document. [`JsonStream::finish`] closes it.
+/// document. Nothing is written before the first element or
+/// [`JsonStream::finish`], which closes it.
 pub struct JsonStream<W: Write> {
     out: W,
+    /// What opens the document, until it is written.
+    head: Option<String>,
     /// The indentation of the array's elements.
     indent: &'static str,
     close: &'static str,
@@ -355,8 +447,8 @@ pub struct JsonStream<W: Write> {
 
 impl<W: Write> JsonStream<W> {
     /// A stream of a top-level array.
-    pub fn array(out: W) -> anyhow::Result<JsonStream<W>> {
-        JsonStream::start(out, "[", "  ", "]")
+    pub fn array(out: W) -> JsonStream<W> {
+        JsonStream::start(out, "[".to_owned(), "  ", "]")
     }
 
     /// A stream of an object: `fields`, then the streamed array `array`.
@@ -371,26 +463,30 @@ impl<W: Write> JsonStream<W> {
             head += &format!("  {}: {value},\n", serde_json::to_string(name)?);
         }
         head += &format!("  {}: [", serde_json::to_string(array)?);
-        JsonStream::start(out, &head, "    ", "]\n}")
+        Ok(JsonStream::start(out, inert_json(head), "    ", "]\n}"))
     }
 
-    fn start(
-        mut out: W,
-        head: &str,
-        indent: &'static str,
-        close: &'static str,
-    ) -> anyhow::Result<JsonStream<W>> {
-        out.write_all(head.as_bytes())?;
-        Ok(JsonStream {
+    fn start(out: W, head: String, indent: &'static str, close: &'static str) -> JsonStream<W> {
+        JsonStream {
             out,
+            head: Some(head),
             indent,
             close,
             elements: 0,
-        })
+        }
+    }
+
+    /// Writes what opens the document, once.
+    fn open(&mut self) -> std::io::Result<()> {
+        match self.head.take() {
+            Some(head) => self.out.write_all(head.as_bytes()),
+            None => Ok(()),
+        }
     }
 
     /// Writes one element of the array.
     pub fn push(&mut self, element: &impl Serialize) -> anyhow::Result<()> {
+        self.open()?;
         let separator: &[u8] = if self.elements == 0 { b"\n" } else { b",\n" };
         self.out.write_all(separator)?;
         self.out.write_all(self.indent.as_bytes())?;
@@ -398,9 +494,9 @@ impl<W: Write> JsonStream<W> {
             out: &mut self.out,
             indent: self.indent.as_bytes(),
         };
-        let json = inert_json(serde_json::to_string_pretty(element)?);
-        let mut indented = indented;
-        indented.write_all(json.as_bytes())?;
+        let mut inert = InertJson::new(indented);
+        serde_json::to_writer_pretty(&mut inert, element)?;
+        inert.flush()?;
         self.elements += 1;
         Ok(())
     }
@@ -408,6 +504,7 @@ impl<W: Write> JsonStream<W> {
     /// Closes the array (and the object around it), ends the line and
     /// flushes; returns the writer.
     pub fn finish(mut self) -> anyhow::Result<W> {
+        self.open()?;
         if self.elements > 0 {
             let outer = &self.indent[..self.indent.len() - 2];
             write!(self.out, "\n{outer}")?;
@@ -415,6 +512,66 @@ impl<W: Write> JsonStream<W> {
         writeln!(self.out, "{}", self.close)?;
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+/// A writer that passes JSON on with every DEL, C1 or bidi control written
+/// as `\uXXXX`, as [`inert_json`] does for a whole document, without the
+/// document ever being in memory whole. A character split across two writes
+/// waits for its other bytes.
+pub struct InertJson<W: Write> {
+    out: W,
+    partial: Vec<u8>,
+}
+
+impl<W: Write> InertJson<W> {
+    pub fn new(out: W) -> InertJson<W> {
+        InertJson {
+            out,
+            partial: Vec::new(),
+        }
+    }
+
+    fn pass(&mut self, text: &str) -> std::io::Result<()> {
+        if !text.chars().any(is_unsafe) {
+            return self.out.write_all(text.as_bytes());
+        }
+        for c in text.chars() {
+            // Outside strings, pretty JSON has only newlines and spaces.
+            if is_unsafe(c) && c != '\n' {
+                write!(self.out, "\\u{:04x}", c as u32)?;
+            } else {
+                let mut buf = [0; 4];
+                self.out.write_all(c.encode_utf8(&mut buf).as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for InertJson<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let bytes = if self.partial.is_empty() {
+            std::borrow::Cow::Borrowed(buf)
+        } else {
+            let mut joined = std::mem::take(&mut self.partial);
+            joined.extend_from_slice(buf);
+            std::borrow::Cow::Owned(joined)
+        };
+        let valid = match std::str::from_utf8(&bytes) {
+            Ok(text) => text.len(),
+            Err(err) if err.error_len().is_none() => err.valid_up_to(),
+            Err(err) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, err)),
+        };
+        let (text, rest) = bytes.split_at(valid);
+        // `valid` ends where from_utf8 found valid UTF-8 to end.
+        self.pass(std::str::from_utf8(text).unwrap_or_default())?;
+        self.partial = rest.to_vec();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -496,7 +653,7 @@ mod tests {
             let fields = [("path", "/l".into()), ("time_ms", 7.into())];
             JsonStream::object_with_array(Vec::new(), &fields, "locks").unwrap()
         } else {
-            JsonStream::array(Vec::new()).unwrap()
+            JsonStream::array(Vec::new())
         };
         for element in elements {
             stream.push(element).unwrap();

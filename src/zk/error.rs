@@ -102,6 +102,14 @@ impl Error {
         }
     }
 
+    /// The path an operation named, if this is an operation's error.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Error::Operation { path, .. } | Error::DeleteRefused { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
     /// True when the node the operation named does not exist.
     pub fn is_no_node(&self) -> bool {
         matches!(self.cause(), Some(zkc::Error::NoNode))

@@ -14,6 +14,7 @@ mod inspect;
 mod interop;
 mod locks;
 mod modes;
+mod output;
 mod reap;
 mod release;
 mod secured;

@@ -81,13 +81,6 @@ fn flags_that_do_not_apply_are_usage_errors_before_connecting() {
 
 #[test]
 fn json_of_detach_and_ttl_is_the_grant() {
-    #[derive(serde::Deserialize)]
-    struct Grant {
-        token: String,
-        lock: String,
-        fence: i64,
-        session: String,
-    }
     let env = TestEnv::new();
     // A detached holder's node belongs to its session; a TTL node to none.
     for (mode, ephemeral) in [
@@ -98,7 +91,7 @@ fn json_of_detach_and_ttl_is_the_grant() {
             .zklock(["-o", "json", "lock", "granted"])
             .args(mode)
             .run();
-        let grant: Grant = run.assert_success().json();
+        let grant: support::json::Grant = run.assert_success().json();
         assert_eq!(grant.lock, "/locks/granted", "{run:?}");
         let stat = env
             .zk()

@@ -9,6 +9,7 @@ use std::time::Duration;
 use std::collections::BTreeMap;
 
 use support::cotenants::{CoTenants, NodeState, StaleLocks};
+use support::json::ReleaseReport;
 use support::peers::{self, Library, acquired, peer};
 use support::{Running, TestEnv, ZkOptions, ZkServer, wait_until};
 
@@ -373,14 +374,6 @@ fn release_json(env: &TestEnv, args: &[&str], code: i32) -> ReleaseReport {
     let run = env.zklock(["-o", "json", "release"]).args(args).run();
     run.assert_code(code);
     run.json()
-}
-
-/// `release -o json`: `{"deleted", "revoked", "skipped"}`.
-#[derive(Debug, serde::Deserialize)]
-struct ReleaseReport {
-    deleted: Vec<String>,
-    revoked: Vec<String>,
-    skipped: Vec<support::json::ReapSkipped>,
 }
 
 #[test]

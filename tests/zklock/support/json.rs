@@ -207,3 +207,34 @@ pub struct ReapNode {
     /// As stat shows it; null for a directory.
     pub owner: Option<String>,
 }
+
+/// Any command's failure with `-o json`, on stderr: `{"error", "exit_code"}`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorReport {
+    /// For people; never matched by tests.
+    pub error: String,
+    pub exit_code: i32,
+}
+
+/// `release -o json`: `{"deleted", "revoked", "skipped"}`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseReport {
+    pub deleted: Vec<String>,
+    pub revoked: Vec<String>,
+    pub skipped: Vec<ReapSkipped>,
+}
+
+/// `lock --detach` and `lock --ttl` with `-o json`: what was granted.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Grant {
+    /// The node's path: what `release` takes.
+    pub token: String,
+    pub lock: String,
+    /// The fencing token: the node's czxid.
+    pub fence: i64,
+    /// The session that holds it, `0x...`.
+    pub session: String,
+}

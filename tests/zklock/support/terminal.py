@@ -9,7 +9,8 @@ Each STEP is `expect:TEXT` (wait until TEXT appears in what the terminal
 shows, after the previous match) or `send:TEXT` (type TEXT; backslash escapes
 as in Python, so \\x03 is Ctrl-C, \\x1a is Ctrl-Z, \\n is Enter). Prints
 everything the terminal showed on stdout and exits with the command's exit
-code (128+n for signal n). When a step or the command's end takes longer than
+code (128+n for signal n); the terminal is 100 columns wide, or COLUMNS
+wide when that is set. When a step or the command's end takes longer than
 DEADLINE seconds in all, kills what runs on the terminal, says which step
 hung on stderr, and exits 99."""
 
@@ -35,8 +36,10 @@ def main():
     pid, master = pty.fork()
     if pid == 0:
         os.execvp(command[0], command)
-    # The size of an ordinary terminal window (a new pty has none).
-    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    # The size of an ordinary terminal window (a new pty has none), or as
+    # wide as COLUMNS says.
+    columns = int(os.environ.get("COLUMNS", "100"))
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     shown = bytearray()
 
     def read_for(seconds):

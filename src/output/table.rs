@@ -1,0 +1,328 @@
+//! Tables for people, streamed row by row.
+//!
+//! Two promises shape the layout:
+//!
+//! - An identifier (a path, a node name, a session id, a token, a header) is
+//!   never broken or cut: whatever is printed can be copied back into
+//!   `release` or `reap --session`. A column of identifiers is as wide as
+//!   its widest cell; a longer cell pushes the rest of its line to the right
+//!   rather than wrap.
+//! - Free text (an owner record, node data) is cut with an ellipsis to fit
+//!   the terminal, and printed whole when there is no terminal to fit
+//!   (stdout a pipe or a file) or with `--no-trunc`.
+//!
+//! Memory stays flat in the number of rows: column widths come from a
+//! bounded look-ahead of the first [`LOOK_AHEAD`] rows, which are held back
+//! until the widths are known; every later row is written as it comes. A
+//! later identifier wider than any in the look-ahead shifts its own line and
+//! no other.
+
+use std::io::{self, IsTerminal, Write};
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use super::inert;
+
+/// How many rows decide the column widths before anything is printed.
+pub const LOOK_AHEAD: usize = 500;
+
+/// Spaces between two columns.
+const GAP: usize = 2;
+
+/// The narrowest a free-text column is ever cut to.
+const MIN_TEXT: usize = 10;
+
+/// What a column holds, which decides whether it may be cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// Identifiers and short values: always printed whole.
+    Whole,
+    /// Free text: cut with "…" to fit the terminal.
+    Cut,
+}
+
+/// One column of a table: its header and what it holds.
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    pub header: &'static str,
+    pub fit: Fit,
+}
+
+impl Column {
+    /// A column of identifiers or short values, never cut.
+    pub const fn whole(header: &'static str) -> Column {
+        Column {
+            header,
+            fit: Fit::Whole,
+        }
+    }
+
+    /// A column of free text, cut to fit the terminal.
+    pub const fn text(header: &'static str) -> Column {
+        Column {
+            header,
+            fit: Fit::Cut,
+        }
+    }
+}
+
+/// How a table is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The width to fit free text into; `None` prints every cell whole.
+    pub width: Option<usize>,
+    /// Whether the header line is printed.
+    pub headers: bool,
+}
+
+impl Layout {
+    /// The layout for stdout: free text fits the terminal when stdout is one
+    /// and `truncate` holds, and is printed whole otherwise.
+    pub fn for_stdout(truncate: bool, headers: bool) -> Layout {
+        let width = (truncate && io::stdout().is_terminal()).then(stdout_width);
+        Layout { width, headers }
+    }
+}
+
+/// The width of the terminal on stdout: what the terminal says, else
+/// `COLUMNS`, else 80.
+fn stdout_width() -> usize {
+    // SAFETY: TIOCGWINSZ fills the winsize struct it is given and nothing else.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let asked = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
+    if asked == 0 && size.ws_col > 0 {
+        return usize::from(size.ws_col);
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|columns| columns.parse().ok())
+        .filter(|&columns| columns > 0)
+        .unwrap_or(80)
+}
+
+/// A table being written: rows go in one at a time, and out once the
+/// column widths are settled. [`Table::finish`] writes what is held back.
+/// A table with no rows prints nothing at all, not even its header.
+pub struct Table<'w> {
+    out: Box<dyn Write + 'w>,
+    columns: &'static [Column],
+    layout: Layout,
+    held: Vec<Vec<String>>,
+    widths: Option<Vec<usize>>,
+}
+
+impl<'w> Table<'w> {
+    /// A table of `columns` written to `out` as `layout` says.
+    pub fn new(out: Box<dyn Write + 'w>, columns: &'static [Column], layout: Layout) -> Table<'w> {
+        Table {
+            out,
+            columns,
+            layout,
+            held: Vec::new(),
+            widths: None,
+        }
+    }
+
+    /// Adds a row: one cell per column, each made safe for a terminal.
+    pub fn row(&mut self, cells: impl IntoIterator<Item = String>) -> io::Result<()> {
+        let cells: Vec<String> = cells
+            .into_iter()
+            .map(|cell| match inert(&cell) {
+                std::borrow::Cow::Borrowed(_) => cell,
+                std::borrow::Cow::Owned(escaped) => escaped,
+            })
+            .collect();
+        if self.widths.is_some() {
+            return self.write_row(&cells);
+        }
+        self.held.push(cells);
+        if self.held.len() >= LOOK_AHEAD {
+            self.settle()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the rows held back and flushes.
+    pub fn finish(mut self) -> io::Result<()> {
+        if self.widths.is_none() {
+            self.settle()?;
+        }
+        self.out.flush()
+    }
+
+    /// Fixes the column widths from the rows held back, and writes the header
+    /// and those rows.
+    fn settle(&mut self) -> io::Result<()> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let headers = self.layout.headers && self.columns.iter().any(|c| !c.header.is_empty());
+        let mut natural: Vec<usize> = self
+            .columns
+            .iter()
+            .map(|c| if headers { c.header.width() } else { 0 })
+            .collect();
+        for row in &self.held {
+            for (width, cell) in natural.iter_mut().zip(row) {
+                *width = (*width).max(cell.width());
+            }
+        }
+        self.widths = Some(fit(self.columns, natural, self.layout.width));
+        if headers {
+            let header: Vec<String> = self.columns.iter().map(|c| c.header.to_owned()).collect();
+            self.write_row(&header)?;
+        }
+        for row in std::mem::take(&mut self.held) {
+            self.write_row(&row)?;
+        }
+        Ok(())
+    }
+
+    fn write_row(&mut self, cells: &[String]) -> io::Result<()> {
+        let widths = self.widths.as_deref().unwrap_or_default();
+        let mut line = String::new();
+        let last = cells.len().saturating_sub(1);
+        for (i, (cell, column)) in cells.iter().zip(self.columns).enumerate() {
+            let width = widths.get(i).copied().unwrap_or(0);
+            let shown = match (column.fit, self.layout.width) {
+                (Fit::Cut, Some(_)) => cut(cell, width),
+                _ => std::borrow::Cow::Borrowed(cell.as_str()),
+            };
+            line.push_str(&shown);
+            if i < last {
+                let pad = width.saturating_sub(shown.width()) + GAP;
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        line.push('\n');
+        self.out.write_all(line.as_bytes())
+    }
+}
+
+/// Column widths from each column's natural width (its widest cell): whole
+/// columns keep theirs, and free-text columns share what is left of `width`,
+/// the narrower first, none below [`MIN_TEXT`].
+fn fit(columns: &[Column], natural: Vec<usize>, width: Option<usize>) -> Vec<usize> {
+    let Some(width) = width else {
+        return natural;
+    };
+    let whole: usize = columns
+        .iter()
+        .zip(&natural)
+        .filter(|(c, _)| c.fit == Fit::Whole)
+        .map(|(_, w)| w)
+        .sum();
+    let gaps = GAP * columns.len().saturating_sub(1);
+    let mut room = width.saturating_sub(whole + gaps);
+    let mut text: Vec<usize> = (0..columns.len())
+        .filter(|&i| columns[i].fit == Fit::Cut)
+        .collect();
+    text.sort_by_key(|&i| natural[i]);
+    let mut widths = natural;
+    let mut left = text.len();
+    for i in text {
+        let share = room / left.max(1);
+        widths[i] = widths[i].min(share.max(MIN_TEXT));
+        room = room.saturating_sub(widths[i]);
+        left -= 1;
+    }
+    widths
+}
+
+/// `text` in at most `width` columns: whole when it fits, else its start
+/// and "…".
+fn cut(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
+    if text.width() <= width {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        shown.push(c);
+        used += w;
+    }
+    shown.push('…');
+    std::borrow::Cow::Owned(shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COLUMNS: &[Column] = &[
+        Column::whole("LOCK"),
+        Column::whole("SESSION"),
+        Column::text("OWNER"),
+    ];
+
+    fn render(rows: &[[&str; 3]], layout: Layout) -> String {
+        let mut out = Vec::new();
+        let mut table = Table::new(Box::new(&mut out), COLUMNS, layout);
+        for row in rows {
+            table.row(row.iter().map(|c| c.to_string())).unwrap();
+        }
+        table.finish().unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn identifiers_stay_whole_and_free_text_is_cut_to_the_width() {
+        let long_path = "/locks/a/very/long/path/that/does/not/fit/in/sixty/columns";
+        let owner = "someone@somewhere pid 12 \"a long free text that goes on\"";
+        let rows = [[long_path, "0x1000027b9001d", owner]];
+        let shown = render(
+            &rows,
+            Layout {
+                width: Some(60),
+                headers: true,
+            },
+        );
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines.len(), 2, "{shown}");
+        assert!(lines[1].starts_with(long_path), "{shown}");
+        assert!(lines[1].contains(" 0x1000027b9001d "), "{shown}");
+        assert!(lines[1].ends_with('…'), "{shown}");
+        assert!(!lines[1].contains("goes on"), "{shown}");
+        let whole = render(
+            &rows,
+            Layout {
+                width: None,
+                headers: true,
+            },
+        );
+        assert!(whole.lines().nth(1).unwrap().ends_with(owner), "{whole}");
+    }
+
+    #[test]
+    fn rows_past_the_look_ahead_keep_the_widths_and_stay_whole() {
+        let mut rows = vec![["/l/a", "0x1", "x"]; LOOK_AHEAD];
+        rows.push(["/l/a-much-longer-lock-name", "0x2", "y"]);
+        let shown = render(
+            &rows,
+            Layout {
+                width: Some(40),
+                headers: false,
+            },
+        );
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines.len(), LOOK_AHEAD + 1);
+        assert_eq!(lines[0], "/l/a  0x1  x");
+        assert_eq!(lines[LOOK_AHEAD], "/l/a-much-longer-lock-name  0x2  y");
+    }
+
+    #[test]
+    fn an_empty_table_prints_nothing_and_control_characters_are_escaped() {
+        let layout = Layout {
+            width: Some(80),
+            headers: true,
+        };
+        assert_eq!(render(&[], layout), "");
+        let shown = render(&[["/l/\x1b[2J", "0x1", "a\nb"]], layout);
+        assert!(shown.contains("/l/\\x1b[2J"), "{shown}");
+        assert!(shown.contains("a\\nb"), "{shown}");
+    }
+}

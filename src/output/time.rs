@@ -1,0 +1,57 @@
+//! Times for people, in one style everywhere a person reads them: a point in
+//! time is this machine's local time with its date and zone offset
+//! (`2026-11-22 16:20:53 +01:00`), never a bare clock time; a span is a
+//! duration to the second (`3m 12s`). JSON carries UTC RFC 3339 times and
+//! milliseconds instead (`clock::format_time_ms`), for programs.
+
+/// A duration for people, to the second: `3m 12s`.
+pub fn format_age_ms(ms: i64) -> String {
+    let secs = std::time::Duration::from_secs((ms.max(0) / 1000) as u64);
+    humantime::format_duration(secs).to_string()
+}
+
+/// Milliseconds since the epoch as local time with date and zone offset, to
+/// the second: `2026-11-22 16:20:53 +01:00`. Where the local zone cannot be
+/// had, the time is given in UTC, written `+00:00`.
+pub fn format_time_ms(ms: i64) -> String {
+    let secs = ms.div_euclid(1000) as libc::time_t;
+    // SAFETY: localtime_r only writes the tm it is given; a zeroed tm is a
+    // valid value for it to overwrite.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let local = unsafe { libc::localtime_r(&secs, &mut tm) };
+    if local.is_null() {
+        // SAFETY: as above.
+        unsafe { libc::gmtime_r(&secs, &mut tm) };
+        tm.tm_gmtoff = 0;
+    }
+    let offset = tm.tm_gmtoff;
+    let sign = if offset < 0 { '-' } else { '+' };
+    let offset = offset.unsigned_abs();
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} {sign}{:02}:{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        offset / 3600,
+        offset % 3600 / 60,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_in_time_has_a_date_and_a_zone() {
+        let shown = format_time_ms(1_700_000_000_000);
+        let (date, rest) = shown.split_once(' ').unwrap();
+        let (clock, zone) = rest.split_once(' ').unwrap();
+        assert_eq!(date.len(), 10, "{shown}");
+        assert_eq!(clock.len(), 8, "{shown}");
+        assert!(zone.starts_with(['+', '-']) && zone.len() == 6, "{shown}");
+        assert_eq!(format_age_ms(192_400), "3m 12s");
+    }
+}
