@@ -95,12 +95,20 @@ _zklock() {
 
     case "${cmd}" in
         zklock)
-            opts="-H -o -q -v -h -V --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help --version lock rlock wlock release stat ls dump watch reap completions man help"
+            opts="-C -H -o -q -v -h -V --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help --version lock rlock wlock release stat ls dump watch reap completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -158,10 +166,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -193,12 +197,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__completions)
-            opts="-H -o -q -v -h --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help bash zsh fish"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -256,10 +268,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -291,12 +299,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__dump)
-            opts="-H -o -q -v -h --sessions --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-C -H -o -q -v -h --sessions --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -354,10 +370,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -571,7 +583,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__lock)
-            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -613,15 +625,19 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-report-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kill-signal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -682,10 +698,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -717,12 +729,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__ls)
-            opts="-H -o -q -v -h --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -780,10 +800,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -815,12 +831,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__man)
-            opts="-H -o -q -v -h --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help lock rlock wlock release stat ls dump watch reap completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -878,10 +902,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -913,7 +933,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__reap)
-            opts="-y -H -o -q -v -h --older-than --session --all --empty --dry-run --yes --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-y -C -H -o -q -v -h --older-than --session --all --empty --dry-run --yes --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -924,6 +944,14 @@ _zklock() {
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -984,10 +1012,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1019,13 +1043,21 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__release)
-            opts="-H -o -q -v -h --holders --revoke --force-after --if-exists --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-C -H -o -q -v -h --holders --revoke --force-after --if-exists --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --force-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1086,10 +1118,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1121,7 +1149,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__rlock)
-            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1163,15 +1191,19 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-report-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kill-signal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1232,10 +1264,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1267,12 +1295,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__stat)
-            opts="-H -o -q -v -h --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1330,10 +1366,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1365,7 +1397,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__watch)
-            opts="-w -H -o -q -v -h --until --timeout --count --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-w -C -H -o -q -v -h --until --timeout --count --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1384,6 +1416,14 @@ _zklock() {
                     return 0
                     ;;
                 --count)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1447,10 +1487,6 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-secrets-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1479,7 +1515,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__wlock)
-            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1521,15 +1557,19 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-report-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kill-signal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1590,10 +1630,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1632,3 +1668,27 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _zklock -o bashdefault -o default zklock
 fi
+
+# The command run under a lock (after `--`): its name, then its own arguments.
+_zklock_with_command() {
+    local i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ ${COMP_WORDS[i]} == -- ]] || continue
+        case " ${COMP_WORDS[*]:1:i-1} " in
+            *" lock "*|*" rlock "*|*" wlock "*) ;;
+            *) break ;;
+        esac
+        if declare -F _comp_command_offset >/dev/null; then
+            _comp_command_offset $((i + 1))
+        elif declare -F _command_offset >/dev/null; then
+            _command_offset $((i + 1))
+        elif ((COMP_CWORD == i + 1)); then
+            COMPREPLY=($(compgen -c -- "${COMP_WORDS[COMP_CWORD]}"))
+        else
+            COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
+        fi
+        return 0
+    done
+    _zklock "$@"
+}
+complete -F _zklock_with_command -o bashdefault -o default zklock

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_zklock_global_optspecs
-    string join \n H/hosts= session-timeout= connect-timeout= auth= auth-file= tls tls-ca= tls-cert= tls-key= tls-no-verify-hostname sasl= sasl-user= sasl-password-file= sasl-service= sasl-host= acl= holder-secrets-fd= read-only root= admin-port= retries= o/output= q/quiet v/verbose h/help V/version
+    string join \n C/cluster= H/hosts= session-timeout= connect-timeout= auth= auth-file= tls tls-ca= tls-cert= tls-key= tls-no-verify-hostname sasl= sasl-user= sasl-password-file= sasl-service= sasl-host= acl= read-only root= admin-port= retries= o/output= q/quiet v/verbose h/help V/version
 end
 
 function __fish_zklock_needs_command
@@ -24,6 +24,7 @@ function __fish_zklock_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c zklock -n "__fish_zklock_needs_command" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_needs_command" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -39,7 +40,6 @@ complete -c zklock -n "__fish_zklock_needs_command" -l sasl-password-file -d 'Th
 complete -c zklock -n "__fish_zklock_needs_command" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_needs_command" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l retries -d 'Retries of a request after a connection loss' -r
@@ -50,7 +50,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -l tls-no-verify-hostname -d
 complete -c zklock -n "__fish_zklock_needs_command" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_needs_command" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_needs_command" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_needs_command" -s V -l version -d 'Print version'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
@@ -74,9 +74,9 @@ zk-recipe\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -92,7 +92,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
@@ -118,9 +117,9 @@ zk-recipe\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -136,7 +135,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
@@ -162,9 +160,9 @@ zk-recipe\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -180,7 +178,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
@@ -197,6 +194,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s q -l quiet -d 'P
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete the holders still there after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -212,7 +210,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-password-
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
@@ -227,6 +224,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l read-only -d '
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -242,7 +240,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l retries -d 'Retries of a request after a connection loss' -r
@@ -253,7 +250,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-no-verify-hos
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -269,7 +267,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-password-file 
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
@@ -280,7 +277,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls-no-verify-hostn
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -296,7 +294,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l retries -d 'Retries of a request after a connection loss' -r
@@ -308,11 +305,12 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-no-verify-hos
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l until -d 'Exit 0 once no lock under the path is held (free) or some lock is (held)' -r -f -a "free\t''
 held\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s w -l timeout -d 'Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by --connect-timeout)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l count -d 'Exit 0 after N changes' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -328,7 +326,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l retries -d 'Retries of a request after a connection loss' -r
@@ -339,9 +336,10 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-no-verify-ho
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session -d 'Contender nodes of this session (0x... or decimal)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -357,7 +355,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l retries -d 'Retries of a request after a connection loss' -r
@@ -372,7 +369,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls-no-verify-hos
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -388,7 +386,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-passw
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l retries -d 'Retries of a request after a connection loss' -r
@@ -400,6 +397,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l read-only 
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand man" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -415,7 +413,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-password-file
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand man" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l retries -d 'Retries of a request after a connection loss' -r
@@ -439,3 +436,20 @@ complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+
+# The command run under a lock (after `--`): its name, then its own arguments.
+function __fish_zklock_after_separator
+    set -l words (commandline -opc)
+    set -l at (contains -i -- -- $words); or return 1
+    __fish_seen_subcommand_from lock rlock wlock
+end
+function __fish_zklock_complete_command
+    set -l words (commandline -opc)
+    set -l at (contains -i -- -- $words)
+    set -l command
+    if test $at -lt (count $words)
+        set command (string escape -- $words[(math $at + 1)..-1])
+    end
+    complete -C "$command $(commandline -ct)"
+end
+complete -c zklock -n __fish_zklock_after_separator -x -a "(__fish_zklock_complete_command)"
