@@ -48,9 +48,11 @@ pub fn completion_script(shell: Shell) -> String {
     let runners = command_runners(&command());
     match shell {
         Shell::Bash => script += &bash_command_completion(&runners),
-        Shell::Fish => script += &fish_command_completion(&runners),
-        // zsh's generated script completes a command argument itself.
-        Shell::Zsh => {}
+        Shell::Fish => {
+            script += &fish_positional_values(&command());
+            script += &fish_command_completion(&runners);
+        }
+        Shell::Zsh => script = zsh_command_completion(&script),
     }
     script
 }
@@ -137,6 +139,54 @@ _zklock_with_command() {{
 complete -F _zklock_with_command -o bashdefault -o default zklock
 "#
     )
+}
+
+/// Zsh: the generated script hands a command argument to `_cmdambivalent`
+/// with the words of every positional argument before it, so the lock name
+/// would be taken for the command; complete from the word after `--`.
+fn zsh_command_completion(script: &str) -> String {
+    const HELPER: &str = r#"
+# The command run under a lock (after `--`): its name, then its own arguments.
+(( $+functions[_zklock_command] )) ||
+_zklock_command() {
+    local separator=${words[(i)--]}
+    (( separator < CURRENT )) || return 1
+    words=("${(@)words[separator+1,-1]}")
+    (( CURRENT -= separator ))
+    _normal
+}
+
+"#;
+    let script = script.replace(":_cmdambivalent'", ":_zklock_command'");
+    let run = script
+        .rfind("\nif [ \"$funcstack[1]\"")
+        .expect("clap_complete's zsh script ends by running or registering its function");
+    format!("{}{HELPER}{}", &script[..run], &script[run + 1..])
+}
+
+/// Fish: the values a subcommand's positional argument takes (`man`'s
+/// pages, `completions`' shells), which clap_complete's fish script leaves
+/// out.
+fn fish_positional_values(command: &Command) -> String {
+    let mut script = String::new();
+    for sub in command.get_subcommands() {
+        for arg in sub.get_positionals().filter(|arg| !arg.is_hide_set()) {
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .filter(|value| !value.is_hide_set())
+                .map(|value| value.get_name().to_owned())
+                .collect();
+            if !values.is_empty() {
+                script += &format!(
+                    "complete -c zklock -n \"__fish_zklock_using_subcommand {}\" -f -a \"{}\"\n",
+                    sub.get_name(),
+                    values.join(" ")
+                );
+            }
+        }
+    }
+    script
 }
 
 /// Fish: after `--` in a subcommand that runs a command, complete the rest

@@ -7,6 +7,7 @@
 mod support;
 
 mod cli_basics;
+mod completions;
 mod elections;
 mod faults;
 mod generated;
