@@ -15,6 +15,7 @@ mod inspect;
 mod interop;
 mod locks;
 mod modes;
+mod profiles;
 mod reap;
 mod release;
 mod secured;
