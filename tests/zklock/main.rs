@@ -22,4 +22,5 @@ mod secured;
 mod sessions;
 mod soak;
 mod terminal;
+mod unreachable;
 mod watch;
