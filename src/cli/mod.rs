@@ -56,6 +56,7 @@ impl Cli {
     /// where a habit from flock(1) leads astray.
     pub fn from_env() -> Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        profile::pin_config_path();
         let mut cli = Cli::with_profile(&args);
         cli.ends_with_separator = args.len() > 1 && args.last().is_some_and(|arg| arg == "--");
         forget_secret_environment();

@@ -59,6 +59,24 @@ fn config_file() -> Option<PathBuf> {
     Some(config_home.join("zklock").join("config.toml"))
 }
 
+/// Makes a relative `$ZKLOCK_CONFIG` absolute, so that a detached holder,
+/// which runs this command line again from `/`, reads the same file.
+///
+/// Must run before any other thread starts, as `Cli::from_env` does.
+pub(super) fn pin_config_path() {
+    let Some(file) = std::env::var_os("ZKLOCK_CONFIG").map(PathBuf::from) else {
+        return;
+    };
+    if file.as_os_str().is_empty() || file.is_absolute() {
+        return;
+    }
+    if let Ok(absolute) = std::path::absolute(&file) {
+        // SAFETY: no other thread exists yet (see above), so nothing reads
+        // or changes the environment meanwhile.
+        unsafe { std::env::set_var("ZKLOCK_CONFIG", absolute) };
+    }
+}
+
 /// The arguments the selected profile adds in front of the command line:
 /// one `--OPTION=VALUE` (or `--SWITCH`) for each of its options that neither
 /// a flag nor a variable set. Empty when no profile is selected.

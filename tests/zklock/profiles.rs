@@ -194,3 +194,44 @@ fn commands_that_never_connect_read_no_profile() {
         assert_eq!(run.code, Some(0), "{args:?}: {}", run.stderr);
     }
 }
+
+#[test]
+fn a_detached_holder_keeps_the_profiles_settings() {
+    let env = with_probes();
+    let file = config_file(&format!(
+        "[clusters.here]\nhosts = \"{}\"\nroot = \"/from-profile\"\n",
+        env.hosts()
+    ));
+    // Named relative to the working directory: the holder runs from `/`.
+    let relative = relative_copy(&file);
+    let profile = || {
+        Zklock::new(["-C", "here"])
+            .no_hosts()
+            .env("ZKLOCK_CONFIG", &relative)
+    };
+    let run = profile().args(["lock", "held", "--detach"]).run();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let token = run.stdout.trim().to_owned();
+    assert!(token.starts_with("/from-profile/held/"), "{token}");
+    assert!(
+        env.zk().exists(&token).is_some(),
+        "the holder's node {token}"
+    );
+    let release = profile().args(["release", &token]).run();
+    assert_eq!(release.code, Some(0), "{}", release.stderr);
+    assert!(env.zk().exists(&token).is_none(), "{token} is still there");
+}
+
+/// A copy of configuration file `file` under the working directory, named
+/// relative to it.
+fn relative_copy(file: &std::path::Path) -> PathBuf {
+    let cwd = std::env::current_dir().expect("the working directory");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&dir).expect("create cargo's tmp dir");
+    let name = file.file_name().expect("a file name");
+    let copy = dir.join(format!("{}-{}", std::process::id(), name.to_string_lossy()));
+    std::fs::copy(file, &copy).expect("copy the configuration file");
+    copy.strip_prefix(&cwd)
+        .expect("cargo's tmp dir is under the working directory")
+        .to_owned()
+}
