@@ -436,6 +436,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -f -a "bash zsh fish"
+complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock release stat ls dump watch reap completions man"
 
 # The command run under a lock (after `--`): its name, then its own arguments.
 function __fish_zklock_after_separator
