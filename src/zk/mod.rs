@@ -11,6 +11,7 @@ pub mod delete;
 mod error;
 mod hosts;
 pub mod monitor;
+mod nodes;
 pub mod path;
 mod reach;
 mod retry;
@@ -24,6 +25,7 @@ use zookeeper_client as zkc;
 pub use acl::{AclEntry, NodeAcl};
 pub use error::{Class, Error, Failure, class_of};
 pub use hosts::Hosts;
+pub use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
 pub use retry::RetryPolicy;
 pub use secure::{SaslConfig, Secret, Secured, TlsConfig};
 

@@ -19,6 +19,7 @@ mod profiles;
 mod reap;
 mod release;
 mod secured;
+mod semaphores;
 mod sessions;
 mod soak;
 mod terminal;
