@@ -101,12 +101,20 @@ _zklock() {
 
     case "${cmd}" in
         zklock)
-            opts="-H -o -q -v -h -V --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help --version lock rlock wlock sem release stat ls dump watch reap completions man help"
+            opts="-C -H -o -q -v -h -V --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help --version lock rlock wlock sem release stat ls dump watch reap completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -164,10 +172,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -199,12 +203,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__completions)
-            opts="-H -o -q -v -h --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help bash zsh fish"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -262,10 +274,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -297,12 +305,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__dump)
-            opts="-H -o -q -v -h --sessions --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-C -H -o -q -v -h --sessions --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -360,10 +376,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -591,7 +603,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__lock)
-            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -633,15 +645,19 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-report-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kill-signal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -702,10 +718,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -737,7 +749,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__ls)
-            opts="-H -o -q -v -h --contended --held --older-than --owner --dialect --sort --no-headers --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-C -H -o -q -v -h --contended --held --older-than --owner --dialect --sort --no-headers --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -757,6 +769,14 @@ _zklock() {
                     ;;
                 --sort)
                     COMPREPLY=($(compgen -W "path age waiters" -- "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --hosts)
@@ -816,10 +836,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -851,12 +867,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__man)
-            opts="-H -o -q -v -h --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help lock rlock wlock sem release stat ls dump watch reap completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -914,10 +938,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -949,7 +969,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__reap)
-            opts="-y -H -o -q -v -h --older-than --session --all --empty --dry-run --yes --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-y -C -H -o -q -v -h --older-than --session --all --empty --dry-run --yes --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -960,6 +980,14 @@ _zklock() {
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1020,10 +1048,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1055,13 +1079,21 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__release)
-            opts="-H -o -q -v -h --holders --revoke --force-after --if-exists --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-C -H -o -q -v -h --holders --revoke --force-after --if-exists --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --force-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1125,10 +1157,6 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-secrets-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1157,7 +1185,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__rlock)
-            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1199,15 +1227,19 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-report-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kill-signal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1271,10 +1303,6 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-secrets-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1303,7 +1331,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__sem)
-            opts="-n -w -E -H -o -q -v -h --max-leases --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --max-leases --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1349,15 +1377,19 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-report-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kill-signal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1418,10 +1450,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1453,12 +1481,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__stat)
-            opts="-H -o -q -v -h --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1516,10 +1552,6 @@ _zklock() {
                     return 0
                     ;;
                 --acl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --holder-secrets-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1551,7 +1583,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__watch)
-            opts="-w -H -o -q -v -h --until --timeout --count --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-w -C -H -o -q -v -h --until --timeout --count --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1570,6 +1602,14 @@ _zklock() {
                     return 0
                     ;;
                 --count)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1633,10 +1673,6 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-secrets-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1665,7 +1701,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__wlock)
-            opts="-n -w -E -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --holder-report-fd --kill-signal --kill-after --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --holder-secrets-fd --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1707,15 +1743,19 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-report-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kill-signal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1779,10 +1819,6 @@ _zklock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holder-secrets-fd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1818,3 +1854,27 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _zklock -o bashdefault -o default zklock
 fi
+
+# The command run under a lock (after `--`): its name, then its own arguments.
+_zklock_with_command() {
+    local i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ ${COMP_WORDS[i]} == -- ]] || continue
+        case " ${COMP_WORDS[*]:1:i-1} " in
+            *" lock "*|*" rlock "*|*" wlock "*|*" sem "*) ;;
+            *) break ;;
+        esac
+        if declare -F _comp_command_offset >/dev/null; then
+            _comp_command_offset $((i + 1))
+        elif declare -F _command_offset >/dev/null; then
+            _command_offset $((i + 1))
+        elif ((COMP_CWORD == i + 1)); then
+            COMPREPLY=($(compgen -c -- "${COMP_WORDS[COMP_CWORD]}"))
+        else
+            COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
+        fi
+        return 0
+    done
+    _zklock "$@"
+}
+complete -F _zklock_with_command -o bashdefault -o default zklock

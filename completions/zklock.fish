@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_zklock_global_optspecs
-    string join \n H/hosts= session-timeout= connect-timeout= auth= auth-file= tls tls-ca= tls-cert= tls-key= tls-no-verify-hostname sasl= sasl-user= sasl-password-file= sasl-service= sasl-host= acl= holder-secrets-fd= read-only root= admin-port= retries= o/output= q/quiet no-trunc v/verbose h/help V/version
+    string join \n C/cluster= H/hosts= session-timeout= connect-timeout= auth= auth-file= tls tls-ca= tls-cert= tls-key= tls-no-verify-hostname sasl= sasl-user= sasl-password-file= sasl-service= sasl-host= acl= read-only root= admin-port= retries= o/output= q/quiet no-trunc v/verbose h/help V/version
 end
 
 function __fish_zklock_needs_command
@@ -24,6 +24,7 @@ function __fish_zklock_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c zklock -n "__fish_zklock_needs_command" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_needs_command" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -39,7 +40,6 @@ complete -c zklock -n "__fish_zklock_needs_command" -l sasl-password-file -d 'Th
 complete -c zklock -n "__fish_zklock_needs_command" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_needs_command" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l retries -d 'Retries of a request after a connection loss' -r
@@ -51,7 +51,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -l read-only -d 'Allow a rea
 complete -c zklock -n "__fish_zklock_needs_command" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_needs_command" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_needs_command" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_needs_command" -s V -l version -d 'Print version'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
@@ -76,9 +76,9 @@ zk-recipe\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -94,7 +94,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
@@ -121,9 +120,9 @@ zk-recipe\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -139,7 +138,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
@@ -166,9 +164,9 @@ zk-recipe\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -184,7 +182,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
@@ -212,9 +209,9 @@ zk-recipe\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -230,7 +227,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-password-file
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l retries -d 'Retries of a request after a connection loss' -r
@@ -248,6 +244,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l no-trunc -d 'Print
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete the holders still there after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -263,7 +260,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-password-
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
@@ -279,6 +275,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -s q -l quiet -d 
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -294,7 +291,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l retries -d 'Retries of a request after a connection loss' -r
@@ -306,7 +302,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l read-only -d 'All
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l older-than -d 'Only locks held for at least DUR (by their oldest holder)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l owner -d 'Only locks one of whose holders\' owner (as shown) contains TEXT' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l dialect -d 'Only locks of this dialect (mixed: contenders of several)' -r -f -a "curator\t''
@@ -324,6 +320,7 @@ mixed\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sort -d 'The order of the lines: path, age (longest held first) or waiters (most first)' -r -f -a "path\t''
 age\t''
 waiters\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -339,7 +336,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-password-file 
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
@@ -354,7 +350,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l read-only -d 'Allow
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -370,7 +367,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l retries -d 'Retries of a request after a connection loss' -r
@@ -383,11 +379,12 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l read-only -d 'All
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l until -d 'Exit 0 once no lock under the path is held (free) or some lock is (held)' -r -f -a "free\t''
 held\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s w -l timeout -d 'Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by --connect-timeout)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l count -d 'Exit 0 after N changes' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -403,7 +400,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l retries -d 'Retries of a request after a connection loss' -r
@@ -415,9 +411,10 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l read-only -d 'Al
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session -d 'Contender nodes of this session (0x... or decimal)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -433,7 +430,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l retries -d 'Retries of a request after a connection loss' -r
@@ -449,7 +445,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l read-only -d 'All
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -465,7 +462,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-passw
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l retries -d 'Retries of a request after a connection loss' -r
@@ -478,6 +474,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -s q -l quiet
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand man" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
@@ -493,7 +490,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-password-file
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand man" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l retries -d 'Retries of a request after a connection loss' -r
@@ -519,3 +515,22 @@ complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -f -a "bash zsh fish"
+complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release stat ls dump watch reap completions man"
+
+# The command run under a lock (after `--`): its name, then its own arguments.
+function __fish_zklock_after_separator
+    set -l words (commandline -opc)
+    set -l at (contains -i -- -- $words); or return 1
+    __fish_seen_subcommand_from lock rlock wlock sem
+end
+function __fish_zklock_complete_command
+    set -l words (commandline -opc)
+    set -l at (contains -i -- -- $words)
+    set -l command
+    if test $at -lt (count $words)
+        set command (string escape -- $words[(math $at + 1)..-1])
+    end
+    complete -C "$command $(commandline -ct)"
+end
+complete -c zklock -n __fish_zklock_after_separator -x -a "(__fish_zklock_complete_command)"

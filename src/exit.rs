@@ -62,6 +62,68 @@ impl ExitStatus {
     }
 }
 
+impl ExitStatus {
+    /// Every way zklock ends, with what it means to a script: the table the
+    /// man pages print, so that it lists exactly the codes [`code`] gives.
+    ///
+    /// [`code`]: ExitStatus::code
+    pub const TABLE: [(ExitStatus, &'static str); 13] = [
+        (ExitStatus::Success, "the command did what was asked"),
+        (
+            ExitStatus::NotAcquired(1),
+            "the lock was taken and --no-wait did not wait, or --timeout ran out \
+             (another code with -E N)",
+        ),
+        (
+            ExitStatus::TimedOut,
+            "watch --timeout ran out before its end condition",
+        ),
+        (
+            ExitStatus::Usage,
+            "usage error: a bad flag, path, duration, host string or cluster profile",
+        ),
+        (
+            ExitStatus::Unreachable,
+            "ZooKeeper could not be reached (the message says why, host by host), or the \
+             session ended before the lock was acquired",
+        ),
+        (
+            ExitStatus::LockLost,
+            "the lock was lost while held (session expired, node deleted or revoked); the \
+             command was stopped",
+        ),
+        (
+            ExitStatus::PermissionDenied,
+            "permission denied: an ACL or the authentication refused",
+        ),
+        (ExitStatus::NoNode, "no such lock or node"),
+        (ExitStatus::Other, "any other error"),
+        (
+            ExitStatus::CommandNotExecutable,
+            "COMMAND was found but could not be executed",
+        ),
+        (ExitStatus::CommandNotFound, "COMMAND was not found"),
+        (
+            ExitStatus::Child(0),
+            "with COMMAND: the command's own exit code (128+n if signal n killed it)",
+        ),
+        (
+            ExitStatus::Interrupted(0),
+            "zklock itself was stopped by signal n while waiting",
+        ),
+    ];
+
+    /// How [`ExitStatus::TABLE`] writes this status's code: the number, or
+    /// what it is made of when it varies.
+    pub fn documented_code(self) -> String {
+        match self {
+            ExitStatus::Child(_) => "COMMAND's".to_owned(),
+            ExitStatus::Interrupted(_) => "128+n".to_owned(),
+            other => other.code().to_string(),
+        }
+    }
+}
+
 /// The exit status an error deserves: the first error in its chain that knows
 /// its class decides; anything unknown is 10.
 pub fn status_for(err: &anyhow::Error) -> ExitStatus {

@@ -271,6 +271,9 @@ impl Cli {
     /// Every usage error (bad path, bad host string) surfaces here, before
     /// any connection is made.
     pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
+        if let Some(err) = self.profile_error {
+            return Err(err);
+        }
         self.command.check_global_flags_apply(&self.global)?;
         let mut globals = self
             .global
@@ -305,8 +308,10 @@ impl Cli {
             }),
             CliCommand::Watch(args) => Command::Watch(args.into_watch_args(root)?),
             CliCommand::Reap(args) => Command::Reap(args.into_reap_args(root)?),
-            CliCommand::Completions { shell } => Command::Completions(shell.into()),
-            CliCommand::Man { command } => Command::Man(command),
+            CliCommand::Completions { shell } => {
+                Command::Completions(super::completion_script(shell.into()))
+            }
+            CliCommand::Man { command } => Command::Man(super::man_page(command.as_deref())?),
         };
         Ok((globals, command))
     }
@@ -341,7 +346,7 @@ impl CliCommand {
     /// True for the commands that never connect (`completions`, `man`): they
     /// read no connection settings, so a broken `ZKLOCK_HOSTS` cannot fail
     /// them.
-    fn is_offline(&self) -> bool {
+    pub(super) fn is_offline(&self) -> bool {
         matches!(
             self,
             CliCommand::Completions { .. } | CliCommand::Man { .. }

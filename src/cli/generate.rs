@@ -1,11 +1,37 @@
 //! The generated files: shell completions and man pages, both made from the
 //! clap definitions, checked in under completions/ and man/ and kept fresh by
-//! a test.
+//! a test. Every subcommand gets its page and its completions from the
+//! definitions alone: a new subcommand needs nothing added here.
 
-use clap::CommandFactory;
+use clap::builder::PossibleValuesParser;
+use clap::{Arg, Command, CommandFactory, ValueHint};
 
 use super::Cli;
 use crate::commands::generated::Shell;
+use crate::exit::ExitStatus;
+use crate::usage::UsageError;
+
+/// zklock's command line as clap parses it: the derived definitions, plus
+/// what is known only once they exist (the page names `man` takes, which
+/// are the subcommands).
+pub fn command() -> Command {
+    let command = Cli::command();
+    let pages = subcommand_names(&command);
+    command.mut_subcommand("man", |man| {
+        man.mut_arg("command", |arg| {
+            arg.value_parser(PossibleValuesParser::new(pages))
+        })
+    })
+}
+
+/// Every subcommand but clap's `help`, in definition order.
+fn subcommand_names(command: &Command) -> Vec<String> {
+    command
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_owned())
+        .filter(|name| name != "help")
+        .collect()
+}
 
 /// Generates the completion script for `shell` from these definitions (what
 /// completions/ must hold).
@@ -15,29 +41,370 @@ pub fn completion_script(shell: Shell) -> String {
         Shell::Zsh => clap_complete::Shell::Zsh,
         Shell::Fish => clap_complete::Shell::Fish,
     };
+    let mut offered = offered(&command());
     let mut script = Vec::new();
-    clap_complete::generate(generator, &mut Cli::command(), "zklock", &mut script);
-    String::from_utf8(script).expect("completion scripts are UTF-8")
+    clap_complete::generate(generator, &mut offered, "zklock", &mut script);
+    let mut script = String::from_utf8(script).expect("completion scripts are UTF-8");
+    let runners = command_runners(&command());
+    match shell {
+        Shell::Bash => script += &bash_command_completion(&runners),
+        Shell::Fish => {
+            script += &fish_positional_values(&command());
+            script += &fish_command_completion(&runners);
+        }
+        Shell::Zsh => script = zsh_command_completion(&script),
+    }
+    script
+}
+
+/// The command line as completions offer it: without the hidden flags
+/// (internal plumbing, which clap_complete would offer), and with value
+/// names a shell's completion system can quote (zsh's `_arguments` reads a
+/// colon in one as the start of an action to run).
+fn offered(command: &Command) -> Command {
+    let mut copy = Command::new(command.get_name().to_owned());
+    if let Some(about) = command.get_about() {
+        copy = copy.about(about.clone());
+    }
+    if let Some(version) = command.get_version() {
+        copy = copy.version(version.to_owned());
+    }
+    for arg in command.get_arguments().filter(|arg| !arg.is_hide_set()) {
+        copy = copy.arg(with_plain_value_names(arg.clone()));
+    }
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        copy = copy.subcommand(offered(sub));
+    }
+    copy
+}
+
+fn with_plain_value_names(arg: Arg) -> Arg {
+    let Some(names) = arg.get_value_names() else {
+        return arg;
+    };
+    let plain: Vec<String> = names
+        .iter()
+        .map(|name| name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "-"))
+        .collect();
+    arg.value_names(plain)
+}
+
+/// The subcommands that run a command given after `--` (their last
+/// positional argument is a command line).
+fn command_runners(command: &Command) -> Vec<String> {
+    command
+        .get_subcommands()
+        .filter(|sub| {
+            sub.get_positionals()
+                .any(|arg| arg.get_value_hint() == ValueHint::CommandWithArguments)
+        })
+        .map(|sub| sub.get_name().to_owned())
+        .collect()
+}
+
+/// Bash: after `--` in a subcommand that runs a command, complete that
+/// command as bash would on its own (its name, then its arguments, with
+/// bash-completion's `_command_offset` when loaded); anything else goes to
+/// the generated function.
+fn bash_command_completion(runners: &[String]) -> String {
+    let patterns = runners
+        .iter()
+        .map(|name| format!("*\" {name} \"*"))
+        .collect::<Vec<_>>()
+        .join("|");
+    format!(
+        r#"
+# The command run under a lock (after `--`): its name, then its own arguments.
+_zklock_with_command() {{
+    local i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ ${{COMP_WORDS[i]}} == -- ]] || continue
+        case " ${{COMP_WORDS[*]:1:i-1}} " in
+            {patterns}) ;;
+            *) break ;;
+        esac
+        if declare -F _comp_command_offset >/dev/null; then
+            _comp_command_offset $((i + 1))
+        elif declare -F _command_offset >/dev/null; then
+            _command_offset $((i + 1))
+        elif ((COMP_CWORD == i + 1)); then
+            COMPREPLY=($(compgen -c -- "${{COMP_WORDS[COMP_CWORD]}}"))
+        else
+            COMPREPLY=($(compgen -f -- "${{COMP_WORDS[COMP_CWORD]}}"))
+        fi
+        return 0
+    done
+    _zklock "$@"
+}}
+complete -F _zklock_with_command -o bashdefault -o default zklock
+"#
+    )
+}
+
+/// Zsh: the generated script hands a command argument to `_cmdambivalent`
+/// with the words of every positional argument before it, so the lock name
+/// would be taken for the command; complete from the word after `--`.
+fn zsh_command_completion(script: &str) -> String {
+    const HELPER: &str = r#"
+# The command run under a lock (after `--`): its name, then its own arguments.
+(( $+functions[_zklock_command] )) ||
+_zklock_command() {
+    local separator=${words[(i)--]}
+    (( separator < CURRENT )) || return 1
+    words=("${(@)words[separator+1,-1]}")
+    (( CURRENT -= separator ))
+    _normal
+}
+
+"#;
+    let script = script.replace(":_cmdambivalent'", ":_zklock_command'");
+    let run = script
+        .rfind("\nif [ \"$funcstack[1]\"")
+        .expect("clap_complete's zsh script ends by running or registering its function");
+    format!("{}{HELPER}{}", &script[..run], &script[run + 1..])
+}
+
+/// Fish: the values a subcommand's positional argument takes (`man`'s
+/// pages, `completions`' shells), which clap_complete's fish script leaves
+/// out.
+fn fish_positional_values(command: &Command) -> String {
+    let mut script = String::new();
+    for sub in command.get_subcommands() {
+        for arg in sub.get_positionals().filter(|arg| !arg.is_hide_set()) {
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .filter(|value| !value.is_hide_set())
+                .map(|value| value.get_name().to_owned())
+                .collect();
+            if !values.is_empty() {
+                script += &format!(
+                    "complete -c zklock -n \"__fish_zklock_using_subcommand {}\" -f -a \"{}\"\n",
+                    sub.get_name(),
+                    values.join(" ")
+                );
+            }
+        }
+    }
+    script
+}
+
+/// Fish: after `--` in a subcommand that runs a command, complete the rest
+/// of the line as fish completes it on its own.
+fn fish_command_completion(runners: &[String]) -> String {
+    let runners = runners.join(" ");
+    format!(
+        r#"
+# The command run under a lock (after `--`): its name, then its own arguments.
+function __fish_zklock_after_separator
+    set -l words (commandline -opc)
+    set -l at (contains -i -- -- $words); or return 1
+    __fish_seen_subcommand_from {runners}
+end
+function __fish_zklock_complete_command
+    set -l words (commandline -opc)
+    set -l at (contains -i -- -- $words)
+    set -l command
+    if test $at -lt (count $words)
+        set command (string escape -- $words[(math $at + 1)..-1])
+    end
+    complete -C "$command $(commandline -ct)"
+end
+complete -c zklock -n __fish_zklock_after_separator -x -a "(__fish_zklock_complete_command)"
+"#
+    )
 }
 
 /// Generates every man page from these definitions: the subcommand name (""
 /// for zklock itself) and the page in roff (what man/ must hold).
 pub fn man_pages() -> Vec<(String, String)> {
-    let mut command = Cli::command();
+    // clap's `help` subcommand has no page of its own, so no page names it.
+    let mut command = command().disable_help_subcommand(true);
     command.build();
-    let mut pages = vec![(String::new(), render_man(command.clone()))];
-    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+    let names = subcommand_names(&command);
+    let mut pages = vec![(String::new(), render_man(command.clone(), "", &names))];
+    for sub in command.get_subcommands() {
         let name = sub.get_name().to_owned();
-        let page = render_man(sub.clone().name(format!("zklock-{name}")));
+        let page = render_man(sub.clone().name(format!("zklock-{name}")), &name, &names);
         pages.push((name, page));
     }
     pages
 }
 
-fn render_man(command: clap::Command) -> String {
-    let mut page = Vec::new();
-    clap_mangen::Man::new(command)
-        .render(&mut page)
-        .expect("rendering into memory cannot fail");
-    String::from_utf8(page).expect("man pages are UTF-8")
+/// The man page of subcommand `name`, or zklock's.
+pub fn man_page(name: Option<&str>) -> Result<String, UsageError> {
+    let wanted = name.unwrap_or_default();
+    man_pages()
+        .into_iter()
+        .find(|(name, _)| name == wanted)
+        .map(|(_, page)| page)
+        .ok_or_else(|| UsageError::new(format!("no man page for {wanted:?}")))
+}
+
+/// The page of `command` (`name` is "" for zklock itself): clap_mangen's
+/// name, synopsis, description and options, then the sections zklock
+/// writes itself.
+fn render_man(command: Command, name: &str, all: &[String]) -> String {
+    let examples = command.get_after_help().map(|text| text.to_string());
+    let manual = command.get_after_long_help().map(|text| text.to_string());
+    let environment = environment(&command);
+    let man = clap_mangen::Man::new(command);
+    let mut roff = String::new();
+    let sections: [RenderSection; 4] = [
+        clap_mangen::Man::render_title,
+        clap_mangen::Man::render_name_section,
+        clap_mangen::Man::render_synopsis_section,
+        clap_mangen::Man::render_description_section,
+    ];
+    for section in sections {
+        roff += &rendered(&man, section);
+    }
+    // The long help repeats the examples first; the rest explains.
+    if let Some(manual) = &manual {
+        let explanation = examples
+            .as_deref()
+            .and_then(|short| manual.strip_prefix(short))
+            .unwrap_or(manual);
+        roff += &preformatted(explanation.trim_matches('\n'));
+    }
+    roff += &rendered(&man, clap_mangen::Man::render_options_section);
+    if name.is_empty() {
+        roff += &rendered(&man, clap_mangen::Man::render_subcommands_section);
+    }
+    roff += &exit_status_section();
+    roff += &environment_section(&environment);
+    roff += &files_section();
+    roff += ".SH EXAMPLES\n";
+    roff += &preformatted(examples.as_deref().unwrap_or_default().trim_matches('\n'));
+    roff += &see_also_section(name, all);
+    roff
+}
+
+/// One of clap_mangen's sections.
+type RenderSection = fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>;
+
+fn rendered(man: &clap_mangen::Man, section: RenderSection) -> String {
+    let mut roff = Vec::new();
+    section(man, &mut roff).expect("rendering into memory cannot fail");
+    String::from_utf8(roff).expect("man pages are UTF-8")
+}
+
+/// Text kept as written (line breaks and indentation), escaped for roff.
+fn preformatted(text: &str) -> String {
+    let mut roff = String::from(".PP\n.nf\n");
+    for line in text.lines() {
+        roff += &escape(line);
+        roff.push('\n');
+    }
+    roff + ".fi\n"
+}
+
+/// One line of text as roff prints it, not as a request.
+fn escape(line: &str) -> String {
+    let escaped = line.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with(['.', '\'']) {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
+
+/// A tagged paragraph: `tag` in bold, then its text.
+fn entry(tag: &str, text: &str) -> String {
+    format!(".TP\n\\fB{}\\fR\n{}\n", escape(tag), escape(text))
+}
+
+fn exit_status_section() -> String {
+    let mut roff = String::from(".SH \"EXIT STATUS\"\n");
+    for (status, meaning) in ExitStatus::TABLE {
+        roff += &entry(&status.documented_code(), meaning);
+    }
+    roff
+}
+
+/// The variables every page lists besides the options' own: what zklock
+/// reads that no option stands for.
+const OTHER_VARIABLES: [(&str, &str); 7] = [
+    (
+        "ZK_HOSTS",
+        "The connect string when neither --hosts nor ZKLOCK_HOSTS gives one \
+         (the variable ZooKeeper's own tools read).",
+    ),
+    (
+        "ZKLOCK_CONFIG",
+        "The configuration file holding the cluster profiles (see FILES).",
+    ),
+    (
+        "XDG_CONFIG_HOME",
+        "Where the configuration file is looked for without ZKLOCK_CONFIG \
+         (default ~/.config).",
+    ),
+    (
+        "ZKLOCK_LOG_FORMAT",
+        "json: the -v log is JSON lines, each moment a script may wait for \
+         carrying an \"event\" field.",
+    ),
+    ("NO_COLOR", "When set (to anything), nothing is coloured."),
+    (
+        "KRB5CCNAME",
+        "The Kerberos ticket cache --sasl gssapi authenticates from.",
+    ),
+    (
+        "ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE, ZKLOCK_SESSION",
+        "Set by zklock for a command run under a lock: the lock, its node, \
+         the fencing token (the node's czxid) and the session.",
+    ),
+];
+
+/// The variables that stand for an option of `command`, with the option's
+/// help; options and their variables come from the definitions, so a new
+/// one is listed by itself.
+fn environment(command: &Command) -> Vec<(String, String)> {
+    command
+        .get_arguments()
+        .filter(|arg| !arg.is_hide_set())
+        .filter_map(|arg| {
+            let variable = arg.get_env()?.to_string_lossy().into_owned();
+            let option = arg
+                .get_long()
+                .map_or_else(String::new, |long| format!("--{long}"));
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            Some((variable, format!("The default of {option}: {help}.")))
+        })
+        .collect()
+}
+
+fn environment_section(own: &[(String, String)]) -> String {
+    let mut roff = String::from(".SH ENVIRONMENT\n");
+    for (variable, text) in own {
+        roff += &entry(variable, text);
+    }
+    for (variable, text) in OTHER_VARIABLES {
+        roff += &entry(variable, text);
+    }
+    roff
+}
+
+fn files_section() -> String {
+    let mut roff = String::from(".SH FILES\n");
+    roff += &entry(
+        "$ZKLOCK_CONFIG, else $XDG_CONFIG_HOME/zklock/config.toml, else ~/.config/zklock/config.toml",
+        super::profile::FILE_EXPLAINED,
+    );
+    roff += &preformatted(super::profile::FILE_EXAMPLE);
+    roff
+}
+
+/// zklock(1) and every subcommand's page but this one's.
+fn see_also_section(name: &str, all: &[String]) -> String {
+    let mut pages: Vec<String> = Vec::new();
+    if !name.is_empty() {
+        pages.push("zklock(1)".to_owned());
+    }
+    pages.extend(
+        all.iter()
+            .filter(|other| *other != name)
+            .map(|other| format!("zklock-{other}(1)")),
+    );
+    format!(".SH \"SEE ALSO\"\n{}\n", escape(&pages.join(", ")))
 }

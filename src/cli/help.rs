@@ -58,6 +58,30 @@ and --kill-signal need a command, --lease and --while-pid need --detach (to
 bound a command, use timeout(1) after --), -E needs -n or -w, and -o json
 applies only with --detach or --ttl.";
 
+/// `zklock rlock`.
+pub(super) const RLOCK_EXAMPLES: &str = "\
+Examples:
+  zklock rlock config -- ./read-config.sh     read under /locks/config; readers share it
+  zklock rlock -n config -- ./report.sh       give up at once (exit 1) if a writer holds
+                                              or waits ahead
+  zklock rlock -w 30s config -- ./report.sh   wait at most 30s for the writers ahead
+  tok=$(zklock rlock config --detach --while-pid $$)
+                                              hold the read side until this shell exits
+
+A reader waits only for the writers queued ahead of it. The options, the
+command's environment and the exit codes are lock's (zklock-lock(1)).";
+
+/// `zklock wlock`.
+pub(super) const WLOCK_EXAMPLES: &str = "\
+Examples:
+  zklock wlock config -- ./rewrite-config.sh  write under /locks/config, alone
+  zklock wlock -n config -- ./rewrite.sh      give up at once (exit 1) if anyone holds it
+  zklock wlock -w 1m -E 75 config -- ./x      wait at most 1m; exit 75 if not acquired
+  zklock wlock --dialect kazoo config -- ./x  kazoo's write lock, so kazoo readers wait
+
+A writer waits for every reader and writer queued ahead of it. The options,
+the command's environment and the exit codes are lock's (zklock-lock(1)).";
+
 /// `zklock sem`.
 pub(super) const SEM_EXAMPLES: &str = "\
 Examples:

@@ -10,15 +10,17 @@
 mod convert;
 mod generate;
 mod help;
+mod profile;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum, ValueHint};
 
+use crate::usage::UsageError;
 pub use convert::parse_duration;
 use convert::{parse_session_arg, parse_signal_arg};
-pub use generate::{completion_script, man_pages};
+pub use generate::{command, completion_script, man_page, man_pages};
 
 /// The connect string when neither `-H`, `ZKLOCK_HOSTS` nor `ZK_HOSTS` gives one.
 const DEFAULT_HOSTS: &str = "127.0.0.1:2181";
@@ -42,6 +44,11 @@ pub struct Cli {
     /// (what `-- "$@"` gives when `$@` is empty).
     #[arg(skip)]
     pub ends_with_separator: bool,
+
+    /// What was wrong with the cluster profile `--cluster` selected: reported
+    /// as every usage error is, when the arguments are converted.
+    #[arg(skip)]
+    pub profile_error: Option<UsageError>,
 }
 
 impl Cli {
@@ -49,20 +56,66 @@ impl Cli {
     /// where a habit from flock(1) leads astray.
     pub fn from_env() -> Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        let mut cli = Cli::try_parse_from(&args).unwrap_or_else(|err| {
-            let err = with_hint(err);
-            if err.use_stderr() && asks_for_json(&args) {
-                let message = err.render().to_string();
-                let message = message.trim().trim_start_matches("error: ");
-                crate::output::print_error(crate::output::Format::Json, message, 2);
-                std::process::exit(2);
-            }
-            err.exit()
-        });
+        profile::pin_config_path();
+        let mut cli = Cli::with_profile(&args);
         cli.ends_with_separator = args.len() > 1 && args.last().is_some_and(|arg| arg == "--");
         forget_secret_environment();
         cli
     }
+}
+
+impl Cli {
+    /// Parses `args`, with the options of the cluster profile selected (if
+    /// any) put in front of them; they count only where neither a flag nor a
+    /// variable gave the option. The commands that never connect read no
+    /// profile.
+    fn with_profile(args: &[std::ffi::OsString]) -> Cli {
+        let command = command();
+        let (mut cli, matches) = parse(&command, args);
+        if cli.command.is_offline() {
+            return cli;
+        }
+        match profile::arguments(&command, &matches) {
+            Ok(added) if added.is_empty() => cli,
+            Ok(added) => {
+                let (program, rest) = args.split_at(1);
+                let args: Vec<_> = program
+                    .iter()
+                    .cloned()
+                    .chain(added)
+                    .chain(rest.iter().cloned())
+                    .collect();
+                parse(&command, &args).0
+            }
+            Err(err) => {
+                cli.profile_error = Some(err);
+                cli
+            }
+        }
+    }
+}
+
+/// Parses `args`; a clap error exits 2.
+fn parse(command: &clap::Command, args: &[std::ffi::OsString]) -> (Cli, ArgMatches) {
+    let matches = command
+        .clone()
+        .try_get_matches_from(args)
+        .unwrap_or_else(|err| refuse(with_hint(err), args));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|err| refuse(err, args));
+    (cli, matches)
+}
+
+/// Exits on a command line clap refuses: as JSON on stderr when the command
+/// line asked for JSON, so a script that did gets its usage error as JSON
+/// too; else as clap writes it.
+fn refuse(err: clap::Error, args: &[std::ffi::OsString]) -> ! {
+    if err.use_stderr() && asks_for_json(args) {
+        let message = err.render().to_string();
+        let message = message.trim().trim_start_matches("error: ");
+        crate::output::print_error(crate::output::Format::Json, message, 2);
+        std::process::exit(2);
+    }
+    err.exit()
 }
 
 /// True when the command line asks for JSON output, read before clap could
@@ -132,6 +185,18 @@ fn with_hint(mut err: clap::Error) -> clap::Error {
 /// Options every subcommand takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
+    /// Take the global options of cluster profile NAME, a [clusters.NAME] table of the
+    /// configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and
+    /// variables override it
+    #[arg(
+        short = 'C',
+        long,
+        global = true,
+        env = "ZKLOCK_CLUSTER",
+        value_name = "NAME"
+    )]
+    pub cluster: Option<String>,
+
     /// ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS,
     /// then 127.0.0.1:2181
     #[arg(
@@ -324,11 +389,11 @@ pub enum CliCommand {
     Lock(LockCmdArgs),
 
     /// Take the read side of a read-write lock (readers share)
-    #[command(after_help = help::LOCK_EXAMPLES)]
+    #[command(after_help = help::RLOCK_EXAMPLES)]
     Rlock(LockCmdArgs),
 
     /// Take the write side of a read-write lock (exclusive)
-    #[command(after_help = help::LOCK_EXAMPLES)]
+    #[command(after_help = help::WLOCK_EXAMPLES)]
     Wlock(LockCmdArgs),
 
     /// Hold one of N leases of a semaphore (Curator's or kazoo's); run COMMAND under it, or hold
@@ -459,7 +524,7 @@ pub struct LockCmdArgs {
     pub kill_after: Option<Duration>,
 
     /// The command to run while holding the lock
-    #[arg(last = true, value_name = "COMMAND")]
+    #[arg(last = true, value_name = "COMMAND", value_hint = ValueHint::CommandWithArguments)]
     pub command: Vec<String>,
 }
 

@@ -30,8 +30,10 @@ pub enum Command {
     Dump(dump::DumpArgs),
     Watch(watch::WatchArgs),
     Reap(reap::ReapArgs),
-    Completions(generated::Shell),
-    Man(Option<String>),
+    /// The completion script to print.
+    Completions(String),
+    /// The man page to print.
+    Man(String),
 }
 
 /// Runs one subcommand.
@@ -44,8 +46,8 @@ pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
         Command::Dump(args) => dump::run(globals, args).await,
         Command::Watch(args) => watch::run(globals, args).await,
         Command::Reap(args) => reap::run(globals, args).await,
-        Command::Completions(shell) => generated::completions(globals, shell),
-        Command::Man(page) => generated::man(globals, page.as_deref()),
+        Command::Completions(script) => generated::print(globals, &script),
+        Command::Man(page) => generated::print(globals, &page),
     }
 }
 

@@ -40,9 +40,15 @@ pub fn class_of(err: &zkc::Error) -> Class {
 /// A failed ZooKeeper interaction, with what was attempted and where.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// No server answered within the connect timeout.
-    #[error("cannot reach ZooKeeper at {hosts} within {}", humantime::format_duration(*.timeout))]
-    Unreachable { hosts: String, timeout: Duration },
+    /// No server gave a session: within the connect timeout, or at once
+    /// (`timeout` is `None`) when no host name resolves. `why` says, host
+    /// by host, what went wrong.
+    #[error("cannot reach ZooKeeper at {hosts}{}: {why}", gave_up_after(*.timeout))]
+    Unreachable {
+        hosts: String,
+        timeout: Option<Duration>,
+        why: String,
+    },
     /// Connecting failed for another reason (authentication, expired session).
     #[error("cannot connect to ZooKeeper at {hosts}: {}", describe(.cause))]
     Connect { hosts: String, cause: zkc::Error },
@@ -162,6 +168,13 @@ fn failure_of(err: &zkc::Error) -> Failure {
 }
 
 /// A sentence for an operator, instead of the library's terse wording.
+/// ` within DURATION` when zklock waited, for the unreachable message.
+fn gave_up_after(timeout: Option<Duration>) -> String {
+    timeout.map_or_else(String::new, |timeout| {
+        format!(" within {}", humantime::format_duration(timeout))
+    })
+}
+
 fn describe(err: &zkc::Error) -> String {
     use zkc::Error::*;
     match err {

@@ -116,6 +116,23 @@ impl Hosts {
 
     /// The servers that speak TLS (`tcp+tls://`, or unprefixed ones when
     /// `every_host` is set), as host and port.
+    /// Every server, with whether it is spoken to in TLS (`every_host`:
+    /// `--tls` was given), for telling why none gave a session.
+    pub(super) fn reach_targets(&self, every_host: bool) -> Vec<super::reach::Target> {
+        self.servers
+            .iter()
+            .map(|s| super::reach::Target {
+                host: s.host.clone(),
+                port: s.port,
+                tls: match s.protocol {
+                    Protocol::Tls => true,
+                    Protocol::Unsaid => every_host,
+                    Protocol::Plain => false,
+                },
+            })
+            .collect()
+    }
+
     pub fn tls_servers(&self, every_host: bool) -> Vec<(String, u16)> {
         self.servers
             .iter()

@@ -13,6 +13,7 @@ mod hosts;
 pub mod monitor;
 mod nodes;
 pub mod path;
+mod reach;
 mod retry;
 mod secure;
 pub mod sessions;
@@ -112,6 +113,15 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
         "connecting to {hosts}{}",
         if every_host_tls { " over TLS" } else { "" }
     );
+    let targets = options.hosts.reach_targets(every_host_tls);
+    if let Some(reasons) = reach::none_resolves(&targets).await {
+        reach::log(&reasons);
+        return Err(Error::Unreachable {
+            hosts: options.hosts.servers(),
+            timeout: None,
+            why: reach::describe(&reasons),
+        });
+    }
     let attempt = async {
         if every_host_tls {
             connector.secure_connect(&hosts).await
@@ -154,50 +164,41 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
     })
 }
 
-/// Why no session was made: a TLS handshake that fails says why; a SASL
-/// mechanism that could not even start (GSSAPI without a ticket) leaves the
-/// client library retrying servers that do answer; otherwise the servers
-/// were silent.
+/// Why no session was made, server by server: a TLS handshake that fails
+/// says why; a SASL mechanism that could not even start (GSSAPI without a
+/// ticket) leaves the client library retrying servers that do answer;
+/// otherwise each server's reason (no such host, refused, silent, hung up).
 async fn unreachable(options: &ConnectOptions) -> Error {
     let hosts = options.hosts.servers();
-    if let Some(sasl) = &options.secured.sasl {
-        let addresses = options.hosts.members();
-        let answered = tokio::task::spawn_blocking(move || {
-            addresses.iter().any(|(host, port)| {
-                std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port))
-                    .ok()
-                    .and_then(|mut found| found.next())
-                    .is_some_and(|address| {
-                        std::net::TcpStream::connect_timeout(&address, Duration::from_secs(1))
-                            .is_ok()
-                    })
-            })
-        })
-        .await;
-        if matches!(answered, Ok(true)) && options.secured.tls.is_none() {
-            return Error::SaslRefused {
-                hosts,
-                mechanism: sasl.mechanism(),
-            };
-        }
+    let tls = options.secured.tls.clone();
+    let every_host_tls = tls.as_ref().is_some_and(|tls| tls.every_host);
+    let budget = options.connect_timeout.min(Duration::from_secs(2));
+    let targets = options.hosts.reach_targets(every_host_tls);
+    let reasons = reach::diagnose(targets, tls, budget).await;
+    reach::log(&reasons);
+    let answered = reasons
+        .iter()
+        .any(|(_, reason)| *reason == reach::Reason::NoSession);
+    if let Some(sasl) = &options.secured.sasl
+        && answered
+        && options.secured.tls.is_none()
+    {
+        return Error::SaslRefused {
+            hosts,
+            mechanism: sasl.mechanism(),
+        };
     }
-    if let Some(tls) = options.secured.tls.clone() {
-        let servers = options.hosts.tls_servers(tls.every_host);
-        let timeout = options.connect_timeout.min(Duration::from_secs(2));
-        let diagnosis = tokio::task::spawn_blocking(move || {
-            servers.iter().find_map(|(host, port)| {
-                secure::diagnose_handshake(&tls, host, *port, timeout)
-                    .map(|why| format!("{host}:{port}: {why}"))
-            })
-        })
-        .await;
-        if let Ok(Some(why)) = diagnosis {
-            return Error::Handshake { hosts, why };
-        }
+    let handshake = reasons.iter().find_map(|(target, reason)| match reason {
+        reach::Reason::Handshake(why) => Some(format!("{}: {why}", target.name())),
+        _ => None,
+    });
+    if let Some(why) = handshake {
+        return Error::Handshake { hosts, why };
     }
     Error::Unreachable {
         hosts,
-        timeout: options.connect_timeout,
+        timeout: Some(options.connect_timeout),
+        why: reach::describe(&reasons),
     }
 }
 

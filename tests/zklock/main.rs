@@ -7,6 +7,7 @@
 mod support;
 
 mod cli_basics;
+mod completions;
 mod elections;
 mod faults;
 mod generated;
@@ -15,6 +16,7 @@ mod interop;
 mod locks;
 mod modes;
 mod output;
+mod profiles;
 mod reap;
 mod release;
 mod secured;
@@ -22,4 +24,5 @@ mod semaphores;
 mod sessions;
 mod soak;
 mod terminal;
+mod unreachable;
 mod watch;

@@ -1,0 +1,142 @@
+//! A connection that fails says why, server by server: no such host (at
+//! once, not after the connect timeout, when no name resolves), refused,
+//! no answer, hung up (a TLS port spoken to in plaintext), a TLS handshake
+//! that fails. Each exits 3 (a refused authentication exits 5).
+//!
+//! The reasons are read from the declared `server_unreachable` events of
+//! the JSON log (`server`, `reason`), and the human message must name each
+//! server.
+
+use std::time::Duration;
+
+use crate::support::secured::{sasl_server, tls_server};
+use crate::support::{Blackhole, Run, Zklock, dead_port};
+
+/// Runs `stat /` against `hosts` with the JSON log on.
+fn try_reach(hosts: &str, extra: &[&str]) -> Run {
+    Zklock::new(["-v", "stat", "/"])
+        .hosts(hosts)
+        .args(extra)
+        .json_log()
+        .run()
+}
+
+/// The `reason` of each `server_unreachable` event, by server.
+fn reasons(run: &Run) -> Vec<(String, String)> {
+    run.stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["event"] == "server_unreachable")
+        .map(|line| {
+            (
+                line["server"].as_str().unwrap_or_default().to_owned(),
+                line["reason"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn assert_reasons(run: &Run, expected: &[(&str, &str)]) {
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(server, reason)| ((*server).to_owned(), (*reason).to_owned()))
+        .collect();
+    assert_eq!(reasons(run), expected, "{}", run.stderr);
+    for (server, _) in &expected {
+        assert!(
+            run.stderr
+                .lines()
+                .any(|l| l.starts_with("zklock: ") && l.contains(server.as_str())),
+            "the message names no {server}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_refused_port_says_refused() {
+    let refused = format!("127.0.0.1:{}", dead_port());
+    let run = try_reach(&refused, &["--connect-timeout", "1s"]);
+    run.assert_code(3);
+    assert_reasons(&run, &[(&refused, "refused")]);
+}
+
+#[test]
+fn a_name_that_does_not_resolve_fails_at_once() {
+    let run = try_reach("nohost.invalid:2181", &["--connect-timeout", "5s"]);
+    run.assert_code(3)
+        .assert_faster_than(Duration::from_secs(2));
+    assert_reasons(&run, &[("nohost.invalid:2181", "no_such_host")]);
+}
+
+#[test]
+fn each_server_has_its_own_reason() {
+    let refused = format!("127.0.0.1:{}", dead_port());
+    let hole = Blackhole::new();
+    let hosts = format!("nohost.invalid:2181,{refused},{}", hole.address());
+    let run = try_reach(&hosts, &["--connect-timeout", "1s"]);
+    run.assert_code(3);
+    assert_reasons(
+        &run,
+        &[
+            ("nohost.invalid:2181", "no_such_host"),
+            (&refused, "refused"),
+            (&hole.address(), "no_answer"),
+        ],
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_says_so() {
+    let hole = Blackhole::new();
+    let run = try_reach(&hole.address(), &["--connect-timeout", "1s"]);
+    run.assert_code(3)
+        .assert_faster_than(Duration::from_secs(5));
+    assert_reasons(&run, &[(&hole.address(), "no_answer")]);
+}
+
+#[test]
+fn a_tls_port_spoken_to_in_plaintext_hangs_up() {
+    let tls = tls_server();
+    let server = format!("localhost:{}", tls.port);
+    let run = try_reach(&server, &["--connect-timeout", "2s"]);
+    run.assert_code(3);
+    assert_reasons(&run, &[(&server, "hung_up")]);
+}
+
+#[test]
+fn a_tls_server_with_an_untrusted_certificate_fails_the_handshake() {
+    let tls = tls_server();
+    let (cert, key) = tls.certs.alice();
+    let server = format!("localhost:{}", tls.port);
+    let rogue = tls.certs.rogue_ca();
+    let run = try_reach(
+        &server,
+        &[
+            "--tls",
+            "--tls-ca",
+            &rogue,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--connect-timeout",
+            "2s",
+        ],
+    );
+    run.assert_code(3);
+    assert_reasons(&run, &[(&server, "tls_handshake")]);
+}
+
+#[test]
+fn refused_sasl_credentials_exit_5_not_3() {
+    let password = crate::support::secured::scratch_dir().join("unreachable-wrong.pw");
+    std::fs::write(&password, "wrong\n").expect("write the password file");
+    let run = Zklock::new(["--sasl", "digest-md5", "--sasl-user", "alice"])
+        .arg("--sasl-password-file")
+        .arg(&password)
+        .args(["--connect-timeout", "2s", "stat", "/"])
+        .hosts(sasl_server().address())
+        .run();
+    run.assert_code(5);
+}
