@@ -15,6 +15,7 @@ pub mod path;
 mod retry;
 mod secure;
 pub mod sessions;
+mod watches;
 
 use std::time::Duration;
 
@@ -25,6 +26,7 @@ pub use error::{Class, Error, Failure, class_of};
 pub use hosts::Hosts;
 pub use retry::RetryPolicy;
 pub use secure::{SaslConfig, Secret, Secured, TlsConfig};
+pub use watches::{NodeEvent, NodeWatch};
 
 use crate::usage::UsageError;
 
