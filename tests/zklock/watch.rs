@@ -542,7 +542,11 @@ fn the_event_stream_agrees_with_a_full_reading_after_churn() {
     zk.mkdir_p("/locks/churn");
     let prefix = "/locks/churn/_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-";
     let contender = |i: usize| {
-        let kind = if i.is_multiple_of(3) { "__WRIT__" } else { "__READ__" };
+        let kind = if i.is_multiple_of(3) {
+            "__WRIT__"
+        } else {
+            "__READ__"
+        };
         zk.create_ephemeral_sequential(&format!("{prefix}{kind}"), b"")
     };
     let mut nodes: Vec<String> = (0..30).map(contender).collect();
