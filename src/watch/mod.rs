@@ -4,7 +4,10 @@
 //! never builds events from them: it reads the affected lock again with the
 //! one walk and model ([`read_lock`], [`walk_with_dirs`]) and turns the old
 //! and new readings into events (`events::changes`), so what `watch` prints
-//! always agrees with what `stat` shows at that moment.
+//! always agrees with what `stat` shows at that moment. For a queue it
+//! already knows, where only contender nodes changed, it reads just those
+//! nodes and takes the rest from its last reading: the persistent watch
+//! names every node that changed, so nothing else can differ.
 //!
 //! Notifications come from one persistent recursive watch on the path
 //! (ZooKeeper 3.6+), plus one on the internal lock a kazoo semaphore keeps
