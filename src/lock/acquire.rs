@@ -176,11 +176,10 @@ impl<'s> Contention<'s> {
                 return Ok(Outcome::NotAcquired);
             }
             on_wait(&self.waiting(&known, &me, holder_details).await);
-            let own = match own_watch.as_mut() {
-                Some(own) => own,
-                None => own_watch.insert(self.watch_own(&me).await?),
-            };
-            match self.wait_for_deletion(&ahead, patience, own).await? {
+            match self
+                .wait_for_deletion(&ahead, patience, &mut own_watch)
+                .await?
+            {
                 Ahead::Gone if listing_bounds_the_queue_ahead(&me) => {
                     known.remove(&ahead.name);
                 }
@@ -202,8 +201,8 @@ impl<'s> Contention<'s> {
 
     /// A watch on our own node, so that its deletion while we wait is seen
     /// without listing the directory again.
-    async fn watch_own(&self, me: &str) -> Result<NodeWatch, AcquireError> {
-        let path = self.node_path(me);
+    async fn watch_own(&self) -> Result<NodeWatch, AcquireError> {
+        let path = self.own_path();
         match self.session.watch_stat(&path).await? {
             (Some(_), watch) => Ok(watch),
             (None, _) => Err(AcquireError::NodeVanished(path)),
@@ -350,7 +349,8 @@ impl<'s> Contention<'s> {
     }
 
     /// Watches the one node we wait on until it is deleted or our patience
-    /// runs out, minding `own`, the watch on our own node, meanwhile. The
+    /// runs out, minding `own`, the watch on our own node, meanwhile (set
+    /// in the same round trip as the first watch when there is none). The
     /// watch's answer is the node's stat, so a node that is no contender by
     /// its type (a persistent generic name: application data) is known at no
     /// extra cost and not waited on.
@@ -358,10 +358,17 @@ impl<'s> Contention<'s> {
         &self,
         ahead: &Contender,
         patience: Patience,
-        own: &mut NodeWatch,
+        own: &mut Option<NodeWatch>,
     ) -> Result<Ahead, AcquireError> {
         let path = self.node_path(&ahead.name);
-        let (stat, mut watch) = self.session.watch_stat(&path).await?;
+        let ((stat, mut watch), own) = match own {
+            Some(own) => (self.session.watch_stat(&path).await?, own),
+            None => {
+                let (watched, own_watch) =
+                    tokio::join!(self.session.watch_stat(&path), self.watch_own());
+                (watched?, own.insert(own_watch?))
+            }
+        };
         let Some(stat) = stat else {
             return Ok(Ahead::Gone);
         };
