@@ -152,6 +152,14 @@ impl<'s> Contention<'s> {
         // `listing_bounds_the_queue_ahead`), so the real queue ahead of us
         // is always a part of this one, and whatever it says we may do
         // with more nodes ahead holds with fewer.
+        //
+        // When the node we watch goes and it was the head of what we know,
+        // it is struck out and the next node ahead (if any) is watched: its
+        // `exists` tells whether it is still there. When it was not the head,
+        // the nodes between the head and it may all have gone unseen (a
+        // drain: each held and released in turn), and only a listing tells
+        // at once; walking them one `exists` at a time would cost a round
+        // trip per node gone.
         let mut known = LockQueue::from_children(children);
         // Nodes named like contenders whose type says they are not (some
         // application's persistent `lock-0000000001`): they never go, so
@@ -180,7 +188,7 @@ impl<'s> Contention<'s> {
                 .wait_for_deletion(&ahead, patience, &mut own_watch)
                 .await?
             {
-                Ahead::Gone if listing_bounds_the_queue_ahead(&me) => {
+                Ahead::Gone if is_head(&known, &ahead) && listing_bounds_the_queue_ahead(&me) => {
                     known.remove(&ahead.name);
                 }
                 Ahead::Gone => known = self.relist(&not_contenders).await?,
@@ -403,6 +411,14 @@ impl<'s> Contention<'s> {
 /// the directory's counter wraps to negative numbers meanwhile; within this
 /// many changes of the wrap, a waiter lists the directory again instead.
 const WRAP_MARGIN: i32 = 1 << 28;
+
+/// True when `contender` is the first of `queue`.
+fn is_head(queue: &LockQueue, contender: &Contender) -> bool {
+    queue
+        .contenders()
+        .first()
+        .is_some_and(|head| head.name == contender.name)
+}
 
 /// True when no node made after our listing can sort ahead of `me`, our
 /// node: the counter is far from its wrap.
