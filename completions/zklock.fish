@@ -55,6 +55,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -s V -l version -d 'Print ve
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
@@ -196,6 +197,51 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Al
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-leases -d 'The most leases held at once, by all of the semaphore\'s clients together; every client must give the same number' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l data -d 'Text to store in the lock node\'s owner record' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l dialect -d 'Whose node names to create, so that library\'s clients wait for us' -r -f -a "curator\t''
+kazoo\t''
+hbase\t''
+zk-recipe\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l holder-report-fd -d 'Internal: be the background holder of --detach, reporting on FD' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l holder-secrets-fd -d 'Read the secured-connection settings from this descriptor (a detached holder\'s)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+json\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l detach -d 'Leave a background holder with the lock, print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s h -l help -d 'Print help'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete the holders still there after DUR' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -427,15 +473,16 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allo
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock release stat ls dump watch reap completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

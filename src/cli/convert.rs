@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use super::{
     Cli, CliCommand, DEFAULT_HOSTS, DEFAULT_ROOT, DialectArg, GlobalArgs, LockCmdArgs,
-    OutputFormat, ReapCmdArgs, ReleaseCmdArgs, SaslArg, ShellArg, UntilArg, WatchCmdArgs,
+    OutputFormat, ReapCmdArgs, ReleaseCmdArgs, SaslArg, SemCmdArgs, ShellArg, UntilArg,
+    WatchCmdArgs,
 };
 use crate::admin::reap::Selector;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
@@ -162,6 +163,7 @@ impl LockCmdArgs {
         Ok(LockArgs {
             path,
             kind,
+            max_leases: None,
             dialect,
             no_wait: self.no_wait,
             timeout: self.timeout,
@@ -169,6 +171,36 @@ impl LockCmdArgs {
             data: self.data,
             record_command: self.record_command,
             holding,
+        })
+    }
+}
+
+impl SemCmdArgs {
+    /// The lock options, for a lease: only the dialects whose semaphores
+    /// zklock can join, and no lease that outlives its holder.
+    fn into_lock_args(
+        self,
+        root: &str,
+        session_timeout: Duration,
+        ends_with_separator: bool,
+    ) -> Result<LockArgs, UsageError> {
+        if !matches!(self.lock.dialect, DialectArg::Curator | DialectArg::Kazoo) {
+            return Err(UsageError::new(
+                "sem makes Curator's and kazoo's semaphores only: use --dialect curator or kazoo",
+            ));
+        }
+        if self.lock.ttl.is_some() {
+            return Err(UsageError::new(
+                "--ttl applies only to lock, rlock and wlock: a lease must end with its \
+                 holder's session, or the semaphore's clients would count it forever",
+            ));
+        }
+        let lock =
+            self.lock
+                .into_lock_args(root, Kind::Mutex, session_timeout, ends_with_separator)?;
+        Ok(LockArgs {
+            max_leases: Some(self.max_leases),
+            ..lock
         })
     }
 }
@@ -250,6 +282,9 @@ impl Cli {
             CliCommand::Wlock(args) => {
                 Command::Lock(args.into_lock_args(root, Kind::Write, session_timeout, separator)?)
             }
+            CliCommand::Sem(args) => {
+                Command::Lock(args.into_lock_args(root, session_timeout, separator)?)
+            }
             CliCommand::Release(args) => Command::Release(args.into_release_args(root)?),
             CliCommand::Stat { target } => Command::Stat(StatArgs {
                 path: zk::path::resolve(root, &target)?,
@@ -284,20 +319,14 @@ impl CliCommand {
     /// Refuses the global flags this command would ignore: `-o` where only a
     /// token or a script is printed, `--read-only` where zklock writes.
     fn check_global_flags_apply(&self, global: &GlobalArgs) -> Result<(), UsageError> {
-        let takes_a_lock = matches!(
-            self,
-            CliCommand::Lock(_) | CliCommand::Rlock(_) | CliCommand::Wlock(_)
-        );
-        let prints_a_grant = match self {
-            CliCommand::Lock(args) | CliCommand::Rlock(args) | CliCommand::Wlock(args) => {
-                args.detach || args.ttl.is_some() || args.holder_report_fd.is_some()
-            }
-            _ => false,
-        };
+        let takes_a_lock = self.lock_args().is_some();
+        let prints_a_grant = self.lock_args().is_some_and(|args| {
+            args.detach || args.ttl.is_some() || args.holder_report_fd.is_some()
+        });
         let json = matches!(global.output, Some(OutputFormat::Json));
         if json && ((takes_a_lock && !prints_a_grant) || self.is_offline()) {
             return Err(UsageError::new(
-                "-o json applies to lock, rlock and wlock only with --detach or --ttl (a lock \
+                "-o json applies to lock, rlock, wlock and sem only with --detach or --ttl (a lock \
                  held while zklock runs prints just its token), and not to completions or man",
             ));
         }
@@ -313,6 +342,17 @@ impl CliCommand {
             ));
         }
         Ok(())
+    }
+
+    /// The lock options of the commands that take a lock or a lease.
+    fn lock_args(&self) -> Option<&LockCmdArgs> {
+        match self {
+            CliCommand::Lock(args) | CliCommand::Rlock(args) | CliCommand::Wlock(args) => {
+                Some(args)
+            }
+            CliCommand::Sem(args) => Some(&args.lock),
+            _ => None,
+        }
     }
 
     /// The output format without `-o`: JSON for `dump`, a table otherwise.

@@ -58,6 +58,35 @@ and --kill-signal need a command, --lease and --while-pid need --detach (to
 bound a command, use timeout(1) after --), -E needs -n or -w, and -o json
 applies only with --detach or --ttl.";
 
+/// `zklock sem`.
+pub(super) const SEM_EXAMPLES: &str = "\
+Examples:
+  zklock sem migrate --max-leases 3 -- ./migrate.sh
+                                       at most 3 migrations at once, fleet-wide
+  zklock sem -n migrate --max-leases 3 -- ./migrate.sh
+                                       give up at once (exit 1) if all 3 are taken
+  zklock sem -w 10m batch --max-leases 2 -- ./job   wait at most 10 minutes
+  zklock sem --dialect kazoo workers --max-leases 4 -- ./work
+                                       share the semaphore with kazoo clients
+  tok=$(zklock sem deploy --max-leases 5 --detach --while-pid $$)
+
+A semaphore is shared with other clients of the same path: Curator's
+InterProcessSemaphoreV2 (the default: a lease is an ephemeral
+<path>/leases/_c_<uuid>-lease-N, and acquirers queue on the internal mutex
+<path>/locks/), or kazoo's Semaphore (--dialect kazoo: a lease is an ephemeral
+<path>/<hex32>, acquirers queue on <path>-__lock__, and <path>'s data holds
+the maximum). Every client must give the same --max-leases: Curator keeps no
+record of it, so a client with a larger number takes more; kazoo records it,
+and zklock refuses (exit 2, naming the stored number) a different one.
+
+Every option and rule of lock applies: the command gets ZKLOCK_LOCK (the
+semaphore), ZKLOCK_NODE (our lease), ZKLOCK_FENCE (the lease's czxid) and
+ZKLOCK_SESSION; zklock exits with its exit code, 1 if no lease was free (-n)
+or none came in time (-w; change with -E), 4 if the lease was lost (deleted,
+revoked, the session expired) while held, and the command is stopped. Every
+wait that gives up deletes our lease and our place in the internal mutex.
+--ttl does not apply: a lease ends with its holder.";
+
 /// `zklock release`.
 pub(super) const RELEASE_EXAMPLES: &str = "\
 Examples:
@@ -69,9 +98,9 @@ Examples:
                                               revocation: __REVOKE__ in their nodes),
                                               delete those still there after 30s
 
-Only lock contender nodes are deleted, as ls and stat show them: a name a lock
-library makes, on a node that library makes (ephemeral; persistent only for
-kazoo's names and zklock's --ttl nodes). A token naming anything else (a
+Only lock contender nodes and semaphore leases are deleted, as ls and stat
+show them: a name a lock library makes, on a node that library makes
+(ephemeral; persistent only for kazoo's lock names and zklock's --ttl nodes). A token naming anything else (a
 persistent config node called lock-0000000001, a node with children), and
 a candidate of an election or a leader node (by token, --holders or
 --revoke: that would depose a service's leader), is refused with exit 2.

@@ -307,6 +307,11 @@ pub enum CliCommand {
     #[command(after_help = help::LOCK_EXAMPLES)]
     Wlock(LockCmdArgs),
 
+    /// Hold one of N leases of a semaphore (Curator's or kazoo's); run COMMAND under it, or hold
+    /// it until a signal
+    #[command(after_help = help::SEM_EXAMPLES)]
+    Sem(SemCmdArgs),
+
     /// Delete a lock node by its token, or break a lock: delete or revoke its holders
     #[command(after_help = help::RELEASE_EXAMPLES)]
     Release(ReleaseCmdArgs),
@@ -435,6 +440,18 @@ pub struct LockCmdArgs {
     /// The command to run while holding the lock
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// The arguments of `sem`: every option of `lock`, and the semaphore's size.
+#[derive(Debug, Args)]
+pub struct SemCmdArgs {
+    /// The most leases held at once, by all of the semaphore's clients together; every client
+    /// must give the same number
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_leases: u32,
+
+    #[command(flatten)]
+    pub lock: LockCmdArgs,
 }
 
 /// The arguments of `release`.

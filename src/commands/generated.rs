@@ -47,6 +47,7 @@ pub const MAN_PAGES: &[(&str, &str)] = &[
     ("lock", include_str!("../../man/zklock-lock.1")),
     ("rlock", include_str!("../../man/zklock-rlock.1")),
     ("wlock", include_str!("../../man/zklock-wlock.1")),
+    ("sem", include_str!("../../man/zklock-sem.1")),
     ("release", include_str!("../../man/zklock-release.1")),
     ("stat", include_str!("../../man/zklock-stat.1")),
     ("ls", include_str!("../../man/zklock-ls.1")),

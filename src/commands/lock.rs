@@ -1,5 +1,7 @@
-//! `zklock lock|rlock|wlock LOCK [-- COMMAND...]`: take a lock, run a command
-//! under it or hold it until a signal, and let it go.
+//! `zklock lock|rlock|wlock LOCK [-- COMMAND...]` and `zklock sem LOCK
+//! --max-leases N [-- COMMAND...]`: take a lock or a semaphore's lease, run a
+//! command under it or hold it until a signal, and let it go. Only the wait
+//! differs between the two; holding and letting go are the same.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -11,21 +13,27 @@ use crate::clock;
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
 use crate::lock::hold::{self, Loss};
-use crate::lock::{Contention, Dialect, Held, Kind, LockSpec, Outcome, Owner, Patience, Waiting};
-use crate::model;
-use crate::output::{Format, Printer};
+use crate::lock::{
+    AcquireError, Contention, Dialect, Held, Kind, LeaseContention, LockSpec, Outcome, Owner,
+    Patience, SemaphoreSpec, Waiting,
+};
+use crate::model::{self, Lock};
+use crate::output::{Format, Printer, Spinner};
 use crate::run::detach::{self, Grant, HolderWord, Reporter};
 use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
 use crate::zk::monitor::{LeaderEvidence, Timing};
 use crate::zk::{self, Session};
 
-/// What `lock`, `rlock` and `wlock` were asked for.
+/// What `lock`, `rlock`, `wlock` and `sem` were asked for.
 #[derive(Clone, Debug)]
 pub struct LockArgs {
-    /// The lock directory.
+    /// The lock directory, or the semaphore node.
     pub path: String,
     pub kind: Kind,
+    /// `sem`: hold one of at most this many leases of the semaphore at
+    /// `path`, rather than the lock.
+    pub max_leases: Option<u32>,
     pub dialect: Dialect,
     pub no_wait: bool,
     pub timeout: Option<Duration>,
@@ -139,14 +147,8 @@ async fn lock_and_hold(
             .command()
             .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
         let owner = Owner::of_this_process(recorded, args.data.clone());
-        let spec = LockSpec {
-            path: args.path.clone(),
-            kind: args.kind,
-            dialect: args.dialect,
-            data: owner.to_bytes(),
-            ttl: args.ttl(),
-        };
-        match acquire(&session, spec, args, &globals.printer, signals).await {
+        let acquisition = Acquisition::new(&session, args, owner.to_bytes());
+        match acquire(&session, acquisition, args, &globals.printer, signals).await {
             Ok(Ok(held)) => Ok(Ok((session, held, evidence, kill_after))),
             Ok(Err(status)) => {
                 close(session, evidence).await;
@@ -335,29 +337,109 @@ struct GaveUp {
 
 /// How the wait for the lock ended.
 enum Wait {
-    Done(Result<Outcome, crate::lock::AcquireError>),
+    Done(Result<Outcome, AcquireError>),
     Signal(i32),
 }
 
+/// What zklock queues for: a lock, with its contender node, or a lease of a
+/// semaphore, with its lease and internal mutex nodes.
+enum Acquisition<'s> {
+    Lock(Contention<'s>),
+    Lease(LeaseContention<'s>),
+}
+
+impl<'s> Acquisition<'s> {
+    /// The acquisition `args` ask for; `data` goes into each node we make.
+    fn new(session: &'s Session, args: &LockArgs, data: Vec<u8>) -> Acquisition<'s> {
+        match args.max_leases {
+            Some(max_leases) => Acquisition::Lease(LeaseContention::new(
+                session,
+                SemaphoreSpec {
+                    path: args.path.clone(),
+                    dialect: args.dialect,
+                    max_leases,
+                    data,
+                },
+            )),
+            None => Acquisition::Lock(Contention::new(
+                session,
+                LockSpec {
+                    path: args.path.clone(),
+                    kind: args.kind,
+                    dialect: args.dialect,
+                    data,
+                    ttl: args.ttl(),
+                },
+            )),
+        }
+    }
+
+    /// Waits as `patience` allows, keeping `spinner` (when there is one)
+    /// told who holds and how many wait.
+    async fn acquire(
+        &mut self,
+        session: &Session,
+        args: &LockArgs,
+        patience: Patience,
+        spinner: Option<&Spinner>,
+    ) -> Result<Outcome, AcquireError> {
+        let path = args.path.as_str();
+        match self {
+            Acquisition::Lock(contention) => {
+                let update = |waiting: &Waiting| {
+                    if let Some(spinner) = spinner {
+                        spinner.set(describe_wait(path, waiting));
+                    }
+                };
+                contention
+                    .acquire(patience, spinner.is_some(), update)
+                    .await
+            }
+            Acquisition::Lease(contention) => {
+                // The lease holders and the queue are the model's to read,
+                // once per change, and only for a spinner.
+                let max_leases = contention.max_leases();
+                let changed = tokio::sync::Notify::new();
+                let acquire = contention.acquire(patience, || changed.notify_one());
+                let refresh = async {
+                    while let Some(spinner) = spinner {
+                        changed.notified().await;
+                        if let Ok(Some(lock)) = model::read_lock(session, path).await {
+                            spinner.set(describe_lease_wait(&lock, max_leases));
+                        }
+                    }
+                    std::future::pending().await
+                };
+                tokio::select! {
+                    outcome = acquire => outcome,
+                    never = refresh => never,
+                }
+            }
+        }
+    }
+
+    /// Deletes every node we made on the way.
+    async fn abandon(&mut self) -> Result<(), zk::Error> {
+        match self {
+            Acquisition::Lock(contention) => contention.abandon().await,
+            Acquisition::Lease(contention) => contention.abandon().await,
+        }
+    }
+}
+
 /// Waits for the lock. The inner `Err` is the exit status when we gave up
-/// (conflict, timeout, signal); our node is deleted on each such path.
+/// (conflict, timeout, signal); our nodes are deleted on each such path.
 async fn acquire(
     session: &Session,
-    spec: LockSpec,
+    mut contention: Acquisition<'_>,
     args: &LockArgs,
     printer: &Printer,
     signals: &mut Signals,
 ) -> Result<Result<Held, GaveUp>> {
-    let mut contention = Contention::new(session, spec);
     let spinner = printer.spinner(&format!("waiting for {}", args.path));
     let patience = Patience::new(args.no_wait, args.timeout);
-    let update = |waiting: &Waiting| {
-        if let Some(spinner) = &spinner {
-            spinner.set(describe_wait(&args.path, waiting));
-        }
-    };
     let wait = tokio::select! {
-        outcome = contention.acquire(patience, spinner.is_some(), update) => Wait::Done(outcome),
+        outcome = contention.acquire(session, args, patience, spinner.as_ref()) => Wait::Done(outcome),
         signal = signals.next() => Wait::Signal(signal),
     };
     if let Some(spinner) = spinner {
@@ -366,9 +448,9 @@ async fn acquire(
     match wait {
         Wait::Done(Ok(Outcome::Acquired(held))) => Ok(Ok(held)),
         Wait::Done(Ok(Outcome::NotAcquired)) => {
-            let holder = who_holds(session, &args.path).await;
+            let holders = who_holds(session, &args.path).await;
             contention.abandon().await?;
-            let message = not_acquired(args, holder);
+            let message = not_acquired(args, &holders);
             printer.note(&message);
             Ok(Err(GaveUp {
                 status: ExitStatus::NotAcquired(args.conflict_exit_code),
@@ -401,30 +483,42 @@ async fn acquire(
 }
 
 /// Why the lock is not ours, for people (and the logs of scripts): which
-/// wait ended, and who holds the lock.
-fn not_acquired(args: &LockArgs, holder: Option<String>) -> String {
-    let held_by = holder.unwrap_or_else(|| "another contender".to_owned());
+/// wait ended, and who holds the lock (every lease, for a semaphore).
+fn not_acquired(args: &LockArgs, holders: &[String]) -> String {
+    let held_by = match holders {
+        [] => "another contender".to_owned(),
+        holders => holders.join(", "),
+    };
+    let what = match args.max_leases {
+        Some(max) => format!("all {max} leases of {} are taken", args.path),
+        None => format!("{} is held", args.path),
+    };
     match args.timeout {
         Some(timeout) if !args.no_wait => format!(
-            "timed out after {} waiting for {}, held by {held_by}",
+            "timed out after {} waiting for {}: {what}, by {held_by}",
             humantime::format_duration(timeout),
             args.path
         ),
-        _ => format!("{} is held by {held_by}", args.path),
+        _ => format!("{what} by {held_by}"),
     }
 }
 
-/// Who holds the lock at `path` now, as [`describe_holder`] says it; `None`
-/// when that cannot be read (the message then names no one).
-async fn who_holds(session: &Session, path: &str) -> Option<String> {
-    let lock = model::read_lock(session, path).await.ok()??;
-    let holder = lock.holders.first()?;
-    Some(describe_holder(
+/// Who holds the lock at `path` now, each as [`describe_holder`] says it;
+/// none when that cannot be read (the message then names no one).
+async fn who_holds(session: &Session, path: &str) -> Vec<String> {
+    match model::read_lock(session, path).await {
+        Ok(Some(lock)) => lock.holders.iter().map(describe_contender).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn describe_contender(holder: &model::Contender) -> String {
+    describe_holder(
         holder.dialect,
         &holder.data,
         holder.session(),
         holder.stat.ctime,
-    ))
+    )
 }
 
 /// A holder for people: its owner text, its dialect and since when it holds.
@@ -444,6 +538,19 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
         None => holder.name.clone(),
     };
     format!("waiting for {lock}: held by {who}, {} ahead", waiting.ahead)
+}
+
+/// The spinner's line for a semaphore: how many leases are taken and by
+/// whom, and how many acquirers wait (us among them).
+fn describe_lease_wait(semaphore: &Lock, max_leases: u32) -> String {
+    let holders: Vec<String> = semaphore.holders.iter().map(describe_contender).collect();
+    format!(
+        "waiting for {}: {} of {max_leases} leases taken, by {}; {} waiting",
+        semaphore.path,
+        holders.len(),
+        holders.join(", "),
+        semaphore.waiters.len()
+    )
 }
 
 /// Holds the lock until a signal, the lease's end, or the end of the process

@@ -18,7 +18,7 @@ use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::lock::hold::REVOKE;
-use crate::lock::{Dialect, Kind, Owner, name, node};
+use crate::lock::{Dialect, Kind, Owner, name, node, semaphore};
 use crate::model::{self, Contender, LockKind};
 use crate::output::{self, Report};
 use crate::usage::UsageError;
@@ -77,11 +77,13 @@ impl Report for ReleaseReport {
 }
 
 /// Checks that `target` may be deleted as a token, before any connection:
-/// not the root, and named like a lock contender of a known dialect.
+/// not the root, and named like a lock contender or a semaphore lease of a
+/// known dialect.
 pub fn check_token(target: &str) -> Result<(), UsageError> {
-    if target == "/" || name::parse(path::basename(target)).is_none() {
+    let name = path::basename(target);
+    if target == "/" || (name::parse(name).is_none() && semaphore::parse_lease(name).is_none()) {
         return Err(UsageError::new(format!(
-            "{target} is not a lock contender node; refusing to delete it \
+            "{target} is not a lock contender or semaphore lease node; refusing to delete it \
              (to break a lock by its name, use --holders)"
         )));
     }
@@ -175,6 +177,9 @@ fn check_contender(target: &str, stat: &zkc::Stat, data: &[u8]) -> Result<(), Us
     };
     if stat.num_children > 0 {
         return refuse("has children");
+    }
+    if semaphore::parse_lease(path::basename(target)).is_some() && node::is_lease_type(stat) {
+        return Ok(());
     }
     let Some(parsed) = node::contender(path::basename(target), stat, data) else {
         return refuse(

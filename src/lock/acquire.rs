@@ -91,6 +91,15 @@ pub enum AcquireError {
     NodeVanished(String),
     #[error("the ZooKeeper session ended while waiting for {0}")]
     SessionEnded(String),
+    #[error(
+        "the semaphore {path} allows {stored} leases (the number in its data), not \
+         --max-leases {asked}; every client of a semaphore must agree on its size"
+    )]
+    MaxLeasesDiffer {
+        path: String,
+        stored: u32,
+        asked: u32,
+    },
 }
 
 impl AcquireError {
@@ -101,6 +110,7 @@ impl AcquireError {
             AcquireError::Zk(err) => err.failure(),
             AcquireError::NodeVanished(_) => zk::Failure::Other,
             AcquireError::SessionEnded(_) => zk::Failure::Unreachable,
+            AcquireError::MaxLeasesDiffer { .. } => zk::Failure::Unusable,
         }
     }
 }
@@ -124,6 +134,12 @@ impl<'s> Contention<'s> {
         let token = uuid::Uuid::new_v4().to_string();
         let prefix = own_prefix(spec.dialect, spec.kind, &token, session.id())
             .expect("the command line only allows kinds the dialect can make");
+        Contention::named(session, spec, prefix)
+    }
+
+    /// A contention whose node is named `prefix` and a sequence number: a
+    /// node no lock kind names, such as a semaphore's lease.
+    pub(super) fn named(session: &'s Session, spec: LockSpec, prefix: String) -> Contention<'s> {
         Contention {
             session,
             spec,
@@ -131,6 +147,16 @@ impl<'s> Contention<'s> {
             node: None,
             fence: 0,
         }
+    }
+
+    /// Our node, once created: its path and fencing token.
+    pub(super) fn own_node(&self) -> Option<Held> {
+        let node = self.node.as_deref()?;
+        Some(Held {
+            lock: self.spec.path.clone(),
+            node: self.node_path(node),
+            fence: self.fence,
+        })
     }
 
     /// Enters the queue and waits according to `patience`. `on_wait` is
@@ -250,7 +276,7 @@ impl<'s> Contention<'s> {
     /// Creates our node (making missing ancestors) and lists the directory
     /// in the same round trip. After a connection loss, adopts the node the
     /// lost create made, if any, instead of creating a second one.
-    async fn enter(&mut self) -> Result<Vec<String>, AcquireError> {
+    pub(super) async fn enter(&mut self) -> Result<Vec<String>, AcquireError> {
         let client = self.session.client();
         let retry = self.session.retry();
         let target = self.node_path(&self.prefix);
@@ -455,7 +481,7 @@ enum Ahead {
     StillThere,
 }
 
-async fn sleep_until(deadline: Option<Instant>) {
+pub(super) async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
@@ -466,7 +492,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// CONTAINER nodes, so the server removes empty lock directories; on a server
 /// without containers, as PERSISTENT nodes. All creates go out in one round
 /// trip; the server applies them in order.
-async fn make_ancestors(session: &Session, lock: &str) -> Result<(), zk::Error> {
+pub(super) async fn make_ancestors(session: &Session, lock: &str) -> Result<(), zk::Error> {
     let mut dirs = Vec::new();
     let mut dir = Some(lock);
     while let Some(d) = dir.filter(|d| *d != "/") {

@@ -3,6 +3,7 @@
 
 pub mod acquire;
 pub mod hold;
+pub mod lease;
 pub mod name;
 pub mod node;
 pub mod owner;
@@ -11,6 +12,7 @@ pub mod semaphore;
 
 pub use acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, Waiting};
 pub use hold::Loss;
+pub use lease::{LeaseContention, SemaphoreSpec};
 pub use name::{Dialect, Kind, Mode};
 pub use owner::Owner;
 pub use queue::{Contender, LockQueue, Standing};

@@ -107,6 +107,11 @@ impl Error {
         matches!(self.cause(), Some(zkc::Error::NoNode))
     }
 
+    /// True when the node the operation would create is there already.
+    pub fn is_node_exists(&self) -> bool {
+        matches!(self.cause(), Some(zkc::Error::NodeExists))
+    }
+
     /// What this failure means to whoever asked, whatever the operation.
     pub fn failure(&self) -> Failure {
         match self {

@@ -17,6 +17,7 @@ mod modes;
 mod reap;
 mod release;
 mod secured;
+mod semaphores;
 mod sessions;
 mod soak;
 mod terminal;

@@ -24,7 +24,7 @@ const HUNG: i32 = 99;
 
 /// Runs `zklock` on a new terminal, following `steps` (`expect:TEXT`,
 /// `send:TEXT`); the run's stdout is what the terminal showed.
-fn on_terminal(zklock: &Zklock, steps: &[&str]) -> Run {
+pub(crate) fn on_terminal(zklock: &Zklock, steps: &[&str]) -> Run {
     let template = zklock.command();
     let mut command = Command::new("/usr/bin/python3");
     command

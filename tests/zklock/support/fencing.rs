@@ -191,6 +191,34 @@ impl FenceLog {
         })
     }
 
+    /// For a semaphore, whose holders overlap by design: the most sections
+    /// open at once, and how many sections there were. Fails unless every
+    /// section that started ended, and each ended once.
+    pub fn assert_concurrency(&self) -> (usize, usize) {
+        let text = self.text();
+        let mut open: Vec<(i64, String)> = Vec::new();
+        let (mut most, mut sections) = (0, 0);
+        for entry in self.entries() {
+            let key = (entry.fence, entry.who.clone());
+            if entry.start {
+                assert!(
+                    !open.contains(&key),
+                    "line {}: started twice\n{text}",
+                    entry.line
+                );
+                open.push(key);
+                sections += 1;
+                most = most.max(open.len());
+            } else {
+                let at = open.iter().position(|k| *k == key);
+                let at = at.unwrap_or_else(|| panic!("line {}: ends nothing\n{text}", entry.line));
+                open.remove(at);
+            }
+        }
+        assert!(open.is_empty(), "sections never ended: {open:?}\n{text}");
+        (most, sections)
+    }
+
     /// Checks that no two holders overlapped and that fences grew strictly
     /// in grant order, and that every section ended; returns the holds in
     /// grant order, or what is wrong.

@@ -1,0 +1,320 @@
+//! Taking a lease of a semaphore, in Curator's `InterProcessSemaphoreV2`
+//! layout or kazoo's `Semaphore` layout, so that zklock and those clients
+//! together never hold more leases than the semaphore allows.
+//!
+//! Both libraries serialise acquirers on an internal mutex; its holder alone
+//! may add a lease, and waits (holding it) until there is room:
+//!
+//! - Curator: take the mutex `<path>/locks/`, create the lease
+//!   `<path>/leases/_c_<uuid>-lease-N`, and while `leases/` has more children
+//!   than the maximum, wait for a change of them. Once within the maximum,
+//!   let the mutex go and hold the lease.
+//! - kazoo: the maximum is the data of `<path>` (made with it if missing,
+//!   refused if it says another number); take the kazoo lock
+//!   `<path>-__lock__`, and create the lease `<path>/<hex32>` once `<path>`
+//!   has fewer children than the maximum, then let the lock go.
+//!
+//! Only the mutex holder watches the leases, and the other acquirers each
+//! wait on the one mutex node ahead of them: one freed lease wakes one
+//! client. Every path that gives up deletes our lease and our mutex node
+//! ([`LeaseContention::abandon`]).
+
+use super::acquire::{
+    AcquireError, Contention, Held, LockSpec, Outcome, Patience, delete_own, make_ancestors,
+    sleep_until,
+};
+use super::name::{Dialect, Kind};
+use super::semaphore::{CURATOR_LEASES, CURATOR_LOCKS, kazoo_lock_path, kazoo_max_leases};
+use crate::zk::{self, ChildrenChange, ChildrenWatch, Class, Lifetime, Session, class_of, path};
+
+/// Which semaphore to take a lease of, and how.
+#[derive(Clone, Debug)]
+pub struct SemaphoreSpec {
+    /// The semaphore node, an absolute path.
+    pub path: String,
+    /// Curator or kazoo: whose layout.
+    pub dialect: Dialect,
+    /// The most leases held at once.
+    pub max_leases: u32,
+    /// The data of our lease and mutex nodes (the owner record).
+    pub data: Vec<u8>,
+}
+
+/// One acquirer of a semaphore lease, before it holds one.
+pub struct LeaseContention<'s> {
+    session: &'s Session,
+    spec: SemaphoreSpec,
+    /// The internal mutex every acquirer of the semaphore queues on.
+    mutex: Contention<'s>,
+    lease: LeaseNode<'s>,
+}
+
+/// Our lease node, as each layout makes it.
+enum LeaseNode<'s> {
+    /// Curator's: protected ephemeral-sequential, made before the wait.
+    Sequential(Contention<'s>),
+    /// kazoo's: ephemeral at a name of our own, made once there is room.
+    Named(String),
+}
+
+impl<'s> LeaseContention<'s> {
+    /// A contention for a lease of `spec`; nothing is sent yet.
+    pub fn new(session: &'s Session, spec: SemaphoreSpec) -> LeaseContention<'s> {
+        let token = uuid::Uuid::new_v4();
+        let (mutex_path, lease) = match spec.dialect {
+            Dialect::Kazoo => (
+                kazoo_lock_path(&spec.path),
+                LeaseNode::Named(path::join(&spec.path, &token.simple().to_string())),
+            ),
+            _ => {
+                let leases = LockSpec {
+                    path: path::join(&spec.path, CURATOR_LEASES),
+                    kind: Kind::Mutex,
+                    dialect: Dialect::Curator,
+                    data: spec.data.clone(),
+                    ttl: None,
+                };
+                let prefix = format!("_c_{token}-lease-");
+                (
+                    path::join(&spec.path, CURATOR_LOCKS),
+                    LeaseNode::Sequential(Contention::named(session, leases, prefix)),
+                )
+            }
+        };
+        let mutex = LockSpec {
+            path: mutex_path,
+            kind: Kind::Mutex,
+            dialect: spec.dialect,
+            data: spec.data.clone(),
+            ttl: None,
+        };
+        LeaseContention {
+            session,
+            mutex: Contention::new(session, mutex),
+            spec,
+            lease,
+        }
+    }
+
+    /// The most leases the semaphore allows.
+    pub fn max_leases(&self) -> u32 {
+        self.spec.max_leases
+    }
+
+    /// Queues on the internal mutex, then waits for room, each according to
+    /// `patience`. `on_wait` is called each time the wait starts or what we
+    /// wait for changes.
+    ///
+    /// Cancel-safe: if the future is dropped, [`LeaseContention::abandon`]
+    /// still finds and deletes our nodes.
+    pub async fn acquire(
+        &mut self,
+        patience: Patience,
+        mut on_wait: impl FnMut(),
+    ) -> Result<Outcome, AcquireError> {
+        if self.spec.dialect == Dialect::Kazoo {
+            self.settle_kazoo_size().await?;
+        }
+        if self.mutex.acquire(patience, false, |_| on_wait()).await? == Outcome::NotAcquired {
+            return Ok(Outcome::NotAcquired);
+        }
+        let Some(held) = self.wait_for_room(patience, &mut on_wait).await? else {
+            return Ok(Outcome::NotAcquired);
+        };
+        // The lease is ours: the next acquirer may have the mutex.
+        self.mutex.abandon().await?;
+        Ok(Outcome::Acquired(held))
+    }
+
+    /// Deletes our lease, then our mutex node, whichever exist.
+    pub async fn abandon(&mut self) -> Result<(), zk::Error> {
+        match &mut self.lease {
+            LeaseNode::Sequential(lease) => lease.abandon().await?,
+            LeaseNode::Named(lease) => delete_own(self.session, lease).await?,
+        }
+        self.mutex.abandon().await
+    }
+
+    /// Holding the mutex: makes our lease and waits until it is within the
+    /// maximum. `None` when patience ran out first.
+    async fn wait_for_room(
+        &mut self,
+        patience: Patience,
+        on_wait: &mut impl FnMut(),
+    ) -> Result<Option<Held>, AcquireError> {
+        let max = self.spec.max_leases as usize;
+        let session = self.session;
+        loop {
+            let step = match &mut self.lease {
+                LeaseNode::Sequential(lease) => curator_step(session, lease, max).await?,
+                LeaseNode::Named(lease) => {
+                    kazoo_step(session, &self.spec.path, lease, &self.spec.data, max).await?
+                }
+            };
+            let watch = match step {
+                Step::Held(held) => return Ok(Some(held)),
+                Step::Full(_) if patience == Patience::NoWait => return Ok(None),
+                Step::Full(watch) => watch,
+            };
+            on_wait();
+            tracing::info!(
+                event = "waiting_for_lease",
+                node = %self.spec.path,
+                "all {max} leases of {} are taken: waiting for one to go",
+                self.spec.path
+            );
+            if !self.changed_in_time(watch, patience).await? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Waits for the watched leases to change: `false` when patience ran
+    /// out first.
+    async fn changed_in_time(
+        &self,
+        watch: ChildrenWatch,
+        patience: Patience,
+    ) -> Result<bool, AcquireError> {
+        let deadline = match patience {
+            Patience::Until(deadline) => Some(deadline),
+            _ => None,
+        };
+        tokio::select! {
+            change = watch.changed() => match change {
+                ChildrenChange::Changed => Ok(true),
+                ChildrenChange::SessionEnded(_) => {
+                    Err(AcquireError::SessionEnded(self.spec.path.clone()))
+                }
+            },
+            () = sleep_until(deadline) => Ok(false),
+        }
+    }
+
+    /// kazoo keeps the semaphore's size in its node: make the node with our
+    /// maximum, or check that the number there is ours. Data that is no
+    /// number is left alone, as kazoo does.
+    async fn settle_kazoo_size(&self) -> Result<(), AcquireError> {
+        let path = &self.spec.path;
+        let asked = self.spec.max_leases;
+        let size = asked.to_string();
+        match self
+            .session
+            .create_node(path, size.as_bytes(), Lifetime::Persistent)
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(err) if err.is_no_node() => {
+                if let Some(parent) = path::parent(path).filter(|p| *p != "/") {
+                    make_ancestors(self.session, parent).await?;
+                }
+                match self
+                    .session
+                    .create_node(path, size.as_bytes(), Lifetime::Persistent)
+                    .await
+                {
+                    Ok(_) => return Ok(()),
+                    Err(err) if err.is_node_exists() => {}
+                    Err(err) => return Err(err.into()),
+                }
+            }
+            Err(err) if err.is_node_exists() => {}
+            Err(err) => return Err(err.into()),
+        }
+        let (data, _) = self.session.get_data(path).await?;
+        match kazoo_max_leases(&data) {
+            Some(stored) if stored != asked => Err(AcquireError::MaxLeasesDiffer {
+                path: path.clone(),
+                stored,
+                asked,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Where one look at the leases left us.
+enum Step {
+    /// Our lease is within the maximum.
+    Held(Held),
+    /// No room yet; the watch fires when the leases change.
+    Full(ChildrenWatch),
+}
+
+/// Curator: our lease exists (made on the first step) and counts; it is
+/// held once the leases, ours included, are no more than `max`.
+async fn curator_step(
+    session: &Session,
+    lease: &mut Contention<'_>,
+    max: usize,
+) -> Result<Step, AcquireError> {
+    if lease.own_node().is_none() {
+        lease.enter().await?;
+    }
+    let held = lease.own_node().expect("the lease was made");
+    let dir = path::parent(&held.node).expect("a lease has a parent");
+    let (children, watch) = session.children_watched(dir).await?;
+    let name = &held.node[dir.len() + 1..];
+    if !children.iter().any(|child| child == name) {
+        return Err(AcquireError::NodeVanished(held.node));
+    }
+    Ok(if children.len() <= max {
+        Step::Held(Held {
+            lock: path::parent(dir).expect("leases/ has a parent").to_owned(),
+            ..held
+        })
+    } else {
+        Step::Full(watch)
+    })
+}
+
+/// kazoo: our lease is made only when the semaphore has fewer than `max`
+/// children; it is held once it exists.
+async fn kazoo_step(
+    session: &Session,
+    semaphore: &str,
+    lease: &str,
+    data: &[u8],
+    max: usize,
+) -> Result<Step, AcquireError> {
+    let (children, watch) = session.children_watched(semaphore).await?;
+    if children.len() >= max {
+        return Ok(Step::Full(watch));
+    }
+    let fence = create_own_ephemeral(session, lease, data).await?;
+    Ok(Step::Held(Held {
+        lock: semaphore.to_owned(),
+        node: lease.to_owned(),
+        fence,
+    }))
+}
+
+/// Creates the ephemeral `node`, retrying through connection loss; a node
+/// there already is ours when this session owns it (a create whose answer
+/// was lost), anyone else's is an error. Returns the node's czxid.
+async fn create_own_ephemeral(
+    session: &Session,
+    node: &str,
+    data: &[u8],
+) -> Result<i64, zk::Error> {
+    let retry = session.retry();
+    let mut attempt = 0;
+    loop {
+        let err = match session.create_node(node, data, Lifetime::Ephemeral).await {
+            Ok(stat) => return Ok(stat.czxid),
+            Err(err) => err,
+        };
+        if err.is_node_exists()
+            && let Some(stat) = session.stat(node).await?
+            && stat.ephemeral_owner == session.id()
+        {
+            return Ok(stat.czxid);
+        }
+        let recoverable = err.cause().map(class_of) == Some(Class::Recoverable);
+        if !recoverable || attempt >= retry.retries {
+            return Err(err);
+        }
+        tokio::time::sleep(retry.backoff(attempt)).await;
+        attempt += 1;
+    }
+}
