@@ -11,11 +11,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client as zkc;
 
-use super::name::{Dialect, Kind, own_prefix};
+use super::name::{self, Dialect, Kind, own_prefix};
 use super::node;
 use super::owner::Owner;
 use super::queue::{Contender, LockQueue, Standing};
-use crate::zk::{self, Class, Session, class_of, path};
+use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, class_of, path};
 
 /// What to lock and how.
 #[derive(Clone, Debug)]
@@ -171,20 +171,29 @@ impl<'s> Contention<'s> {
         holder_details: bool,
         mut on_wait: impl FnMut(&Waiting),
     ) -> Result<Outcome, AcquireError> {
-        let mut children = self.enter().await?;
+        let children = self.enter().await?;
+        let me = self.node.clone().expect("entered the queue");
+        // The queue as far as we know it: our listing, less the nodes we saw
+        // go since. No node made after the listing can be ahead of us (see
+        // `listing_bounds_the_queue_ahead`), so the real queue ahead of us
+        // is always a part of this one, and whatever it says we may do
+        // with more nodes ahead holds with fewer.
+        //
+        // When the node we watch goes and it was the head of what we know,
+        // it is struck out and the next node ahead (if any) is watched: its
+        // `exists` tells whether it is still there. When it was not the head,
+        // the nodes between the head and it may all have gone unseen (a
+        // drain: each held and released in turn), and only a listing tells
+        // at once; walking them one `exists` at a time would cost a round
+        // trip per node gone.
+        let mut known = LockQueue::from_children(children);
         // Nodes named like contenders whose type says they are not (some
         // application's persistent `lock-0000000001`): they never go, so
         // waiting on one would be waiting forever.
         let mut not_contenders = HashSet::new();
+        let mut own_watch = None;
         loop {
-            let me = self.node.clone().expect("entered the queue");
-            let queue = LockQueue::from_children(
-                children
-                    .iter()
-                    .filter(|child| !not_contenders.contains(*child))
-                    .cloned(),
-            );
-            let ahead = match queue.standing_of(&me) {
+            let ahead = match known.standing_of(&me) {
                 None => return Err(AcquireError::NodeVanished(self.node_path(&me))),
                 Some((Standing::Holding, _)) => {
                     return Ok(Outcome::Acquired(Held {
@@ -200,21 +209,47 @@ impl<'s> Contention<'s> {
             if patience == Patience::NoWait {
                 return Ok(Outcome::NotAcquired);
             }
-            on_wait(&self.waiting(&queue, &me, holder_details).await);
-            match self.wait_for_deletion(&ahead, patience).await? {
-                Ahead::Gone => {}
+            on_wait(&self.waiting(&known, &me, holder_details).await);
+            match self
+                .wait_for_deletion(&ahead, patience, &mut own_watch)
+                .await?
+            {
+                Ahead::Gone if is_head(&known, &ahead) && listing_bounds_the_queue_ahead(&me) => {
+                    known.remove(&ahead.name);
+                }
+                Ahead::Gone => known = self.relist(&not_contenders).await?,
+                Ahead::Changed => {}
+                Ahead::OwnChanged => own_watch = None,
                 Ahead::NotAContender => {
                     tracing::info!(
                         "{} is no contender (its node type), not waiting on it",
                         ahead.name
                     );
+                    known.remove(&ahead.name);
                     not_contenders.insert(ahead.name);
-                    continue;
                 }
                 Ahead::StillThere => return Ok(Outcome::NotAcquired),
             }
-            children = self.list().await?;
         }
+    }
+
+    /// A watch on our own node, so that its deletion while we wait is seen
+    /// without listing the directory again.
+    async fn watch_own(&self) -> Result<NodeWatch, AcquireError> {
+        let path = self.own_path();
+        match self.session.watch_stat(&path).await? {
+            (Some(_), watch) => Ok(watch),
+            (None, _) => Err(AcquireError::NodeVanished(path)),
+        }
+    }
+
+    /// The queue from a new listing, less the nodes already found to be no
+    /// contenders.
+    async fn relist(&self, not_contenders: &HashSet<String>) -> Result<LockQueue, zk::Error> {
+        let children = self.list().await?;
+        Ok(LockQueue::from_children(
+            children.into_iter().filter(|c| !not_contenders.contains(c)),
+        ))
     }
 
     /// Deletes our node, if we made one: the node we know, or, when the
@@ -232,6 +267,10 @@ impl<'s> Contention<'s> {
 
     fn node_path(&self, name: &str) -> String {
         path::join(&self.spec.path, name)
+    }
+
+    fn own_path(&self) -> String {
+        self.node_path(self.node.as_deref().unwrap_or_default())
     }
 
     /// Creates our node (making missing ancestors) and lists the directory
@@ -344,23 +383,26 @@ impl<'s> Contention<'s> {
     }
 
     /// Watches the one node we wait on until it is deleted or our patience
-    /// runs out. Any event on it means "look again". The watch's answer is
-    /// the node's stat, so a node that is no contender by its type (a
-    /// persistent generic name: application data) is known at no extra cost
-    /// and not waited on.
+    /// runs out, minding `own`, the watch on our own node, meanwhile (set
+    /// in the same round trip as the first watch when there is none). The
+    /// watch's answer is the node's stat, so a node that is no contender by
+    /// its type (a persistent generic name: application data) is known at no
+    /// extra cost and not waited on.
     async fn wait_for_deletion(
         &self,
         ahead: &Contender,
         patience: Patience,
+        own: &mut Option<NodeWatch>,
     ) -> Result<Ahead, AcquireError> {
         let path = self.node_path(&ahead.name);
-        let client = self.session.client();
-        let (stat, watcher) = self
-            .session
-            .retry()
-            .run(|| client.check_and_watch_stat(&path))
-            .await
-            .map_err(|e| zk::Error::op("watch", &path, e))?;
+        let ((stat, mut watch), own) = match own {
+            Some(own) => (self.session.watch_stat(&path).await?, own),
+            None => {
+                let (watched, own_watch) =
+                    tokio::join!(self.session.watch_stat(&path), self.watch_own());
+                (watched?, own.insert(own_watch?))
+            }
+        };
         let Some(stat) = stat else {
             return Ok(Ahead::Gone);
         };
@@ -374,15 +416,40 @@ impl<'s> Contention<'s> {
             _ => None,
         };
         tokio::select! {
-            event = watcher.changed() => {
-                if event.event_type == zkc::EventType::Session {
-                    return Err(AcquireError::SessionEnded(self.spec.path.clone()));
-                }
-                Ok(Ahead::Gone)
-            }
+            event = watch.changed() => match event {
+                NodeEvent::Deleted => Ok(Ahead::Gone),
+                NodeEvent::Changed => Ok(Ahead::Changed),
+                NodeEvent::SessionEnded(_) => Err(AcquireError::SessionEnded(self.spec.path.clone())),
+            },
+            event = own.changed() => match event {
+                NodeEvent::Deleted => Err(AcquireError::NodeVanished(self.own_path())),
+                NodeEvent::Changed => Ok(Ahead::OwnChanged),
+                NodeEvent::SessionEnded(_) => Err(AcquireError::SessionEnded(self.spec.path.clone())),
+            },
             _ = sleep_until(deadline) => Ok(Ahead::StillThere),
         }
     }
+}
+
+/// How far from the end of the sequence counter's range our listing stops
+/// being a bound on who can be ahead of us. A node made after our listing
+/// gets a higher sequence number than ours, so it queues behind us, unless
+/// the directory's counter wraps to negative numbers meanwhile; within this
+/// many changes of the wrap, a waiter lists the directory again instead.
+const WRAP_MARGIN: i32 = 1 << 28;
+
+/// True when `contender` is the first of `queue`.
+fn is_head(queue: &LockQueue, contender: &Contender) -> bool {
+    queue
+        .contenders()
+        .first()
+        .is_some_and(|head| head.name == contender.name)
+}
+
+/// True when no node made after our listing can sort ahead of `me`, our
+/// node: the counter is far from its wrap.
+fn listing_bounds_the_queue_ahead(me: &str) -> bool {
+    name::parse(me).is_some_and(|me| me.sequence < i32::MAX - WRAP_MARGIN)
 }
 
 impl Contention<'_> {
@@ -401,8 +468,12 @@ impl Contention<'_> {
 
 /// What became of the node a waiter watched.
 enum Ahead {
-    /// It went, or changed: look again.
+    /// It went.
     Gone,
+    /// It is still there but changed: watch it again.
+    Changed,
+    /// Our own node changed but is there: watch it again.
+    OwnChanged,
     /// Named like a contender, but of a type no lock library makes its
     /// contenders as: it is not in the queue.
     NotAContender,

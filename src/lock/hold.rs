@@ -7,7 +7,7 @@ use zookeeper_client as zkc;
 
 use super::acquire::Held;
 use crate::zk::monitor::{self, Lapse, LeaderEvidence};
-use crate::zk::{self, Class, Session, class_of};
+use crate::zk::{self, Class, NodeEvent, Session, class_of};
 
 /// What Curator's revocation writes into a holder's node.
 pub const REVOKE: &[u8] = b"__REVOKE__";
@@ -64,30 +64,35 @@ pub async fn lost(
 /// Resolves when our node is deleted or revoked, or the session is over.
 /// Watches survive a reconnect (the client re-registers them).
 async fn node_lost(session: &Session, held: &Held) -> Loss {
-    let client = session.client();
     let mut attempt = 0;
     loop {
-        let (data, watcher) = match client.get_and_watch_data(&held.node).await {
-            Ok((data, _, watcher)) => (data, watcher),
-            Err(zkc::Error::NoNode) => return Loss::Deleted,
-            Err(err) if class_of(&err) == Class::Recoverable => {
+        let (data, mut watch) = match session.watch_data(&held.node).await {
+            Ok(watched) => watched,
+            Err(err) if err.is_no_node() => return Loss::Deleted,
+            Err(err) if err.cause().map(class_of) == Some(Class::Recoverable) => {
                 tokio::time::sleep(session.retry().backoff(attempt)).await;
                 attempt = attempt.saturating_add(1);
                 continue;
             }
-            Err(err) => return Loss::SessionEnded(err.to_string()),
+            Err(err) => return Loss::SessionEnded(cause_text(&err)),
         };
         attempt = 0;
         if data == REVOKE {
             return Loss::Revoked;
         }
-        let event = watcher.changed().await;
-        match event.event_type {
-            zkc::EventType::NodeDeleted => return Loss::Deleted,
-            zkc::EventType::Session => return Loss::SessionEnded(event.session_state.to_string()),
-            _ => {}
+        match watch.changed().await {
+            NodeEvent::Deleted => return Loss::Deleted,
+            NodeEvent::SessionEnded(state) => return Loss::SessionEnded(state),
+            NodeEvent::Changed => {}
         }
     }
+}
+
+/// The client library's words for why a request failed, without our own
+/// operation and path around them.
+fn cause_text(err: &zk::Error) -> String {
+    err.cause()
+        .map_or_else(|| err.to_string(), ToString::to_string)
 }
 
 /// Lets the lock go: deletes our node and closes the session, both in one

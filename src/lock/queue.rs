@@ -117,6 +117,15 @@ impl LockQueue {
         }
     }
 
+    /// Takes the contender named `name` out of the queue, when it is in it,
+    /// and works out everyone's standing again.
+    pub fn remove(&mut self, name: &str) {
+        if let Some(index) = self.contenders.iter().position(|c| c.name == name) {
+            self.contenders.remove(index);
+            self.standings = standings(&self.contenders);
+        }
+    }
+
     /// True when no contender is left.
     pub fn is_empty(&self) -> bool {
         self.contenders.is_empty()

@@ -14,6 +14,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use futures::FutureExt;
 
 pub use signals::Signals;
 use terminal::Terminal;
@@ -57,8 +58,14 @@ pub async fn supervise<L>(
     lost: impl Future<Output = L>,
 ) -> Result<Ending<L>> {
     adopt_orphans()?;
-    let mut group = Group::spawn(spec)?;
     tokio::pin!(lost);
+    // One poll before the spawn puts the requests of `lost` (the watch on
+    // our node, the first heartbeat) on the wire, so that they travel while
+    // the command starts instead of after.
+    if let Some(loss) = (&mut lost).now_or_never() {
+        return Ok(Ending::Stopped(loss));
+    }
+    let mut group = Group::spawn(spec)?;
     loop {
         tokio::select! {
             status = group.guard.wait() => {

@@ -4,7 +4,10 @@
 //! never builds events from them: it reads the affected lock again with the
 //! one walk and model ([`read_lock`], [`walk_with_dirs`]) and turns the old
 //! and new readings into events (`events::changes`), so what `watch` prints
-//! always agrees with what `stat` shows at that moment.
+//! always agrees with what `stat` shows at that moment. For a queue it
+//! already knows, where only contender nodes changed, it reads just those
+//! nodes and takes the rest from its last reading: the persistent watch
+//! names every node that changed, so nothing else can differ.
 //!
 //! Notifications come from one persistent recursive watch on the path
 //! (ZooKeeper 3.6+), plus one on the internal lock a kazoo semaphore keeps
@@ -31,6 +34,7 @@ use crate::clock;
 use crate::lock::name;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS, KAZOO_LOCK_SUFFIX};
 use crate::model::layout::{self, Depth};
+use crate::model::locks::{NodeRead, Reads, queue_lock};
 use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
 use crate::zk::{self, ConnectOptions, Session, path};
 
@@ -315,7 +319,7 @@ impl LockWatch {
     async fn read_sites(&mut self, nodes: &BTreeSet<String>) -> anyhow::Result<Vec<LockEvent>> {
         let sites = affected_sites(&self.target, nodes);
         let readings =
-            future::try_join_all(sites.iter().map(|site| read_site(&self.session, site))).await?;
+            future::try_join_all(sites.iter().map(|site| self.reread(site, nodes))).await?;
         let mut readings: BTreeMap<&String, Reading> = sites.iter().zip(readings).collect();
         // The parts of a semaphore read as locks of their own when read
         // alone; the semaphore they belong to is the lock.
@@ -361,6 +365,95 @@ impl LockWatch {
         }
         Ok(events)
     }
+}
+
+impl LockWatch {
+    /// Reads the lock directory `site` again after changes of `nodes`: when
+    /// it is a queue we know and only some of its contenders changed, just
+    /// those are read, and the rest is what we know; else all of it.
+    async fn reread(&self, site: &String, nodes: &BTreeSet<String>) -> anyhow::Result<Reading> {
+        if let Some(lock) = self.locks.get(site)
+            && let Some(changed) = changed_contenders(&self.target, lock, nodes)
+            && let Some(reads) = self.known_and_changed(lock, &changed).await?
+        {
+            return Ok(match queue_lock(site, reads, clock::now_ms()) {
+                Some(lock) => Reading::Lock(lock),
+                None => Reading::NoLock,
+            });
+        }
+        read_site(&self.session, site).await
+    }
+
+    /// The reads of `lock`'s contenders as known, those `changed` read
+    /// again (left out when gone); `None` when one could not be read (no
+    /// permission): then the whole lock is read as a walk reads it.
+    async fn known_and_changed(
+        &self,
+        lock: &Lock,
+        changed: &BTreeSet<&str>,
+    ) -> Result<Option<Reads>, zk::Error> {
+        let fresh = future::try_join_all(changed.iter().map(|node| async move {
+            match self.session.get_data(node).await {
+                Ok((data, stat)) => Ok(Some(Some((node, NodeRead { data, stat })))),
+                Err(err) if err.is_no_node() => Ok(Some(None)),
+                Err(err) if err.failure() == zk::Failure::Denied => Ok(None),
+                Err(err) => Err(err),
+            }
+        }))
+        .await?;
+        let Some(fresh) = fresh.into_iter().collect::<Option<Vec<_>>>() else {
+            return Ok(None);
+        };
+        let known = lock
+            .contenders()
+            .filter(|c| !changed.contains(c.path.as_str()))
+            .map(|c| {
+                let read = NodeRead {
+                    data: c.data.clone(),
+                    stat: c.stat,
+                };
+                (c.name.clone(), read)
+            });
+        let fresh = fresh
+            .into_iter()
+            .flatten()
+            .map(|(node, read)| (path::basename(node).to_owned(), read));
+        Ok(Some(known.chain(fresh).collect()))
+    }
+}
+
+/// The nodes among `nodes` whose change touches `lock`, when `lock` is a
+/// queue (mutex, read-write lock, election) and each is a contender node
+/// directly in it: then reading them again is reading the lock again.
+/// `None` when anything else changed (the directory itself, a part of a
+/// semaphore, something named otherwise).
+fn changed_contenders<'n>(
+    target: &str,
+    lock: &Lock,
+    nodes: &'n BTreeSet<String>,
+) -> Option<BTreeSet<&'n str>> {
+    let queue = matches!(
+        lock.kind,
+        LockKind::Mutex | LockKind::ReadWrite | LockKind::Election
+    );
+    if !queue || owner_of_part(&lock.path).is_some() {
+        return None;
+    }
+    let mut changed = BTreeSet::new();
+    for node in nodes {
+        let touches = affected_sites(target, &BTreeSet::from([node.clone()]));
+        if !touches.contains(&lock.path) {
+            continue;
+        }
+        let contender_here = path::parent(node) == Some(lock.path.as_str())
+            && name::parse(path::basename(node)).is_some()
+            && touches.len() == 1;
+        if !contender_here {
+            return None;
+        }
+        changed.insert(node.as_str());
+    }
+    Some(changed)
 }
 
 /// Sets the persistent recursive watches, or returns an empty set of

@@ -17,6 +17,7 @@ mod reach;
 mod retry;
 mod secure;
 pub mod sessions;
+mod watches;
 
 use std::time::Duration;
 
@@ -28,6 +29,7 @@ pub use hosts::Hosts;
 pub use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
 pub use retry::RetryPolicy;
 pub use secure::{SaslConfig, Secret, Secured, TlsConfig};
+pub use watches::{NodeEvent, NodeWatch};
 
 use crate::usage::UsageError;
 

@@ -461,3 +461,94 @@ fn persistent_nodes_named_like_contenders_are_not_waited_on() {
         env.zklock(["release", &token]).run().assert_success();
     }
 }
+
+/// The child name at the end of a node path.
+fn node_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Stops the waiter `quitter` (it deletes its node and exits), then checks
+/// that `behind`, which waited on it, now waits on the node `still_ahead`
+/// instead of taking the lock: its own node is not the next after a node
+/// that went unless that node was the holder.
+fn quit_and_see_the_next_wait_on(mut quitter: Running, behind: &Running, still_ahead: &str) {
+    quitter.signal(libc::SIGTERM);
+    quitter.wait(WAIT);
+    wait_until(WAIT, "the waiter watches the next node ahead", || {
+        behind.log_events("waiting").len() >= 2
+    });
+    let events = behind.log_events("waiting");
+    let watched = events[1]["node"].as_str().expect("the node waited on");
+    assert_eq!(node_name(watched), node_name(still_ahead), "{events:#?}");
+}
+
+#[test]
+fn a_waiter_whose_predecessor_gives_up_waits_on_for_the_holder() {
+    let env = TestEnv::new();
+    let (holder, token) = hold(&env, "lock", "quitter", &[]);
+    let quitter = queue_behind(&env, "lock", "quitter", 2, &[]);
+    let mut last = queue_behind(&env, "lock", "quitter", 3, &["-v", "--", "echo", "ran"]);
+    wait_until(WAIT, "the last waiter watches the quitter", || {
+        !last.log_events("waiting").is_empty()
+    });
+    quit_and_see_the_next_wait_on(quitter, &last, &token);
+    assert!(
+        last.is_running() && last.stdout().is_empty(),
+        "the command ran while the lock was held"
+    );
+    release(holder);
+    let run = last.wait(WAIT);
+    run.assert_success().assert_stdout_contains("ran");
+}
+
+#[test]
+fn a_reader_whose_writer_ahead_gives_up_waits_for_the_writer_that_holds() {
+    let env = TestEnv::new();
+    let (writer, token) = hold(&env, "wlock", "mixed", &[]);
+    let mut first_reader = queue_behind(&env, "rlock", "mixed", 2, &["--", "echo", "read"]);
+    let quitter = queue_behind(&env, "wlock", "mixed", 3, &[]);
+    let mut reader = queue_behind(&env, "rlock", "mixed", 4, &["-v", "--", "echo", "read"]);
+    wait_until(WAIT, "the reader watches the waiting writer", || {
+        !reader.log_events("waiting").is_empty()
+    });
+    quit_and_see_the_next_wait_on(quitter, &reader, &token);
+    assert!(
+        reader.is_running() && reader.stdout().is_empty(),
+        "a reader ran while a writer held"
+    );
+    release(writer);
+    for reader in [&mut first_reader, &mut reader] {
+        reader
+            .wait(WAIT)
+            .assert_success()
+            .assert_stdout_contains("read");
+    }
+}
+
+#[test]
+fn a_waiter_whose_own_node_is_deleted_gives_up_without_running() {
+    let env = TestEnv::new();
+    let (holder, token) = hold(&env, "lock", "deleted-waiter", &[]);
+    let mut waiter = queue_behind(
+        &env,
+        "lock",
+        "deleted-waiter",
+        2,
+        &["-v", "--", "echo", "ran"],
+    );
+    wait_until(WAIT, "the waiter watches the holder", || {
+        !waiter.log_events("waiting").is_empty()
+    });
+    let dir = "/locks/deleted-waiter";
+    let own = env
+        .zk()
+        .children_if_any(dir)
+        .into_iter()
+        .find(|child| child != node_name(&token))
+        .expect("the waiter's node");
+    env.zk().delete(&format!("{dir}/{own}"));
+    let run = waiter.wait(WAIT);
+    run.assert_code(10);
+    assert!(run.stdout.is_empty(), "the command ran without the lock");
+    release(holder);
+}

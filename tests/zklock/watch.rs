@@ -5,6 +5,7 @@
 
 use crate::support;
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
@@ -508,4 +509,62 @@ fn an_expired_session_is_replaced_and_says_there_was_a_gap() {
     expect(&mut watching, "acquired", &node);
     release(holder);
     expect(&mut watching, "released", &node);
+}
+
+/// Who holds and who waits, by node path, as `stat` reads the lock now.
+fn standings_read_now(env: &TestEnv, lock: &str) -> BTreeMap<String, bool> {
+    let run = env.zklock(["-o", "json", "stat", lock]).run();
+    run.assert_success();
+    let lock: support::json::Lock = run.json();
+    let holders = lock.holders.into_iter().map(|c| (c.path, true));
+    holders
+        .chain(lock.waiters.into_iter().map(|c| (c.path, false)))
+        .collect()
+}
+
+/// Applies one watch event to the standings it speaks of.
+fn fold(standings: &mut BTreeMap<String, bool>, event: &WatchEvent) {
+    let Some(node) = event.node.clone() else {
+        return;
+    };
+    match event.event.as_str() {
+        "holding" | "acquired" => standings.insert(node, true),
+        "queued" | "waiting" => standings.insert(node, false),
+        "released" | "left" => standings.remove(&node),
+        other => panic!("unexpected event {other}: {event:#?}"),
+    };
+}
+
+#[test]
+fn the_event_stream_agrees_with_a_full_reading_after_churn() {
+    let env = TestEnv::new();
+    let zk = env.zk();
+    zk.mkdir_p("/locks/churn");
+    let prefix = "/locks/churn/_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-";
+    let contender = |i: usize| {
+        let kind = if i.is_multiple_of(3) {
+            "__WRIT__"
+        } else {
+            "__READ__"
+        };
+        zk.create_ephemeral_sequential(&format!("{prefix}{kind}"), b"")
+    };
+    let mut nodes: Vec<String> = (0..30).map(contender).collect();
+    let (mut watching, state) = watch(&env, &["churn"]);
+    let mut standings = BTreeMap::new();
+    for event in state.iter().filter(|e| e.event != "watching") {
+        fold(&mut standings, event);
+    }
+    // Holders, waiters in the middle and at the tail go; newcomers queue.
+    for round in 0..60 {
+        let index = [0, nodes.len() / 2, nodes.len() - 1][round % 3];
+        zk.delete(&nodes.remove(index));
+        nodes.push(contender(round));
+    }
+    let expected = standings_read_now(&env, "churn");
+    assert_eq!(expected.len(), 30);
+    while standings != expected {
+        fold(&mut standings, &next_event(&mut watching));
+    }
+    watching.signal(libc::SIGTERM);
 }
