@@ -248,4 +248,16 @@ mod tests {
         let err = Error::op("create", "/x", zkc::Error::NoAuth);
         assert_eq!(err.failure(), Failure::Denied);
     }
+
+    #[test]
+    fn errors_answer_for_their_cause() {
+        let err = |cause| Error::op("delete", "/a", cause);
+        assert_eq!(err(zkc::Error::ConnectionLoss).class(), Class::Recoverable);
+        assert_eq!(err(zkc::Error::SessionExpired).class(), Class::Fatal);
+        assert_eq!(err(zkc::Error::NoNode).class(), Class::Normal);
+        assert!(err(zkc::Error::Unimplemented).is_unimplemented());
+        assert!(err(zkc::Error::BadVersion).is_bad_version());
+        assert!(err(zkc::Error::NoAuth).is_no_auth());
+        assert!(!err(zkc::Error::NoNode).is_no_auth());
+    }
 }

@@ -211,12 +211,12 @@ async fn unreachable(options: &ConnectOptions) -> Error {
 
 impl Session {
     /// The underlying client, for the requests this module wraps.
-    pub fn client(&self) -> &zkc::Client {
+    pub(super) fn client(&self) -> &zkc::Client {
         &self.client
     }
 
     /// The ACL of every node this session creates.
-    pub fn acls(&self) -> zkc::Acls<'_> {
+    pub(super) fn acls(&self) -> zkc::Acls<'_> {
         self.acl.acls()
     }
 

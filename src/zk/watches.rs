@@ -208,3 +208,27 @@ impl Session {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_terminal_states_end_a_session() {
+        let state = |s: zkc::SessionState| SessionState::from(s);
+        assert_eq!(
+            state(zkc::SessionState::ConnectedReadOnly),
+            SessionState::Connected
+        );
+        assert!(!state(zkc::SessionState::Disconnected).is_over());
+        assert!(!state(zkc::SessionState::SyncConnected).is_over());
+        for over in [
+            zkc::SessionState::Expired,
+            zkc::SessionState::AuthFailed,
+            zkc::SessionState::Closed,
+        ] {
+            assert!(state(over).is_over());
+            assert_eq!(state(over).to_string(), over.to_string());
+        }
+    }
+}
