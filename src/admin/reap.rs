@@ -57,7 +57,7 @@ impl Selector {
 /// What a node to reap is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Doom {
+pub enum ReapRole {
     /// A contender that holds its lock.
     Holder,
     /// A contender that waits.
@@ -66,25 +66,25 @@ pub enum Doom {
     EmptyDirectory,
 }
 
-impl Doom {
+impl ReapRole {
     /// The name used in output.
     pub fn as_str(self) -> &'static str {
         match self {
-            Doom::Holder => "holder",
-            Doom::Waiter => "waiter",
-            Doom::EmptyDirectory => "empty lock directory",
+            ReapRole::Holder => "holder",
+            ReapRole::Waiter => "waiter",
+            ReapRole::EmptyDirectory => "empty lock directory",
         }
     }
 }
 
 /// One node to reap, as it was read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Doomed {
+pub struct NodeToReap {
     pub path: String,
     /// The node as it was read: the delete is of that node alone.
     #[serde(skip)]
     pub seen: Seen,
-    pub what: Doom,
+    pub what: ReapRole,
     /// The lock it belongs to (for a directory: itself).
     pub lock: String,
     /// The owner session, `0x...`; null for a directory.
@@ -101,7 +101,7 @@ pub struct Doomed {
 /// empty directories, deepest first.
 #[derive(Debug, Default)]
 pub struct ReapPlan {
-    pub nodes: Vec<Doomed>,
+    pub nodes: Vec<NodeToReap>,
     /// How far the walk came, and what it could not read.
     pub walked: WalkProgress,
 }
@@ -140,7 +140,7 @@ pub async fn plan(
     let mut emptied = Vec::new();
     let walked = walk(session, start, Depth::Tree, progress, |lock| {
         let before = nodes.len();
-        nodes.extend(doomed_contenders(&lock, selector));
+        nodes.extend(contenders_to_reap(&lock, selector));
         let picked = nodes.len() - before;
         let contenders = lock.holders.len() + lock.waiters.len();
         if empty
@@ -165,15 +165,19 @@ pub async fn plan(
 /// The contenders of `lock` that `selector` picks, in the order to delete
 /// them; never a candidate of an election or a leader node: see
 /// [`LockKind::may_be_broken`].
-fn doomed_contenders(lock: &Lock, selector: Selector) -> impl Iterator<Item = Doomed> + '_ {
+fn contenders_to_reap(lock: &Lock, selector: Selector) -> impl Iterator<Item = NodeToReap> + '_ {
     let selector = Some(selector).filter(|_| lock.kind.may_be_broken());
     lock.standings()
         .rev()
         .filter(move |(contender, _)| selector.is_some_and(|s| s.picks(contender)))
-        .map(|(contender, holds)| Doomed {
+        .map(|(contender, holds)| NodeToReap {
             path: contender.path.clone(),
             seen: Seen::new(&contender.path, &contender.stat),
-            what: if holds { Doom::Holder } else { Doom::Waiter },
+            what: if holds {
+                ReapRole::Holder
+            } else {
+                ReapRole::Waiter
+            },
             lock: lock.path.clone(),
             session: Some(zk::format_session(contender.session())),
             age_ms: contender.age_ms,
@@ -193,7 +197,7 @@ struct Emptied {
 async fn empty_directories(
     session: &Session,
     emptied: Vec<Emptied>,
-) -> Result<Vec<Doomed>, zk::Error> {
+) -> Result<Vec<NodeToReap>, zk::Error> {
     let batcher = Batcher::new(session);
     let now = clock::now_ms();
     let mut found = Vec::new();
@@ -207,10 +211,10 @@ async fn empty_directories(
             };
             if is_left_empty(&stat, emptied.contenders) {
                 let dir = &emptied.dir;
-                found.push(Doomed {
+                found.push(NodeToReap {
                     path: dir.clone(),
                     seen: Seen::new(dir, &stat),
-                    what: Doom::EmptyDirectory,
+                    what: ReapRole::EmptyDirectory,
                     lock: dir.clone(),
                     session: None,
                     age_ms: now - stat.ctime,
@@ -240,14 +244,14 @@ fn may_reap_directory(dir: &str, root: &str) -> bool {
 /// still says what it did before: the error comes with the outcomes so far.
 pub async fn execute(
     session: &Session,
-    nodes: &[Doomed],
+    nodes: &[NodeToReap],
     mut progress: impl FnMut(usize),
 ) -> (Reaped, Result<(), zk::Error>) {
     let mut reaped = Reaped::default();
     let mut done = 0;
-    let (dirs, contenders): (Vec<&Doomed>, Vec<&Doomed>) = nodes
+    let (dirs, contenders): (Vec<&NodeToReap>, Vec<&NodeToReap>) = nodes
         .iter()
-        .partition(|node| node.what == Doom::EmptyDirectory);
+        .partition(|node| node.what == ReapRole::EmptyDirectory);
     for (batch, are_dirs) in [(contenders, false), (dirs, true)] {
         let seen = batch.iter().map(|node| node.seen.clone());
         let result = delete::delete_seen(session, seen, |node, deletion| {

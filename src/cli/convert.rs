@@ -12,10 +12,10 @@ use super::{
 };
 use crate::admin::reap::Selector;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
-use crate::commands::release::{self, How, ReleaseArgs};
-use crate::commands::{Command, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
+use crate::commands::release::{self, ReleaseAction, ReleaseArgs};
+use crate::commands::{Subcommand, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
 use crate::config::Globals;
-use crate::lock::{Dialect, Kind, name};
+use crate::lock::{ContenderKind, Dialect, name};
 use crate::output::{Format, Printer};
 use crate::run::parse_signal;
 use crate::usage::UsageError;
@@ -36,19 +36,19 @@ impl From<ShellArg> for Shell {
 impl ReleaseCmdArgs {
     fn into_release_args(self, root: &str) -> Result<ReleaseArgs, UsageError> {
         let target = zk::path::resolve(root, &self.target)?;
-        let how = match (self.holders, self.revoke) {
-            (true, _) => How::Holders,
-            (false, true) => How::Revoke {
+        let action = match (self.holders, self.revoke) {
+            (true, _) => ReleaseAction::Holders,
+            (false, true) => ReleaseAction::Revoke {
                 force_after: self.force_after,
             },
             (false, false) => {
                 release::check_token(&target)?;
-                How::Token
+                ReleaseAction::Token
             }
         };
         Ok(ReleaseArgs {
             target,
-            how,
+            action,
             if_exists: self.if_exists,
         })
     }
@@ -105,7 +105,7 @@ impl LockCmdArgs {
     fn into_lock_args(
         self,
         root: &str,
-        kind: Kind,
+        kind: ContenderKind,
         session_timeout: Duration,
         ends_with_separator: bool,
     ) -> Result<LockArgs, UsageError> {
@@ -147,7 +147,7 @@ impl LockCmdArgs {
             (None, true, _) => Holding::Detach(until),
             (None, false, Some(ttl)) => Holding::Ttl(ttl),
             (None, false, None) if self.command.is_empty() => Holding::UntilSignal,
-            (None, false, None) => Holding::Command(lock_command::Command {
+            (None, false, None) => Holding::Command(lock_command::LockedCommand {
                 argv: if self.shell {
                     vec![self.command.join(" ")]
                 } else {
@@ -195,9 +195,12 @@ impl SemCmdArgs {
                  holder's session, or the semaphore's clients would count it forever",
             ));
         }
-        let lock =
-            self.lock
-                .into_lock_args(root, Kind::Mutex, session_timeout, ends_with_separator)?;
+        let lock = self.lock.into_lock_args(
+            root,
+            ContenderKind::Mutex,
+            session_timeout,
+            ends_with_separator,
+        )?;
         Ok(LockArgs {
             max_leases: Some(self.max_leases),
             ..lock
@@ -270,7 +273,7 @@ impl Cli {
     /// Checks and converts the parsed arguments into plain configuration.
     /// Every usage error (bad path, bad host string) surfaces here, before
     /// any connection is made.
-    pub fn into_config(self) -> Result<(Globals, Command), UsageError> {
+    pub fn into_config(self) -> Result<(Globals, Subcommand), UsageError> {
         if let Some(err) = self.profile_error {
             return Err(err);
         }
@@ -285,33 +288,42 @@ impl Cli {
         let session_timeout = globals.connect.session_timeout;
         let separator = self.ends_with_separator;
         let command = match self.command {
-            CliCommand::Lock(args) => {
-                Command::Lock(args.into_lock_args(root, Kind::Mutex, session_timeout, separator)?)
-            }
-            CliCommand::Rlock(args) => {
-                Command::Lock(args.into_lock_args(root, Kind::Read, session_timeout, separator)?)
-            }
-            CliCommand::Wlock(args) => {
-                Command::Lock(args.into_lock_args(root, Kind::Write, session_timeout, separator)?)
-            }
+            CliCommand::Lock(args) => Subcommand::Lock(args.into_lock_args(
+                root,
+                ContenderKind::Mutex,
+                session_timeout,
+                separator,
+            )?),
+            CliCommand::Rlock(args) => Subcommand::Lock(args.into_lock_args(
+                root,
+                ContenderKind::Read,
+                session_timeout,
+                separator,
+            )?),
+            CliCommand::Wlock(args) => Subcommand::Lock(args.into_lock_args(
+                root,
+                ContenderKind::Write,
+                session_timeout,
+                separator,
+            )?),
             CliCommand::Sem(args) => {
-                Command::Lock(args.into_lock_args(root, session_timeout, separator)?)
+                Subcommand::Lock(args.into_lock_args(root, session_timeout, separator)?)
             }
-            CliCommand::Release(args) => Command::Release(args.into_release_args(root)?),
-            CliCommand::Stat { target } => Command::Stat(StatArgs {
+            CliCommand::Release(args) => Subcommand::Release(args.into_release_args(root)?),
+            CliCommand::Stat { target } => Subcommand::Stat(StatArgs {
                 path: zk::path::resolve(root, &target)?,
             }),
-            CliCommand::Ls(args) => Command::Ls(args.into_ls_args(root)?),
-            CliCommand::Dump { path, sessions } => Command::Dump(dump::DumpArgs {
+            CliCommand::Ls(args) => Subcommand::Ls(args.into_ls_args(root)?),
+            CliCommand::Dump { path, sessions } => Subcommand::Dump(dump::DumpArgs {
                 path: resolve_or_root(root, path)?,
                 sessions,
             }),
-            CliCommand::Watch(args) => Command::Watch(args.into_watch_args(root)?),
-            CliCommand::Reap(args) => Command::Reap(args.into_reap_args(root)?),
+            CliCommand::Watch(args) => Subcommand::Watch(args.into_watch_args(root)?),
+            CliCommand::Reap(args) => Subcommand::Reap(args.into_reap_args(root)?),
             CliCommand::Completions { shell } => {
-                Command::Completions(super::completion_script(shell.into()))
+                Subcommand::Completions(super::completion_script(shell.into()))
             }
-            CliCommand::Man { command } => Command::Man(super::man_page(command.as_deref())?),
+            CliCommand::Man { command } => Subcommand::Man(super::man_page(command.as_deref())?),
         };
         Ok((globals, command))
     }

@@ -13,8 +13,8 @@ use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
 use crate::lock::hold::{self, Loss};
 use crate::lock::{
-    AcquireError, Contention, Dialect, Held, Kind, LeaseContention, LockSpec, Outcome, Owner,
-    Patience, SemaphoreSpec, Waiting,
+    AcquireError, ContenderKind, Contention, Dialect, Held, LeaseContention, LockSpec, Outcome,
+    Owner, Patience, SemaphoreSpec, Waiting,
 };
 use crate::model::{self, Lock};
 use crate::output::{self, Format, Printer, Spinner};
@@ -29,7 +29,7 @@ use crate::zk::{self, Session};
 pub struct LockArgs {
     /// The lock directory, or the semaphore node.
     pub path: String,
-    pub kind: Kind,
+    pub kind: ContenderKind,
     /// `sem`: hold one of at most this many leases of the semaphore at
     /// `path`, rather than the lock.
     pub max_leases: Option<u32>,
@@ -50,7 +50,7 @@ pub struct LockArgs {
 #[derive(Clone, Debug)]
 pub enum Holding {
     /// Run a command under it, then release.
-    Command(Command),
+    Command(LockedCommand),
     /// Print the token, hold until a signal, release.
     UntilSignal,
     /// Start a background holder, print the token it reports, exit.
@@ -64,7 +64,7 @@ pub enum Holding {
 
 /// The command of `lock LOCK -- COMMAND...`.
 #[derive(Clone, Debug)]
-pub struct Command {
+pub struct LockedCommand {
     pub argv: Vec<String>,
     pub shell: bool,
     pub kill_signal: i32,
@@ -280,7 +280,7 @@ impl Hold<'_> {
 /// The `--kill-after` of `command` on `session`: as given, or a share of the
 /// granted session timeout. A usage error when it leaves no room to stop the
 /// command before the leader could expire the session.
-fn kill_after_for(session: &Session, command: &Command) -> Result<Duration, UsageError> {
+fn kill_after_for(session: &Session, command: &LockedCommand) -> Result<Duration, UsageError> {
     let timing = Timing::for_session(session.session_timeout());
     let kill_after = command
         .kill_after
@@ -298,7 +298,7 @@ fn kill_after_for(session: &Session, command: &Command) -> Result<Duration, Usag
 }
 
 impl LockArgs {
-    fn command(&self) -> Option<&Command> {
+    fn command(&self) -> Option<&LockedCommand> {
         match &self.holding {
             Holding::Command(command) => Some(command),
             _ => None,
@@ -586,7 +586,7 @@ async fn hold_until(
 /// With a command: run it under the lock; stop it if the lock is lost.
 async fn run_command(
     hold: &Hold<'_>,
-    command: &Command,
+    command: &LockedCommand,
     kill_after: Duration,
     printer: &Printer,
     signals: &mut Signals,

@@ -22,7 +22,7 @@ use crate::zk::{self, Session};
 
 /// A subcommand with its checked arguments.
 #[derive(Debug)]
-pub enum Command {
+pub enum Subcommand {
     Lock(lock::LockArgs),
     Release(release::ReleaseArgs),
     Stat(stat::StatArgs),
@@ -37,17 +37,17 @@ pub enum Command {
 }
 
 /// Runs one subcommand.
-pub async fn run(globals: &Globals, command: Command) -> Result<ExitStatus> {
+pub async fn run(globals: &Globals, command: Subcommand) -> Result<ExitStatus> {
     match command {
-        Command::Lock(args) => lock::run(globals, args).await,
-        Command::Release(args) => release::run(globals, args).await,
-        Command::Stat(args) => stat::run(globals, args).await,
-        Command::Ls(args) => ls::run(globals, args).await,
-        Command::Dump(args) => dump::run(globals, args).await,
-        Command::Watch(args) => watch::run(globals, args).await,
-        Command::Reap(args) => reap::run(globals, args).await,
-        Command::Completions(script) => generated::print(globals, &script),
-        Command::Man(page) => generated::print(globals, &page),
+        Subcommand::Lock(args) => lock::run(globals, args).await,
+        Subcommand::Release(args) => release::run(globals, args).await,
+        Subcommand::Stat(args) => stat::run(globals, args).await,
+        Subcommand::Ls(args) => ls::run(globals, args).await,
+        Subcommand::Dump(args) => dump::run(globals, args).await,
+        Subcommand::Watch(args) => watch::run(globals, args).await,
+        Subcommand::Reap(args) => reap::run(globals, args).await,
+        Subcommand::Completions(script) => generated::print(globals, &script),
+        Subcommand::Man(page) => generated::print(globals, &page),
     }
 }
 

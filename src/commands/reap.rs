@@ -9,7 +9,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::admin::reap::{self, Doom, Doomed, Reaped, Selector, Skipped};
+use crate::admin::reap::{self, NodeToReap, ReapRole, Reaped, Selector, Skipped};
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::output::{self, Column, Printer, Report, Table};
@@ -86,7 +86,7 @@ impl Report for ReapReport {
 pub struct DryRunReport {
     #[serde(skip)]
     path: String,
-    would_delete: Vec<Doomed>,
+    would_delete: Vec<NodeToReap>,
     deleted: [String; 0],
     skipped: [Skipped; 0],
 }
@@ -126,16 +126,16 @@ impl Report for DryRunReport {
 }
 
 /// `3 holders, 1 waiter and 2 empty lock directories`.
-fn summary(nodes: &[Doomed]) -> String {
-    let count = |what: Doom| nodes.iter().filter(|n| n.what == what).count();
+fn summary(nodes: &[NodeToReap]) -> String {
+    let count = |what: ReapRole| nodes.iter().filter(|n| n.what == what).count();
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     format!(
         "{}, {} and {}",
-        plural(count(Doom::Holder), "holder", "holders"),
-        plural(count(Doom::Waiter), "waiter", "waiters"),
+        plural(count(ReapRole::Holder), "holder", "holders"),
+        plural(count(ReapRole::Waiter), "waiter", "waiters"),
         plural(
-            count(Doom::EmptyDirectory),
+            count(ReapRole::EmptyDirectory),
             "empty lock directory",
             "empty lock directories"
         )
@@ -230,7 +230,7 @@ const SHOWN_BEFORE_ASKING: usize = 20;
 
 /// Asks on the terminal whether to delete `nodes`; fails with a usage
 /// error (exit 2) when stdin is no terminal or the answer is not yes.
-async fn confirm(path: &str, nodes: &[Doomed]) -> Result<()> {
+async fn confirm(path: &str, nodes: &[NodeToReap]) -> Result<()> {
     if !std::io::stdin().is_terminal() {
         return Err(UsageError::new(format!(
             "refusing to delete {} under {path} without --yes (stdin is not a terminal to ask \

@@ -16,8 +16,8 @@ use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::lock::hold::REVOKE;
-use crate::lock::{Dialect, Kind, Owner, name, node, semaphore};
-use crate::model::{self, Contender, ContenderMode, LockKind};
+use crate::lock::{ContenderKind, ContenderMode, Dialect, Owner, name, node, semaphore};
+use crate::model::{self, Contender, LockKind};
 use crate::output::{Column, Report, Table};
 use crate::usage::UsageError;
 use crate::zk::delete::{self, Deletion, Seen};
@@ -30,14 +30,14 @@ use super::with_session;
 pub struct ReleaseArgs {
     /// The token (a contender node) or, with `--holders`/`--revoke`, the lock.
     pub target: String,
-    pub how: How,
+    pub action: ReleaseAction,
     /// A token whose node is already gone is not an error.
     pub if_exists: bool,
 }
 
 /// Which nodes to remove, and how.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum How {
+pub enum ReleaseAction {
     /// Delete the node named by the token.
     Token,
     /// Delete the nodes that hold the lock now.
@@ -137,18 +137,18 @@ pub async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
 }
 
 async fn release(session: &Session, args: &ReleaseArgs, report: &mut ReleaseReport) -> Result<()> {
-    match args.how {
-        How::Token => {
+    match args.action {
+        ReleaseAction::Token => {
             let (data, stat) = session.get_data(&args.target).await?;
             check_contender(&args.target, &stat, &data)?;
             let token = Seen::new(&args.target, &stat);
             delete_all(session, vec![token], report).await?;
         }
-        How::Holders => {
+        ReleaseAction::Holders => {
             let holders = holders(session, &args.target).await?;
             delete_all(session, holders.iter().map(seen), report).await?;
         }
-        How::Revoke { force_after } => {
+        ReleaseAction::Revoke { force_after } => {
             let mut to_break = Vec::new();
             for holder in holders(session, &args.target).await? {
                 if !obeys_revoke(&holder) {
@@ -194,7 +194,7 @@ fn check_contender(target: &str, stat: &zk::Stat, data: &[u8]) -> Result<(), Usa
              persistent node with this name is some application's data)",
         );
     };
-    if parsed.kind == Kind::Election {
+    if parsed.kind == ContenderKind::Election {
         return Err(refuse_leader(target, LockKind::Election));
     }
     Ok(())

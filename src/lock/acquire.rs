@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::name::{self, Dialect, Kind, own_prefix};
+use super::name::{self, ContenderKind, Dialect, own_prefix};
 use super::node;
 use super::owner::Owner;
-use super::queue::{Contender, LockQueue, Standing};
+use super::queue::{LockQueue, QueueEntry, Standing};
 use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, path};
 
 /// What to lock and how.
@@ -21,7 +21,7 @@ use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, path};
 pub struct LockSpec {
     /// The lock directory, an absolute path.
     pub path: String,
-    pub kind: Kind,
+    pub kind: ContenderKind,
     pub dialect: Dialect,
     /// The data of the contender node (the owner record).
     pub data: Vec<u8>,
@@ -63,9 +63,10 @@ pub struct Held {
     pub fence: i64,
 }
 
-/// How a wait ended when it did not end with the lock.
+/// How a try for the lock ended, when it ended without an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// We hold the lock.
     Acquired(Held),
     /// `--no-wait` found the lock taken, or `--timeout` ran out.
     NotAcquired,
@@ -75,7 +76,7 @@ pub enum Outcome {
 /// (the head of the queue) and its data, when asked for.
 #[derive(Clone, Debug)]
 pub struct Waiting {
-    pub holder: Contender,
+    pub holder: QueueEntry,
     pub holder_data: Option<(Vec<u8>, zk::Stat)>,
     /// How many contenders are ahead of us.
     pub ahead: usize,
@@ -383,7 +384,7 @@ impl<'s> Contention<'s> {
     /// extra cost and not waited on.
     async fn wait_for_deletion(
         &self,
-        ahead: &Contender,
+        ahead: &QueueEntry,
         patience: Patience,
         own: &mut Option<NodeWatch>,
     ) -> Result<Ahead, AcquireError> {
@@ -432,7 +433,7 @@ impl<'s> Contention<'s> {
 const WRAP_MARGIN: i32 = 1 << 28;
 
 /// True when `contender` is the first of `queue`.
-fn is_head(queue: &LockQueue, contender: &Contender) -> bool {
+fn is_head(queue: &LockQueue, contender: &QueueEntry) -> bool {
     queue
         .contenders()
         .first()

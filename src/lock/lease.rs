@@ -20,7 +20,7 @@
 //! ([`LeaseContention::abandon`]).
 
 use super::acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, sleep_until};
-use super::name::{Dialect, Kind};
+use super::name::{ContenderKind, Dialect};
 use super::semaphore::{CURATOR_LEASES, CURATOR_LOCKS, kazoo_lock_path, kazoo_max_leases};
 use crate::zk::{self, ChildrenChange, ChildrenWatch, Class, Lifetime, Session, class_of, path};
 
@@ -66,7 +66,7 @@ impl<'s> LeaseContention<'s> {
             _ => {
                 let leases = LockSpec {
                     path: path::join(&spec.path, CURATOR_LEASES),
-                    kind: Kind::Mutex,
+                    kind: ContenderKind::Mutex,
                     dialect: Dialect::Curator,
                     data: spec.data.clone(),
                     ttl: None,
@@ -80,7 +80,7 @@ impl<'s> LeaseContention<'s> {
         };
         let mutex = LockSpec {
             path: mutex_path,
-            kind: Kind::Mutex,
+            kind: ContenderKind::Mutex,
             dialect: spec.dialect,
             data: spec.data.clone(),
             ttl: None,

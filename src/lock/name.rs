@@ -24,6 +24,8 @@
 
 use std::fmt;
 
+use serde::Serialize;
+
 /// The library whose naming a contender node follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Dialect {
@@ -71,7 +73,7 @@ impl fmt::Display for Dialect {
 
 /// What a contender asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
+pub enum ContenderKind {
     /// A plain mutex.
     Mutex,
     /// The read side of a read-write lock.
@@ -82,19 +84,36 @@ pub enum Kind {
     Election,
 }
 
-/// Whether a contender excludes everyone or shares with other readers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Mode {
+/// What a contender asks for: to exclude everyone, to share with readers,
+/// or one of a semaphore's leases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContenderMode {
     Exclusive,
     Shared,
+    Lease,
 }
 
-impl Kind {
-    /// Readers share; every other kind is exclusive.
-    pub fn mode(self) -> Mode {
+impl ContenderMode {
+    /// The name used in output.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Read => Mode::Shared,
-            Kind::Mutex | Kind::Write | Kind::Election => Mode::Exclusive,
+            ContenderMode::Exclusive => "exclusive",
+            ContenderMode::Shared => "shared",
+            ContenderMode::Lease => "lease",
+        }
+    }
+}
+
+impl ContenderKind {
+    /// Readers share; every other kind is exclusive. (Only a semaphore's
+    /// lease, which has no kind of its own, holds as a lease.)
+    pub fn mode(self) -> ContenderMode {
+        match self {
+            ContenderKind::Read => ContenderMode::Shared,
+            ContenderKind::Mutex | ContenderKind::Write | ContenderKind::Election => {
+                ContenderMode::Exclusive
+            }
         }
     }
 }
@@ -103,7 +122,7 @@ impl Kind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Parsed {
     pub dialect: Dialect,
-    pub kind: Kind,
+    pub kind: ContenderKind,
     pub sequence: i32,
 }
 
@@ -148,50 +167,50 @@ pub(crate) fn split_sequence(name: &str) -> Option<(&str, i32)> {
 }
 
 /// Which dialect and kind a stem (the name without its sequence) belongs to.
-fn classify(stem: &str) -> Option<(Dialect, Kind)> {
+fn classify(stem: &str) -> Option<(Dialect, ContenderKind)> {
     if let Some(rest) = stem.strip_prefix("_c_") {
         return classify_curator(rest);
     }
     if let Some(prefix) = stem.strip_suffix("__lock__") {
-        return is_hex32(prefix).then_some((Dialect::Kazoo, Kind::Mutex));
+        return is_hex32(prefix).then_some((Dialect::Kazoo, ContenderKind::Mutex));
     }
     if let Some(prefix) = stem.strip_suffix("__rlock__") {
-        return is_hex32(prefix).then_some((Dialect::Kazoo, Kind::Read));
+        return is_hex32(prefix).then_some((Dialect::Kazoo, ContenderKind::Read));
     }
     match stem {
-        "write-" => return Some((Dialect::Hbase, Kind::Write)),
-        "read-" => return Some((Dialect::Hbase, Kind::Read)),
-        "lock-" => return Some((Dialect::Generic, Kind::Mutex)),
-        "n_" => return Some((Dialect::ZkRecipe, Kind::Election)),
+        "write-" => return Some((Dialect::Hbase, ContenderKind::Write)),
+        "read-" => return Some((Dialect::Hbase, ContenderKind::Read)),
+        "lock-" => return Some((Dialect::Generic, ContenderKind::Mutex)),
+        "n_" => return Some((Dialect::ZkRecipe, ContenderKind::Election)),
         _ => {}
     }
     if let Some(session) = stem.strip_prefix("x-").and_then(|s| s.strip_suffix('-')) {
-        return session_dialect(session).map(|dialect| (dialect, Kind::Mutex));
+        return session_dialect(session).map(|dialect| (dialect, ContenderKind::Mutex));
     }
     if is_solr_candidate(stem) {
-        return Some((Dialect::Solr, Kind::Election));
+        return Some((Dialect::Solr, ContenderKind::Election));
     }
     stem.ends_with("-lock-")
-        .then_some((Dialect::Generic, Kind::Mutex))
+        .then_some((Dialect::Generic, ContenderKind::Mutex))
 }
 
 /// A `_c_`-prefixed stem: Curator's locks and LeaderLatch take a uuid with
 /// dashes, go-zookeeper's lock 32 hex digits without.
-fn classify_curator(rest: &str) -> Option<(Dialect, Kind)> {
+fn classify_curator(rest: &str) -> Option<(Dialect, ContenderKind)> {
     if let Some(id) = rest.strip_suffix("-lock-") {
         let dialect = if is_hex32(id) {
             Dialect::GoZookeeper
         } else {
             Dialect::Curator
         };
-        return Some((dialect, Kind::Mutex));
+        return Some((dialect, ContenderKind::Mutex));
     }
     let kind = if rest.ends_with("-latch-") {
-        Kind::Election
+        ContenderKind::Election
     } else if rest.ends_with("-__READ__") {
-        Kind::Read
+        ContenderKind::Read
     } else if rest.ends_with("-__WRIT__") {
-        Kind::Write
+        ContenderKind::Write
     } else {
         return None;
     };
@@ -235,18 +254,23 @@ pub(crate) fn is_hex32(text: &str) -> bool {
 /// read lock; generic names are recognised, never made). The server appends
 /// the sequence. `token` is a fresh uuid that makes Curator and kazoo names
 /// unique to this contender; `session` is the id the ZooKeeper recipe embeds.
-pub fn own_prefix(dialect: Dialect, kind: Kind, token: &str, session: i64) -> Option<String> {
+pub fn own_prefix(
+    dialect: Dialect,
+    kind: ContenderKind,
+    token: &str,
+    session: i64,
+) -> Option<String> {
     let prefix = match (dialect, kind) {
-        (_, Kind::Election) => return None,
-        (Dialect::Curator, Kind::Mutex) => format!("_c_{token}-lock-"),
-        (Dialect::Curator, Kind::Read) => format!("_c_{token}-__READ__"),
-        (Dialect::Curator, Kind::Write) => format!("_c_{token}-__WRIT__"),
-        (Dialect::Kazoo, Kind::Read) => format!("{}__rlock__", token.replace('-', "")),
+        (_, ContenderKind::Election) => return None,
+        (Dialect::Curator, ContenderKind::Mutex) => format!("_c_{token}-lock-"),
+        (Dialect::Curator, ContenderKind::Read) => format!("_c_{token}-__READ__"),
+        (Dialect::Curator, ContenderKind::Write) => format!("_c_{token}-__WRIT__"),
+        (Dialect::Kazoo, ContenderKind::Read) => format!("{}__rlock__", token.replace('-', "")),
         (Dialect::Kazoo, _) => format!("{}__lock__", token.replace('-', "")),
-        (Dialect::Hbase, Kind::Read) => "read-".to_owned(),
+        (Dialect::Hbase, ContenderKind::Read) => "read-".to_owned(),
         (Dialect::Hbase, _) => "write-".to_owned(),
-        (Dialect::ZkRecipe, Kind::Mutex | Kind::Write) => format!("x-{session}-"),
-        (Dialect::ZkRecipe, Kind::Read)
+        (Dialect::ZkRecipe, ContenderKind::Mutex | ContenderKind::Write) => format!("x-{session}-"),
+        (Dialect::ZkRecipe, ContenderKind::Read)
         | (
             Dialect::Generic
             | Dialect::ZkCRecipe
@@ -262,7 +286,7 @@ pub fn own_prefix(dialect: Dialect, kind: Kind, token: &str, session: i64) -> Op
 }
 
 /// True when zklock can make a `kind` node in `dialect`.
-pub fn can_make(dialect: Dialect, kind: Kind) -> bool {
+pub fn can_make(dialect: Dialect, kind: ContenderKind) -> bool {
     own_prefix(dialect, kind, "", 0).is_some()
 }
 
@@ -270,7 +294,7 @@ pub fn can_make(dialect: Dialect, kind: Kind) -> bool {
 mod tests {
     use super::*;
 
-    fn p(dialect: Dialect, kind: Kind, sequence: i32) -> Option<Parsed> {
+    fn p(dialect: Dialect, kind: ContenderKind, sequence: i32) -> Option<Parsed> {
         Some(Parsed {
             dialect,
             kind,
@@ -283,8 +307,8 @@ mod tests {
 
     #[test]
     fn recognises_every_dialect() {
+        use ContenderKind::*;
         use Dialect::*;
-        use Kind::*;
         let cases = [
             (format!("_c_{UUID}-lock-0000000007"), p(Curator, Mutex, 7)),
             (format!("_c_{UUID}-__READ__0000000001"), p(Curator, Read, 1)),
@@ -380,8 +404,8 @@ mod tests {
 
     #[test]
     fn own_names_parse_back_to_their_dialect_and_mode() {
+        use ContenderKind::*;
         use Dialect::*;
-        use Kind::*;
         for dialect in [Curator, Kazoo, Hbase, ZkRecipe] {
             for kind in [Mutex, Read, Write] {
                 let Some(prefix) = own_prefix(dialect, kind, UUID, 72057594037927936) else {

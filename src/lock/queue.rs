@@ -4,22 +4,22 @@
 //! and for inspecting (`stat`, `ls`, `watch`, `reap`) alike, so what zklock
 //! shows can never disagree with what it does.
 
-use super::name::{self, Dialect, Kind, Mode};
+use super::name::{self, ContenderKind, ContenderMode, Dialect};
 
 /// One recognised contender node of a lock directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Contender {
+pub struct QueueEntry {
     /// The child name, e.g. `_c_<uuid>-lock-0000000003`.
     pub name: String,
     pub dialect: Dialect,
-    pub kind: Kind,
+    pub kind: ContenderKind,
     /// The sequence suffix as a signed 32-bit number.
     pub sequence: i32,
 }
 
-impl Contender {
+impl QueueEntry {
     /// Exclusive or shared.
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> ContenderMode {
         self.kind.mode()
     }
 }
@@ -37,7 +37,7 @@ pub enum Standing {
 /// standing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LockQueue {
-    contenders: Vec<Contender>,
+    contenders: Vec<QueueEntry>,
     standings: Vec<Standing>,
 }
 
@@ -52,11 +52,11 @@ impl LockQueue {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let mut contenders: Vec<Contender> = children
+        let mut contenders: Vec<QueueEntry> = children
             .into_iter()
             .filter_map(|child| {
                 let child = child.into();
-                name::parse(&child).map(|parsed| Contender {
+                name::parse(&child).map(|parsed| QueueEntry {
                     name: child,
                     dialect: parsed.dialect,
                     kind: parsed.kind,
@@ -78,24 +78,24 @@ impl LockQueue {
     }
 
     /// Every contender, in queue order.
-    pub fn contenders(&self) -> &[Contender] {
+    pub fn contenders(&self) -> &[QueueEntry] {
         &self.contenders
     }
 
     /// Each contender with its standing, in queue order.
-    pub fn entries(&self) -> impl Iterator<Item = (&Contender, Standing)> {
+    pub fn entries(&self) -> impl Iterator<Item = (&QueueEntry, Standing)> {
         self.contenders.iter().zip(self.standings.iter().copied())
     }
 
     /// The contenders that hold the lock now.
-    pub fn holders(&self) -> impl Iterator<Item = &Contender> {
+    pub fn holders(&self) -> impl Iterator<Item = &QueueEntry> {
         self.entries()
             .filter(|(_, s)| *s == Standing::Holding)
             .map(|(c, _)| c)
     }
 
     /// The contenders that wait.
-    pub fn waiters(&self) -> impl Iterator<Item = &Contender> {
+    pub fn waiters(&self) -> impl Iterator<Item = &QueueEntry> {
         self.entries()
             .filter(|(_, s)| *s != Standing::Holding)
             .map(|(c, _)| c)
@@ -103,14 +103,14 @@ impl LockQueue {
 
     /// The standing of the contender named `name`, or `None` when it is not
     /// in the queue. A waiter's standing names the contender it waits on.
-    pub fn standing_of(&self, name: &str) -> Option<(Standing, Option<&Contender>)> {
+    pub fn standing_of(&self, name: &str) -> Option<(Standing, Option<&QueueEntry>)> {
         let index = self.contenders.iter().position(|c| c.name == name)?;
         let standing = self.standings[index];
         Some((standing, self.waiting_on(standing)))
     }
 
     /// The contender a standing waits on; `None` for a holder.
-    pub fn waiting_on(&self, standing: Standing) -> Option<&Contender> {
+    pub fn waiting_on(&self, standing: Standing) -> Option<&QueueEntry> {
         match standing {
             Standing::Holding => None,
             Standing::WaitingOn(ahead) => self.contenders.get(ahead),
@@ -132,8 +132,8 @@ impl LockQueue {
     }
 }
 
-fn is_shared(contender: &Contender) -> bool {
-    contender.mode() == Mode::Shared
+fn is_shared(contender: &QueueEntry) -> bool {
+    contender.mode() == ContenderMode::Shared
 }
 
 /// The queue rules in one pass: an exclusive contender holds when no one
@@ -142,25 +142,25 @@ fn is_shared(contender: &Contender) -> bool {
 /// exclusive one ahead. A shared contender with the same sequence number as
 /// the exclusive holder is that writer's downgrade (Curator names the read
 /// node after the write node it holds), so it holds with it.
-fn standings(contenders: &[Contender]) -> Vec<Standing> {
+fn standings(contenders: &[QueueEntry]) -> Vec<Standing> {
     let mut last_exclusive: Option<usize> = None;
     contenders
         .iter()
         .enumerate()
         .map(|(i, contender)| {
-            let standing = match contender.mode() {
-                Mode::Exclusive if i == 0 => Standing::Holding,
-                Mode::Exclusive => Standing::WaitingOn(i - 1),
-                Mode::Shared => match last_exclusive {
+            if is_shared(contender) {
+                match last_exclusive {
                     None => Standing::Holding,
                     Some(0) if contenders[0].sequence == contender.sequence => Standing::Holding,
                     Some(ahead) => Standing::WaitingOn(ahead),
-                },
-            };
-            if contender.mode() == Mode::Exclusive {
+                }
+            } else {
                 last_exclusive = Some(i);
+                match i {
+                    0 => Standing::Holding,
+                    _ => Standing::WaitingOn(i - 1),
+                }
             }
-            standing
         })
         .collect()
 }

@@ -15,7 +15,7 @@
 //! internal mutex is that mutex's own [`LockQueue`], as for every other lock.
 
 use super::name::{self, Dialect};
-use super::queue::{Contender, LockQueue, Standing};
+use super::queue::{LockQueue, QueueEntry, Standing};
 
 /// The child of a Curator semaphore that holds the leases.
 pub const CURATOR_LEASES: &str = "leases";
@@ -80,7 +80,7 @@ pub enum AcquirerWait<'a> {
     /// Any lease to go: it holds the internal mutex.
     ForLease,
     /// The acquirer just ahead of it in the internal mutex.
-    OnAcquirer(&'a Contender),
+    OnAcquirer(&'a QueueEntry),
     /// The pending lease, whose client holds the internal mutex.
     OnLease(&'a Lease),
 }
@@ -160,7 +160,7 @@ impl SemaphoreQueue {
     /// for. The holder of the internal mutex waits for a free lease; when its
     /// lease is [`pending`](Self::pending), it is that lease's client and is
     /// left out here, and the acquirer behind it waits on that lease.
-    pub fn waiting_acquirers(&self) -> impl Iterator<Item = (&Contender, AcquirerWait<'_>)> {
+    pub fn waiting_acquirers(&self) -> impl Iterator<Item = (&QueueEntry, AcquirerWait<'_>)> {
         let pending = self.pending();
         self.acquirers
             .entries()
@@ -179,7 +179,7 @@ impl SemaphoreQueue {
             })
     }
 
-    fn holds_internal_mutex(&self, acquirer: &Contender) -> bool {
+    fn holds_internal_mutex(&self, acquirer: &QueueEntry) -> bool {
         self.acquirers
             .holders()
             .any(|holder| holder.name == acquirer.name)

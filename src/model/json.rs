@@ -14,8 +14,9 @@ use std::borrow::Cow;
 use serde::{Serialize, Serializer};
 
 use super::hbase::TableLock;
-use super::locks::{Contender, ContenderMode, Lock, LockDialect, LockKind};
+use super::locks::{Contender, Lock, LockDialect, LockKind};
 use super::node::NodeStat;
+use crate::lock::ContenderMode;
 use crate::lock::Owner;
 use crate::zk;
 use crate::zk::sessions::Client;

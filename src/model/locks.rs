@@ -13,7 +13,9 @@ use serde::{Serialize, Serializer};
 use super::hbase::{self, TableLock};
 use super::leaders;
 use crate::lock::semaphore::{self, AcquirerWait, Lease};
-use crate::lock::{Dialect, Kind, LockQueue, Mode, Owner, SemaphoreQueue, node, queue};
+use crate::lock::{
+    ContenderKind, ContenderMode, Dialect, LockQueue, Owner, SemaphoreQueue, node, queue,
+};
 use crate::zk::sessions::{Client, Survey};
 use crate::zk::{self, path};
 
@@ -90,36 +92,6 @@ impl fmt::Display for LockDialect {
 impl Serialize for LockDialect {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
-    }
-}
-
-/// What a contender asks for: to exclude everyone, to share with readers,
-/// or one of a semaphore's leases.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ContenderMode {
-    Exclusive,
-    Shared,
-    Lease,
-}
-
-impl ContenderMode {
-    /// The name used in output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContenderMode::Exclusive => "exclusive",
-            ContenderMode::Shared => "shared",
-            ContenderMode::Lease => "lease",
-        }
-    }
-}
-
-impl From<Mode> for ContenderMode {
-    fn from(mode: Mode) -> ContenderMode {
-        match mode {
-            Mode::Exclusive => ContenderMode::Exclusive,
-            Mode::Shared => ContenderMode::Shared,
-        }
     }
 }
 
@@ -284,7 +256,7 @@ pub(crate) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> 
             continue;
         };
         let waiting_on = queue.waiting_on(standing);
-        let contender = queued_contender(path, queued, queued.mode().into(), read, now_ms)
+        let contender = queued_contender(path, queued, queued.mode(), read, now_ms)
             .waiting_on(path, waiting_on);
         match waiting_on {
             None => lock.holders.push(contender),
@@ -298,9 +270,9 @@ pub(crate) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> 
 /// candidate, a read-write lock when any reads or writes, else a mutex.
 fn queue_kind(queue: &LockQueue) -> LockKind {
     let kinds = || queue.contenders().iter().map(|c| c.kind);
-    if kinds().any(|kind| kind == Kind::Election) {
+    if kinds().any(|kind| kind == ContenderKind::Election) {
         LockKind::Election
-    } else if kinds().any(|kind| matches!(kind, Kind::Read | Kind::Write)) {
+    } else if kinds().any(|kind| matches!(kind, ContenderKind::Read | ContenderKind::Write)) {
         LockKind::ReadWrite
     } else {
         LockKind::Mutex
@@ -489,7 +461,7 @@ fn split_leases(reads: Reads) -> (Vec<Lease>, HashMap<String, NodeRead>) {
 
 fn queued_contender(
     dir: &str,
-    queued: &queue::Contender,
+    queued: &queue::QueueEntry,
     mode: ContenderMode,
     read: NodeRead,
     now_ms: i64,
@@ -526,7 +498,7 @@ fn lease_contender(dir: &str, lease: &Lease, read: NodeRead, now_ms: i64) -> Con
 }
 
 impl Contender {
-    fn waiting_on(mut self, dir: &str, ahead: Option<&queue::Contender>) -> Contender {
+    fn waiting_on(mut self, dir: &str, ahead: Option<&queue::QueueEntry>) -> Contender {
         self.waiting_on = ahead.map(|ahead| path::join(dir, &ahead.name));
         self
     }

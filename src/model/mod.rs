@@ -20,6 +20,6 @@ mod walk;
 pub use hbase::TableLock;
 pub use json::{ContenderJson, WithStats};
 pub use layout::Depth;
-pub use locks::{Contender, ContenderMode, Lock, LockDialect, LockKind, owner_text};
+pub use locks::{Contender, Lock, LockDialect, LockKind, owner_text};
 pub use node::NodeStat;
 pub use walk::{WalkProgress, read_lock, walk, walk_with_dirs};

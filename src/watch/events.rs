@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::clock;
-use crate::model::{Contender, ContenderMode, Lock};
+use crate::lock::ContenderMode;
+use crate::model::{Contender, Lock};
 use crate::zk;
 
 /// What happened.
