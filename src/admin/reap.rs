@@ -227,7 +227,7 @@ async fn empty_directories(
 }
 
 /// No data, and no children but the `contenders` being reaped.
-fn is_left_empty(stat: &zookeeper_client::Stat, contenders: usize) -> bool {
+fn is_left_empty(stat: &zk::Stat, contenders: usize) -> bool {
     stat.data_length == 0 && stat.num_children as usize == contenders
 }
 
@@ -285,10 +285,9 @@ impl Reaped {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zookeeper_client as zkc;
 
-    fn stat(data_length: i32, num_children: i32, cversion: i32, owner: i64) -> zkc::Stat {
-        zkc::Stat {
+    fn stat(data_length: i32, num_children: i32, cversion: i32, owner: i64) -> zk::Stat {
+        zk::Stat {
             czxid: 1,
             mzxid: 1,
             pzxid: 1,

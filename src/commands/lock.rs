@@ -281,7 +281,7 @@ impl Hold<'_> {
 /// granted session timeout. A usage error when it leaves no room to stop the
 /// command before the leader could expire the session.
 fn kill_after_for(session: &Session, command: &LockedCommand) -> Result<Duration, UsageError> {
-    let timing = Timing::for_session(session.client().session_timeout());
+    let timing = Timing::for_session(session.session_timeout());
     let kill_after = command
         .kill_after
         .unwrap_or_else(|| timing.default_kill_after());

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use anyhow::Result;
 use serde::Serialize;
-use zookeeper_client as zkc;
 
 use crate::admin::reap::Skipped;
 use crate::config::Globals;
@@ -177,7 +176,7 @@ const IGNORES_REVOKE: &str = "its library does not obey __REVOKE__ (only Curator
 /// Refuses (exit 2) a token whose node is no contender: one with children,
 /// or a persistent node named like one, which lock libraries never make (a
 /// config node called `lock-0000000001`, an HBase-like record).
-fn check_contender(target: &str, stat: &zkc::Stat, data: &[u8]) -> Result<(), UsageError> {
+fn check_contender(target: &str, stat: &zk::Stat, data: &[u8]) -> Result<(), UsageError> {
     let refuse = |why: &str| {
         Err(UsageError::new(format!(
             "{target} {why}, so it is no lock contender node; refusing to delete it"
@@ -277,8 +276,7 @@ async fn revoke(
     report: &mut ReleaseReport,
 ) -> Result<Option<Seen>, zk::Error> {
     match session
-        .client()
-        .set_data(&node.path, REVOKE, Some(node.version))
+        .set_data_at("revoke", &node.path, REVOKE, node.version)
         .await
     {
         Ok(stat) => {
@@ -288,15 +286,15 @@ async fn revoke(
                 ..node
             }))
         }
-        Err(zkc::Error::BadVersion) => {
+        Err(err) if err.is_bad_version() => {
             report.skip(
                 &node.path,
                 Deletion::Changed.left_alone_because().unwrap_or_default(),
             );
             Ok(None)
         }
-        Err(zkc::Error::NoNode) => Ok(None),
-        Err(err) => Err(zk::Error::op("revoke", &node.path, err)),
+        Err(err) if err.is_no_node() => Ok(None),
+        Err(err) => Err(err),
     }
 }
 
@@ -312,16 +310,11 @@ async fn wait_until_gone(
     let mut remaining = Vec::new();
     for node in nodes {
         loop {
-            let client = session.client();
-            let (stat, watcher) = session
-                .retry()
-                .run(|| client.check_and_watch_stat(&node.path))
-                .await
-                .map_err(|e| zk::Error::op("watch", &node.path, e))?;
+            let (stat, mut watch) = session.watch_stat(&node.path).await?;
             let Some(stat) = stat.filter(|stat| stat.czxid == node.czxid) else {
                 break;
             };
-            if tokio::time::timeout_at(deadline, watcher.changed())
+            if tokio::time::timeout_at(deadline, watch.changed())
                 .await
                 .is_err()
             {

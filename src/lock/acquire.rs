@@ -9,13 +9,12 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zookeeper_client as zkc;
 
 use super::name::{self, ContenderKind, Dialect, own_prefix};
 use super::node;
 use super::owner::Owner;
 use super::queue::{LockQueue, QueueEntry, Standing};
-use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, class_of, path};
+use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, path};
 
 /// What to lock and how.
 #[derive(Clone, Debug)]
@@ -78,7 +77,7 @@ pub enum Outcome {
 #[derive(Clone, Debug)]
 pub struct Waiting {
     pub holder: QueueEntry,
-    pub holder_data: Option<(Vec<u8>, zkc::Stat)>,
+    pub holder_data: Option<(Vec<u8>, zk::Stat)>,
     /// How many contenders are ahead of us.
     pub ahead: usize,
 }
@@ -261,7 +260,7 @@ impl<'s> Contention<'s> {
             None => self.find_own_node().await?,
         };
         if let Some(node) = node {
-            delete_own(self.session, &self.node_path(&node)).await?;
+            self.session.delete_own(&self.node_path(&node)).await?;
         }
         Ok(())
     }
@@ -278,20 +277,14 @@ impl<'s> Contention<'s> {
     /// in the same round trip. After a connection loss, adopts the node the
     /// lost create made, if any, instead of creating a second one.
     pub(super) async fn enter(&mut self) -> Result<Vec<String>, AcquireError> {
-        let client = self.session.client();
         let retry = self.session.retry();
         let target = self.node_path(&self.prefix);
-        let acls = self.session.acls();
-        let options = match self.spec.ttl {
-            Some(ttl) => zkc::CreateMode::PersistentSequential
-                .with_acls(acls)
-                .with_ttl(ttl),
-            None => zkc::CreateMode::EphemeralSequential.with_acls(acls),
-        };
         let mut attempt = 0;
         loop {
-            let create = client.create(&target, &self.spec.data, &options);
-            let list = client.list_children(&self.spec.path);
+            let create = self
+                .session
+                .create_sequential(&target, &self.spec.data, self.spec.ttl);
+            let list = self.session.children_once(&self.spec.path);
             let (created, listed) = tokio::join!(create, list);
             match created {
                 Ok((stat, sequence)) => {
@@ -302,10 +295,10 @@ impl<'s> Contention<'s> {
                         Err(_) => Ok(self.list().await?),
                     };
                 }
-                Err(zkc::Error::NoNode) if attempt < CREATE_ATTEMPTS => {
-                    make_ancestors(self.session, &self.spec.path).await?;
+                Err(err) if err.is_no_node() && attempt < CREATE_ATTEMPTS => {
+                    self.session.make_ancestors(&self.spec.path).await?;
                 }
-                Err(err) if class_of(&err) == Class::Recoverable && attempt < retry.retries => {
+                Err(err) if err.class() == Class::Recoverable && attempt < retry.retries => {
                     tokio::time::sleep(retry.backoff(attempt)).await;
                     if let Some(node) = self.find_own_node().await? {
                         tracing::info!("adopting {node}, created before the connection was lost");
@@ -314,7 +307,7 @@ impl<'s> Contention<'s> {
                         return Ok(self.list().await?);
                     }
                 }
-                Err(zkc::Error::Unimplemented) if self.spec.ttl.is_some() => {
+                Err(err) if err.is_unimplemented() && self.spec.ttl.is_some() => {
                     return Err(zk::Error::Unsupported(
                         "the server refuses TTL nodes: --ttl needs ZooKeeper 3.5.3 or later \
                          started with extendedTypesEnabled=true (zookeeper.extendedTypesEnabled)"
@@ -322,7 +315,7 @@ impl<'s> Contention<'s> {
                     )
                     .into());
                 }
-                Err(err) => return Err(zk::Error::op("create", &target, err).into()),
+                Err(err) => return Err(err.into()),
             }
             attempt += 1;
         }
@@ -348,7 +341,7 @@ impl<'s> Contention<'s> {
         Ok(None)
     }
 
-    async fn stat_of(&self, child: &str) -> Result<Option<zkc::Stat>, zk::Error> {
+    async fn stat_of(&self, child: &str) -> Result<Option<zk::Stat>, zk::Error> {
         self.session.stat(&self.node_path(child)).await
     }
 
@@ -486,71 +479,5 @@ pub(super) async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
-    }
-}
-
-/// Creates the missing ancestors of `lock` (the lock directory included) as
-/// CONTAINER nodes, so the server removes empty lock directories; on a server
-/// without containers, as PERSISTENT nodes. All creates go out in one round
-/// trip; the server applies them in order.
-pub(super) async fn make_ancestors(session: &Session, lock: &str) -> Result<(), zk::Error> {
-    let mut dirs = Vec::new();
-    let mut dir = Some(lock);
-    while let Some(d) = dir.filter(|d| *d != "/") {
-        dirs.push(d);
-        dir = path::parent(d);
-    }
-    dirs.reverse();
-    for mode in [zkc::CreateMode::Container, zkc::CreateMode::Persistent] {
-        let options = mode.with_acls(session.acls());
-        let client = session.client();
-        let creates: Vec<_> = dirs
-            .iter()
-            .map(|d| client.create(d, &[], &options))
-            .collect();
-        let mut unimplemented = false;
-        for (dir, result) in dirs.iter().zip(await_in_order(creates).await) {
-            match result {
-                Ok(_) | Err(zkc::Error::NodeExists) => {}
-                Err(zkc::Error::Unimplemented) => unimplemented = true,
-                Err(err) if class_of(&err) == Class::Recoverable => {}
-                Err(err) => return Err(zk::Error::op("create", dir, err)),
-            }
-        }
-        if !unimplemented {
-            return Ok(());
-        }
-        tracing::info!("server has no container nodes; creating persistent ones");
-    }
-    Ok(())
-}
-
-/// Awaits every future, in order; they were all sent when made.
-async fn await_in_order<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut results = Vec::with_capacity(futures.len());
-    for future in futures {
-        results.push(future.await);
-    }
-    results
-}
-
-/// Deletes our own node, retrying through connection loss until it is gone or
-/// the session has ended. "No node" counts as success: a retry of a delete
-/// that went through, or a node the server already removed.
-pub async fn delete_own(session: &Session, node: &str) -> Result<(), zk::Error> {
-    let retry = session.retry();
-    let mut attempt = 0;
-    loop {
-        match session.client().delete(node, None).await {
-            Ok(()) | Err(zkc::Error::NoNode) => return Ok(()),
-            Err(err) if class_of(&err) == Class::Recoverable => {
-                tracing::info!("retrying delete of {node} after {err}");
-                tokio::time::sleep(retry.backoff(attempt)).await;
-                attempt = attempt.saturating_add(1);
-            }
-            // The session is over: the server removes our ephemeral node.
-            Err(err) if class_of(&err) == Class::Fatal => return Ok(()),
-            Err(err) => return Err(zk::Error::op("delete", node, err)),
-        }
     }
 }

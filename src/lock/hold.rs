@@ -3,8 +3,6 @@
 use std::fmt;
 use std::time::Duration;
 
-use zookeeper_client as zkc;
-
 use super::acquire::Held;
 use crate::zk::monitor::{self, Lapse, LeaderEvidence};
 use crate::zk::{self, Class, NodeEvent, Session, class_of};
@@ -100,17 +98,14 @@ fn cause_text(err: &zk::Error) -> String {
 /// with the connection, the client keeps closing the session through
 /// reconnects, and the server removes our ephemeral node with it.
 pub async fn release(session: Session, held: &Held) -> Result<(), zk::Error> {
-    let delete = session.client().delete(&held.node, None);
+    let delete = session.send_delete(&held.node);
     let ((), deleted) = tokio::join!(session.close(), delete);
     match deleted {
-        Ok(()) | Err(zkc::Error::NoNode) => Ok(()),
-        Err(err) if class_of(&err) != Class::Normal => {
-            tracing::info!(
-                "delete of {} not confirmed ({err}); the closed session removes it",
-                held.node
-            );
+        Ok(()) => Ok(()),
+        Err(err) if err.class() != Class::Normal => {
+            tracing::info!("{err}: not confirmed; the closed session removes the node");
             Ok(())
         }
-        Err(err) => Err(zk::Error::op("delete", &held.node, err)),
+        Err(err) => Err(err),
     }
 }

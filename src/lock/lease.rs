@@ -19,10 +19,7 @@
 //! client. Every path that gives up deletes our lease and our mutex node
 //! ([`LeaseContention::abandon`]).
 
-use super::acquire::{
-    AcquireError, Contention, Held, LockSpec, Outcome, Patience, delete_own, make_ancestors,
-    sleep_until,
-};
+use super::acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, sleep_until};
 use super::name::{ContenderKind, Dialect};
 use super::semaphore::{CURATOR_LEASES, CURATOR_LOCKS, kazoo_lock_path, kazoo_max_leases};
 use crate::zk::{self, ChildrenChange, ChildrenWatch, Class, Lifetime, Session, class_of, path};
@@ -130,7 +127,7 @@ impl<'s> LeaseContention<'s> {
     pub async fn abandon(&mut self) -> Result<(), zk::Error> {
         match &mut self.lease {
             LeaseNode::Sequential(lease) => lease.abandon().await?,
-            LeaseNode::Named(lease) => delete_own(self.session, lease).await?,
+            LeaseNode::Named(lease) => self.session.delete_own(lease).await?,
         }
         self.mutex.abandon().await
     }
@@ -206,7 +203,7 @@ impl<'s> LeaseContention<'s> {
             Ok(_) => return Ok(()),
             Err(err) if err.is_no_node() => {
                 if let Some(parent) = path::parent(path).filter(|p| *p != "/") {
-                    make_ancestors(self.session, parent).await?;
+                    self.session.make_ancestors(parent).await?;
                 }
                 match self
                     .session

@@ -432,7 +432,7 @@ mod tests {
     fn read(data: &[u8], czxid: i64) -> Option<NodeRead> {
         Some(NodeRead {
             data: data.to_vec(),
-            stat: zookeeper_client::Stat {
+            stat: crate::zk::Stat {
                 czxid,
                 mzxid: czxid,
                 pzxid: czxid,

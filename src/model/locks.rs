@@ -9,7 +9,6 @@ use std::collections::HashMap;
 use std::fmt;
 
 use serde::{Serialize, Serializer};
-use zookeeper_client as zkc;
 
 use super::hbase::{self, TableLock};
 use super::leaders;
@@ -100,7 +99,7 @@ impl Serialize for LockDialect {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeRead {
     pub data: Vec<u8>,
-    pub stat: zkc::Stat,
+    pub stat: zk::Stat,
 }
 
 /// One contender of a lock, with its node's stat and data.
@@ -114,7 +113,7 @@ pub struct Contender {
     /// The sequence suffix; `None` for kazoo's leases, which have none.
     pub sequence: Option<i32>,
     pub mode: ContenderMode,
-    pub stat: zkc::Stat,
+    pub stat: zk::Stat,
     pub data: Vec<u8>,
     /// How old the node was when it was read.
     pub age_ms: i64,
@@ -516,7 +515,7 @@ mod tests {
     fn read(czxid: i64, session: i64, data: &[u8]) -> NodeRead {
         NodeRead {
             data: data.to_vec(),
-            stat: zkc::Stat {
+            stat: zk::Stat {
                 czxid,
                 mzxid: czxid,
                 pzxid: czxid,

@@ -1,7 +1,6 @@
 //! A node's stat as zkCli shows it, in the snake_case of zklock's JSON.
 
 use serde::Serialize;
-use zookeeper_client as zkc;
 
 use crate::zk;
 
@@ -22,8 +21,8 @@ pub struct NodeStat {
     pub num_children: i32,
 }
 
-impl From<&zkc::Stat> for NodeStat {
-    fn from(stat: &zkc::Stat) -> NodeStat {
+impl From<&zk::Stat> for NodeStat {
+    fn from(stat: &zk::Stat) -> NodeStat {
         NodeStat {
             czxid: stat.czxid,
             ctime_ms: stat.ctime,

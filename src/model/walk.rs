@@ -15,7 +15,6 @@
 //!    at once, however large the tree.
 
 use futures::stream::{self, FuturesUnordered, StreamExt};
-use zookeeper_client as zkc;
 
 use super::layout::{self, Depth, Listing};
 use super::locks::{Lock, NodeRead};
@@ -224,5 +223,5 @@ fn flatten(
 }
 
 fn is_no_auth(err: &zk::Error) -> bool {
-    matches!(err.cause(), Some(zkc::Error::NoAuth))
+    err.is_no_auth()
 }

@@ -237,7 +237,6 @@ pub fn lock_event(
 mod tests {
     use super::*;
     use crate::model::locks::{NodeRead, queue_lock};
-    use zookeeper_client as zkc;
 
     const NOW: i64 = 1_700_000_100_000;
 
@@ -247,7 +246,7 @@ mod tests {
             .map(|name| {
                 // Each node's czxid and session follow its sequence number.
                 let i: i64 = name[name.len() - 10..].parse().unwrap();
-                let stat = zkc::Stat {
+                let stat = zk::Stat {
                     czxid: 10 + i,
                     mzxid: 10 + i,
                     pzxid: 0,

@@ -28,7 +28,6 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use futures::FutureExt;
 use futures::future::{self, BoxFuture};
 use futures::stream::{FuturesUnordered, StreamExt};
-use zookeeper_client as zkc;
 
 use crate::clock;
 use crate::lock::name;
@@ -71,7 +70,7 @@ impl WatchMethod {
 pub struct LockWatch {
     connect: ConnectOptions,
     session: Session,
-    states: zkc::StateWatcher,
+    states: zk::SessionStates,
     target: String,
     feed: Feed,
     /// The locks as last read, by path.
@@ -84,12 +83,12 @@ pub struct LockWatch {
 /// Where notifications come from.
 enum Feed {
     Persistent {
-        main: zkc::PersistentWatcher,
+        main: zk::TreeWatch,
         /// The watch on a kazoo semaphore's internal lock beside the target.
-        beside: Option<zkc::PersistentWatcher>,
+        beside: Option<zk::TreeWatch>,
         /// A terminal session state a watcher delivered: it must not be
         /// polled again.
-        ended: Option<zkc::SessionState>,
+        ended: Option<zk::SessionState>,
     },
     OneShot(OneShotWatches),
 }
@@ -99,7 +98,7 @@ enum Feed {
 #[derive(Default)]
 struct OneShotWatches {
     armed: HashSet<String>,
-    fired: FuturesUnordered<BoxFuture<'static, zkc::WatchedEvent>>,
+    fired: FuturesUnordered<BoxFuture<'static, zk::WatchEvent>>,
     /// Directories whose watches fired, to arm again before the next reading.
     rearm: Vec<String>,
 }
@@ -113,7 +112,7 @@ enum News {
     /// The connection is back after a loss.
     Reconnected,
     /// The session is over.
-    Ended(zkc::SessionState),
+    Ended(zk::SessionState),
 }
 
 /// What reading one lock directory found.
@@ -147,7 +146,7 @@ impl LockWatch {
         let session = zk::connect(&connect).await?;
         let feed = arm(&session, &target).await?;
         let mut watch = LockWatch {
-            states: session.client().state_watcher(),
+            states: session.session_states(),
             connect,
             session,
             target,
@@ -197,7 +196,7 @@ impl LockWatch {
                     self.rearm_after_reconnect().await?;
                     self.read_everything(Occasion::Gap).await?
                 }
-                News::Ended(zkc::SessionState::Expired) => {
+                News::Ended(zk::SessionState::Expired) => {
                     tracing::warn!("session expired; starting a new one");
                     self.renew().await?;
                     self.read_everything(Occasion::Gap).await?
@@ -234,7 +233,7 @@ impl LockWatch {
     async fn renew(&mut self) -> anyhow::Result<()> {
         let session = zk::connect(&self.connect).await?;
         self.feed = arm(&session, &self.target).await?;
-        self.states = session.client().state_watcher();
+        self.states = session.session_states();
         std::mem::replace(&mut self.session, session).close().await;
         Ok(())
     }
@@ -459,9 +458,9 @@ fn changed_contenders<'n>(
 /// Sets the persistent recursive watches, or returns an empty set of
 /// one-shot watches when the server has no persistent ones.
 async fn arm(session: &Session, target: &str) -> Result<Feed, zk::Error> {
-    let main = match persistent_watch(session, target).await {
+    let main = match session.watch_tree(target).await {
         Ok(main) => main,
-        Err(err) if matches!(err.cause(), Some(zkc::Error::Unimplemented)) => {
+        Err(err) if err.is_unimplemented() => {
             tracing::info!("the server has no persistent watches; using one-shot watches");
             // Such a server closes the connection after its answer: one
             // answered request later the client is connected again, and
@@ -472,7 +471,7 @@ async fn arm(session: &Session, target: &str) -> Result<Feed, zk::Error> {
         Err(err) => return Err(err),
     };
     let beside = match layout::kazoo_lock_beside(target) {
-        Some(beside) => Some(persistent_watch(session, &beside).await?),
+        Some(beside) => Some(session.watch_tree(&beside).await?),
         None => None,
     };
     Ok(Feed::Persistent {
@@ -482,28 +481,16 @@ async fn arm(session: &Session, target: &str) -> Result<Feed, zk::Error> {
     })
 }
 
-async fn persistent_watch(
-    session: &Session,
-    path: &str,
-) -> Result<zkc::PersistentWatcher, zk::Error> {
-    let client = session.client();
-    session
-        .retry()
-        .run(|| client.watch(path, zkc::AddWatchMode::PersistentRecursive))
-        .await
-        .map_err(|e| zk::Error::op("watch", path, e))
-}
-
 /// What a wait woke up to, before it is understood.
 enum Woke {
-    State(zkc::SessionState),
-    Main(zkc::WatchedEvent),
-    Beside(zkc::WatchedEvent),
-    Fired(zkc::WatchedEvent),
+    State(zk::SessionState),
+    Main(zk::WatchEvent),
+    Beside(zk::WatchEvent),
+    Fired(zk::WatchEvent),
 }
 
 /// Waits for news: a change, a reconnect, the session's end.
-async fn wait(feed: &mut Feed, states: &mut zkc::StateWatcher) -> News {
+async fn wait(feed: &mut Feed, states: &mut zk::SessionStates) -> News {
     loop {
         let woke = match feed {
             Feed::Persistent {
@@ -561,13 +548,13 @@ async fn wait(feed: &mut Feed, states: &mut zkc::StateWatcher) -> News {
 /// The state watcher reports only the latest state, so a loss and the
 /// reconnect after it may come as one change: any change to connected is
 /// a reconnect.
-fn on_state(state: zkc::SessionState) -> Option<News> {
+fn on_state(state: zk::SessionState) -> Option<News> {
     match state {
-        zkc::SessionState::Disconnected => {
+        zk::SessionState::Disconnected => {
             tracing::warn!("connection to ZooKeeper lost; reconnecting");
             None
         }
-        zkc::SessionState::SyncConnected | zkc::SessionState::ConnectedReadOnly => {
+        zk::SessionState::Connected => {
             tracing::info!(event = "reconnected", "reconnected to ZooKeeper");
             Some(News::Reconnected)
         }
@@ -578,20 +565,22 @@ fn on_state(state: zkc::SessionState) -> Option<News> {
 /// The nodes of `first` and of every notification already waiting behind
 /// it; a terminal session state ends the feed.
 fn drain(
-    first: zkc::WatchedEvent,
-    watcher: &mut zkc::PersistentWatcher,
-    ended: &mut Option<zkc::SessionState>,
+    first: zk::WatchEvent,
+    watcher: &mut zk::TreeWatch,
+    ended: &mut Option<zk::SessionState>,
 ) -> News {
     let mut nodes = BTreeSet::new();
     let mut next = Some(first);
     while let Some(event) = next.take() {
-        if event.event_type == zkc::EventType::Session {
-            if event.session_state.is_terminated() {
-                *ended = Some(event.session_state);
+        match event {
+            zk::WatchEvent::Session(state) if state.is_over() => {
+                *ended = Some(state);
                 break;
             }
-        } else {
-            nodes.insert(event.path);
+            zk::WatchEvent::Session(_) => {}
+            zk::WatchEvent::Node(path) => {
+                nodes.insert(path);
+            }
         }
         next = watcher.changed().now_or_never();
     }
@@ -603,14 +592,15 @@ fn drain(
 
 impl OneShotWatches {
     /// Notes that a watch fired; its directory must be armed again.
-    fn on_fired(&mut self, event: zkc::WatchedEvent) -> News {
+    fn on_fired(&mut self, event: zk::WatchEvent) -> News {
         let mut next = Some(event);
         while let Some(event) = next.take() {
-            if event.event_type == zkc::EventType::Session {
-                return News::Ended(event.session_state);
-            }
-            self.armed.remove(&event.path);
-            self.rearm.push(event.path);
+            let path = match event {
+                zk::WatchEvent::Session(state) => return News::Ended(state),
+                zk::WatchEvent::Node(path) => path,
+            };
+            self.armed.remove(&path);
+            self.rearm.push(path);
             next = self.fired.next().now_or_never().flatten();
         }
         News::Fired
@@ -627,7 +617,9 @@ impl OneShotWatches {
         even_if_missing: &[String],
     ) -> Result<(), zk::Error> {
         let armed = future::try_join_all(dirs.into_iter().map(|dir| async move {
-            let watcher = one_shot_watch(session, &dir, even_if_missing.contains(&dir)).await?;
+            let watcher = session
+                .watch_dir(&dir, even_if_missing.contains(&dir))
+                .await?;
             Ok::<_, zk::Error>((dir, watcher))
         }))
         .await?;
@@ -638,31 +630,6 @@ impl OneShotWatches {
             }
         }
         Ok(())
-    }
-}
-
-/// A child watch on `dir`; when it does not exist, an existence watch if
-/// `even_if_missing`, else none.
-async fn one_shot_watch(
-    session: &Session,
-    dir: &str,
-    even_if_missing: bool,
-) -> Result<Option<zkc::OneshotWatcher>, zk::Error> {
-    let client = session.client();
-    let listed = session
-        .retry()
-        .run(|| client.list_and_watch_children(dir))
-        .await;
-    match listed {
-        Ok((_, watcher)) => Ok(Some(watcher)),
-        Err(zkc::Error::NoNode) if even_if_missing => session
-            .retry()
-            .run(|| client.check_and_watch_stat(dir))
-            .await
-            .map(|(_, watcher)| Some(watcher))
-            .map_err(|e| zk::Error::op("watch", dir, e)),
-        Err(zkc::Error::NoNode) => Ok(None),
-        Err(err) => Err(zk::Error::op("watch", dir, err)),
     }
 }
 

@@ -126,6 +126,38 @@ impl Error {
         matches!(self.cause(), Some(zkc::Error::NodeExists))
     }
 
+    /// True when the server does not implement the request (an older
+    /// server, or one without extended types).
+    pub fn is_unimplemented(&self) -> bool {
+        matches!(self.cause(), Some(zkc::Error::Unimplemented))
+    }
+
+    /// True when the node was not at the version the request expected.
+    pub fn is_bad_version(&self) -> bool {
+        matches!(self.cause(), Some(zkc::Error::BadVersion))
+    }
+
+    /// True when the node's ACL refused the request.
+    pub fn is_no_auth(&self) -> bool {
+        matches!(self.cause(), Some(zkc::Error::NoAuth))
+    }
+
+    /// What to do about this error: go on, retry, or stop. An error with no
+    /// client-library cause came from connecting (fatal) or from a check of
+    /// our own (normal).
+    pub fn class(&self) -> Class {
+        match self {
+            Error::Connect { cause, .. } | Error::Operation { cause, .. } => class_of(cause),
+            Error::Unreachable { .. }
+            | Error::Handshake { .. }
+            | Error::Setup { .. }
+            | Error::SaslRefused { .. } => Class::Fatal,
+            Error::DeleteRefused { .. } | Error::ReadOnly(_) | Error::Unsupported(_) => {
+                Class::Normal
+            }
+        }
+    }
+
     /// What this failure means to whoever asked, whatever the operation.
     pub fn failure(&self) -> Failure {
         match self {
@@ -215,5 +247,17 @@ mod tests {
         assert_eq!(err.failure(), Failure::NoNode);
         let err = Error::op("create", "/x", zkc::Error::NoAuth);
         assert_eq!(err.failure(), Failure::Denied);
+    }
+
+    #[test]
+    fn errors_answer_for_their_cause() {
+        let err = |cause| Error::op("delete", "/a", cause);
+        assert_eq!(err(zkc::Error::ConnectionLoss).class(), Class::Recoverable);
+        assert_eq!(err(zkc::Error::SessionExpired).class(), Class::Fatal);
+        assert_eq!(err(zkc::Error::NoNode).class(), Class::Normal);
+        assert!(err(zkc::Error::Unimplemented).is_unimplemented());
+        assert!(err(zkc::Error::BadVersion).is_bad_version());
+        assert!(err(zkc::Error::NoAuth).is_no_auth());
+        assert!(!err(zkc::Error::NoNode).is_no_auth());
     }
 }

@@ -29,7 +29,12 @@ pub use hosts::Hosts;
 pub use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
 pub use retry::RetryPolicy;
 pub use secure::{SaslConfig, Secret, Secured, TlsConfig};
-pub use watches::{NodeEvent, NodeWatch};
+pub use watches::{
+    DirWatch, NodeEvent, NodeWatch, SessionState, SessionStates, TreeWatch, WatchEvent,
+};
+/// A node's stat as ZooKeeper returns it: the one type of the client crate
+/// the layers above see, plain data.
+pub use zookeeper_client::Stat;
 
 use crate::usage::UsageError;
 
@@ -205,13 +210,13 @@ async fn unreachable(options: &ConnectOptions) -> Error {
 }
 
 impl Session {
-    /// The underlying client, for recipes that drive requests themselves.
-    pub fn client(&self) -> &zkc::Client {
+    /// The underlying client, for the requests this module wraps.
+    pub(super) fn client(&self) -> &zkc::Client {
         &self.client
     }
 
     /// The ACL of every node this session creates.
-    pub fn acls(&self) -> zkc::Acls<'_> {
+    pub(super) fn acls(&self) -> zkc::Acls<'_> {
         self.acl.acls()
     }
 
@@ -225,13 +230,18 @@ impl Session {
         self.client.session_id().0
     }
 
+    /// The session timeout the server granted.
+    pub fn session_timeout(&self) -> Duration {
+        self.client.session_timeout()
+    }
+
     /// True when connected to a read-only server.
     pub fn is_read_only(&self) -> bool {
         self.client.session().is_readonly()
     }
 
     /// Reads a node's data and stat, retrying through connection loss.
-    pub async fn get_data(&self, path: &str) -> Result<(Vec<u8>, zkc::Stat), Error> {
+    pub async fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat), Error> {
         self.retry
             .run(|| self.client.get_data(path))
             .await
@@ -240,7 +250,7 @@ impl Session {
 
     /// A node's stat, or `None` when it does not exist, retrying through
     /// connection loss. Needs no read permission on the node.
-    pub async fn stat(&self, path: &str) -> Result<Option<zkc::Stat>, Error> {
+    pub async fn stat(&self, path: &str) -> Result<Option<Stat>, Error> {
         self.retry
             .run(|| self.client.check_stat(path))
             .await
@@ -251,6 +261,16 @@ impl Session {
     pub async fn children(&self, path: &str) -> Result<Vec<String>, Error> {
         self.retry
             .run(|| self.client.list_children(path))
+            .await
+            .map_err(|e| Error::op("list", path, e))
+    }
+
+    /// Lists a node's children once: a lost connection is the caller's to
+    /// handle (as when the listing rides along with a create whose own
+    /// failure decides what comes next).
+    pub async fn children_once(&self, path: &str) -> Result<Vec<String>, Error> {
+        self.client
+            .list_children(path)
             .await
             .map_err(|e| Error::op("list", path, e))
     }

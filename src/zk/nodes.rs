@@ -1,9 +1,14 @@
-//! Requests the semaphore recipes make beyond plain reads: creating one
-//! node of a given lifetime, and listing children with a watch on them.
+//! Requests the lock and semaphore recipes make beyond plain reads:
+//! creating nodes (one of a given lifetime, a contender's sequential node,
+//! the missing directories above a lock), deleting our own node, writing
+//! at a version, and listing children with a watch on them.
+
+use std::future::Future;
+use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-use super::{Error, Session};
+use super::{Class, Error, Session, Stat, class_of, path};
 
 /// How long a created node lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +67,7 @@ impl Session {
         path: &str,
         data: &[u8],
         lifetime: Lifetime,
-    ) -> Result<zkc::Stat, Error> {
+    ) -> Result<Stat, Error> {
         let mode = match lifetime {
             Lifetime::Persistent => zkc::CreateMode::Persistent,
             Lifetime::Ephemeral => zkc::CreateMode::Ephemeral,
@@ -73,4 +78,130 @@ impl Session {
             .map(|(stat, _)| stat)
             .map_err(|e| Error::op("create", path, e))
     }
+
+    /// Creates a sequential node named `prefix` and a sequence number, with
+    /// `data` and this session's ACL, once (like [`Session::create_node`]):
+    /// ephemeral, or, given a `ttl`, persistent and removed by the server
+    /// after that long unused. Returns its stat and the sequence number as
+    /// ZooKeeper appended it to the name.
+    pub async fn create_sequential(
+        &self,
+        prefix: &str,
+        data: &[u8],
+        ttl: Option<Duration>,
+    ) -> Result<(Stat, String), Error> {
+        let acls = self.acls();
+        let options = match ttl {
+            Some(ttl) => zkc::CreateMode::PersistentSequential
+                .with_acls(acls)
+                .with_ttl(ttl),
+            None => zkc::CreateMode::EphemeralSequential.with_acls(acls),
+        };
+        self.client()
+            .create(prefix, data, &options)
+            .await
+            .map(|(stat, sequence)| (stat, sequence.to_string()))
+            .map_err(|e| Error::op("create", prefix, e))
+    }
+
+    /// Creates the missing ancestors of `dir` (`dir` included) as CONTAINER
+    /// nodes, so the server removes them once empty; on a server without
+    /// containers, as PERSISTENT nodes. All creates go out in one round
+    /// trip; the server applies them in order. One that finds its node there
+    /// already, or loses its answer with the connection, is no failure: the
+    /// caller's own create tells whether the directory is there.
+    pub async fn make_ancestors(&self, dir: &str) -> Result<(), Error> {
+        let mut dirs = Vec::new();
+        let mut next = Some(dir);
+        while let Some(d) = next.filter(|d| *d != "/") {
+            dirs.push(d);
+            next = path::parent(d);
+        }
+        dirs.reverse();
+        for mode in [zkc::CreateMode::Container, zkc::CreateMode::Persistent] {
+            let options = mode.with_acls(self.acls());
+            let client = self.client();
+            let creates: Vec<_> = dirs
+                .iter()
+                .map(|d| client.create(d, &[], &options))
+                .collect();
+            let mut unimplemented = false;
+            for (dir, result) in dirs.iter().zip(await_in_order(creates).await) {
+                match result {
+                    Ok(_) | Err(zkc::Error::NodeExists) => {}
+                    Err(zkc::Error::Unimplemented) => unimplemented = true,
+                    Err(err) if class_of(&err) == Class::Recoverable => {}
+                    Err(err) => return Err(Error::op("create", dir, err)),
+                }
+            }
+            if !unimplemented {
+                return Ok(());
+            }
+            tracing::info!("server has no container nodes; creating persistent ones");
+        }
+        Ok(())
+    }
+
+    /// Sends a delete of `path` (any version) before returning; the future
+    /// gives the answer, "no node" counting as done. Sent at once, so a
+    /// request made after this call (closing the session) reaches the
+    /// server after the delete. One attempt.
+    pub fn send_delete(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<(), Error>> + Send + use<> {
+        let sent = self.client().delete(path, None);
+        let path = path.to_owned();
+        async move {
+            match sent.await {
+                Ok(()) | Err(zkc::Error::NoNode) => Ok(()),
+                Err(err) => Err(Error::op("delete", &path, err)),
+            }
+        }
+    }
+
+    /// Deletes our own node, retrying through connection loss until it is
+    /// gone or the session has ended. "No node" counts as done: a retry of
+    /// a delete that went through, or a node the server already removed.
+    /// So does an ended session: the server removes its ephemeral nodes.
+    pub async fn delete_own(&self, path: &str) -> Result<(), Error> {
+        let mut attempt = 0;
+        loop {
+            match self.send_delete(path).await {
+                Ok(()) => return Ok(()),
+                Err(err) if err.class() == Class::Recoverable => {
+                    tracing::info!("retrying delete of {path} after {err}");
+                    tokio::time::sleep(self.retry().backoff(attempt)).await;
+                    attempt = attempt.saturating_add(1);
+                }
+                Err(err) if err.class() == Class::Fatal => return Ok(()),
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// Writes `data` into `path` if it is still at `version`; returns its
+    /// new stat. One attempt: a lost answer leaves the write unknown, and
+    /// only the caller knows how to tell. `op` names the write in errors.
+    pub async fn set_data_at(
+        &self,
+        op: &'static str,
+        path: &str,
+        data: &[u8],
+        version: i32,
+    ) -> Result<Stat, Error> {
+        self.client()
+            .set_data(path, data, Some(version))
+            .await
+            .map_err(|e| Error::op(op, path, e))
+    }
+}
+
+/// Awaits every future, in order; they were all sent when made.
+async fn await_in_order<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut results = Vec::with_capacity(futures.len());
+    for future in futures {
+        results.push(future.await);
+    }
+    results
 }
