@@ -7,29 +7,29 @@
 
 mod acl;
 pub(crate) mod batch;
-pub mod delete;
+pub(crate) mod delete;
 mod error;
 mod hosts;
-pub mod monitor;
+pub(crate) mod monitor;
 mod nodes;
-pub mod path;
+pub(crate) mod path;
 mod reach;
 mod retry;
 mod secure;
-pub mod sessions;
+pub(crate) mod sessions;
 mod watches;
 
 use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-pub use acl::{AclEntry, NodeAcl};
-pub use error::{Class, Error, Failure, class_of};
+pub(crate) use acl::NodeAcl;
+pub(crate) use error::{Class, Error, Failure, class_of};
 pub use hosts::Hosts;
-pub use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
+pub(crate) use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
 pub use retry::RetryPolicy;
-pub use secure::{SaslConfig, Secret, Secured, TlsConfig};
-pub use watches::{NodeEvent, NodeWatch};
+pub(crate) use secure::{SaslConfig, Secret, Secured, TlsConfig};
+pub(crate) use watches::{NodeEvent, NodeWatch};
 
 use crate::usage::UsageError;
 
