@@ -3,6 +3,11 @@
 //! The binary parses its arguments with [`cli`], and [`run()`] does the rest;
 //! integration tests and benchmarks reach the same core through this crate.
 
+// The crate's documentation is for the people who work on it, so it is
+// built with private items (`cargo doc --document-private-items`), and the
+// few public items may link to them.
+#![allow(rustdoc::private_intra_doc_links)]
+
 // The doc comments of the clap definitions are help text, written for a
 // terminal: `[/chroot]` there is an optional part, not an intra-doc link.
 pub mod admin;
@@ -10,14 +15,14 @@ pub mod admin;
 pub mod cli;
 pub mod clock;
 pub mod commands;
-pub mod config;
+pub(crate) mod config;
 pub mod exit;
 pub mod lock;
-pub mod model;
+pub(crate) mod model;
 pub mod output;
-pub mod run;
-pub mod usage;
-pub mod watch;
+pub(crate) mod run;
+pub(crate) mod usage;
+pub(crate) mod watch;
 pub mod zk;
 
 use anyhow::Result;

@@ -30,7 +30,7 @@ pub struct DumpArgs {
 
 /// Every contender under a path, grouped by owner session.
 #[derive(Debug, Serialize)]
-pub struct SessionDump {
+pub(crate) struct SessionDump {
     pub path: String,
     pub time_ms: i64,
     pub sessions: Vec<SessionGroup>,
@@ -38,7 +38,7 @@ pub struct SessionDump {
 
 /// What one session holds and waits for.
 #[derive(Debug, Serialize)]
-pub struct SessionGroup {
+pub(crate) struct SessionGroup {
     #[serde(serialize_with = "session_hex")]
     pub session: i64,
     pub holding: Vec<SessionEntry>,
@@ -47,7 +47,7 @@ pub struct SessionGroup {
 
 /// One contender of a session, with the lock it belongs to.
 #[derive(Debug)]
-pub struct SessionEntry {
+pub(crate) struct SessionEntry {
     pub lock: String,
     pub kind: LockKind,
     pub dialect: LockDialect,
@@ -80,7 +80,7 @@ fn session_hex<S: Serializer>(session: &i64, serializer: S) -> Result<S::Ok, S::
 
 impl SessionDump {
     /// Regroups `locks` by the sessions of their contenders.
-    pub fn new(path: String, time_ms: i64, locks: Vec<Lock>) -> SessionDump {
+    pub(crate) fn new(path: String, time_ms: i64, locks: Vec<Lock>) -> SessionDump {
         let mut groups: BTreeMap<i64, SessionGroup> = BTreeMap::new();
         for lock in locks {
             let Lock {
@@ -170,7 +170,7 @@ fn contender_row(
 
 /// Dumps every lock under the path: streamed, lock by lock, as one JSON
 /// document or a table; grouped by session once everything is read.
-pub async fn run(globals: &Globals, args: DumpArgs) -> Result<ExitStatus> {
+pub(crate) async fn run(globals: &Globals, args: DumpArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let time_ms = clock::now_ms();
     let walked = with_session_and_survey(globals, Ask::Connections, async |session, survey| {

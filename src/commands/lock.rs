@@ -83,7 +83,7 @@ pub struct Detached {
 
 /// Acquires the lock, then does what `args.holding` says. Every path that
 /// gives up deletes our contender node.
-pub async fn run(globals: &Globals, args: LockArgs) -> Result<ExitStatus> {
+pub(crate) async fn run(globals: &Globals, args: LockArgs) -> Result<ExitStatus> {
     let mut signals = Signals::catch()?;
     match args.holding {
         Holding::Detach(until) => detach(globals, until, &mut signals).await,

@@ -122,7 +122,7 @@ fn row(table: &mut Table<'_>, lock: &Lock) -> std::io::Result<()> {
 
 /// The host a contender's client connects from, `disconnected` when its
 /// session has no connection now, or `-` when unknown.
-pub fn client_host(contender: &Contender) -> String {
+pub(crate) fn client_host(contender: &Contender) -> String {
     match &contender.client {
         Some(client) => client.host().unwrap_or("disconnected").to_owned(),
         None => "-".to_owned(),
@@ -132,7 +132,7 @@ pub fn client_host(contender: &Contender) -> String {
 /// Lists the locks under the path that pass the filter, as a table or a
 /// JSON array. In path order each lock is printed as soon as it is read;
 /// another order needs the whole listing first, and holds it in memory.
-pub async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
+pub(crate) async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let walked = with_session_and_survey(globals, Ask::Connections, async |session, survey| {
         list(session, &args, survey, printer).await

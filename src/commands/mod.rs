@@ -2,14 +2,14 @@
 //! returns the exit status, and the plumbing they share: a session opened
 //! and closed around the work, and how a tree walk reports on the terminal.
 
-pub mod dump;
+pub(crate) mod dump;
 pub mod generated;
-pub mod lock;
-pub mod ls;
-pub mod reap;
-pub mod release;
-pub mod stat;
-pub mod watch;
+pub(crate) mod lock;
+pub(crate) mod ls;
+pub(crate) mod reap;
+pub(crate) mod release;
+pub(crate) mod stat;
+pub(crate) mod watch;
 
 use anyhow::Result;
 

@@ -34,7 +34,7 @@ pub struct ReapArgs {
 }
 
 /// Checks that something is selected: a selector, or `--empty`.
-pub fn check_selection(selector: &Selector, empty: bool) -> Result<(), UsageError> {
+pub(crate) fn check_selection(selector: &Selector, empty: bool) -> Result<(), UsageError> {
     if selector.is_empty() && !empty {
         return Err(UsageError::new(
             "say what to reap: --older-than DUR, --session ID, --all, or --empty",
@@ -45,7 +45,7 @@ pub fn check_selection(selector: &Selector, empty: bool) -> Result<(), UsageErro
 
 /// What reap did.
 #[derive(Debug, Serialize)]
-pub struct ReapReport {
+pub(crate) struct ReapReport {
     #[serde(skip)]
     path: String,
     deleted: Vec<String>,
@@ -83,7 +83,7 @@ impl Report for ReapReport {
 
 /// What reap would do (`--dry-run`).
 #[derive(Debug, Serialize)]
-pub struct DryRunReport {
+pub(crate) struct DryRunReport {
     #[serde(skip)]
     path: String,
     would_delete: Vec<NodeToReap>,
@@ -143,7 +143,7 @@ fn summary(nodes: &[NodeToReap]) -> String {
 }
 
 /// Reaps under the path: reads it, lists or confirms, deletes, reports.
-pub async fn run(globals: &Globals, args: ReapArgs) -> Result<ExitStatus> {
+pub(crate) async fn run(globals: &Globals, args: ReapArgs) -> Result<ExitStatus> {
     with_session(globals, async |session| reap(globals, session, &args).await).await
 }
 

@@ -49,7 +49,7 @@ pub enum ReleaseAction {
 
 /// What was done to each node.
 #[derive(Debug, Default, Serialize)]
-pub struct ReleaseReport {
+pub(crate) struct ReleaseReport {
     pub deleted: Vec<String>,
     pub revoked: Vec<String>,
     pub skipped: Vec<Skipped>,
@@ -81,7 +81,7 @@ impl Report for ReleaseReport {
 /// Checks that `target` may be deleted as a token, before any connection:
 /// not the root, and named like a lock contender or a semaphore lease of a
 /// known dialect.
-pub fn check_token(target: &str) -> Result<(), UsageError> {
+pub(crate) fn check_token(target: &str) -> Result<(), UsageError> {
     let name = path::basename(target);
     if target == "/" || (name::parse(name).is_none() && semaphore::parse_lease(name).is_none()) {
         return Err(UsageError::new(format!(
@@ -95,7 +95,7 @@ pub fn check_token(target: &str) -> Result<(), UsageError> {
 /// Runs `release`. Exit 6 when the token's node is gone (unless
 /// `--if-exists`), 10 when a node changed between reading and deleting. A
 /// release that stops on an error reports what it did before, then fails.
-pub async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
+pub(crate) async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
     let mut report = ReleaseReport::default();
     let result = with_session(globals, async |session| {
         release(session, &args, &mut report).await

@@ -22,7 +22,7 @@ pub struct StatArgs {
 
 /// A plain node: its path, stat and data.
 #[derive(Debug, Serialize)]
-pub struct NodeReport {
+pub(crate) struct NodeReport {
     pub path: String,
     pub stat: NodeStat,
     pub data: Option<String>,
@@ -60,7 +60,7 @@ impl Report for NodeReport {
 /// A lock in full: the same JSON as one element of `ls`.
 #[derive(Debug, Serialize)]
 #[serde(transparent)]
-pub struct LockReport(pub Lock);
+pub(crate) struct LockReport(pub Lock);
 
 impl Report for LockReport {
     fn heading(&self) -> Option<String> {
@@ -143,7 +143,7 @@ fn client(contender: &Contender) -> String {
 
 /// Shows the lock at the path, or the node's stat when it is not a lock; a
 /// missing node exits 6.
-pub async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus> {
+pub(crate) async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus> {
     with_session_and_survey(
         globals,
         Ask::ConnectionsAndWatches,

@@ -55,7 +55,7 @@ enum End {
 }
 
 /// Prints the locks under the path and their changes until told to stop.
-pub async fn run(globals: &Globals, args: WatchArgs) -> Result<ExitStatus> {
+pub(crate) async fn run(globals: &Globals, args: WatchArgs) -> Result<ExitStatus> {
     let mut signals = Signals::catch()?;
     // Connecting is bounded by --connect-timeout; --timeout counts from the
     // first reading, so a state that already holds is always seen.

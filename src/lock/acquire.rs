@@ -18,7 +18,7 @@ use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, path};
 
 /// What to lock and how.
 #[derive(Clone, Debug)]
-pub struct LockSpec {
+pub(crate) struct LockSpec {
     /// The lock directory, an absolute path.
     pub path: String,
     pub kind: ContenderKind,
@@ -32,7 +32,7 @@ pub struct LockSpec {
 
 /// How long to wait for the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Patience {
+pub(crate) enum Patience {
     /// Give up at once if someone else holds it.
     NoWait,
     /// Wait until this instant.
@@ -43,7 +43,7 @@ pub enum Patience {
 
 impl Patience {
     /// The patience of `--no-wait` / `--timeout`.
-    pub fn new(no_wait: bool, timeout: Option<Duration>) -> Patience {
+    pub(crate) fn new(no_wait: bool, timeout: Option<Duration>) -> Patience {
         match (no_wait, timeout) {
             (true, _) => Patience::NoWait,
             (false, Some(timeout)) => Patience::Until(Instant::now() + timeout),
@@ -54,7 +54,7 @@ impl Patience {
 
 /// The node that holds a lock for us.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Held {
+pub(crate) struct Held {
     /// The lock directory.
     pub lock: String,
     /// The full path of our node: the token.
@@ -65,7 +65,7 @@ pub struct Held {
 
 /// How a try for the lock ended, when it ended without an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// We hold the lock.
     Acquired(Held),
     /// `--no-wait` found the lock taken, or `--timeout` ran out.
@@ -75,7 +75,7 @@ pub enum Outcome {
 /// What a waiter is told while it waits: the contender that holds the lock
 /// (the head of the queue) and its data, when asked for.
 #[derive(Clone, Debug)]
-pub struct Waiting {
+pub(crate) struct Waiting {
     pub holder: QueueEntry,
     pub holder_data: Option<(Vec<u8>, zk::Stat)>,
     /// How many contenders are ahead of us.
@@ -84,7 +84,7 @@ pub struct Waiting {
 
 /// Why waiting failed.
 #[derive(Debug, thiserror::Error)]
-pub enum AcquireError {
+pub(crate) enum AcquireError {
     #[error(transparent)]
     Zk(#[from] zk::Error),
     #[error("our contender node {0} was deleted while we waited")]
@@ -105,7 +105,7 @@ pub enum AcquireError {
 impl AcquireError {
     /// What this failure means: a session lost before the lock was ours
     /// counts as unreachable.
-    pub fn failure(&self) -> zk::Failure {
+    pub(crate) fn failure(&self) -> zk::Failure {
         match self {
             AcquireError::Zk(err) => err.failure(),
             AcquireError::NodeVanished(_) => zk::Failure::Other,
@@ -116,7 +116,7 @@ impl AcquireError {
 }
 
 /// One contender on its way to holding a lock.
-pub struct Contention<'s> {
+pub(crate) struct Contention<'s> {
     session: &'s Session,
     spec: LockSpec,
     /// Our node's name prefix (the part before the sequence).
@@ -130,7 +130,7 @@ const CREATE_ATTEMPTS: u32 = 5;
 
 impl<'s> Contention<'s> {
     /// A contention for `spec` on `session`; nothing is sent yet.
-    pub fn new(session: &'s Session, spec: LockSpec) -> Contention<'s> {
+    pub(crate) fn new(session: &'s Session, spec: LockSpec) -> Contention<'s> {
         let token = uuid::Uuid::new_v4().to_string();
         let prefix = own_prefix(spec.dialect, spec.kind, &token, session.id())
             .expect("the command line only allows kinds the dialect can make");
@@ -165,7 +165,7 @@ impl<'s> Contention<'s> {
     ///
     /// Cancel-safe: if the future is dropped, [`Contention::abandon`] still
     /// finds and deletes our node.
-    pub async fn acquire(
+    pub(crate) async fn acquire(
         &mut self,
         patience: Patience,
         holder_details: bool,
@@ -254,7 +254,7 @@ impl<'s> Contention<'s> {
 
     /// Deletes our node, if we made one: the node we know, or, when the
     /// create's answer was lost, the node found by our prefix and session.
-    pub async fn abandon(&mut self) -> Result<(), zk::Error> {
+    pub(crate) async fn abandon(&mut self) -> Result<(), zk::Error> {
         let node = match self.node.take() {
             Some(node) => Some(node),
             None => self.find_own_node().await?,

@@ -8,11 +8,11 @@ use crate::zk::monitor::{self, Lapse, LeaderEvidence};
 use crate::zk::{self, Class, NodeEvent, Session, class_of};
 
 /// What Curator's revocation writes into a holder's node.
-pub const REVOKE: &[u8] = b"__REVOKE__";
+pub(crate) const REVOKE: &[u8] = b"__REVOKE__";
 
 /// Why a held lock is gone.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Loss {
+pub(crate) enum Loss {
     /// Our node was deleted (reaped, force-released).
     Deleted,
     /// `__REVOKE__` was written into our node.
@@ -44,7 +44,7 @@ impl fmt::Display for Loss {
 /// session over, or the leader free to expire the session within `margin`
 /// (the time the command needs to stop) by what `evidence` shows. Never
 /// resolves while the lock is ours.
-pub async fn lost(
+pub(crate) async fn lost(
     session: &Session,
     held: &Held,
     evidence: &LeaderEvidence,
@@ -97,7 +97,7 @@ fn cause_text(err: &zk::Error) -> String {
 /// round trip, then waits until the session is closed. If the delete is lost
 /// with the connection, the client keeps closing the session through
 /// reconnects, and the server removes our ephemeral node with it.
-pub async fn release(session: Session, held: &Held) -> Result<(), zk::Error> {
+pub(crate) async fn release(session: Session, held: &Held) -> Result<(), zk::Error> {
     let delete = session.send_delete(&held.node);
     let ((), deleted) = tokio::join!(session.close(), delete);
     match deleted {

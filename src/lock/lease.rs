@@ -26,7 +26,7 @@ use crate::zk::{self, ChildrenChange, ChildrenWatch, Class, Lifetime, Session, c
 
 /// Which semaphore to take a lease of, and how.
 #[derive(Clone, Debug)]
-pub struct SemaphoreSpec {
+pub(crate) struct SemaphoreSpec {
     /// The semaphore node, an absolute path.
     pub path: String,
     /// Curator or kazoo: whose layout.
@@ -38,7 +38,7 @@ pub struct SemaphoreSpec {
 }
 
 /// One acquirer of a semaphore lease, before it holds one.
-pub struct LeaseContention<'s> {
+pub(crate) struct LeaseContention<'s> {
     session: &'s Session,
     spec: SemaphoreSpec,
     /// The internal mutex every acquirer of the semaphore queues on.
@@ -56,7 +56,7 @@ enum LeaseNode<'s> {
 
 impl<'s> LeaseContention<'s> {
     /// A contention for a lease of `spec`; nothing is sent yet.
-    pub fn new(session: &'s Session, spec: SemaphoreSpec) -> LeaseContention<'s> {
+    pub(crate) fn new(session: &'s Session, spec: SemaphoreSpec) -> LeaseContention<'s> {
         let token = uuid::Uuid::new_v4();
         let (mutex_path, lease) = match spec.dialect {
             Dialect::Kazoo => (
@@ -94,7 +94,7 @@ impl<'s> LeaseContention<'s> {
     }
 
     /// The most leases the semaphore allows.
-    pub fn max_leases(&self) -> u32 {
+    pub(crate) fn max_leases(&self) -> u32 {
         self.spec.max_leases
     }
 
@@ -104,7 +104,7 @@ impl<'s> LeaseContention<'s> {
     ///
     /// Cancel-safe: if the future is dropped, [`LeaseContention::abandon`]
     /// still finds and deletes our nodes.
-    pub async fn acquire(
+    pub(crate) async fn acquire(
         &mut self,
         patience: Patience,
         mut on_wait: impl FnMut(),
@@ -124,7 +124,7 @@ impl<'s> LeaseContention<'s> {
     }
 
     /// Deletes our lease, then our mutex node, whichever exist.
-    pub async fn abandon(&mut self) -> Result<(), zk::Error> {
+    pub(crate) async fn abandon(&mut self) -> Result<(), zk::Error> {
         match &mut self.lease {
             LeaseNode::Sequential(lease) => lease.abandon().await?,
             LeaseNode::Named(lease) => self.session.delete_own(lease).await?,

@@ -120,7 +120,7 @@ impl ContenderKind {
 
 /// A recognised contender: its dialect, kind and sequence number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub dialect: Dialect,
     pub kind: ContenderKind,
     pub sequence: i32,
@@ -128,7 +128,7 @@ pub struct Parsed {
 
 /// Recognises a contender name, or `None` for a child that is not one (no
 /// sequence suffix, or a name no dialect makes).
-pub fn parse(name: &str) -> Option<Parsed> {
+pub(crate) fn parse(name: &str) -> Option<Parsed> {
     let (stem, sequence) = split_sequence(name)?;
     let (dialect, kind) = classify(stem)?;
     Some(Parsed {
@@ -254,7 +254,7 @@ pub(crate) fn is_hex32(text: &str) -> bool {
 /// read lock; generic names are recognised, never made). The server appends
 /// the sequence. `token` is a fresh uuid that makes Curator and kazoo names
 /// unique to this contender; `session` is the id the ZooKeeper recipe embeds.
-pub fn own_prefix(
+pub(crate) fn own_prefix(
     dialect: Dialect,
     kind: ContenderKind,
     token: &str,
@@ -286,7 +286,7 @@ pub fn own_prefix(
 }
 
 /// True when zklock can make a `kind` node in `dialect`.
-pub fn can_make(dialect: Dialect, kind: ContenderKind) -> bool {
+pub(crate) fn can_make(dialect: Dialect, kind: ContenderKind) -> bool {
     own_prefix(dialect, kind, "", 0).is_some()
 }
 

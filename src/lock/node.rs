@@ -21,7 +21,7 @@ use crate::zk;
 
 /// How long a node lives, as far as its stat tells a client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lifetime {
+pub(crate) enum Lifetime {
     /// No session owns it: persistent, a container or a TTL node.
     Unowned,
     /// Until its session ends.
@@ -30,7 +30,7 @@ pub enum Lifetime {
 
 impl Lifetime {
     /// The lifetime of the node with this stat.
-    pub fn of(stat: &zk::Stat) -> Lifetime {
+    pub(crate) fn of(stat: &zk::Stat) -> Lifetime {
         match stat.ephemeral_owner {
             0 => Lifetime::Unowned,
             session => Lifetime::Ephemeral { session },
@@ -40,7 +40,7 @@ impl Lifetime {
 
 /// The recognised contender `name` is, when the node of that name with this
 /// stat and data is one (see [`is_contender`]).
-pub fn contender(name: &str, stat: &zk::Stat, data: &[u8]) -> Option<Parsed> {
+pub(crate) fn contender(name: &str, stat: &zk::Stat, data: &[u8]) -> Option<Parsed> {
     let parsed = name::parse(name)?;
     is_contender(parsed.dialect, stat, data).then_some(parsed)
 }
@@ -48,13 +48,13 @@ pub fn contender(name: &str, stat: &zk::Stat, data: &[u8]) -> Option<Parsed> {
 /// True when a node named in `dialect` with this stat and data is a
 /// contender: ephemeral, or persistent where only a lock library makes
 /// such a node (kazoo's names, zklock's owner record).
-pub fn is_contender(dialect: Dialect, stat: &zk::Stat, data: &[u8]) -> bool {
+pub(crate) fn is_contender(dialect: Dialect, stat: &zk::Stat, data: &[u8]) -> bool {
     is_contender_by_stat(dialect, stat) || Owner::parse(data).is_some()
 }
 
 /// True when the stat alone proves a node named in `dialect` a contender;
 /// when false, only its data can ([`is_contender`]).
-pub fn is_contender_by_stat(dialect: Dialect, stat: &zk::Stat) -> bool {
+pub(crate) fn is_contender_by_stat(dialect: Dialect, stat: &zk::Stat) -> bool {
     match Lifetime::of(stat) {
         Lifetime::Ephemeral { .. } => true,
         Lifetime::Unowned => dialect == Dialect::Kazoo,
@@ -63,7 +63,7 @@ pub fn is_contender_by_stat(dialect: Dialect, stat: &zk::Stat) -> bool {
 
 /// True when a semaphore lease node with this stat is one: Curator and
 /// kazoo make every lease ephemeral, so that it goes with its holder.
-pub fn is_lease_type(stat: &zk::Stat) -> bool {
+pub(crate) fn is_lease_type(stat: &zk::Stat) -> bool {
     matches!(Lifetime::of(stat), Lifetime::Ephemeral { .. })
 }
 

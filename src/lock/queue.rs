@@ -8,7 +8,7 @@ use super::name::{self, ContenderKind, ContenderMode, Dialect};
 
 /// One recognised contender node of a lock directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct QueueEntry {
+pub(crate) struct QueueEntry {
     /// The child name, e.g. `_c_<uuid>-lock-0000000003`.
     pub name: String,
     pub dialect: Dialect,
@@ -19,14 +19,14 @@ pub struct QueueEntry {
 
 impl QueueEntry {
     /// Exclusive or shared.
-    pub fn mode(&self) -> ContenderMode {
+    pub(crate) fn mode(&self) -> ContenderMode {
         self.kind.mode()
     }
 }
 
 /// Where a contender stands in its queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Standing {
+pub(crate) enum Standing {
     /// It holds the lock.
     Holding,
     /// It waits; the index is the contender whose deletion it watches.
@@ -36,7 +36,7 @@ pub enum Standing {
 /// The contenders of one lock directory in queue order, with each one's
 /// standing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LockQueue {
+pub(crate) struct LockQueue {
     contenders: Vec<QueueEntry>,
     standings: Vec<Standing>,
 }
@@ -47,7 +47,7 @@ impl LockQueue {
     /// number (signed 32-bit), then exclusive before shared (a Curator writer
     /// that downgrades makes a read node with its own sequence number), then
     /// by name; never by the whole name.
-    pub fn from_children<I, S>(children: I) -> LockQueue
+    pub(crate) fn from_children<I, S>(children: I) -> LockQueue
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
@@ -78,39 +78,32 @@ impl LockQueue {
     }
 
     /// Every contender, in queue order.
-    pub fn contenders(&self) -> &[QueueEntry] {
+    pub(crate) fn contenders(&self) -> &[QueueEntry] {
         &self.contenders
     }
 
     /// Each contender with its standing, in queue order.
-    pub fn entries(&self) -> impl Iterator<Item = (&QueueEntry, Standing)> {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&QueueEntry, Standing)> {
         self.contenders.iter().zip(self.standings.iter().copied())
     }
 
     /// The contenders that hold the lock now.
-    pub fn holders(&self) -> impl Iterator<Item = &QueueEntry> {
+    pub(crate) fn holders(&self) -> impl Iterator<Item = &QueueEntry> {
         self.entries()
             .filter(|(_, s)| *s == Standing::Holding)
             .map(|(c, _)| c)
     }
 
-    /// The contenders that wait.
-    pub fn waiters(&self) -> impl Iterator<Item = &QueueEntry> {
-        self.entries()
-            .filter(|(_, s)| *s != Standing::Holding)
-            .map(|(c, _)| c)
-    }
-
     /// The standing of the contender named `name`, or `None` when it is not
     /// in the queue. A waiter's standing names the contender it waits on.
-    pub fn standing_of(&self, name: &str) -> Option<(Standing, Option<&QueueEntry>)> {
+    pub(crate) fn standing_of(&self, name: &str) -> Option<(Standing, Option<&QueueEntry>)> {
         let index = self.contenders.iter().position(|c| c.name == name)?;
         let standing = self.standings[index];
         Some((standing, self.waiting_on(standing)))
     }
 
     /// The contender a standing waits on; `None` for a holder.
-    pub fn waiting_on(&self, standing: Standing) -> Option<&QueueEntry> {
+    pub(crate) fn waiting_on(&self, standing: Standing) -> Option<&QueueEntry> {
         match standing {
             Standing::Holding => None,
             Standing::WaitingOn(ahead) => self.contenders.get(ahead),
@@ -119,7 +112,7 @@ impl LockQueue {
 
     /// Takes the contender named `name` out of the queue, when it is in it,
     /// and works out everyone's standing again.
-    pub fn remove(&mut self, name: &str) {
+    pub(crate) fn remove(&mut self, name: &str) {
         if let Some(index) = self.contenders.iter().position(|c| c.name == name) {
             self.contenders.remove(index);
             self.standings = standings(&self.contenders);
@@ -127,7 +120,7 @@ impl LockQueue {
     }
 
     /// True when no contender is left.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.contenders.is_empty()
     }
 }
@@ -196,7 +189,7 @@ mod tests {
             waits_on(&queue, "lock-0000000003").as_deref(),
             Some("lock-0000000002")
         );
-        assert_eq!(queue.waiters().count(), 2);
+        assert_eq!(queue.contenders().len() - holders(&queue).len(), 2);
     }
 
     #[test]

@@ -18,15 +18,15 @@ use super::name::{self, Dialect};
 use super::queue::{LockQueue, QueueEntry, Standing};
 
 /// The child of a Curator semaphore that holds the leases.
-pub const CURATOR_LEASES: &str = "leases";
+pub(crate) const CURATOR_LEASES: &str = "leases";
 /// The child of a Curator semaphore that holds its internal mutex.
-pub const CURATOR_LOCKS: &str = "locks";
+pub(crate) const CURATOR_LOCKS: &str = "locks";
 /// What kazoo appends to a semaphore's path to name its internal lock.
-pub const KAZOO_LOCK_SUFFIX: &str = "-__lock__";
+pub(crate) const KAZOO_LOCK_SUFFIX: &str = "-__lock__";
 
 /// A recognised lease node name: whose, and its sequence if it has one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LeaseName {
+pub(crate) struct LeaseName {
     pub dialect: Dialect,
     /// Curator's sequence suffix; kazoo's leases have none.
     pub sequence: Option<i32>,
@@ -34,7 +34,7 @@ pub struct LeaseName {
 
 /// Recognises a lease node name: Curator's `_c_<uuid>-lease-N` or kazoo's
 /// `<hex32>`; `None` for anything else.
-pub fn parse_lease(name: &str) -> Option<LeaseName> {
+pub(crate) fn parse_lease(name: &str) -> Option<LeaseName> {
     if name::is_hex32(name) {
         return Some(LeaseName {
             dialect: Dialect::Kazoo,
@@ -50,19 +50,19 @@ pub fn parse_lease(name: &str) -> Option<LeaseName> {
 
 /// The path of the kazoo lock that acquirers of the semaphore at `path`
 /// queue on.
-pub fn kazoo_lock_path(path: &str) -> String {
+pub(crate) fn kazoo_lock_path(path: &str) -> String {
     format!("{path}{KAZOO_LOCK_SUFFIX}")
 }
 
 /// The maximum number of leases kazoo stores in the semaphore node: its data
 /// as a decimal number; `None` when the data is anything else.
-pub fn kazoo_max_leases(data: &[u8]) -> Option<u32> {
+pub(crate) fn kazoo_max_leases(data: &[u8]) -> Option<u32> {
     std::str::from_utf8(data).ok()?.trim().parse().ok()
 }
 
 /// One lease node of a semaphore.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Lease {
+pub(crate) struct Lease {
     /// The child name.
     pub name: String,
     pub dialect: Dialect,
@@ -76,7 +76,7 @@ pub struct Lease {
 
 /// What a waiting acquirer of a semaphore waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AcquirerWait<'a> {
+pub(crate) enum AcquirerWait<'a> {
     /// Any lease to go: it holds the internal mutex.
     ForLease,
     /// The acquirer just ahead of it in the internal mutex.
@@ -87,7 +87,7 @@ pub enum AcquirerWait<'a> {
 
 /// A semaphore's leases and acquirers, with who holds and who waits.
 #[derive(Clone, Debug)]
-pub struct SemaphoreQueue {
+pub(crate) struct SemaphoreQueue {
     dialect: Dialect,
     /// In grant order.
     leases: Vec<Lease>,
@@ -102,7 +102,7 @@ impl SemaphoreQueue {
     /// that holds the internal mutex, if any: that client is acquiring now,
     /// so the newest lease is its own and waits for room when it is the
     /// session's. Leases are granted in sequence order.
-    pub fn curator(
+    pub(crate) fn curator(
         mut leases: Vec<Lease>,
         acquirers: LockQueue,
         acquirer_session: Option<i64>,
@@ -126,7 +126,7 @@ impl SemaphoreQueue {
 
     /// A kazoo semaphore: every lease node is granted (kazoo creates one only
     /// when there is room), in creation order.
-    pub fn kazoo(mut leases: Vec<Lease>, acquirers: LockQueue) -> SemaphoreQueue {
+    pub(crate) fn kazoo(mut leases: Vec<Lease>, acquirers: LockQueue) -> SemaphoreQueue {
         leases.sort_by_key(|lease| lease.czxid);
         SemaphoreQueue {
             dialect: Dialect::Kazoo,
@@ -137,12 +137,12 @@ impl SemaphoreQueue {
     }
 
     /// Whose semaphore this is.
-    pub fn dialect(&self) -> Dialect {
+    pub(crate) fn dialect(&self) -> Dialect {
         self.dialect
     }
 
     /// The granted leases, in grant order.
-    pub fn holders(&self) -> impl Iterator<Item = &Lease> {
+    pub(crate) fn holders(&self) -> impl Iterator<Item = &Lease> {
         self.leases
             .iter()
             .enumerate()
@@ -152,7 +152,7 @@ impl SemaphoreQueue {
 
     /// The lease that waits for room (Curator only): its client holds the
     /// internal mutex until another lease goes.
-    pub fn pending(&self) -> Option<&Lease> {
+    pub(crate) fn pending(&self) -> Option<&Lease> {
         self.pending.map(|i| &self.leases[i])
     }
 
@@ -160,7 +160,9 @@ impl SemaphoreQueue {
     /// for. The holder of the internal mutex waits for a free lease; when its
     /// lease is [`pending`](Self::pending), it is that lease's client and is
     /// left out here, and the acquirer behind it waits on that lease.
-    pub fn waiting_acquirers(&self) -> impl Iterator<Item = (&QueueEntry, AcquirerWait<'_>)> {
+    pub(crate) fn waiting_acquirers(
+        &self,
+    ) -> impl Iterator<Item = (&QueueEntry, AcquirerWait<'_>)> {
         let pending = self.pending();
         self.acquirers
             .entries()

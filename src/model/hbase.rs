@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::protobuf::{self, Field, Value};
 
 /// What HBase puts before its protobuf messages in znode data.
-pub const MAGIC: &[u8] = b"PBUF";
+pub(super) const MAGIC: &[u8] = b"PBUF";
 
 /// A decoded `TableLock`; each field is `None` when absent.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -40,7 +40,7 @@ pub struct TableLock {
 }
 
 /// Decodes HBase table-lock data; `None` when it does not start with `PBUF`.
-pub fn decode(data: &[u8]) -> Option<TableLock> {
+pub(super) fn decode(data: &[u8]) -> Option<TableLock> {
     let message = data.strip_prefix(MAGIC)?;
     let mut lock = TableLock::default();
     let mut undecoded = Vec::new();
@@ -166,7 +166,7 @@ fn describe(field: Field<'_>) -> String {
 
 /// Text as it is when it is printable UTF-8; otherwise escaped byte by byte
 /// (`\xNN`), so no byte can reach a terminal raw.
-pub fn safe_text(bytes: &[u8]) -> String {
+pub(super) fn safe_text(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) if !text.chars().any(char::is_control) => text.to_owned(),
         _ => bytes.escape_ascii().to_string(),

@@ -94,7 +94,7 @@ impl Serialize for Lock {
 }
 
 /// A lock whose contenders carry every stat field, as `dump` writes it.
-pub struct WithStats<'a>(pub &'a Lock);
+pub(crate) struct WithStats<'a>(pub &'a Lock);
 
 impl Serialize for WithStats<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

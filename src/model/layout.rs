@@ -29,7 +29,7 @@ use crate::zk::path;
 
 /// How far a walk goes below its start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Depth {
+pub(crate) enum Depth {
     /// The start node only, with the parts a semaphore keeps below or beside
     /// it (`stat`).
     Lock,

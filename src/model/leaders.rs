@@ -38,7 +38,7 @@ pub(crate) fn leader_dialect(node_path: &str) -> Option<Dialect> {
 
 /// Who leads, for people, from a leader node's data in `dialect`; `None`
 /// when the data is not that service's record.
-pub fn owner(dialect: Dialect, data: &[u8]) -> Option<String> {
+pub(super) fn owner(dialect: Dialect, data: &[u8]) -> Option<String> {
     match dialect {
         Dialect::Kafka => kafka(data),
         Dialect::Hadoop => hadoop(data),

@@ -97,7 +97,7 @@ impl Serialize for LockDialect {
 
 /// A node as read from ZooKeeper.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodeRead {
+pub(crate) struct NodeRead {
     pub data: Vec<u8>,
     pub stat: zk::Stat,
 }
@@ -160,7 +160,7 @@ impl Contender {
 /// Who a contender is, for people: zklock's owner record (`user@host pid N
 /// "data"`), HBase's decoded owner, a leader node's decoded leader, the data
 /// as text (Curator's IP address, kazoo's identifier), or else its session.
-pub fn owner_text(dialect: Dialect, data: &[u8], session: i64) -> String {
+pub(crate) fn owner_text(dialect: Dialect, data: &[u8], session: i64) -> String {
     if let Some(owner) = Owner::parse(data) {
         return match &owner.data {
             Some(text) => format!("{} {text:?}", owner.summary()),

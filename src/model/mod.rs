@@ -2,7 +2,7 @@
 //! what is found, for `ls`, `stat`, `dump`, and for `watch` and `reap` above.
 //!
 //! It exists so that every command that looks at locks sees them the same
-//! way: one walk ([`walk`]) that reads a tree fast and in bounded memory, one
+//! way: one walk ([`walk()`]) that reads a tree fast and in bounded memory, one
 //! model ([`Lock`], [`Contender`]) of what a lock directory is, whose
 //! holders and waiters come from the lock-queue model in `src/lock/` that
 //! `lock` itself acts on, and one JSON form of it. It also decodes what other
@@ -17,9 +17,8 @@ mod node;
 mod protobuf;
 mod walk;
 
-pub use hbase::TableLock;
-pub use json::{ContenderJson, WithStats};
-pub use layout::Depth;
-pub use locks::{Contender, Lock, LockDialect, LockKind, owner_text};
-pub use node::NodeStat;
-pub use walk::{WalkProgress, read_lock, walk, walk_with_dirs};
+pub(crate) use json::{ContenderJson, WithStats};
+pub(crate) use layout::Depth;
+pub(crate) use locks::{Contender, Lock, LockDialect, LockKind, owner_text};
+pub(crate) use node::NodeStat;
+pub(crate) use walk::{WalkProgress, read_lock, walk, walk_with_dirs};

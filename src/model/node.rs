@@ -6,7 +6,7 @@ use crate::zk;
 
 /// The zkCli stat fields, in snake_case.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct NodeStat {
+pub(crate) struct NodeStat {
     pub czxid: i64,
     pub ctime_ms: i64,
     pub mzxid: i64,

@@ -7,7 +7,7 @@ use std::fmt;
 
 /// A field's value as the wire format carries it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Value<'a> {
+pub(super) enum Value<'a> {
     Varint(u64),
     Fixed64(u64),
     Bytes(&'a [u8]),
@@ -16,14 +16,14 @@ pub enum Value<'a> {
 
 /// One field: its number and value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Field<'a> {
+pub(super) struct Field<'a> {
     pub number: u32,
     pub value: Value<'a>,
 }
 
 /// Bytes that are not a well-formed message, from `offset` on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Malformed<'a> {
+pub(super) struct Malformed<'a> {
     pub offset: usize,
     /// The bytes from the first one that could not be read.
     pub rest: &'a [u8],
@@ -42,13 +42,13 @@ impl fmt::Display for Malformed<'_> {
 
 /// The fields of one message, in the order they were written. After a
 /// [`Malformed`] item the iteration ends.
-pub struct Fields<'a> {
+pub(super) struct Fields<'a> {
     message: &'a [u8],
     offset: usize,
 }
 
 /// Reads the fields of `message`.
-pub fn fields(message: &[u8]) -> Fields<'_> {
+pub(super) fn fields(message: &[u8]) -> Fields<'_> {
     Fields { message, offset: 0 }
 }
 

@@ -52,7 +52,7 @@ impl WalkProgress {
 /// hands each to `on_lock` in path order; `progress` hears how far the walk
 /// has come every few hundred nodes. Fails when `start` does not exist (exit
 /// 6) or cannot be listed; nodes that go while the walk runs are left out.
-pub async fn walk(
+pub(crate) async fn walk(
     session: &Session,
     start: &str,
     depth: Depth,
@@ -66,7 +66,7 @@ pub async fn walk(
 /// children, once the listing is complete and before any lock is handed
 /// over: `reap` finds empty directories this way, and `watch` the
 /// directories to set one-shot watches on.
-pub async fn walk_with_dirs(
+pub(crate) async fn walk_with_dirs(
     session: &Session,
     start: &str,
     depth: Depth,
@@ -106,7 +106,7 @@ pub async fn walk_with_dirs(
 
 /// The lock at `path`, or `None` when the node is not one. Fails when the
 /// node does not exist (exit 6).
-pub async fn read_lock(session: &Session, path: &str) -> anyhow::Result<Option<Lock>> {
+pub(crate) async fn read_lock(session: &Session, path: &str) -> anyhow::Result<Option<Lock>> {
     let mut found = None;
     walk(
         session,

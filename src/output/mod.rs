@@ -16,15 +16,15 @@
 //! node can move the cursor, retitle or clear the terminal, or reorder what
 //! is shown with bidirectional overrides.
 
-pub mod table;
+pub(crate) mod table;
 mod time;
 
 use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-pub use table::{Column, Layout, Table};
-pub use time::{format_age_ms, format_time_ms};
+pub(crate) use table::{Column, Layout, Table};
+pub(crate) use time::{format_age_ms, format_time_ms};
 
 /// `-o/--output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,7 +24,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use super::inert;
 
 /// How many rows decide the column widths before anything is printed.
-pub const LOOK_AHEAD: usize = 500;
+pub(crate) const LOOK_AHEAD: usize = 500;
 
 /// Spaces between two columns.
 const GAP: usize = 2;

@@ -5,7 +5,7 @@
 //! milliseconds instead (`clock::format_time_ms`), for programs.
 
 /// A duration for people, to the second: `3m 12s`.
-pub fn format_age_ms(ms: i64) -> String {
+pub(crate) fn format_age_ms(ms: i64) -> String {
     let secs = std::time::Duration::from_secs((ms.max(0) / 1000) as u64);
     humantime::format_duration(secs).to_string()
 }
@@ -13,7 +13,7 @@ pub fn format_age_ms(ms: i64) -> String {
 /// Milliseconds since the epoch as local time with date and zone offset, to
 /// the second: `2026-11-22 16:20:53 +01:00`. Where the local zone cannot be
 /// had, the time is given in UTC, written `+00:00`.
-pub fn format_time_ms(ms: i64) -> String {
+pub(crate) fn format_time_ms(ms: i64) -> String {
     let secs = ms.div_euclid(1000) as libc::time_t;
     // SAFETY: localtime_r only writes the tm it is given; a zeroed tm is a
     // valid value for it to overwrite.

@@ -21,7 +21,7 @@ use crate::zk;
 
 /// The hidden option that makes a zklock process the detached holder,
 /// reporting on the given file descriptor.
-pub const HOLDER_FLAG: &str = "--holder-report-fd";
+pub(crate) const HOLDER_FLAG: &str = "--holder-report-fd";
 
 /// The descriptor the holder reports on.
 const REPORT_FD: i32 = 3;
@@ -53,7 +53,7 @@ const SECURED_SWITCHES: [&str; 2] = ["--tls", "--tls-no-verify-hostname"];
 /// A lock that is held: what `lock --detach` and `lock --ttl` print, the
 /// token alone or, with `-o json`, all of it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Grant {
+pub(crate) struct Grant {
     /// The node path, which `zklock release` takes.
     pub token: String,
     /// The lock directory.
@@ -66,7 +66,7 @@ pub struct Grant {
 
 /// What the holder said.
 #[derive(Debug, PartialEq, Eq)]
-pub enum HolderWord {
+pub(crate) enum HolderWord {
     /// The lock is held.
     Held(Grant),
     /// The holder gave up: its exit code and message.
@@ -77,7 +77,7 @@ pub enum HolderWord {
 /// secured-connection options, plus [`HOLDER_FLAG`]), hands it those settings
 /// over a pipe, and waits for its word. A signal meanwhile is passed on to
 /// the holder, which then leaves the queue and reports.
-pub async fn spawn_holder(
+pub(crate) async fn spawn_holder(
     signals: &mut Signals,
     secured: &zk::Secured,
 ) -> Result<(HolderWord, Option<i32>)> {
@@ -211,13 +211,13 @@ fn parse_word(text: &str) -> Result<HolderWord> {
 }
 
 /// The holder's side of the pipe.
-pub struct Reporter {
+pub(crate) struct Reporter {
     pipe: File,
 }
 
 impl Reporter {
     /// The reporter on descriptor `fd`, which the foreground handed over.
-    pub fn from_fd(fd: i32) -> Result<Reporter> {
+    pub(crate) fn from_fd(fd: i32) -> Result<Reporter> {
         // SAFETY: F_GETFD only checks that the descriptor is open.
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
             bail!("{HOLDER_FLAG} {fd}: no such open descriptor");
@@ -228,19 +228,19 @@ impl Reporter {
     }
 
     /// Says the lock is held, and closes the pipe so the caller returns.
-    pub fn held(mut self, grant: &Grant) {
+    pub(crate) fn held(mut self, grant: &Grant) {
         let grant = serde_json::to_string(grant).expect("a grant serializes");
         let _ = writeln!(self.pipe, "HELD {grant}");
     }
 
     /// Says the holder gave up, with its exit code and message.
-    pub fn failed(mut self, code: u8, message: &str) {
+    pub(crate) fn failed(mut self, code: u8, message: &str) {
         let _ = writeln!(self.pipe, "FAILED {code} {}", message.replace('\n', "\\n"));
     }
 }
 
 /// Resolves when process `pid` has ended (at once if it does not exist).
-pub async fn process_exit(pid: i32) {
+pub(crate) async fn process_exit(pid: i32) {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if fd >= 0 {
@@ -262,7 +262,7 @@ pub async fn process_exit(pid: i32) {
 }
 
 /// True when process `pid` exists (signal 0 succeeds or is refused).
-pub fn process_exists(pid: i32) -> bool {
+pub(crate) fn process_exists(pid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence.
     unsafe {
         libc::kill(pid, 0) == 0

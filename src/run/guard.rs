@@ -31,7 +31,7 @@ use std::os::fd::RawFd;
 /// # Safety
 /// Only to be called in a `pre_exec` closure, after the child joined its own
 /// process group.
-pub unsafe fn split_off(zklock: libc::pid_t, report: RawFd) -> io::Result<()> {
+pub(super) unsafe fn split_off(zklock: libc::pid_t, report: RawFd) -> io::Result<()> {
     // SAFETY: plain libc calls on values of our own; see the module doc.
     unsafe {
         // Blocked before the fork, so that a command that ends at once cannot

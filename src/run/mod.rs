@@ -2,7 +2,7 @@
 //! group behind a guard that kills the group if zklock dies, forward signals
 //! to it, and stop it when the lock is lost.
 
-pub mod detach;
+pub(crate) mod detach;
 mod guard;
 mod signals;
 mod terminal;
@@ -16,13 +16,13 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use futures::FutureExt;
 
-pub use signals::Signals;
+pub(crate) use signals::Signals;
 use terminal::Terminal;
-pub use terminal::ignore_ctrl_z;
+pub(crate) use terminal::ignore_ctrl_z;
 
 /// The command to run and how to stop it.
 #[derive(Clone, Debug)]
-pub struct CommandSpec {
+pub(crate) struct CommandSpec {
     /// The command and its arguments; with `shell`, one string for `sh -c`.
     pub argv: Vec<String>,
     pub shell: bool,
@@ -36,7 +36,7 @@ pub struct CommandSpec {
 
 /// How a supervised command ended.
 #[derive(Debug)]
-pub enum Ending<L> {
+pub(crate) enum Ending<L> {
     /// It exited by itself, and so did every other process of its group: its
     /// exit code (128+n if killed by signal n).
     Exited(u8),
@@ -52,7 +52,7 @@ pub enum Ending<L> {
 /// group gets the kill signal, then SIGKILL after the grace period, and the
 /// loss is returned. Whichever way it ends, no process of the group is left
 /// when this returns (but those that left the group on purpose).
-pub async fn supervise<L>(
+pub(crate) async fn supervise<L>(
     spec: &CommandSpec,
     signals: &mut Signals,
     lost: impl Future<Output = L>,
@@ -250,7 +250,7 @@ fn spawn(spec: &CommandSpec, report: RawFd, tty: Option<RawFd>) -> Result<tokio:
 /// reason the exec failed.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot run {name:?}")]
-pub struct CannotRun {
+pub(crate) struct CannotRun {
     pub name: String,
     pub why: WhyNot,
     source: std::io::Error,
@@ -258,7 +258,7 @@ pub struct CannotRun {
 
 /// Why a command could not run, in the classes shells and env(1) tell apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WhyNot {
+pub(crate) enum WhyNot {
     NotFound,
     NotExecutable,
     Other,
@@ -289,7 +289,7 @@ fn kill_group(group: i32, signal: i32) {
 }
 
 /// The exit code a shell would report: the code, or 128+n for signal n.
-pub fn exit_code(status: std::process::ExitStatus) -> u8 {
+pub(crate) fn exit_code(status: std::process::ExitStatus) -> u8 {
     match (status.code(), status.signal()) {
         (Some(code), _) => code as u8,
         (None, Some(signal)) => 128u8.saturating_add(signal as u8),
@@ -298,7 +298,7 @@ pub fn exit_code(status: std::process::ExitStatus) -> u8 {
 }
 
 /// The signal number for a name like `TERM`, `SIGTERM` or `15`.
-pub fn parse_signal(text: &str) -> Option<i32> {
+pub(crate) fn parse_signal(text: &str) -> Option<i32> {
     if let Ok(n) = text.parse::<i32>() {
         return (1..=64).contains(&n).then_some(n);
     }

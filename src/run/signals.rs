@@ -3,14 +3,14 @@
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// SIGINT, SIGTERM, SIGHUP and SIGQUIT, caught from the moment this is made.
-pub struct Signals {
+pub(crate) struct Signals {
     streams: [(i32, Signal); 4],
 }
 
 impl Signals {
     /// Installs the handlers. Call before acquiring, so a signal that comes
     /// while waiting is caught and the contender node removed.
-    pub fn catch() -> std::io::Result<Signals> {
+    pub(crate) fn catch() -> std::io::Result<Signals> {
         let catch = |n: i32| signal(SignalKind::from_raw(n)).map(|s| (n, s));
         Ok(Signals {
             streams: [
@@ -23,7 +23,7 @@ impl Signals {
     }
 
     /// Waits for the next signal and returns its number.
-    pub async fn next(&mut self) -> i32 {
+    pub(crate) async fn next(&mut self) -> i32 {
         let [(a, sa), (b, sb), (c, sc), (d, sd)] = &mut self.streams;
         tokio::select! {
             _ = sa.recv() => *a,

@@ -16,7 +16,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 
 /// The controlling terminal, while zklock is in its foreground group.
-pub struct Terminal {
+pub(super) struct Terminal {
     tty: OwnedFd,
     /// zklock's own process group, to give the terminal back to.
     own_group: libc::pid_t,
@@ -27,7 +27,7 @@ pub struct Terminal {
 impl Terminal {
     /// The controlling terminal if zklock is in its foreground group; `None`
     /// when there is no terminal or zklock runs in the background.
-    pub fn if_foreground() -> Option<Terminal> {
+    pub(super) fn if_foreground() -> Option<Terminal> {
         // Never inherited; and opening it cannot make it anyone's controlling
         // terminal.
         let tty = std::fs::OpenOptions::new()
@@ -49,13 +49,13 @@ impl Terminal {
 
     /// The descriptor the command's side uses to take the terminal (see
     /// [`take_for_own_group`]); valid until this is dropped.
-    pub fn fd(&self) -> RawFd {
+    pub(super) fn fd(&self) -> RawFd {
         self.tty.as_raw_fd()
     }
 
     /// Notes that the terminal went to `group` (the command made itself the
     /// foreground group before exec), so that dropping this takes it back.
-    pub fn lent_to(&mut self, group: libc::pid_t) {
+    pub(super) fn lent_to(&mut self, group: libc::pid_t) {
         self.lent_to = Some(group);
     }
 }
@@ -80,7 +80,7 @@ impl Drop for Terminal {
 ///
 /// # Safety
 /// `tty` must be an open terminal descriptor.
-pub unsafe fn take_for_own_group(tty: RawFd) -> std::io::Result<()> {
+pub(super) unsafe fn take_for_own_group(tty: RawFd) -> std::io::Result<()> {
     // SAFETY: plain libc calls; see the function doc.
     unsafe {
         if set_foreground(tty, libc::getpgrp()) != 0 {
@@ -109,7 +109,7 @@ unsafe fn set_foreground(tty: RawFd, group: libc::pid_t) -> libc::c_int {
 /// Makes Ctrl-Z do nothing to zklock itself, for a hold without a command:
 /// a stopped zklock keeps no session alive, so the lock would lapse, and go
 /// to another contender, while the person believes it suspended and held.
-pub fn ignore_ctrl_z() {
+pub(crate) fn ignore_ctrl_z() {
     // SAFETY: setting a signal to be ignored has no preconditions.
     unsafe {
         libc::signal(libc::SIGTSTP, libc::SIG_IGN);

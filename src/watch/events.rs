@@ -19,7 +19,7 @@ use crate::zk;
 /// What happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum EventKind {
+pub(crate) enum EventKind {
     /// Current state when the watch began: this contender holds.
     Holding,
     /// Current state when the watch began: this contender waits.
@@ -43,7 +43,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// The name used in output.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EventKind::Holding => "holding",
             EventKind::Queued => "queued",
@@ -59,7 +59,7 @@ impl EventKind {
 
     /// True for the events that report a change (what `--count` counts), not
     /// the state at the start or the watch's own news.
-    pub fn is_change(self) -> bool {
+    pub(crate) fn is_change(self) -> bool {
         matches!(
             self,
             EventKind::Waiting
@@ -74,7 +74,7 @@ impl EventKind {
 /// One event: what happened to which lock and contender, and how many hold
 /// and wait in that lock after it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockEvent {
+pub(crate) struct LockEvent {
     /// When the watch saw it, in milliseconds since the epoch.
     pub time_ms: i64,
     pub kind: EventKind,
@@ -129,7 +129,7 @@ impl Serialize for LockEvent {
 
 /// The state of `lock` as events: `holding` for each holder, `queued` for
 /// each waiter, in queue order.
-pub fn snapshot(lock: &Lock, time_ms: i64) -> Vec<LockEvent> {
+pub(super) fn snapshot(lock: &Lock, time_ms: i64) -> Vec<LockEvent> {
     lock.standings()
         .map(|(contender, holds)| LockEvent {
             time_ms,
@@ -151,7 +151,12 @@ pub fn snapshot(lock: &Lock, time_ms: i64) -> Vec<LockEvent> {
 /// (`released` or `left`), then those whose standing changed, in queue
 /// order (`acquired`, `waiting`). The counts of each event are those after
 /// it, as if the events happened one after another.
-pub fn changes(path: &str, old: Option<&Lock>, new: Option<&Lock>, time_ms: i64) -> Vec<LockEvent> {
+pub(super) fn changes(
+    path: &str,
+    old: Option<&Lock>,
+    new: Option<&Lock>,
+    time_ms: i64,
+) -> Vec<LockEvent> {
     let standings = |lock: Option<&Lock>| -> HashMap<String, bool> {
         lock.map(|lock| {
             lock.standings()
@@ -216,7 +221,7 @@ pub fn changes(path: &str, old: Option<&Lock>, new: Option<&Lock>, time_ms: i64)
 }
 
 /// A lock-level event (`watching`, `gone`, `gap`) with the given counts.
-pub fn lock_event(
+pub(super) fn lock_event(
     kind: EventKind,
     lock: &str,
     holders: usize,

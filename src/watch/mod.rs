@@ -37,7 +37,7 @@ use crate::model::locks::{NodeRead, Reads, queue_lock};
 use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
 use crate::zk::{self, ConnectOptions, Session, path};
 
-pub use events::{EventKind, LockEvent};
+pub(crate) use events::{EventKind, LockEvent};
 
 /// How a watch hears of changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +67,7 @@ impl WatchMethod {
 }
 
 /// The locks at and below a path, kept up to date.
-pub struct LockWatch {
+pub(crate) struct LockWatch {
     connect: ConnectOptions,
     session: Session,
     states: zk::SessionStates,
@@ -139,7 +139,7 @@ impl LockWatch {
     /// Connects, starts watching `target` (which need not exist yet) and
     /// reads its locks; returns the watch and the current state as events:
     /// `holding` and `queued` for each contender, then `watching`.
-    pub async fn start(
+    pub(crate) async fn start(
         connect: ConnectOptions,
         target: String,
     ) -> anyhow::Result<(LockWatch, Vec<LockEvent>)> {
@@ -175,7 +175,7 @@ impl LockWatch {
     }
 
     /// How many contenders hold and wait, in every lock under the target.
-    pub fn totals(&self) -> (usize, usize) {
+    pub(crate) fn totals(&self) -> (usize, usize) {
         self.locks
             .values()
             .fold((0, 0), |(holders, waiters), lock| {
@@ -186,7 +186,7 @@ impl LockWatch {
     /// Waits for the next change and returns its events (never none).
     /// Fails when the session ends for good (closed, authentication failed)
     /// or a replacement for an expired one cannot be had.
-    pub async fn next(&mut self) -> anyhow::Result<Vec<LockEvent>> {
+    pub(crate) async fn next(&mut self) -> anyhow::Result<Vec<LockEvent>> {
         loop {
             let news = wait(&mut self.feed, &mut self.states).await;
             let events = match news {
@@ -212,7 +212,7 @@ impl LockWatch {
     }
 
     /// Closes the session.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         drop(self.feed);
         self.session.close().await;
     }

@@ -13,7 +13,7 @@ use crate::usage::UsageError;
 
 /// One `--acl` value.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AclEntry {
+pub(crate) enum AclEntry {
     /// `open`: everyone may do everything (world:anyone:cdrwa).
     Open,
     /// `creator`: everything for the session's authenticated identities,
@@ -85,7 +85,7 @@ impl NodeAcl {
 impl AclEntry {
     /// Parses one value: `open`, `creator`, `creator-only` or
     /// `SCHEME:ID:PERMS` (the id may contain colons, as digest ids do).
-    pub fn parse(text: &str) -> Result<AclEntry, UsageError> {
+    pub(crate) fn parse(text: &str) -> Result<AclEntry, UsageError> {
         let text = text.trim();
         match text {
             "open" => return Ok(AclEntry::Open),

@@ -16,7 +16,7 @@ use zookeeper_client as zkc;
 use super::{self as zk, Session};
 
 /// Reads per request.
-pub const BATCH: usize = 64;
+pub(crate) const BATCH: usize = 64;
 
 /// What one read of a node's data answered.
 pub(crate) type DataRead = Result<(Vec<u8>, zkc::Stat), zk::Error>;

@@ -31,10 +31,10 @@ use super::batch::{self, Batcher};
 use super::{Class, Error, Session, class_of, path};
 
 /// Deletes per multi request.
-pub const BATCH: usize = 128;
+pub(crate) const BATCH: usize = 128;
 
 /// Multi requests outstanding at once on the session.
-pub const IN_FLIGHT: usize = 8;
+pub(crate) const IN_FLIGHT: usize = 8;
 
 /// Batches whose stats are read ahead of their deletes: enough to keep the
 /// session busy, few enough that the check stays close to the delete.
@@ -71,7 +71,7 @@ impl Seen {
 
 /// What became of one delete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Deletion {
+pub(crate) enum Deletion {
     /// The node is deleted (or a retry after a connection loss found it
     /// gone: the first attempt did it).
     Deleted,
@@ -88,7 +88,7 @@ pub enum Deletion {
 
 impl Deletion {
     /// Why the node was left alone, for people; `None` when it was deleted.
-    pub fn left_alone_because(self) -> Option<&'static str> {
+    pub(crate) fn left_alone_because(self) -> Option<&'static str> {
         match self {
             Deletion::Deleted => None,
             Deletion::Changed => Some("it changed since it was read"),
@@ -108,7 +108,7 @@ impl Deletion {
 /// any other error (the session is lost, no permission): no new batch is
 /// sent then, the batches already sent are waited for and their outcomes
 /// reported, and the first error is returned.
-pub async fn delete_seen(
+pub(crate) async fn delete_seen(
     session: &Session,
     nodes: impl IntoIterator<Item = Seen>,
     mut on_done: impl FnMut(&Seen, Deletion),

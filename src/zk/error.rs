@@ -11,7 +11,7 @@ use zookeeper_client as zkc;
 
 /// The three error classes: what a recipe does about an error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     /// Node exists, no node, bad version, not empty: handled where they happen.
     Normal,
     /// Connection loss, operation timeout: retried with backoff.
@@ -28,7 +28,7 @@ pub enum Class {
 /// N ms"), the client library fails it with a `Custom` error wrapping that
 /// cause. The session goes on either way (the client reconnects), so both
 /// are connection losses.
-pub fn class_of(err: &zkc::Error) -> Class {
+pub(crate) fn class_of(err: &zkc::Error) -> Class {
     use zkc::Error::*;
     match err {
         ConnectionLoss | Timeout | Throttled | Custom(_) => Class::Recoverable,
@@ -145,7 +145,7 @@ impl Error {
     /// What to do about this error: go on, retry, or stop. An error with no
     /// client-library cause came from connecting (fatal) or from a check of
     /// our own (normal).
-    pub fn class(&self) -> Class {
+    pub(crate) fn class(&self) -> Class {
         match self {
             Error::Connect { cause, .. } | Error::Operation { cause, .. } => class_of(cause),
             Error::Unreachable { .. }

@@ -15,7 +15,7 @@ const DEFAULT_PORT: u16 = 2181;
 
 /// How a server is talked to, when its host string says so.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protocol {
+pub(super) enum Protocol {
     /// No prefix: plain text, or TLS with `--tls`.
     Unsaid,
     /// `tcp://`

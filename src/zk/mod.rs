@@ -7,34 +7,34 @@
 
 mod acl;
 pub(crate) mod batch;
-pub mod delete;
+pub(crate) mod delete;
 mod error;
 mod hosts;
-pub mod monitor;
+pub(crate) mod monitor;
 mod nodes;
-pub mod path;
+pub(crate) mod path;
 mod reach;
 mod retry;
 mod secure;
-pub mod sessions;
+pub(crate) mod sessions;
 mod watches;
 
 use std::time::Duration;
 
 use zookeeper_client as zkc;
 
-pub use acl::{AclEntry, NodeAcl};
-pub use error::{Class, Error, Failure, class_of};
+pub(crate) use acl::NodeAcl;
+pub(crate) use error::{Class, Error, Failure, class_of};
 pub use hosts::Hosts;
-pub use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
+pub(crate) use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
 pub use retry::RetryPolicy;
-pub use secure::{SaslConfig, Secret, Secured, TlsConfig};
-pub use watches::{
-    DirWatch, NodeEvent, NodeWatch, SessionState, SessionStates, TreeWatch, WatchEvent,
+pub(crate) use secure::{SaslConfig, Secret, Secured, TlsConfig};
+pub(crate) use watches::{
+    NodeEvent, NodeWatch, SessionState, SessionStates, TreeWatch, WatchEvent,
 };
 /// A node's stat as ZooKeeper returns it: the one type of the client crate
 /// the layers above see, plain data.
-pub use zookeeper_client::Stat;
+pub(crate) use zookeeper_client::Stat;
 
 use crate::usage::UsageError;
 

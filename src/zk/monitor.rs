@@ -41,7 +41,7 @@ use super::Session;
 
 /// Why the monitor gave up on the session.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Lapse {
+pub(crate) enum Lapse {
     /// The session ended (expired, closed, authentication failed).
     Ended(zkc::SessionState),
     /// The leader may expire the session within `margin`: the latest evidence
@@ -51,7 +51,7 @@ pub enum Lapse {
 
 /// The time budget derived from a granted session timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timing {
+pub(crate) struct Timing {
     pub session_timeout: Duration,
     /// The longest the leader may go between pings to a follower.
     pub ping_gap: Duration,
@@ -62,7 +62,7 @@ pub struct Timing {
 }
 
 impl Timing {
-    pub fn for_session(session_timeout: Duration) -> Timing {
+    pub(crate) fn for_session(session_timeout: Duration) -> Timing {
         Timing {
             session_timeout,
             ping_gap: session_timeout / 4,
@@ -74,19 +74,19 @@ impl Timing {
     /// How long a connection may stay silent before the client gives up on
     /// it and moves to another server: well inside what `ride_through`
     /// leaves, so a frozen server costs a reconnect, not the lock.
-    pub fn silence_limit(requested_timeout: Duration) -> Duration {
+    pub(crate) fn silence_limit(requested_timeout: Duration) -> Duration {
         (requested_timeout / 10).max(Duration::from_millis(100))
     }
 
     /// The `--kill-after` that fits the session when none is given.
-    pub fn default_kill_after(&self) -> Duration {
+    pub(crate) fn default_kill_after(&self) -> Duration {
         self.session_timeout / 5
     }
 
     /// How long after the latest evidence the command must start stopping so
     /// that it is gone, `margin` later, before the leader can expire the
     /// session.
-    pub fn stop_after_evidence(&self, margin: Duration) -> Duration {
+    pub(crate) fn stop_after_evidence(&self, margin: Duration) -> Duration {
         self.session_timeout
             .saturating_sub(self.clock_slack)
             .saturating_sub(margin)
@@ -97,7 +97,7 @@ impl Timing {
     /// all was well (the evidence then lags it by a ping gap and a
     /// heartbeat). `None` when there is no room at all: the command would be
     /// stopped even with a healthy connection.
-    pub fn ride_through(&self, margin: Duration) -> Option<Duration> {
+    pub(crate) fn ride_through(&self, margin: Duration) -> Option<Duration> {
         let lag = self.ping_gap + 2 * self.heartbeat;
         self.stop_after_evidence(margin)
             .checked_sub(lag)
@@ -108,7 +108,7 @@ impl Timing {
 /// The latest evidence that the leader heard of the session, kept fresh by a
 /// heartbeat task for as long as this lives. The task holds a handle on the
 /// session's client: drop this before closing the session.
-pub struct LeaderEvidence {
+pub(crate) struct LeaderEvidence {
     latest: watch::Receiver<Instant>,
     heartbeat: tokio::task::JoinHandle<()>,
 }
@@ -122,7 +122,7 @@ impl Drop for LeaderEvidence {
 impl LeaderEvidence {
     /// Starts the heartbeat of `session`. `connect_sent` is when the request
     /// that created the session was sent: the leader created it after that.
-    pub fn track(session: &Session, connect_sent: Instant) -> LeaderEvidence {
+    pub(crate) fn track(session: &Session, connect_sent: Instant) -> LeaderEvidence {
         let (sender, latest) = watch::channel(connect_sent);
         let client = session.client().clone();
         let timing = Timing::for_session(client.session_timeout());
@@ -131,7 +131,7 @@ impl LeaderEvidence {
     }
 
     /// The latest evidence.
-    pub fn latest(&self) -> Instant {
+    pub(crate) fn latest(&self) -> Instant {
         *self.latest.borrow()
     }
 }
@@ -245,7 +245,7 @@ async fn heartbeat(client: zkc::Client, timing: Timing, evidence: watch::Sender<
 
 /// Resolves when the session is over, or when the leader may expire it
 /// within `margin` of now, by the evidence `evidence` keeps.
-pub async fn lapse(session: &Session, evidence: &LeaderEvidence, margin: Duration) -> Lapse {
+pub(crate) async fn lapse(session: &Session, evidence: &LeaderEvidence, margin: Duration) -> Lapse {
     let client = session.client();
     let timing = Timing::for_session(client.session_timeout());
     let stop_after = timing.stop_after_evidence(margin);

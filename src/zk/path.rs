@@ -9,7 +9,7 @@ use crate::usage::UsageError;
 /// Checks that `path` is a well-formed absolute ZooKeeper path: it starts with
 /// `/`, has no empty, `.` or `..` component, no trailing slash (except the root
 /// itself) and no NUL. The error says which rule the path breaks.
-pub fn validate(path: &str) -> Result<(), UsageError> {
+pub(crate) fn validate(path: &str) -> Result<(), UsageError> {
     let bad = |why: &str| Err(UsageError::new(format!("bad path {path:?}: {why}")));
     if !path.starts_with('/') {
         return bad("a path must start with '/'");
@@ -49,7 +49,7 @@ fn server_refuses(c: char) -> bool {
 
 /// Resolves a LOCK argument: a name beginning with `/` is used as it is,
 /// anything else is taken relative to `root`. The result is validated.
-pub fn resolve(root: &str, name: &str) -> Result<String, UsageError> {
+pub(crate) fn resolve(root: &str, name: &str) -> Result<String, UsageError> {
     if name.is_empty() {
         return Err(UsageError::new("empty lock name"));
     }
@@ -65,7 +65,7 @@ pub fn resolve(root: &str, name: &str) -> Result<String, UsageError> {
 }
 
 /// The parent of an absolute path (`/a/b` → `/a`, `/a` → `/`), or `None` for `/`.
-pub fn parent(path: &str) -> Option<&str> {
+pub(crate) fn parent(path: &str) -> Option<&str> {
     match path.rfind('/') {
         Some(0) if path.len() > 1 => Some("/"),
         Some(0) | None => None,
@@ -74,12 +74,12 @@ pub fn parent(path: &str) -> Option<&str> {
 }
 
 /// The last component of an absolute path (`/a/b` → `b`).
-pub fn basename(path: &str) -> &str {
+pub(crate) fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
 /// Joins a parent path and a child name.
-pub fn join(parent: &str, child: &str) -> String {
+pub(crate) fn join(parent: &str, child: &str) -> String {
     if parent == "/" {
         format!("/{child}")
     } else {
@@ -89,7 +89,7 @@ pub fn join(parent: &str, child: &str) -> String {
 
 /// True when `path` is `top` or lies below it (`/a/b` is below `/a`, `/ab`
 /// is not; everything is below `/`).
-pub fn is_at_or_below(path: &str, top: &str) -> bool {
+pub(crate) fn is_at_or_below(path: &str, top: &str) -> bool {
     top == "/"
         || path == top
         || path
@@ -100,12 +100,12 @@ pub fn is_at_or_below(path: &str, top: &str) -> bool {
 /// True for `/` and for ZooKeeper's own namespace, `/zookeeper` and below
 /// (quotas, configuration): no lock lives there, and nothing of zklock's
 /// may be made or deleted there.
-pub fn is_reserved(path: &str) -> bool {
+pub(crate) fn is_reserved(path: &str) -> bool {
     path == "/" || is_at_or_below(path, "/zookeeper")
 }
 
 /// Refuses a lock directory in a reserved place ([`is_reserved`]).
-pub fn check_lock_directory(path: &str) -> Result<(), UsageError> {
+pub(crate) fn check_lock_directory(path: &str) -> Result<(), UsageError> {
     if is_reserved(path) {
         return Err(UsageError::new(format!(
             "{path} cannot be a lock: / and /zookeeper (ZooKeeper's own namespace) are \

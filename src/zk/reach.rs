@@ -15,7 +15,7 @@ use super::secure::{self, TlsConfig};
 
 /// Why one server gave no session.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reason {
+pub(super) enum Reason {
     /// Its name does not resolve.
     NoSuchHost(String),
     /// Nothing listens on its port.
@@ -38,7 +38,7 @@ pub enum Reason {
 
 impl Reason {
     /// A stable name for the reason, for the JSON log.
-    pub fn code(&self) -> &'static str {
+    pub(super) fn code(&self) -> &'static str {
         match self {
             Reason::NoSuchHost(_) => "no_such_host",
             Reason::Refused => "refused",
@@ -83,7 +83,7 @@ impl std::fmt::Display for Reason {
 /// One server to diagnose: its host, port, and whether it is spoken to in
 /// TLS.
 #[derive(Clone, Debug)]
-pub struct Target {
+pub(super) struct Target {
     pub host: String,
     pub port: u16,
     pub tls: bool,
@@ -91,14 +91,14 @@ pub struct Target {
 
 impl Target {
     /// `host:port`, as messages name a server.
-    pub fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         super::hosts::format_server(&self.host, self.port)
     }
 }
 
 /// The reason of every target that does not resolve, or `None` when some
 /// target does (or might: an address needs no lookup).
-pub async fn none_resolves(targets: &[Target]) -> Option<Vec<(Target, Reason)>> {
+pub(super) async fn none_resolves(targets: &[Target]) -> Option<Vec<(Target, Reason)>> {
     if targets
         .iter()
         .any(|t| t.host.parse::<std::net::IpAddr>().is_ok())
@@ -121,7 +121,7 @@ pub async fn none_resolves(targets: &[Target]) -> Option<Vec<(Target, Reason)>> 
 }
 
 /// Tries every target once, all at the same time, each within `budget`.
-pub async fn diagnose(
+pub(super) async fn diagnose(
     targets: Vec<Target>,
     tls: Option<TlsConfig>,
     budget: Duration,
@@ -219,7 +219,7 @@ fn probe_plaintext(socket: &mut TcpStream, budget: Duration) -> Reason {
 }
 
 /// The reasons, one per server: `host:port: reason; ...`.
-pub fn describe(reasons: &[(Target, Reason)]) -> String {
+pub(super) fn describe(reasons: &[(Target, Reason)]) -> String {
     reasons
         .iter()
         .map(|(target, reason)| format!("{}: {reason}", target.name()))
@@ -228,7 +228,7 @@ pub fn describe(reasons: &[(Target, Reason)]) -> String {
 }
 
 /// Logs each reason as a declared event, for scripts and tests.
-pub fn log(reasons: &[(Target, Reason)]) {
+pub(super) fn log(reasons: &[(Target, Reason)]) {
     for (target, reason) in reasons {
         tracing::info!(
             event = "server_unreachable",

@@ -26,10 +26,10 @@ use super::hosts::format_server;
 /// How long one member may take to answer, four-letter words and
 /// AdminServer together: long enough for a loaded server's first HTTP
 /// request, short enough that a hung member delays the answer by little.
-pub const ASK_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The AdminServer's port when none is given: ZooKeeper's default.
-pub const DEFAULT_ADMIN_PORT: u16 = 8080;
+pub(crate) const DEFAULT_ADMIN_PORT: u16 = 8080;
 
 /// Replies are cut at this size: a member with very many connections is
 /// still read in bounded memory.
@@ -115,7 +115,7 @@ impl Survey {
 
 /// Asks every member of `hosts` about its sessions, in parallel; the
 /// AdminServer is sought on `admin_port` of each member's host.
-pub async fn survey(hosts: &Hosts, admin_port: u16, ask: Ask) -> Survey {
+pub(crate) async fn survey(hosts: &Hosts, admin_port: u16, ask: Ask) -> Survey {
     let answers = join_all(
         hosts
             .members()

@@ -4,6 +4,10 @@
 //!
 //! Run one area with `cargo test --test zklock reap::`.
 
+// A test binary has no public interface: `pub` in its modules only shares
+// the harness between them.
+#![allow(unreachable_pub)]
+
 mod support;
 
 mod cli_basics;
