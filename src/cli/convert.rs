@@ -11,8 +11,9 @@ use super::{
     WatchCmdArgs,
 };
 use crate::admin::reap::Selector;
+use crate::admin::release::ReleaseAction;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
-use crate::commands::release::{self, ReleaseAction, ReleaseArgs};
+use crate::commands::release::{self, ReleaseArgs};
 use crate::commands::{Subcommand, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
 use crate::config::Globals;
 use crate::lock::{ContenderKind, Dialect, name};

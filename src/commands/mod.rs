@@ -13,10 +13,11 @@ pub(crate) mod watch;
 
 use anyhow::Result;
 
+use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
-use crate::output::{Printer, Progress};
+use crate::output::{Column, Printer, Progress, Table};
 use crate::zk::sessions::{self, Ask, Survey};
 use crate::zk::{self, Session};
 
@@ -156,4 +157,29 @@ pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
     path.strip_prefix(lock)
         .and_then(|rest| rest.strip_prefix('/'))
         .unwrap_or(path)
+}
+
+/// The table of the commands that delete or revoke nodes (`reap`,
+/// `release`): one row per node and what was done to it.
+const NODE_ACTIONS: &[Column] = &[Column::whole("NODE"), Column::text("ACTION")];
+
+/// The rows of [`NODE_ACTIONS`]: each group of paths with its action, then
+/// the nodes left alone, with the reason.
+fn node_action_rows(
+    table: &mut Table<'_>,
+    done: &[(&[String], &str)],
+    skipped: &[Skipped],
+) -> std::io::Result<()> {
+    for (paths, action) in done {
+        for path in *paths {
+            table.row([path.clone(), (*action).to_owned()])?;
+        }
+    }
+    for skipped in skipped {
+        table.row([
+            skipped.path.clone(),
+            format!("left alone: {}", skipped.reason),
+        ])?;
+    }
+    Ok(())
 }

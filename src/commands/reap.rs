@@ -16,7 +16,7 @@ use crate::output::{self, Column, Printer, Report, Table};
 use crate::usage::UsageError;
 use crate::zk::Session;
 
-use super::{note_unreadable, show_progress, with_session};
+use super::{NODE_ACTIONS, node_action_rows, note_unreadable, show_progress, with_session};
 
 /// What `reap` was asked for.
 #[derive(Clone, Debug)]
@@ -63,21 +63,11 @@ impl Report for ReapReport {
     }
 
     fn columns(&self) -> &'static [Column] {
-        const COLUMNS: &[Column] = &[Column::whole("NODE"), Column::text("ACTION")];
-        COLUMNS
+        NODE_ACTIONS
     }
 
     fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
-        for path in &self.deleted {
-            table.row([path.clone(), "deleted".to_owned()])?;
-        }
-        for skipped in &self.skipped {
-            table.row([
-                skipped.path.clone(),
-                format!("left alone: {}", skipped.reason),
-            ])?;
-        }
-        Ok(())
+        node_action_rows(table, &[(&self.deleted, "deleted")], &self.skipped)
     }
 }
 
