@@ -288,17 +288,10 @@ mod tests {
 
     fn stat(data_length: i32, num_children: i32, cversion: i32, owner: i64) -> zk::Stat {
         zk::Stat {
-            czxid: 1,
-            mzxid: 1,
-            pzxid: 1,
-            ctime: 0,
-            mtime: 0,
-            version: 0,
             cversion,
-            aversion: 0,
-            ephemeral_owner: owner,
             data_length,
             num_children,
+            ..zk::test_stat(1, owner)
         }
     }
 

@@ -75,19 +75,7 @@ mod tests {
     const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
 
     fn stat(owner: i64) -> zk::Stat {
-        zk::Stat {
-            czxid: 1,
-            mzxid: 1,
-            pzxid: 1,
-            ctime: 0,
-            mtime: 0,
-            version: 0,
-            cversion: 0,
-            aversion: 0,
-            ephemeral_owner: owner,
-            data_length: 0,
-            num_children: 0,
-        }
+        zk::test_stat(1, owner)
     }
 
     const UNOWNED: i64 = 0;

@@ -433,17 +433,8 @@ mod tests {
         Some(NodeRead {
             data: data.to_vec(),
             stat: crate::zk::Stat {
-                czxid,
-                mzxid: czxid,
-                pzxid: czxid,
-                ctime: 0,
-                mtime: 0,
-                version: 0,
-                cversion: 0,
-                aversion: 0,
-                ephemeral_owner: czxid,
                 data_length: data.len() as i32,
-                num_children: 0,
+                ..crate::zk::test_stat(czxid, czxid)
             },
         })
     }

@@ -516,17 +516,10 @@ mod tests {
         NodeRead {
             data: data.to_vec(),
             stat: zk::Stat {
-                czxid,
-                mzxid: czxid,
-                pzxid: czxid,
                 ctime: NOW - 1000 * czxid,
                 mtime: NOW - 1000 * czxid,
-                version: 0,
-                cversion: 0,
-                aversion: 0,
-                ephemeral_owner: session,
                 data_length: data.len() as i32,
-                num_children: 0,
+                ..zk::test_stat(czxid, session)
             },
         }
     }

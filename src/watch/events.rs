@@ -252,17 +252,10 @@ mod tests {
                 // Each node's czxid and session follow its sequence number.
                 let i: i64 = name[name.len() - 10..].parse().unwrap();
                 let stat = zk::Stat {
-                    czxid: 10 + i,
-                    mzxid: 10 + i,
                     pzxid: 0,
                     ctime: NOW,
                     mtime: NOW,
-                    version: 0,
-                    cversion: 0,
-                    aversion: 0,
-                    ephemeral_owner: 0x100 + i,
-                    data_length: 0,
-                    num_children: 0,
+                    ..zk::test_stat(10 + i, 0x100 + i)
                 };
                 let read = NodeRead {
                     data: Vec::new(),

@@ -312,6 +312,26 @@ pub fn parse_session(text: &str) -> Result<i64, UsageError> {
     })
 }
 
+/// A node's stat for unit tests: made at `czxid` (every zxid copies it) by
+/// session `owner` (0: owned by none), at time 0, version 0, with no data
+/// and no children. Tests set what else matters with `..test_stat(..)`.
+#[cfg(test)]
+pub(crate) fn test_stat(czxid: i64, owner: i64) -> Stat {
+    Stat {
+        czxid,
+        mzxid: czxid,
+        pzxid: czxid,
+        ctime: 0,
+        mtime: 0,
+        version: 0,
+        cversion: 0,
+        aversion: 0,
+        ephemeral_owner: owner,
+        data_length: 0,
+        num_children: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
