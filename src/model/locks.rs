@@ -294,19 +294,12 @@ pub(crate) fn leader_lock(
         )
     })?;
     leaders::owner(dialect, &read.data)?;
-    let leader = Contender {
-        path: path.to_owned(),
-        name: path::basename(path).to_owned(),
-        dialect,
-        sequence: None,
-        mode: ContenderMode::Exclusive,
-        age_ms: now_ms - read.stat.ctime,
-        stat: read.stat,
-        data: read.data,
-        waiting_on: None,
-        client: None,
-        watching: None,
-    };
+    let leader = Contender::read(
+        path,
+        (dialect, None, ContenderMode::Exclusive),
+        read,
+        now_ms,
+    );
     Some(Lock {
         path: path.to_owned(),
         kind: LockKind::Leader,
@@ -466,38 +459,40 @@ fn queued_contender(
     read: NodeRead,
     now_ms: i64,
 ) -> Contender {
-    Contender {
-        path: path::join(dir, &queued.name),
-        name: queued.name.clone(),
-        dialect: queued.dialect,
-        sequence: Some(queued.sequence),
-        mode,
-        age_ms: now_ms - read.stat.ctime,
-        stat: read.stat,
-        data: read.data,
-        waiting_on: None,
-        client: None,
-        watching: None,
-    }
+    let identity = (queued.dialect, Some(queued.sequence), mode);
+    Contender::read(&path::join(dir, &queued.name), identity, read, now_ms)
 }
 
 fn lease_contender(dir: &str, lease: &Lease, read: NodeRead, now_ms: i64) -> Contender {
-    Contender {
-        path: path::join(dir, &lease.name),
-        name: lease.name.clone(),
-        dialect: lease.dialect,
-        sequence: lease.sequence,
-        mode: ContenderMode::Lease,
-        age_ms: now_ms - read.stat.ctime,
-        stat: read.stat,
-        data: read.data,
-        waiting_on: None,
-        client: None,
-        watching: None,
-    }
+    let identity = (lease.dialect, lease.sequence, ContenderMode::Lease);
+    Contender::read(&path::join(dir, &lease.name), identity, read, now_ms)
 }
 
 impl Contender {
+    /// The contender at `path`, of `(dialect, sequence, mode)`, as `read`
+    /// at `now_ms`; it waits on no one until [`Contender::waiting_on`]
+    /// says so, and its client is not yet known.
+    fn read(
+        path: &str,
+        (dialect, sequence, mode): (Dialect, Option<i32>, ContenderMode),
+        read: NodeRead,
+        now_ms: i64,
+    ) -> Contender {
+        Contender {
+            path: path.to_owned(),
+            name: path::basename(path).to_owned(),
+            dialect,
+            sequence,
+            mode,
+            age_ms: now_ms - read.stat.ctime,
+            stat: read.stat,
+            data: read.data,
+            waiting_on: None,
+            client: None,
+            watching: None,
+        }
+    }
+
     fn waiting_on(mut self, dir: &str, ahead: Option<&queue::QueueEntry>) -> Contender {
         self.waiting_on = ahead.map(|ahead| path::join(dir, &ahead.name));
         self
