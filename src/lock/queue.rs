@@ -18,9 +18,39 @@ pub(crate) struct QueueEntry {
 }
 
 impl QueueEntry {
+    /// The contender a child named `name` is, when its name is one.
+    pub(crate) fn parse(name: &str) -> Option<QueueEntry> {
+        name::parse(name).map(|parsed| QueueEntry {
+            name: name.to_owned(),
+            dialect: parsed.dialect,
+            kind: parsed.kind,
+            sequence: parsed.sequence,
+        })
+    }
+
     /// Exclusive or shared.
     pub(crate) fn mode(&self) -> ContenderMode {
         self.kind.mode()
+    }
+}
+
+/// Queue order: by sequence number (signed 32-bit), then exclusive before
+/// shared (a Curator writer that downgrades makes a read node with its own
+/// sequence number), then by name; never by the whole name. The name alone
+/// decides the other fields, so this order agrees with equality.
+impl Ord for QueueEntry {
+    fn cmp(&self, other: &QueueEntry) -> std::cmp::Ordering {
+        (self.sequence, is_shared(self), &self.name).cmp(&(
+            other.sequence,
+            is_shared(other),
+            &other.name,
+        ))
+    }
+}
+
+impl PartialOrd for QueueEntry {
+    fn partial_cmp(&self, other: &QueueEntry) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -42,11 +72,9 @@ pub(crate) struct LockQueue {
 }
 
 impl LockQueue {
-    /// Builds the queue from a directory's child names. Children that are not
-    /// contenders of any recognised dialect are ignored. Order is by sequence
-    /// number (signed 32-bit), then exclusive before shared (a Curator writer
-    /// that downgrades makes a read node with its own sequence number), then
-    /// by name; never by the whole name.
+    /// Builds the queue from a directory's child names, in queue order (the
+    /// order of [`QueueEntry`]). Children that are not contenders of any
+    /// recognised dialect are ignored.
     pub(crate) fn from_children<I, S>(children: I) -> LockQueue
     where
         I: IntoIterator<Item = S>,
@@ -54,22 +82,9 @@ impl LockQueue {
     {
         let mut contenders: Vec<QueueEntry> = children
             .into_iter()
-            .filter_map(|child| {
-                let child = child.into();
-                name::parse(&child).map(|parsed| QueueEntry {
-                    name: child,
-                    dialect: parsed.dialect,
-                    kind: parsed.kind,
-                    sequence: parsed.sequence,
-                })
-            })
+            .filter_map(|child| QueueEntry::parse(&child.into()))
             .collect();
-        contenders.sort_by(|a, b| {
-            a.sequence
-                .cmp(&b.sequence)
-                .then_with(|| is_shared(a).cmp(&is_shared(b)))
-                .then_with(|| a.name.cmp(&b.name))
-        });
+        contenders.sort();
         let standings = standings(&contenders);
         LockQueue {
             contenders,
@@ -125,7 +140,8 @@ impl LockQueue {
     }
 }
 
-fn is_shared(contender: &QueueEntry) -> bool {
+/// True when the contender holds shared (a reader), not exclusive.
+pub(crate) fn is_shared(contender: &QueueEntry) -> bool {
     contender.mode() == ContenderMode::Shared
 }
 
@@ -141,21 +157,46 @@ fn standings(contenders: &[QueueEntry]) -> Vec<Standing> {
         .iter()
         .enumerate()
         .map(|(i, contender)| {
-            if is_shared(contender) {
-                match last_exclusive {
-                    None => Standing::Holding,
-                    Some(0) if contenders[0].sequence == contender.sequence => Standing::Holding,
-                    Some(ahead) => Standing::WaitingOn(ahead),
-                }
-            } else {
+            let ahead = Ahead {
+                just_ahead: i.checked_sub(1),
+                exclusive: last_exclusive.map(|at| (at, &contenders[at])),
+                head: 0,
+            };
+            if !is_shared(contender) {
                 last_exclusive = Some(i);
-                match i {
-                    0 => Standing::Holding,
-                    _ => Standing::WaitingOn(i - 1),
-                }
+            }
+            match waits_on(contender, ahead) {
+                None => Standing::Holding,
+                Some(ahead) => Standing::WaitingOn(ahead),
             }
         })
         .collect()
+}
+
+/// What is ahead of a contender in its queue, each named by its place `P`
+/// (an index, or a key of an ordered map): all the queue rules look at.
+pub(crate) struct Ahead<'a, P> {
+    /// The contender just ahead; `None` for the first.
+    pub just_ahead: Option<P>,
+    /// The nearest exclusive contender ahead, if any.
+    pub exclusive: Option<(P, &'a QueueEntry)>,
+    /// The first contender of the queue.
+    pub head: P,
+}
+
+/// The queue rules for one contender (see [`standings`]): `None` when it
+/// holds, else the place of the contender it waits on.
+pub(crate) fn waits_on<P: PartialEq>(contender: &QueueEntry, ahead: Ahead<'_, P>) -> Option<P> {
+    if !is_shared(contender) {
+        return ahead.just_ahead;
+    }
+    match ahead.exclusive {
+        None => None,
+        Some((at, exclusive)) if at == ahead.head && exclusive.sequence == contender.sequence => {
+            None
+        }
+        Some((at, _)) => Some(at),
+    }
 }
 
 #[cfg(test)]

@@ -452,7 +452,9 @@ fn split_leases(reads: Reads) -> (Vec<Lease>, HashMap<String, NodeRead>) {
     (leases, reads.into_iter().collect())
 }
 
-fn queued_contender(
+/// The contender `queued` of the queue in `dir`, holding in `mode`, as
+/// `read` at `now_ms`.
+pub(crate) fn queued_contender(
     dir: &str,
     queued: &queue::QueueEntry,
     mode: ContenderMode,

@@ -166,58 +166,76 @@ pub(super) fn changes(
         .unwrap_or_default()
     };
     let (before, after) = (standings(old), standings(new));
-    let mut holders = old.map_or(0, |lock| lock.holders.len());
-    let mut waiters = old.map_or(0, |lock| lock.waiters.len());
+    let mut counts = Counts::of(old);
     let mut events = Vec::new();
-    let mut push = |kind: EventKind, contender: &Contender, holders: usize, waiters: usize| {
-        events.push(LockEvent {
+    let gone = old
+        .into_iter()
+        .flat_map(Lock::contenders)
+        .filter(|c| !after.contains_key(&c.path));
+    for contender in gone {
+        let held = before.get(&contender.path).copied();
+        events.extend(counts.change(path, contender, held, None, time_ms));
+    }
+    for contender in new.into_iter().flat_map(Lock::contenders) {
+        let (held, holds) = (before.get(&contender.path), after.get(&contender.path));
+        events.extend(counts.change(path, contender, held.copied(), holds.copied(), time_ms));
+    }
+    events
+}
+
+/// How many contenders of one lock hold and wait, kept as its events
+/// happen one after another: each event carries the counts after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Counts {
+    pub holders: usize,
+    pub waiters: usize,
+}
+
+impl Counts {
+    /// The counts of `lock` (none when there is no lock).
+    pub(super) fn of(lock: Option<&Lock>) -> Counts {
+        lock.map_or(Counts::default(), |lock| Counts {
+            holders: lock.holders.len(),
+            waiters: lock.waiters.len(),
+        })
+    }
+
+    /// The event for `contender` of the lock at `path`, whose standing went
+    /// from `before` to `after` (`Some(true)` holding, `Some(false)`
+    /// waiting, `None` not a contender there), counted; `None` when its
+    /// standing did not change.
+    pub(super) fn change(
+        &mut self,
+        path: &str,
+        contender: &Contender,
+        before: Option<bool>,
+        after: Option<bool>,
+        time_ms: i64,
+    ) -> Option<LockEvent> {
+        let kind = match (before, after) {
+            _ if before == after => return None,
+            (_, Some(true)) => EventKind::Acquired,
+            (_, Some(false)) => EventKind::Waiting,
+            (Some(true), None) => EventKind::Released,
+            (_, None) => EventKind::Left,
+        };
+        for (standing, add) in [(before, false), (after, true)] {
+            let count = match standing {
+                Some(true) => &mut self.holders,
+                Some(false) => &mut self.waiters,
+                None => continue,
+            };
+            *count = if add { *count + 1 } else { *count - 1 };
+        }
+        Some(LockEvent {
             time_ms,
             kind,
             lock: path.to_owned(),
             contender: Some(contender.clone()),
-            holders,
-            waiters,
-        });
-    };
-    for contender in old.into_iter().flat_map(Lock::contenders) {
-        if after.contains_key(&contender.path) {
-            continue;
-        }
-        let kind = if before[&contender.path] {
-            holders -= 1;
-            EventKind::Released
-        } else {
-            waiters -= 1;
-            EventKind::Left
-        };
-        push(kind, contender, holders, waiters);
+            holders: self.holders,
+            waiters: self.waiters,
+        })
     }
-    for contender in new.into_iter().flat_map(Lock::contenders) {
-        let holds = after[&contender.path];
-        let kind = match before.get(&contender.path) {
-            Some(&held) if held == holds => continue,
-            Some(_) if holds => {
-                waiters -= 1;
-                holders += 1;
-                EventKind::Acquired
-            }
-            Some(_) => {
-                holders -= 1;
-                waiters += 1;
-                EventKind::Waiting
-            }
-            None if holds => {
-                holders += 1;
-                EventKind::Acquired
-            }
-            None => {
-                waiters += 1;
-                EventKind::Waiting
-            }
-        };
-        push(kind, contender, holders, waiters);
-    }
-    events
 }
 
 /// A lock-level event (`watching`, `gone`, `gap`) with the given counts.

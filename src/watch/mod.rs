@@ -1,13 +1,22 @@
 //! Following the locks under a path as they change, for `watch`.
 //!
-//! ZooKeeper's notifications only say that a node changed. So this module
-//! never builds events from them: it reads the affected lock again with the
-//! one walk and model ([`read_lock`], [`walk_with_dirs`]) and turns the old
-//! and new readings into events (`events::changes`), so what `watch` prints
-//! always agrees with what `stat` shows at that moment. For a queue it
-//! already knows, where only contender nodes changed, it reads just those
-//! nodes and takes the rest from its last reading: the persistent watch
-//! names every node that changed, so nothing else can differ.
+//! ZooKeeper's notifications only say which node was made, deleted or had
+//! its data changed, not what it is. So this module reads what changed, and
+//! decides what it means with the one model and the one set of queue rules
+//! `stat` uses, so what `watch` prints agrees with what `stat` shows at
+//! that moment.
+//!
+//! A queue lock (mutex, read-write lock, election) it has read is kept as
+//! its contenders in queue order (`queue::LiveQueue`) and brought up to date
+//! node by node, in the order the notifications came: a deleted contender
+//! needs no read, a new one or one whose data changed is read alone (its
+//! stat and data decide whether it is a contender at all), and the events
+//! come from the contenders the change moved, so a change costs the same
+//! however long the queue. The persistent watch names every node that
+//! changed, so nothing else can differ. Anything else that changed (a lock
+//! directory, a semaphore, a leader node, a lock not seen before) is read
+//! again whole ([`read_lock`]) and the old and new readings are compared
+//! (`events::changes`).
 //!
 //! Notifications come from one persistent recursive watch on the path
 //! (ZooKeeper 3.6+), plus one on the internal lock a kazoo semaphore keeps
@@ -22,8 +31,10 @@
 //! session is replaced by a new one the same way.
 
 mod events;
+mod queue;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use futures::FutureExt;
 use futures::future::{self, BoxFuture};
@@ -33,11 +44,13 @@ use crate::clock;
 use crate::lock::name;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS, KAZOO_LOCK_SUFFIX};
 use crate::model::layout::{self, Depth};
-use crate::model::locks::{NodeRead, Reads, queue_lock};
+use crate::model::locks::NodeRead;
 use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
 use crate::zk::{self, ConnectOptions, Session, path};
 
+use events::Counts;
 pub(crate) use events::{EventKind, LockEvent};
+use queue::LiveQueue;
 
 /// How a watch hears of changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +87,7 @@ pub(crate) struct LockWatch {
     target: String,
     feed: Feed,
     /// The locks as last read, by path.
-    locks: BTreeMap<String, Lock>,
+    locks: BTreeMap<String, Known>,
     /// Directories known to exist whose deletion is news (`gone`): every
     /// lock seen, and the target.
     dirs: BTreeSet<String>,
@@ -103,10 +116,53 @@ struct OneShotWatches {
     rearm: Vec<String>,
 }
 
+/// A lock as the watch keeps it between readings.
+enum Known {
+    /// A queue, kept up to date node by node.
+    Queue(LiveQueue),
+    /// Anything else (a semaphore, a leader node, a semaphore's internal
+    /// mutex read alone): read whole again when it changes.
+    Whole(Lock),
+}
+
+impl Known {
+    fn new(lock: Lock) -> Known {
+        let queue = matches!(
+            lock.kind,
+            LockKind::Mutex | LockKind::ReadWrite | LockKind::Election
+        );
+        if queue && owner_of_part(&lock.path).is_none() {
+            Known::Queue(LiveQueue::new(lock))
+        } else {
+            Known::Whole(lock)
+        }
+    }
+
+    fn counts(&self) -> Counts {
+        match self {
+            Known::Queue(queue) => queue.counts(),
+            Known::Whole(lock) => Counts::of(Some(lock)),
+        }
+    }
+
+    /// The lock as a reading now would show it; `None` when no contender
+    /// is left.
+    fn lock(&self, now_ms: i64) -> Option<Cow<'_, Lock>> {
+        match self {
+            Known::Queue(queue) => queue.lock(now_ms).map(Cow::Owned),
+            Known::Whole(lock) => Some(Cow::Borrowed(lock)),
+        }
+    }
+}
+
+/// The nodes a persistent watch reported, and how each changed, in the
+/// order it reported them.
+type NodeChanges = Vec<(String, zk::NodeChange)>;
+
 /// What woke the watch up.
 enum News {
     /// These nodes changed (persistent watch).
-    Nodes(BTreeSet<String>),
+    Nodes(NodeChanges),
     /// A one-shot watch fired: read everything again.
     Fired,
     /// The connection is back after a loss.
@@ -117,6 +173,9 @@ enum News {
 
 /// What reading one lock directory found.
 enum Reading {
+    /// For a queue kept node by node: its contenders that changed, each
+    /// read again (`None`: gone), in the order of their notifications.
+    Contenders(Vec<(String, Option<NodeRead>)>),
     Lock(Lock),
     /// The node exists but is no lock (no contender left).
     NoLock,
@@ -178,8 +237,9 @@ impl LockWatch {
     pub(crate) fn totals(&self) -> (usize, usize) {
         self.locks
             .values()
-            .fold((0, 0), |(holders, waiters), lock| {
-                (holders + lock.holders.len(), waiters + lock.waiters.len())
+            .map(Known::counts)
+            .fold((0, 0), |(holders, waiters), counts| {
+                (holders + counts.holders, waiters + counts.waiters)
             })
     }
 
@@ -280,12 +340,8 @@ impl LockWatch {
         if occasion != Occasion::Start {
             let paths: BTreeSet<&String> = self.locks.keys().chain(locks.keys()).collect();
             for path in paths {
-                events.extend(events::changes(
-                    path,
-                    self.locks.get(path),
-                    locks.get(path),
-                    now,
-                ));
+                let old = self.locks.get(path).and_then(|known| known.lock(now));
+                events.extend(events::changes(path, old.as_deref(), locks.get(path), now));
                 if gone.contains(path) {
                     events.push(events::lock_event(EventKind::Gone, path, 0, 0, now));
                 }
@@ -299,7 +355,10 @@ impl LockWatch {
         if target_exists {
             self.dirs.insert(self.target.clone());
         }
-        self.locks = locks;
+        self.locks = locks
+            .into_iter()
+            .map(|(path, lock)| (path, Known::new(lock)))
+            .collect();
         if occasion == Occasion::Start {
             let (holders, waiters) = self.totals();
             events.push(events::lock_event(
@@ -313,12 +372,13 @@ impl LockWatch {
         Ok(events)
     }
 
-    /// Reads the locks that changes of `nodes` may have touched, and
-    /// returns the transitions.
-    async fn read_sites(&mut self, nodes: &BTreeSet<String>) -> anyhow::Result<Vec<LockEvent>> {
-        let sites = affected_sites(&self.target, nodes);
+    /// Reads the locks that `changes` may have touched, and returns the
+    /// transitions.
+    async fn read_sites(&mut self, changes: &NodeChanges) -> anyhow::Result<Vec<LockEvent>> {
+        let nodes: BTreeSet<String> = changes.iter().map(|(node, _)| node.clone()).collect();
+        let sites = affected_sites(&self.target, &nodes);
         let readings =
-            future::try_join_all(sites.iter().map(|site| self.reread(site, nodes))).await?;
+            future::try_join_all(sites.iter().map(|site| self.reread(site, changes))).await?;
         let mut readings: BTreeMap<&String, Reading> = sites.iter().zip(readings).collect();
         // The parts of a semaphore read as locks of their own when read
         // alone; the semaphore they belong to is the lock.
@@ -337,25 +397,23 @@ impl LockWatch {
         for part in parts {
             readings.remove(part);
             // Read alone before its semaphore had leases, it was a lock.
-            let old = self.locks.remove(part);
-            events.extend(events::changes(part, old.as_ref(), None, now));
+            events.extend(self.replace(part, None, now));
         }
         for (site, reading) in readings {
-            let old = self.locks.remove(site);
             match reading {
+                Reading::Contenders(nodes) => events.extend(self.update_queue(site, nodes, now)),
                 Reading::Lock(lock) => {
-                    events.extend(events::changes(site, old.as_ref(), Some(&lock), now));
+                    events.extend(self.replace(site, Some(lock), now));
                     self.dirs.insert(site.clone());
-                    self.locks.insert(site.clone(), lock);
                 }
                 Reading::NoLock => {
-                    events.extend(events::changes(site, old.as_ref(), None, now));
+                    events.extend(self.replace(site, None, now));
                     if *site == self.target {
                         self.dirs.insert(site.clone());
                     }
                 }
                 Reading::Missing => {
-                    events.extend(events::changes(site, old.as_ref(), None, now));
+                    events.extend(self.replace(site, None, now));
                     if self.dirs.remove(site) {
                         events.push(events::lock_event(EventKind::Gone, site, 0, 0, now));
                     }
@@ -364,93 +422,116 @@ impl LockWatch {
         }
         Ok(events)
     }
+
+    /// Puts `new`, a reading of the whole lock at `site`, in place of what
+    /// was known of it, and returns the transitions.
+    fn replace(&mut self, site: &str, new: Option<Lock>, now: i64) -> Vec<LockEvent> {
+        let old = self.locks.remove(site);
+        let old = old.as_ref().and_then(|known| known.lock(now));
+        let events = events::changes(site, old.as_deref(), new.as_ref(), now);
+        if let Some(lock) = new {
+            self.locks.insert(site.to_owned(), Known::new(lock));
+        }
+        events
+    }
+
+    /// Brings the queue at `site` up to date with its contenders that
+    /// changed, one after another, and returns the transitions.
+    fn update_queue(
+        &mut self,
+        site: &str,
+        nodes: Vec<(String, Option<NodeRead>)>,
+        now: i64,
+    ) -> Vec<LockEvent> {
+        let Some(Known::Queue(queue)) = self.locks.get_mut(site) else {
+            return Vec::new();
+        };
+        let mut events = Vec::new();
+        for (name, read) in nodes {
+            events.extend(match read {
+                Some(read) => queue.update(&name, read, now),
+                None => queue.remove(&name, now),
+            });
+        }
+        if queue.is_empty() {
+            self.locks.remove(site);
+        }
+        events
+    }
 }
 
 impl LockWatch {
-    /// Reads the lock directory `site` again after changes of `nodes`: when
-    /// it is a queue we know and only some of its contenders changed, just
-    /// those are read, and the rest is what we know; else all of it.
-    async fn reread(&self, site: &String, nodes: &BTreeSet<String>) -> anyhow::Result<Reading> {
-        if let Some(lock) = self.locks.get(site)
-            && let Some(changed) = changed_contenders(&self.target, lock, nodes)
-            && let Some(reads) = self.known_and_changed(lock, &changed).await?
+    /// Reads the lock directory `site` again after `changes`: for a queue
+    /// kept node by node where only contenders changed, just those that
+    /// are still there; else all of it.
+    async fn reread(&self, site: &String, changes: &NodeChanges) -> anyhow::Result<Reading> {
+        if let Some(Known::Queue(_)) = self.locks.get(site)
+            && let Some(changed) = changed_contenders(&self.target, site, changes)
+            && let Some(nodes) = self.read_contenders(&changed).await?
         {
-            return Ok(match queue_lock(site, reads, clock::now_ms()) {
-                Some(lock) => Reading::Lock(lock),
-                None => Reading::NoLock,
-            });
+            return Ok(Reading::Contenders(nodes));
         }
         read_site(&self.session, site).await
     }
 
-    /// The reads of `lock`'s contenders as known, those `changed` read
-    /// again (left out when gone); `None` when one could not be read (no
+    /// The contenders `changed`, each read again (all requests at once)
+    /// unless its notification says it is gone, by name in the order of
+    /// their notifications; `None` when one could not be read (no
     /// permission): then the whole lock is read as a walk reads it.
-    async fn known_and_changed(
+    async fn read_contenders(
         &self,
-        lock: &Lock,
-        changed: &BTreeSet<&str>,
-    ) -> Result<Option<Reads>, zk::Error> {
-        let fresh = future::try_join_all(changed.iter().map(|node| async move {
+        changed: &[(&str, zk::NodeChange)],
+    ) -> Result<Option<Vec<(String, Option<NodeRead>)>>, zk::Error> {
+        let to_read: BTreeSet<&str> = changed
+            .iter()
+            .filter(|(_, change)| *change != zk::NodeChange::Deleted)
+            .map(|(node, _)| *node)
+            .collect();
+        let reads = future::try_join_all(to_read.iter().map(|node| async move {
             match self.session.get_data(node).await {
-                Ok((data, stat)) => Ok(Some(Some((node, NodeRead { data, stat })))),
-                Err(err) if err.is_no_node() => Ok(Some(None)),
+                Ok((data, stat)) => Ok(Some((*node, Some(NodeRead { data, stat })))),
+                Err(err) if err.is_no_node() => Ok(Some((*node, None))),
                 Err(err) if err.failure() == zk::Failure::Denied => Ok(None),
                 Err(err) => Err(err),
             }
         }))
         .await?;
-        let Some(fresh) = fresh.into_iter().collect::<Option<Vec<_>>>() else {
+        let Some(reads) = reads.into_iter().collect::<Option<HashMap<_, _>>>() else {
             return Ok(None);
         };
-        let known = lock
-            .contenders()
-            .filter(|c| !changed.contains(c.path.as_str()))
-            .map(|c| {
-                let read = NodeRead {
-                    data: c.data.clone(),
-                    stat: c.stat,
-                };
-                (c.name.clone(), read)
-            });
-        let fresh = fresh
-            .into_iter()
-            .flatten()
-            .map(|(node, read)| (path::basename(node).to_owned(), read));
-        Ok(Some(known.chain(fresh).collect()))
+        let nodes = changed.iter().map(|(node, change)| {
+            let read = match change {
+                zk::NodeChange::Deleted => None,
+                _ => reads[node].clone(),
+            };
+            (path::basename(node).to_owned(), read)
+        });
+        Ok(Some(nodes.collect()))
     }
 }
 
-/// The nodes among `nodes` whose change touches `lock`, when `lock` is a
-/// queue (mutex, read-write lock, election) and each is a contender node
-/// directly in it: then reading them again is reading the lock again.
-/// `None` when anything else changed (the directory itself, a part of a
-/// semaphore, something named otherwise).
-fn changed_contenders<'n>(
+/// The changes among `changes` that touch the lock at `site`, when each is
+/// of a contender node directly in it: then reading those nodes again is
+/// reading the lock again. `None` when anything else there changed (the
+/// directory itself, a part of a semaphore, something named otherwise).
+fn changed_contenders<'c>(
     target: &str,
-    lock: &Lock,
-    nodes: &'n BTreeSet<String>,
-) -> Option<BTreeSet<&'n str>> {
-    let queue = matches!(
-        lock.kind,
-        LockKind::Mutex | LockKind::ReadWrite | LockKind::Election
-    );
-    if !queue || owner_of_part(&lock.path).is_some() {
-        return None;
-    }
-    let mut changed = BTreeSet::new();
-    for node in nodes {
+    site: &str,
+    changes: &'c NodeChanges,
+) -> Option<Vec<(&'c str, zk::NodeChange)>> {
+    let mut changed = Vec::new();
+    for (node, change) in changes {
         let touches = affected_sites(target, &BTreeSet::from([node.clone()]));
-        if !touches.contains(&lock.path) {
+        if !touches.contains(site) {
             continue;
         }
-        let contender_here = path::parent(node) == Some(lock.path.as_str())
+        let contender_here = path::parent(node) == Some(site)
             && name::parse(path::basename(node)).is_some()
             && touches.len() == 1;
         if !contender_here {
             return None;
         }
-        changed.insert(node.as_str());
+        changed.push((node.as_str(), *change));
     }
     Some(changed)
 }
@@ -569,7 +650,7 @@ fn drain(
     watcher: &mut zk::TreeWatch,
     ended: &mut Option<zk::SessionState>,
 ) -> News {
-    let mut nodes = BTreeSet::new();
+    let mut nodes = Vec::new();
     let mut next = Some(first);
     while let Some(event) = next.take() {
         match event {
@@ -578,9 +659,7 @@ fn drain(
                 break;
             }
             zk::WatchEvent::Session(_) => {}
-            zk::WatchEvent::Node(path) => {
-                nodes.insert(path);
-            }
+            zk::WatchEvent::Node { path, change } => nodes.push((path, change)),
         }
         next = watcher.changed().now_or_never();
     }
@@ -597,7 +676,7 @@ impl OneShotWatches {
         while let Some(event) = next.take() {
             let path = match event {
                 zk::WatchEvent::Session(state) => return News::Ended(state),
-                zk::WatchEvent::Node(path) => path,
+                zk::WatchEvent::Node { path, .. } => path,
             };
             self.armed.remove(&path);
             self.rearm.push(path);

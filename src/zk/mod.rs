@@ -30,7 +30,7 @@ pub(crate) use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
 pub use retry::RetryPolicy;
 pub(crate) use secure::{SaslConfig, Secret, Secured, TlsConfig};
 pub(crate) use watches::{
-    NodeEvent, NodeWatch, SessionState, SessionStates, TreeWatch, WatchEvent,
+    NodeChange, NodeEvent, NodeWatch, SessionState, SessionStates, TreeWatch, WatchEvent,
 };
 /// A node's stat as ZooKeeper returns it: the one type of the client crate
 /// the layers above see, plain data.

@@ -127,18 +127,35 @@ impl SessionStates {
 /// What a tree or directory watch saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WatchEvent {
-    /// The node at this path was created, changed or deleted, or its
-    /// children changed.
-    Node(String),
+    /// The node at `path` changed as `change` says.
+    Node { path: String, change: NodeChange },
     /// The session's state changed.
     Session(SessionState),
 }
 
+/// How a node changed, as the server's notification says: a persistent
+/// recursive watch reports creations, deletions and data changes; a child
+/// watch reports children changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeChange {
+    Created,
+    Deleted,
+    DataChanged,
+    ChildrenChanged,
+}
+
 impl From<zkc::WatchedEvent> for WatchEvent {
     fn from(event: zkc::WatchedEvent) -> WatchEvent {
-        match event.event_type {
-            zkc::EventType::Session => WatchEvent::Session(event.session_state.into()),
-            _ => WatchEvent::Node(event.path),
+        let change = match event.event_type {
+            zkc::EventType::Session => return WatchEvent::Session(event.session_state.into()),
+            zkc::EventType::NodeCreated => NodeChange::Created,
+            zkc::EventType::NodeDeleted => NodeChange::Deleted,
+            zkc::EventType::NodeDataChanged => NodeChange::DataChanged,
+            zkc::EventType::NodeChildrenChanged => NodeChange::ChildrenChanged,
+        };
+        WatchEvent::Node {
+            path: event.path,
+            change,
         }
     }
 }
