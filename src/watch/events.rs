@@ -1,11 +1,14 @@
 //! Lock events for `watch`: what changed between two readings of a lock.
 //!
-//! `watch` never interprets ZooKeeper's watch notifications itself: it reads
-//! the affected lock again with the one model ([`Lock`]) and hands the old
-//! and the new reading to [`changes`], so every event it prints agrees with
-//! what `stat` shows. Departures come first, then the contenders whose
-//! standing changed, in queue order: a handoff reads `released`, then
-//! `acquired`.
+//! The events of one change go out in one order ([`in_event_order`]),
+//! whether they come from comparing two whole readings ([`changes`]) or
+//! from the queue `watch` keeps node by node: departures first, then the
+//! holders that stop holding, from the last one back, then the contenders
+//! that start holding or arrive, in queue order. A handoff reads
+//! `released`, then `acquired`; a contender that takes its place ahead of
+//! the holders reads `waiting` for each of them, then `acquired`. So even
+//! between the events of one change, holders stand ahead of waiters and a
+//! lock never shows more holders than its rules allow.
 
 use std::collections::HashMap;
 
@@ -148,9 +151,9 @@ pub(super) fn snapshot(lock: &Lock, time_ms: i64) -> Vec<LockEvent> {
 
 /// The events that take the lock at `path` from `old` to `new` (`None`: no
 /// lock there, no contender left): first the contenders that are gone
-/// (`released` or `left`), then those whose standing changed, in queue
-/// order (`acquired`, `waiting`). The counts of each event are those after
-/// it, as if the events happened one after another.
+/// (`released` or `left`), then those whose standing changed, in event
+/// order ([`in_event_order`]). The counts of each event are those after it,
+/// as if the events happened one after another.
 pub(super) fn changes(
     path: &str,
     old: Option<&Lock>,
@@ -176,11 +179,29 @@ pub(super) fn changes(
         let held = before.get(&contender.path).copied();
         events.extend(counts.change(path, contender, held, None, time_ms));
     }
-    for contender in new.into_iter().flat_map(Lock::contenders) {
-        let (held, holds) = (before.get(&contender.path), after.get(&contender.path));
-        events.extend(counts.change(path, contender, held.copied(), holds.copied(), time_ms));
+    let moved = new
+        .into_iter()
+        .flat_map(Lock::standings)
+        .map(|(contender, holds)| (contender, before.get(&contender.path).copied(), holds));
+    for (contender, held, holds) in in_event_order(moved.collect()) {
+        events.extend(counts.change(path, contender, held, Some(holds), time_ms));
     }
     events
+}
+
+/// The contenders of one lock whose standing may have changed, given in
+/// queue order with their standing before (`None`: not there) and whether
+/// they hold now, put in the order their events go out: first those that
+/// stop holding, from the last one back, then the others in queue order.
+pub(super) fn in_event_order<T>(
+    moved: Vec<(T, Option<bool>, bool)>,
+) -> Vec<(T, Option<bool>, bool)> {
+    let (mut stopped, others): (Vec<_>, Vec<_>) = moved
+        .into_iter()
+        .partition(|(_, held, holds)| *held == Some(true) && !holds);
+    stopped.reverse();
+    stopped.extend(others);
+    stopped
 }
 
 /// How many contenders of one lock hold and wait, kept as its events

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use super::events::{Counts, LockEvent};
+use super::events::{self, Counts, LockEvent};
 use crate::lock::node;
 use crate::lock::queue::{self, Ahead, QueueEntry};
 use crate::model::locks::{NodeRead, queue_lock, queued_contender};
@@ -163,9 +163,9 @@ impl LiveQueue {
         Some(contender)
     }
 
-    /// [`LiveQueue::settle`] as events, in queue order, counted.
+    /// [`LiveQueue::settle`] as events, in event order, counted.
     fn settle_events(&mut self, arrived: Option<&QueueEntry>, time_ms: i64) -> Vec<LockEvent> {
-        let moved = self.settle(arrived);
+        let moved = events::in_event_order(self.settle(arrived));
         let mut events = Vec::with_capacity(moved.len());
         for (entry, before, holds) in moved {
             let contender = self.shown(&entry).expect("a moved contender is queued");
@@ -422,14 +422,15 @@ mod tests {
         let events = churn.make(&curator("__READ__", 5), true, b"");
         assert_eq!(kinds(&events)[0].0, "acquired");
         churn.make(&curator("__READ__", 6), true, b"");
-        // A wrapped sequence sorts first: everyone else waits.
+        // A wrapped sequence sorts first: everyone else waits, the holders
+        // from the last one back, before it acquires.
         let events = churn.make("lock--000000002", true, b"");
         assert_eq!(
             kinds(&events),
             [
-                ("acquired", "lock--000000002", 3, 1),
-                ("waiting", curator("__WRIT__", 5).as_str(), 2, 2),
-                ("waiting", curator("__READ__", 5).as_str(), 1, 3)
+                ("waiting", curator("__READ__", 5).as_str(), 1, 2),
+                ("waiting", curator("__WRIT__", 5).as_str(), 0, 3),
+                ("acquired", "lock--000000002", 1, 3)
             ]
         );
         churn.delete("lock--000000002");
@@ -447,8 +448,8 @@ mod tests {
         assert_eq!(
             kinds(&events),
             [
-                ("acquired", "lock-0000000001", 2, 0),
-                ("waiting", "lock-0000000002", 1, 1)
+                ("waiting", "lock-0000000002", 0, 1),
+                ("acquired", "lock-0000000001", 1, 1)
             ]
         );
         assert!(churn.set_data("lock-0000000002", b"new data").is_empty());
@@ -462,7 +463,7 @@ mod tests {
     #[test]
     fn random_churn_agrees_with_whole_readings() {
         let owner = Owner::of_this_process(None, None).to_bytes();
-        for seed in 0..40 {
+        for seed in 0..20 {
             let mut rng = fastrand::Rng::with_seed(seed);
             let mut churn = Churn::new();
             let mut sequence = 0;

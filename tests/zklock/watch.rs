@@ -522,17 +522,120 @@ fn standings_read_now(env: &TestEnv, lock: &str) -> BTreeMap<String, bool> {
         .collect()
 }
 
-/// Applies one watch event to the standings it speaks of.
-fn fold(standings: &mut BTreeMap<String, bool>, event: &WatchEvent) {
-    let Some(node) = event.node.clone() else {
-        return;
-    };
-    match event.event.as_str() {
-        "holding" | "acquired" => standings.insert(node, true),
-        "queued" | "waiting" => standings.insert(node, false),
-        "released" | "left" => standings.remove(&node),
-        other => panic!("unexpected event {other}: {event:#?}"),
-    };
+/// A watch's event stream folded into the standings it implies (node:
+/// holding or not, and its mode), each event checked against them as it
+/// comes: so a dropped, repeated or misordered event fails at once, not
+/// only in the end state.
+#[derive(Default)]
+struct Fold {
+    standings: BTreeMap<String, (bool, String)>,
+}
+
+impl Fold {
+    /// How many hold and how many wait.
+    fn counts(&self) -> (u64, u64) {
+        let holders = self.standings.values().filter(|(holds, _)| *holds).count();
+        (holders as u64, (self.standings.len() - holders) as u64)
+    }
+
+    /// Applies the state a watch began with, up to its `watching` event,
+    /// whose counts are those of the whole state.
+    #[track_caller]
+    fn start(state: &[WatchEvent]) -> Fold {
+        let mut fold = Fold::default();
+        let (watching, contenders) = state.split_last().expect("a watching event");
+        for event in contenders {
+            fold.apply(event);
+        }
+        assert_eq!(fold.counts(), (watching.holders, watching.waiters));
+        fold
+    }
+
+    /// Applies the events of `watching` until the standings are those
+    /// `stat` reads for `lock` now (failing when the events stop short).
+    #[track_caller]
+    fn catch_up(&mut self, env: &TestEnv, lock: &str, watching: &mut Running) {
+        let expected = standings_read_now(env, lock);
+        while self.standings() != expected {
+            self.apply(&next_event(watching));
+        }
+    }
+
+    /// Who holds and who waits, by node path.
+    fn standings(&self) -> BTreeMap<String, bool> {
+        self.standings
+            .iter()
+            .map(|(node, (holds, _))| (node.clone(), *holds))
+            .collect()
+    }
+
+    /// Applies one event of one lock, checking that it is a transition the
+    /// standings allow; that its counts are those of the standings after
+    /// it; that the holders still stand ahead of every waiter and an
+    /// exclusive holder holds alone; and that a waiter waits on a node
+    /// ahead of it.
+    #[track_caller]
+    fn apply(&mut self, event: &WatchEvent) {
+        let node = event.node.clone().unwrap_or_else(|| panic!("{event:#?}"));
+        let before = self.standings.get(&node).map(|(holds, _)| *holds);
+        let (allowed, after) = match event.event.as_str() {
+            "holding" => (before.is_none(), Some(true)),
+            "queued" => (before.is_none(), Some(false)),
+            "acquired" => (before != Some(true), Some(true)),
+            "waiting" => (before != Some(false), Some(false)),
+            "released" => (before == Some(true), None),
+            "left" => (before == Some(false), None),
+            other => panic!("unexpected event {other}: {event:#?}"),
+        };
+        assert!(allowed, "{node} was {before:?}: {event:#?}");
+        match after {
+            Some(holds) => {
+                let mode = event.mode.clone().expect("a contender's mode");
+                self.standings.insert(node.clone(), (holds, mode));
+            }
+            None => {
+                self.standings.remove(&node);
+            }
+        }
+        let holders: Vec<(&String, &String)> = self
+            .standings
+            .iter()
+            .filter(|(_, (holds, _))| *holds)
+            .map(|(node, (_, mode))| (node, mode))
+            .collect();
+        // The state at the start carries the lock's counts; each change the
+        // counts after it.
+        let state = ["holding", "queued"].contains(&event.event.as_str());
+        let counts = self.counts();
+        if !state {
+            assert_eq!((event.holders, event.waiters), counts, "after {event:#?}");
+        }
+        let last_holder = holders.iter().map(|(n, _)| sequence(n)).max();
+        let first_waiter = self
+            .standings
+            .iter()
+            .filter(|(_, (holds, _))| !holds)
+            .map(|(n, _)| sequence(n))
+            .min();
+        if let (Some(last), Some(first)) = (last_holder, first_waiter) {
+            assert!(last < first, "a waiter ahead of a holder after {event:#?}");
+        }
+        if holders.iter().any(|(_, mode)| *mode == "exclusive") {
+            assert_eq!(holders.len(), 1, "an exclusive holder shares: {event:#?}");
+        }
+        if event.event == "waiting" {
+            let ahead = event.waiting_on.as_ref().expect("whom it waits on");
+            assert!(
+                sequence(ahead) < sequence(&node),
+                "waits on {ahead}, not ahead of it: {event:#?}"
+            );
+        }
+    }
+}
+
+/// The sequence number a contender node's name ends in.
+fn sequence(node: &str) -> i64 {
+    node[node.len() - 10..].parse().expect("a sequence number")
 }
 
 #[test]
@@ -551,20 +654,127 @@ fn the_event_stream_agrees_with_a_full_reading_after_churn() {
     };
     let mut nodes: Vec<String> = (0..30).map(contender).collect();
     let (mut watching, state) = watch(&env, &["churn"]);
-    let mut standings = BTreeMap::new();
-    for event in state.iter().filter(|e| e.event != "watching") {
-        fold(&mut standings, event);
-    }
+    let mut fold = Fold::start(&state);
     // Holders, waiters in the middle and at the tail go; newcomers queue.
     for round in 0..60 {
         let index = [0, nodes.len() / 2, nodes.len() - 1][round % 3];
         zk.delete(&nodes.remove(index));
         nodes.push(contender(round));
     }
-    let expected = standings_read_now(&env, "churn");
-    assert_eq!(expected.len(), 30);
-    while standings != expected {
-        fold(&mut standings, &next_event(&mut watching));
+    fold.catch_up(&env, "churn", &mut watching);
+    assert_eq!(fold.standings().len(), 30);
+    watching.signal(libc::SIGTERM);
+}
+
+/// What the heavy churn below does in one step.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// A reader or a writer (Curator's names), or a mutex contender (the
+    /// generic name), queues.
+    Queue(&'static str),
+    /// The first contender goes: a handoff.
+    DeleteHead,
+    /// A waiter in the middle gives up.
+    DeleteMiddle,
+    /// A persistent node with a contender's name, which is no contender:
+    /// some application's data.
+    Foreign,
+    /// A foreign node takes zklock's owner record as its data (so it is a
+    /// contender, as zklock's --ttl locks are), or gives it up again.
+    ToggleOwner,
+}
+
+#[test]
+fn heavy_churn_of_readers_writers_handoffs_and_impostors_streams_every_transition() {
+    let env = TestEnv::new();
+    let zk = env.zk();
+    zk.mkdir_p("/locks/mix");
+    // A real zklock holder, and a real zklock waiter behind the first
+    // contenders: one is released, the other gives up, in the middle of
+    // the churn.
+    let (holder, holder_node) = hold(&env, "mix");
+    let owner_record = zk.get(&holder_node).0;
+    let curator = "/locks/mix/_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-";
+    let queue = |kind: &str| {
+        let prefix = match kind {
+            "lock-" => "/locks/mix/lock-".to_owned(),
+            _ => format!("{curator}{kind}"),
+        };
+        zk.create_ephemeral_sequential(&prefix, b"")
+    };
+    let mut contenders: Vec<String> = (0..12)
+        .map(|i| queue(["__READ__", "__WRIT__", "lock-"][i % 3]))
+        .collect();
+    let waiter = env.zklock(["lock", "mix"]).spawn();
+    wait_until(WAIT, "the zklock waiter queues", || {
+        zk.children("/locks/mix").len() == 14
+    });
+    let (mut watching, state) = watch(&env, &["mix"]);
+    let mut fold = Fold::start(&state);
+    assert_eq!(fold.standings().len(), 14, "{state:#?}");
+
+    let persistent = zkc::CreateMode::PersistentSequential.with_acls(zkc::Acls::anyone_all());
+    let mut foreign: Vec<(String, bool)> = Vec::new();
+    let mut holder = Some(holder);
+    let mut waiter = Some(waiter);
+    let mut rng = fastrand::Rng::with_seed(18);
+    for round in 0..240 {
+        if round == 10 {
+            release(holder.take().expect("the holder"));
+        }
+        if round == 120 {
+            let mut gave_up = waiter.take().expect("the waiter");
+            gave_up.signal(libc::SIGTERM);
+            gave_up.wait(WAIT);
+        }
+        let step = match rng.u8(0..20) {
+            _ if contenders.len() < 8 => Step::Queue("__READ__"),
+            0..=4 => Step::Queue("__READ__"),
+            5..=6 => Step::Queue("__WRIT__"),
+            7 => Step::Queue("lock-"),
+            8..=11 => Step::DeleteHead,
+            12..=15 => Step::DeleteMiddle,
+            16..=17 => Step::Foreign,
+            _ => Step::ToggleOwner,
+        };
+        match step {
+            Step::Queue(kind) => contenders.push(queue(kind)),
+            Step::DeleteHead => {
+                // The head may be an impostor that took the owner record
+                // with a sequence ahead of the queue: it stops being one.
+                let impostor = foreign
+                    .iter_mut()
+                    .filter(|(_, owned)| *owned)
+                    .min_by_key(|(node, _)| sequence(node))
+                    .filter(|(node, _)| sequence(node) < sequence(&contenders[0]));
+                match impostor {
+                    Some((node, owned)) => {
+                        *owned = false;
+                        zk.set(node, b"");
+                    }
+                    None => zk.delete(&contenders.remove(0)),
+                }
+            }
+            Step::DeleteMiddle => zk.delete(&contenders.remove(contenders.len() / 2)),
+            Step::Foreign => {
+                let (_, node) = zk.create_with("/locks/mix/lock-", b"", &persistent);
+                foreign.push((node, false));
+            }
+            Step::ToggleOwner => {
+                let pick = rng.usize(..foreign.len().max(1));
+                if let Some((node, owned)) = foreign.get_mut(pick) {
+                    *owned = !*owned;
+                    zk.set(node, if *owned { &owner_record } else { b"" });
+                }
+            }
+        }
+        // After a step that moves the holders, and now and then: the
+        // stream must reach what a full reading shows now, with no further
+        // change to bring in an event that is late.
+        if matches!(step, Step::DeleteHead | Step::ToggleOwner) || round % 25 == 0 {
+            fold.catch_up(&env, "mix", &mut watching);
+        }
     }
+    fold.catch_up(&env, "mix", &mut watching);
     watching.signal(libc::SIGTERM);
 }
