@@ -802,8 +802,8 @@ mod tests {
         let whole = queue_lock(
             "/l",
             all.iter()
+                .filter(|&(n, _)| n != "read-0000000005")
                 .cloned()
-                .filter(|(n, _)| n != "read-0000000005")
                 .collect(),
             NOW,
         )
