@@ -364,8 +364,8 @@ impl QueueReading {
             .collect()
     }
 
-    /// Reads again from the `position`th contender: what [`confirm`]
-    /// (Self::confirm) has dropped stays out.
+    /// Reads again from the `position`th contender; what
+    /// [`QueueReading::confirm`] has dropped stays out.
     pub(crate) fn rewind(&mut self, position: usize) {
         self.confirmed = position.min(self.confirmed);
     }
