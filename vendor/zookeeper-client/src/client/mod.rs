@@ -1545,6 +1545,7 @@ pub struct Connector {
     readonly: bool,
     detached: bool,
     fail_eagerly: bool,
+    lazy_auth_check: bool,
     server_version: Version,
     session_timeout: Duration,
     connection_timeout: Duration,
@@ -1562,6 +1563,7 @@ impl Connector {
             readonly: false,
             detached: false,
             fail_eagerly: false,
+            lazy_auth_check: false,
             server_version: Version(u32::MAX, u32::MAX, u32::MAX),
             session_timeout: Duration::ZERO,
             connection_timeout: Duration::ZERO,
@@ -1740,6 +1742,19 @@ impl Connector {
         self
     }
 
+    /// Returns the session as soon as the server has established it, without the ping round
+    /// trip that otherwise follows the handshake.
+    ///
+    /// That ping is there to fail [Self::connect] with [Error::AuthFailed] when the server
+    /// enforces authentication ("zookeeper.enforce.auth.enabled") and this client has not
+    /// authenticated. With this option such a refusal comes instead as the reply to the first
+    /// request, and as [SessionState::AuthFailed]; a short-lived client that sends its first
+    /// request at once saves a round trip.
+    pub fn with_lazy_auth_check(mut self) -> Self {
+        self.lazy_auth_check = true;
+        self
+    }
+
     #[instrument(name = "connect", skip_all, fields(session))]
     async fn connect_internally(self, secure: bool, cluster: &str) -> Result<Client> {
         let (endpoints, chroot) = endpoint::parse_connect_string(cluster, secure)?;
@@ -1748,6 +1763,7 @@ impl Connector {
             .with_authes(self.authes)
             .with_readonly(self.readonly)
             .with_detached(self.detached)
+            .with_lazy_auth_check(self.lazy_auth_check)
             .with_session_timeout(self.session_timeout)
             .with_connection_timeout(self.connection_timeout);
         #[cfg(feature = "tls")]

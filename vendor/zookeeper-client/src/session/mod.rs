@@ -55,6 +55,7 @@ pub struct Builder {
     authes: Vec<MarshalledRequest>,
     readonly: bool,
     detached: bool,
+    lazy_auth_check: bool,
     session: Option<SessionInfo>,
     session_timeout: Duration,
     connection_timeout: Duration,
@@ -81,6 +82,10 @@ impl Builder {
 
     pub fn with_detached(self, detached: bool) -> Self {
         Self { detached, ..self }
+    }
+
+    pub fn with_lazy_auth_check(self, lazy_auth_check: bool) -> Self {
+        Self { lazy_auth_check, ..self }
     }
 
     pub fn with_session(self, session: Option<SessionInfo>) -> Self {
@@ -127,6 +132,7 @@ impl Builder {
         let mut session = Session {
             readonly: self.readonly,
             detached: self.detached,
+            lazy_auth_check: self.lazy_auth_check,
 
             configured_connection_timeout: self.connection_timeout,
 
@@ -160,6 +166,7 @@ impl Builder {
 pub struct Session {
     readonly: bool,
     detached: bool,
+    lazy_auth_check: bool,
 
     connector: Connector,
 
@@ -511,7 +518,7 @@ impl Session {
                     }
                 },
             }
-            if self.session_state.is_connected() && !pinged {
+            if self.session_state.is_connected() && !pinged && !self.lazy_auth_check {
                 // Send opcode other than `auth` and `sasl` to get possible AuthFailed if
                 // "zookeeper.enforce.auth.enabled".
                 pinged = true;
