@@ -134,6 +134,21 @@ impl LockQueue {
         }
     }
 
+    /// Keeps only the contenders `keep` says yes to, and works out
+    /// everyone's standing again, once for all of them.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&QueueEntry) -> bool) {
+        let before = self.contenders.len();
+        self.contenders.retain(|contender| keep(contender));
+        if self.contenders.len() != before {
+            self.standings = standings(&self.contenders);
+        }
+    }
+
+    /// How many contenders the queue holds.
+    pub(crate) fn len(&self) -> usize {
+        self.contenders.len()
+    }
+
     /// True when no contender is left.
     pub(crate) fn is_empty(&self) -> bool {
         self.contenders.is_empty()
