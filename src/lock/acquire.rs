@@ -14,6 +14,7 @@ use super::name::{self, ContenderKind, Dialect, own_prefix};
 use super::node;
 use super::owner::Owner;
 use super::queue::{LockQueue, QueueEntry, Standing};
+use crate::zk::batch::Batcher;
 use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, path};
 
 /// What to lock and how.
@@ -118,6 +119,8 @@ impl AcquireError {
 /// One contender on its way to holding a lock.
 pub(crate) struct Contention<'s> {
     session: &'s Session,
+    /// Asks which of the nodes ahead of us are still there.
+    batcher: Batcher<'s>,
     spec: LockSpec,
     /// Our node's name prefix (the part before the sequence).
     prefix: String,
@@ -142,6 +145,7 @@ impl<'s> Contention<'s> {
     pub(super) fn named(session: &'s Session, spec: LockSpec, prefix: String) -> Contention<'s> {
         Contention {
             session,
+            batcher: Batcher::new(session),
             spec,
             prefix,
             node: None,
@@ -179,13 +183,12 @@ impl<'s> Contention<'s> {
         // is always a part of this one, and whatever it says we may do
         // with more nodes ahead holds with fewer.
         //
-        // When the node we watch goes and it was the head of what we know,
-        // it is struck out and the next node ahead (if any) is watched: its
-        // `exists` tells whether it is still there. When it was not the head,
-        // the nodes between the head and it may all have gone unseen (a
-        // drain: each held and released in turn), and only a listing tells
-        // at once; walking them one `exists` at a time would cost a round
-        // trip per node gone.
+        // When the node we watch goes, it is struck out, and so are the
+        // nodes still ahead of us in what we know that turn out to be gone
+        // (see `look_ahead`). Nothing of what we know tells whether they
+        // went: the node that went may have held (then all of them had gone
+        // before it) or given up while they were there, and both look the
+        // same from here.
         let mut known = LockQueue::from_children(children);
         // Nodes named like contenders whose type says they are not (some
         // application's persistent `lock-0000000001`): they never go, so
@@ -214,8 +217,9 @@ impl<'s> Contention<'s> {
                 .wait_for_deletion(&ahead, patience, &mut own_watch)
                 .await?
             {
-                Ahead::Gone if is_head(&known, &ahead) && listing_bounds_the_queue_ahead(&me) => {
+                Ahead::Gone if listing_bounds_the_queue_ahead(&me) => {
                     known.remove(&ahead.name);
+                    known = self.look_ahead(known, &me, &not_contenders).await?;
                 }
                 Ahead::Gone => known = self.relist(&not_contenders).await?,
                 Ahead::Changed => {}
@@ -250,6 +254,37 @@ impl<'s> Contention<'s> {
         Ok(LockQueue::from_children(
             children.into_iter().filter(|c| !not_contenders.contains(c)),
         ))
+    }
+
+    /// The queue once the nodes ahead of `me` in `known` that are gone are
+    /// out of it. Which of them are there is asked in one round trip, or,
+    /// when the server's answer to that would be longer than a new listing
+    /// (many nodes ahead of us, few behind), the directory is listed again.
+    /// Either way the answer is no more than `known` holds: the ahead part
+    /// of a queue only shrinks.
+    async fn look_ahead(
+        &self,
+        mut known: LockQueue,
+        me: &str,
+        not_contenders: &HashSet<String>,
+    ) -> Result<LockQueue, zk::Error> {
+        let ahead = known.ahead_of(me);
+        if ahead.is_empty() {
+            return Ok(known);
+        }
+        if asking_costs(ahead.len()) > listing_costs(&known) {
+            return self.relist(not_contenders).await;
+        }
+        let paths: Vec<String> = ahead.iter().map(|c| self.node_path(&c.name)).collect();
+        let present = self.batcher.exist(&paths).await?;
+        let gone: HashSet<String> = ahead
+            .iter()
+            .zip(present)
+            .filter(|(_, present)| !present)
+            .map(|(contender, _)| contender.name.clone())
+            .collect();
+        known.retain(|contender| !gone.contains(&contender.name));
+        Ok(known)
     }
 
     /// Deletes our node, if we made one: the node we know, or, when the
@@ -432,12 +467,20 @@ impl<'s> Contention<'s> {
 /// many changes of the wrap, a waiter lists the directory again instead.
 const WRAP_MARGIN: i32 = 1 << 28;
 
-/// True when `contender` is the first of `queue`.
-fn is_head(queue: &LockQueue, contender: &QueueEntry) -> bool {
-    queue
-        .contenders()
-        .first()
-        .is_some_and(|head| head.name == contender.name)
+/// The bytes of the server's answer when asked which of `nodes` nodes
+/// exist (`zk::batch::Batcher::exist`): per node a multi-read result header
+/// and an empty list or an error code.
+fn asking_costs(nodes: usize) -> usize {
+    const PER_NODE: usize = 13;
+    nodes * PER_NODE
+}
+
+/// The bytes of a listing of a directory whose contenders are `known`: each
+/// name and its length. Nodes made since, and other children, are not
+/// counted: the estimate only picks the cheaper of two sound answers.
+fn listing_costs(known: &LockQueue) -> usize {
+    const PER_NAME: usize = 4;
+    known.contenders().iter().map(|c| PER_NAME + c.name.len()).sum()
 }
 
 /// True when no node made after our listing can sort ahead of `me`, our

@@ -119,6 +119,20 @@ impl LockQueue {
         }
     }
 
+    /// The contenders ahead of the one named `name`, nearest last; none
+    /// when it is not in the queue.
+    pub(crate) fn ahead_of(&self, name: &str) -> &[QueueEntry] {
+        let index = self.contenders.iter().position(|c| c.name == name);
+        &self.contenders[..index.unwrap_or(0)]
+    }
+
+    /// Keeps the contenders for which `keep` is true, and works out
+    /// everyone's standing again once.
+    pub(crate) fn retain(&mut self, keep: impl FnMut(&QueueEntry) -> bool) {
+        self.contenders.retain(keep);
+        self.standings = standings(&self.contenders);
+    }
+
     /// True when no contender is left.
     pub(crate) fn is_empty(&self) -> bool {
         self.contenders.is_empty()
