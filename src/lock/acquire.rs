@@ -480,7 +480,11 @@ fn asking_costs(nodes: usize) -> usize {
 /// counted: the estimate only picks the cheaper of two sound answers.
 fn listing_costs(known: &LockQueue) -> usize {
     const PER_NAME: usize = 4;
-    known.contenders().iter().map(|c| PER_NAME + c.name.len()).sum()
+    known
+        .contenders()
+        .iter()
+        .map(|c| PER_NAME + c.name.len())
+        .sum()
 }
 
 /// True when no node made after our listing can sort ahead of `me`, our

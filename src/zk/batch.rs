@@ -88,7 +88,8 @@ impl<'s> Batcher<'s> {
     /// other answer for one node (no permission to list it, say) counts as
     /// present, which a caller that waits on what is present can afford.
     pub(crate) async fn exist(&self, paths: &[String]) -> Result<Vec<bool>, zk::Error> {
-        let batches = future::try_join_all(paths.chunks(BATCH).map(|batch| self.list(batch))).await?;
+        let batches =
+            future::try_join_all(paths.chunks(BATCH).map(|batch| self.list(batch))).await?;
         Ok(batches
             .into_iter()
             .flatten()
