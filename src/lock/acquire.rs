@@ -260,8 +260,9 @@ impl<'s> Contention<'s> {
     /// out of it. Which of them are there is asked in one round trip, or,
     /// when the server's answer to that would be longer than a new listing
     /// (many nodes ahead of us, few behind), the directory is listed again.
-    /// Either way the answer is no more than `known` holds: the ahead part
-    /// of a queue only shrinks.
+    /// The ahead part of a queue only shrinks, so either answer is sound;
+    /// the cost of a listing is reckoned as if every node ahead had gone,
+    /// as in a queue that drains, where each went after holding.
     async fn look_ahead(
         &self,
         mut known: LockQueue,
@@ -272,7 +273,8 @@ impl<'s> Contention<'s> {
         if ahead.is_empty() {
             return Ok(known);
         }
-        if asking_costs(ahead.len()) > listing_costs(&known) {
+        let from_me = &known.contenders()[ahead.len()..];
+        if asking_costs(ahead.len()) > listing_costs(from_me) {
             return self.relist(not_contenders).await;
         }
         let paths: Vec<String> = ahead.iter().map(|c| self.node_path(&c.name)).collect();
@@ -475,16 +477,12 @@ fn asking_costs(nodes: usize) -> usize {
     nodes * PER_NODE
 }
 
-/// The bytes of a listing of a directory whose contenders are `known`: each
-/// name and its length. Nodes made since, and other children, are not
+/// The bytes of a listing of a directory whose contenders are `contenders`:
+/// each name and its length. Nodes made since, and other children, are not
 /// counted: the estimate only picks the cheaper of two sound answers.
-fn listing_costs(known: &LockQueue) -> usize {
+fn listing_costs(contenders: &[QueueEntry]) -> usize {
     const PER_NAME: usize = 4;
-    known
-        .contenders()
-        .iter()
-        .map(|c| PER_NAME + c.name.len())
-        .sum()
+    contenders.iter().map(|c| PER_NAME + c.name.len()).sum()
 }
 
 /// True when no node made after our listing can sort ahead of `me`, our
