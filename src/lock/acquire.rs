@@ -119,8 +119,6 @@ impl AcquireError {
 /// One contender on its way to holding a lock.
 pub(crate) struct Contention<'s> {
     session: &'s Session,
-    /// Asks which of the nodes ahead of us are still there.
-    batcher: Batcher<'s>,
     spec: LockSpec,
     /// Our node's name prefix (the part before the sequence).
     prefix: String,
@@ -145,7 +143,6 @@ impl<'s> Contention<'s> {
     pub(super) fn named(session: &'s Session, spec: LockSpec, prefix: String) -> Contention<'s> {
         Contention {
             session,
-            batcher: Batcher::new(session),
             spec,
             prefix,
             node: None,
@@ -278,7 +275,10 @@ impl<'s> Contention<'s> {
             return self.relist(not_contenders).await;
         }
         let paths: Vec<String> = ahead.iter().map(|c| self.node_path(&c.name)).collect();
-        let present = self.batcher.exist(&paths).await?;
+        // A server without multi-read (before 3.6) costs one more round
+        // trip here each time: such old servers are rare, and a contention
+        // that kept what it learnt would be larger for every caller.
+        let present = Batcher::new(self.session).exist(&paths).await?;
         let gone: HashSet<String> = ahead
             .iter()
             .zip(present)
