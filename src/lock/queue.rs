@@ -338,6 +338,30 @@ mod tests {
     }
 
     #[test]
+    fn what_is_ahead_of_a_contender_and_striking_out_many_at_once() {
+        let mut queue = LockQueue::from_children([
+            "lock-0000000004",
+            "lock-0000000001",
+            "lock-0000000003",
+            "lock-0000000002",
+        ]);
+        let ahead: Vec<&str> = queue
+            .ahead_of("lock-0000000003")
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(ahead, ["lock-0000000001", "lock-0000000002"]);
+        assert!(queue.ahead_of("lock-0000000001").is_empty());
+        assert!(queue.ahead_of("lock-0000000009").is_empty());
+        queue.retain(|c| c.sequence != 1 && c.sequence != 3);
+        assert_eq!(holders(&queue), ["lock-0000000002"]);
+        assert_eq!(
+            waits_on(&queue, "lock-0000000004").as_deref(),
+            Some("lock-0000000002")
+        );
+    }
+
+    #[test]
     fn a_missing_name_has_no_standing() {
         let queue = LockQueue::from_children(["lock-0000000001"]);
         assert!(queue.standing_of("lock-0000000002").is_none());
