@@ -216,7 +216,7 @@ impl<'s> Contention<'s> {
             {
                 Ahead::Gone if listing_bounds_the_queue_ahead(&me) => {
                     known.remove(&ahead.name);
-                    known = self.look_ahead(known, &me, &not_contenders).await?;
+                    known = self.look_ahead(known, &me).await?;
                 }
                 Ahead::Gone => known = self.relist(&not_contenders).await?,
                 Ahead::Changed => {}
@@ -254,25 +254,18 @@ impl<'s> Contention<'s> {
     }
 
     /// The queue once the nodes ahead of `me` in `known` that are gone are
-    /// out of it. Which of them are there is asked in one round trip, or,
-    /// when the server's answer to that would be longer than a new listing
-    /// (many nodes ahead of us, few behind), the directory is listed again.
-    /// The ahead part of a queue only shrinks, so either answer is sound;
-    /// the cost of a listing is reckoned as if every node ahead had gone,
-    /// as in a queue that drains, where each went after holding.
-    async fn look_ahead(
-        &self,
-        mut known: LockQueue,
-        me: &str,
-        not_contenders: &HashSet<String>,
-    ) -> Result<LockQueue, zk::Error> {
+    /// out of it, asked in one round trip: the ahead part of a queue only
+    /// shrinks, so only they can still be ahead of us.
+    ///
+    /// The server answers about 13 bytes a node, a fifth of what a listing
+    /// costs for each node in it. A listing is cheaper only when most nodes
+    /// ahead have gone and few are behind us, and how many are behind is
+    /// not known without another request: waiters that join together each
+    /// list before the others have made their nodes.
+    async fn look_ahead(&self, mut known: LockQueue, me: &str) -> Result<LockQueue, zk::Error> {
         let ahead = known.ahead_of(me);
         if ahead.is_empty() {
             return Ok(known);
-        }
-        let from_me = &known.contenders()[ahead.len()..];
-        if asking_costs(ahead.len()) > listing_costs(from_me) {
-            return self.relist(not_contenders).await;
         }
         let paths: Vec<String> = ahead.iter().map(|c| self.node_path(&c.name)).collect();
         // A server without multi-read (before 3.6) costs one more round
@@ -468,22 +461,6 @@ impl<'s> Contention<'s> {
 /// the directory's counter wraps to negative numbers meanwhile; within this
 /// many changes of the wrap, a waiter lists the directory again instead.
 const WRAP_MARGIN: i32 = 1 << 28;
-
-/// The bytes of the server's answer when asked which of `nodes` nodes
-/// exist (`zk::batch::Batcher::exist`): per node a multi-read result header
-/// and an empty list or an error code.
-fn asking_costs(nodes: usize) -> usize {
-    const PER_NODE: usize = 13;
-    nodes * PER_NODE
-}
-
-/// The bytes of a listing of a directory whose contenders are `contenders`:
-/// each name and its length. Nodes made since, and other children, are not
-/// counted: the estimate only picks the cheaper of two sound answers.
-fn listing_costs(contenders: &[QueueEntry]) -> usize {
-    const PER_NAME: usize = 4;
-    contenders.iter().map(|c| PER_NAME + c.name.len()).sum()
-}
 
 /// True when no node made after our listing can sort ahead of `me`, our
 /// node: the counter is far from its wrap.
