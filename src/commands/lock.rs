@@ -132,7 +132,15 @@ async fn lock_and_hold(
 ) -> Result<ExitStatus> {
     let acquired = async {
         let connect_sent = Instant::now();
-        let session = connect_writable(globals).await?;
+        let recorded = args
+            .command()
+            .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
+        // The owner record (the password database, the host name) is built
+        // while the connection is being made, not before or after it.
+        let (session, owner) = tokio::join!(biased; connect_writable(globals), async {
+            Owner::of_this_process(recorded, args.data.clone())
+        });
+        let session = session?;
         let kill_after = match args.command().map(|c| kill_after_for(&session, c)) {
             Some(Err(err)) => {
                 session.close().await;
@@ -142,10 +150,6 @@ async fn lock_and_hold(
             None => Duration::ZERO,
         };
         let evidence = LeaderEvidence::track(&session, connect_sent);
-        let recorded = args
-            .command()
-            .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
-        let owner = Owner::of_this_process(recorded, args.data.clone());
         let acquisition = Acquisition::new(&session, args, owner.to_bytes());
         match acquire(&session, acquisition, args, &globals.printer, signals).await {
             Ok(Ok(held)) => Ok(Ok((session, held, evidence, kill_after))),

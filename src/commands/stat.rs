@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::{self, Contender, Lock, LockKind, NodeStat};
-use crate::output::{self, Column, Report, Table};
+use crate::model::{self, Contender, LockKind, LockSummary, LockWindows, NodeStat};
+use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
 
@@ -57,68 +57,93 @@ impl Report for NodeReport {
     }
 }
 
-/// A lock in full: the same JSON as one element of `ls`.
-#[derive(Debug, Serialize)]
-#[serde(transparent)]
-pub(crate) struct LockReport(pub Lock);
+/// What the heading above a lock's table says: the lock, what it is, and
+/// how many hold and wait.
+fn heading(lock: &LockSummary) -> String {
+    let holders = match (lock.kind, lock.max_leases) {
+        (LockKind::Semaphore, Some(max)) => format!("{} of {max} leases held", lock.holders),
+        (LockKind::Semaphore, None) => count(lock.holders, "lease held", "leases held"),
+        _ => count(lock.holders, "holder", "holders"),
+    };
+    let what = match lock.kind {
+        LockKind::Election => "election".to_owned(),
+        LockKind::Leader => "leader node".to_owned(),
+        kind => format!("{} lock", kind.as_str()),
+    };
+    format!(
+        "{}: {what} ({}), {holders}, {}",
+        lock.path,
+        lock.dialect,
+        count(lock.waiters, "waiter", "waiters")
+    )
+}
 
-impl Report for LockReport {
-    fn heading(&self) -> Option<String> {
-        let lock = &self.0;
-        let holders = match (lock.kind, lock.max_leases) {
-            (LockKind::Semaphore, Some(max)) => {
-                format!("{} of {max} leases held", lock.holders.len())
+/// The columns of a lock's table: one row per contender.
+const CONTENDER_COLUMNS: &[Column] = &[
+    Column::whole("NODE"),
+    Column::whole("SEQ"),
+    Column::whole("MODE"),
+    Column::whole("STATE"),
+    Column::whole("SESSION"),
+    Column::whole("CLIENT"),
+    Column::whole("AGE"),
+    Column::whole("FENCE"),
+    Column::text("OWNER"),
+];
+
+/// The row of [`CONTENDER_COLUMNS`] for a contender of the lock at `lock`.
+fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9] {
+    [
+        relative(lock, &contender.path).to_owned(),
+        contender
+            .sequence
+            .map_or("-".to_owned(), |sequence| sequence.to_string()),
+        contender.mode.as_str().to_owned(),
+        state(lock, contender, holding),
+        zk::format_session(contender.session()),
+        client(contender),
+        output::format_age_ms(contender.age_ms),
+        contender.fence().to_string(),
+        contender.owner_text(),
+    ]
+}
+
+/// Prints a lock in full as its windows come in: as a heading and a table
+/// of its contenders, or as the same JSON object as one element of `ls`,
+/// whose holders come first in queue order and are followed by its waiters.
+async fn print_lock(
+    printer: &Printer,
+    survey: &Survey,
+    summary: LockSummary,
+    mut windows: LockWindows<'_>,
+) -> Result<()> {
+    printer.table_heading(&heading(&summary))?;
+    let fields = [
+        ("path", serde_json::to_value(&summary.path)?),
+        ("kind", serde_json::to_value(summary.kind)?),
+        ("dialect", serde_json::to_value(summary.dialect)?),
+    ];
+    let mut listing = printer.listing(CONTENDER_COLUMNS, Some((&fields, "holders")), None)?;
+    let mut among_holders = true;
+    let printed = async {
+        while let Some(window) = windows.next().await? {
+            for (mut contender, holding) in window {
+                contender.attach_client(survey);
+                if among_holders && !holding {
+                    listing.next_array("waiters")?;
+                    among_holders = false;
+                }
+                let row = contender_row(&summary.path, &contender, holding);
+                listing.push(&contender.json(false), |table| table.row(row))?;
             }
-            (LockKind::Semaphore, None) => count(lock.holders.len(), "lease held", "leases held"),
-            _ => count(lock.holders.len(), "holder", "holders"),
-        };
-        let what = match lock.kind {
-            LockKind::Election => "election".to_owned(),
-            LockKind::Leader => "leader node".to_owned(),
-            kind => format!("{} lock", kind.as_str()),
-        };
-        Some(format!(
-            "{}: {what} ({}), {holders}, {}",
-            lock.path,
-            lock.dialect,
-            count(lock.waiters.len(), "waiter", "waiters")
-        ))
-    }
-
-    fn columns(&self) -> &'static [Column] {
-        const COLUMNS: &[Column] = &[
-            Column::whole("NODE"),
-            Column::whole("SEQ"),
-            Column::whole("MODE"),
-            Column::whole("STATE"),
-            Column::whole("SESSION"),
-            Column::whole("CLIENT"),
-            Column::whole("AGE"),
-            Column::whole("FENCE"),
-            Column::text("OWNER"),
-        ];
-        COLUMNS
-    }
-
-    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
-        let lock = &self.0;
-        for (contender, holding) in lock.standings() {
-            table.row([
-                relative(&lock.path, &contender.path).to_owned(),
-                contender
-                    .sequence
-                    .map_or("-".to_owned(), |sequence| sequence.to_string()),
-                contender.mode.as_str().to_owned(),
-                state(&lock.path, contender, holding),
-                zk::format_session(contender.session()),
-                client(contender),
-                output::format_age_ms(contender.age_ms),
-                contender.fence().to_string(),
-                contender.owner_text(),
-            ])?;
         }
-        Ok(())
+        if among_holders {
+            listing.next_array("waiters")?;
+        }
+        anyhow::Ok(())
     }
+    .await;
+    listing.close(printed)
 }
 
 fn count(n: usize, one: &str, many: &str) -> String {
@@ -154,11 +179,8 @@ pub(crate) async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus>
 }
 
 async fn show(globals: &Globals, session: &Session, survey: &Survey, path: String) -> Result<()> {
-    match model::read_lock(session, &path).await? {
-        Some(mut lock) => {
-            lock.attach_clients(survey);
-            globals.printer.report(&LockReport(lock))
-        }
+    match model::read_lock_in_windows(session, &path).await? {
+        Some((summary, windows)) => print_lock(&globals.printer, survey, summary, windows).await,
         None => {
             let (data, stat) = session.get_data(&path).await?;
             globals.printer.report(&NodeReport {

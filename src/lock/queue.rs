@@ -126,11 +126,19 @@ impl LockQueue {
         &self.contenders[..index.unwrap_or(0)]
     }
 
-    /// Keeps the contenders for which `keep` is true, and works out
-    /// everyone's standing again once.
-    pub(crate) fn retain(&mut self, keep: impl FnMut(&QueueEntry) -> bool) {
-        self.contenders.retain(keep);
-        self.standings = standings(&self.contenders);
+    /// Keeps only the contenders `keep` says yes to, and works out
+    /// everyone's standing again, once for all of them.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&QueueEntry) -> bool) {
+        let before = self.contenders.len();
+        self.contenders.retain(|contender| keep(contender));
+        if self.contenders.len() != before {
+            self.standings = standings(&self.contenders);
+        }
+    }
+
+    /// How many contenders the queue holds.
+    pub(crate) fn len(&self) -> usize {
+        self.contenders.len()
     }
 
     /// True when no contender is left.

@@ -21,7 +21,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::leaders;
-use super::locks::{self, Lock, NodeRead, Reads};
+use super::locks::{self, Lock, NodeRead, QueueReading, Reads};
 use crate::lock::Dialect;
 use crate::lock::name;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS};
@@ -115,6 +115,18 @@ impl Site {
     /// How many nodes [`Site::reads`] yields.
     pub(crate) fn read_count(&self) -> usize {
         self.groups.iter().map(|(_, names)| names.len()).sum()
+    }
+
+    /// The contenders of a mutex, read-write lock or election, ready to be
+    /// read in queue order; the site itself when it is of another shape.
+    pub(crate) fn into_queue(self) -> Result<QueueReading, Site> {
+        match self.shape {
+            Shape::Queue => {
+                let names = self.groups.into_iter().flat_map(|(_, names)| names);
+                Ok(QueueReading::new(&self.path, names))
+            }
+            _ => Err(self),
+        }
     }
 
     /// The locks this site holds, from the reads of [`Site::reads`] in order

@@ -5,7 +5,7 @@
 //! locks) and [`SemaphoreQueue`] (semaphores) in `src/lock/`; this module
 //! only attaches what was read from ZooKeeper to their answers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::{Serialize, Serializer};
@@ -218,52 +218,205 @@ impl Lock {
     /// watches the node it waits on, from what the ensemble said.
     pub fn attach_clients(&mut self, survey: &Survey) {
         for contender in self.holders.iter_mut().chain(&mut self.waiters) {
-            let session = contender.session();
-            if session == 0 {
-                continue;
-            }
-            contender.client = survey.client(session);
-            contender.watching = contender
-                .waiting_on
-                .as_deref()
-                .and_then(|ahead| survey.watches(session, ahead));
+            contender.attach_client(survey);
         }
+    }
+
+    /// What the lock is, without its contenders, and its contenders in
+    /// queue order, each with whether it holds.
+    pub(crate) fn into_parts(self) -> (LockSummary, Vec<ContenderState>) {
+        let summary = LockSummary {
+            path: self.path,
+            kind: self.kind,
+            dialect: self.dialect,
+            holders: self.holders.len(),
+            waiters: self.waiters.len(),
+            max_leases: self.max_leases,
+        };
+        let holders = self.holders.into_iter().map(|c| (c, true));
+        let standings = holders.chain(self.waiters.into_iter().map(|c| (c, false)));
+        (summary, standings.collect())
+    }
+}
+
+impl Contender {
+    /// Fills in its client, and for a waiter whether it watches the node it
+    /// waits on, from what the ensemble said.
+    pub(crate) fn attach_client(&mut self, survey: &Survey) {
+        let session = self.session();
+        if session == 0 {
+            return;
+        }
+        self.client = survey.client(session);
+        self.watching = self
+            .waiting_on
+            .as_deref()
+            .and_then(|ahead| survey.watches(session, ahead));
     }
 }
 
 /// Nodes read for a lock, by name, in the order they were listed.
 pub(crate) type Reads = Vec<(String, NodeRead)>;
 
+/// A contender with whether it holds its lock, in queue order.
+pub(crate) type ContenderState = (Contender, bool);
+
 /// The mutex or read-write lock at `path` from its contenders' reads; `None`
 /// when none is left.
 pub(crate) fn queue_lock(path: &str, reads: Reads, now_ms: i64) -> Option<Lock> {
-    let reads = contenders_only(reads);
-    let queue = LockQueue::from_children(reads.iter().map(|(name, _)| name.clone()));
-    if queue.is_empty() {
-        return None;
-    }
     let mut reads: HashMap<String, NodeRead> = reads.into_iter().collect();
-    let mut lock = Lock {
-        path: path.to_owned(),
-        kind: queue_kind(&queue),
-        dialect: LockDialect::of(queue.contenders().iter().map(|c| c.dialect)),
-        holders: Vec::new(),
-        waiters: Vec::new(),
-        max_leases: None,
-    };
-    for (queued, standing) in queue.entries() {
-        let Some(read) = reads.remove(&queued.name) else {
-            continue;
-        };
-        let waiting_on = queue.waiting_on(standing);
-        let contender = queued_contender(path, queued, queued.mode(), read, now_ms)
-            .waiting_on(path, waiting_on);
-        match waiting_on {
-            None => lock.holders.push(contender),
-            Some(_) => lock.waiters.push(contender),
+    let mut reading = QueueReading::new(path, reads.keys().cloned());
+    let in_order = reading
+        .unread()
+        .iter()
+        .map(|queued| reads.remove(&queued.name))
+        .collect();
+    let standings = reading.confirm(in_order, now_ms);
+    Some(reading.summary()?.with_contenders(standings))
+}
+
+/// A mutex's, read-write lock's or election's contenders, put in queue order
+/// by their names alone and confirmed front to back as their nodes are read,
+/// so that a queue of any length can be read in windows with only the names
+/// held whole.
+///
+/// Whether a node is a contender is known only once it is read (a node gone
+/// since the listing, or a persistent look-alike, is not), and a contender's
+/// standing depends on the contenders ahead of it alone. So once a window is
+/// read, the nodes in it that are not contenders leave the queue, and the
+/// standings of that window, whose every node ahead is then confirmed, are
+/// final: a node found out later, further back, changes no standing already
+/// given.
+#[derive(Clone, Debug)]
+pub(crate) struct QueueReading {
+    dir: String,
+    queue: LockQueue,
+    /// How many contenders at the front of the queue are confirmed.
+    confirmed: usize,
+}
+
+impl QueueReading {
+    /// The queue of the lock directory `dir` from its children's names.
+    pub(crate) fn new(dir: &str, names: impl IntoIterator<Item = String>) -> QueueReading {
+        QueueReading {
+            dir: dir.to_owned(),
+            queue: LockQueue::from_children(names),
+            confirmed: 0,
         }
     }
-    Some(lock)
+
+    /// The lock directory.
+    pub(crate) fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// The contenders not yet confirmed, in queue order.
+    pub(crate) fn unread(&self) -> &[queue::QueueEntry] {
+        &self.queue.contenders()[self.confirmed..]
+    }
+
+    /// How many contenders at the front of the queue are confirmed.
+    pub(crate) fn confirmed(&self) -> usize {
+        self.confirmed
+    }
+
+    /// Takes the reads of the first `reads.len()` [`unread`](Self::unread)
+    /// contenders, in order (`None` for a node that has gone), and returns
+    /// those that are contenders, in queue order, each with whether it holds
+    /// the lock.
+    pub(crate) fn confirm(
+        &mut self,
+        reads: Vec<Option<NodeRead>>,
+        now_ms: i64,
+    ) -> Vec<ContenderState> {
+        let window = &self.queue.contenders()[self.confirmed..self.confirmed + reads.len()];
+        let reads: Vec<(&queue::QueueEntry, Option<NodeRead>)> = window
+            .iter()
+            .zip(reads)
+            .map(|(queued, read)| {
+                let read =
+                    read.filter(|read| node::is_contender(queued.dialect, &read.stat, &read.data));
+                (queued, read)
+            })
+            .collect();
+        let dropped: HashSet<String> = reads
+            .iter()
+            .filter(|(_, read)| read.is_none())
+            .map(|(queued, _)| queued.name.clone())
+            .collect();
+        let reads: Vec<NodeRead> = reads.into_iter().filter_map(|(_, read)| read).collect();
+        if !dropped.is_empty() {
+            self.queue.retain(|queued| !dropped.contains(&queued.name));
+        }
+        let start = self.confirmed;
+        self.confirmed += reads.len();
+        let queue = &self.queue;
+        queue
+            .entries()
+            .skip(start)
+            .zip(reads)
+            .map(|((queued, standing), read)| {
+                let ahead = queue.waiting_on(standing);
+                let contender = queued_contender(&self.dir, queued, queued.mode(), read, now_ms)
+                    .waiting_on(&self.dir, ahead);
+                (contender, ahead.is_none())
+            })
+            .collect()
+    }
+
+    /// Reads again from the `position`th contender; what
+    /// [`QueueReading::confirm`] has dropped stays out.
+    pub(crate) fn rewind(&mut self, position: usize) {
+        self.confirmed = position.min(self.confirmed);
+    }
+
+    /// The lock the confirmed contenders make, once every contender is
+    /// confirmed; `None` when none is left.
+    pub(crate) fn summary(&self) -> Option<LockSummary> {
+        let queue = &self.queue;
+        if queue.is_empty() {
+            return None;
+        }
+        let holders = queue.holders().count();
+        Some(LockSummary {
+            path: self.dir.clone(),
+            kind: queue_kind(queue),
+            dialect: LockDialect::of(queue.contenders().iter().map(|c| c.dialect)),
+            holders,
+            waiters: queue.len() - holders,
+            max_leases: None,
+        })
+    }
+}
+
+/// A lock without its contenders: what it is and how many hold and wait.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LockSummary {
+    /// The lock directory.
+    pub path: String,
+    pub kind: LockKind,
+    pub dialect: LockDialect,
+    pub holders: usize,
+    pub waiters: usize,
+    /// A kazoo semaphore's maximum number of leases.
+    pub max_leases: Option<u32>,
+}
+
+impl LockSummary {
+    /// The lock with these contenders, each with whether it holds.
+    fn with_contenders(self, standings: Vec<ContenderState>) -> Lock {
+        let (holders, waiters) = standings.into_iter().partition(|(_, holding)| *holding);
+        let contenders =
+            |standings: Vec<ContenderState>| standings.into_iter().map(|(c, _)| c).collect();
+        Lock {
+            path: self.path,
+            kind: self.kind,
+            dialect: self.dialect,
+            holders: contenders(holders),
+            waiters: contenders(waiters),
+            max_leases: self.max_leases,
+        }
+    }
 }
 
 /// What a queue is by its contenders' kinds: an election when any is a
@@ -574,6 +727,114 @@ mod tests {
         assert_eq!(lock.holders.len(), 2);
         assert_eq!(lock.waiters[0].mode, ContenderMode::Exclusive);
         assert_eq!(lock.holders[1].mode, ContenderMode::Shared);
+    }
+
+    /// What a queue read in windows of `size` hands over: each contender's
+    /// name and whom it waits on, in order.
+    fn read_in_windows(
+        names: &[&str],
+        reads: &HashMap<&str, NodeRead>,
+        size: usize,
+    ) -> (Vec<(String, Option<String>)>, Option<LockSummary>) {
+        let mut reading = QueueReading::new("/l", names.iter().map(|n| n.to_string()));
+        let mut seen = Vec::new();
+        // Every window confirms or drops each node it reads: one window a
+        // node at most, however small.
+        for _ in 0..names.len() {
+            if reading.unread().is_empty() {
+                break;
+            }
+            let window: Vec<Option<NodeRead>> = reading.unread()
+                [..size.min(reading.unread().len())]
+                .iter()
+                .map(|queued| reads.get(queued.name.as_str()).cloned())
+                .collect();
+            for (contender, holding) in reading.confirm(window, NOW) {
+                assert_eq!(holding, contender.waiting_on.is_none(), "{contender:?}");
+                seen.push((contender.name, contender.waiting_on));
+            }
+        }
+        assert!(reading.unread().is_empty(), "every node read");
+        (seen, reading.summary())
+    }
+
+    #[test]
+    fn a_queue_read_in_windows_stands_as_it_does_read_whole() {
+        // A persistent look-alike writer in front and one at every window
+        // boundary, and a writer gone since the listing: none of them is a
+        // contender, so the readers ahead of the real writer all hold.
+        let listed = [
+            "write-0000000000",
+            "read-0000000001",
+            "write-0000000002",
+            "read-0000000003",
+            "write-0000000004",
+            "read-0000000005",
+            "read-0000000006",
+            "write-0000000007",
+            "read-0000000008",
+        ];
+        let mut all = reads(&listed);
+        for (name, read) in &mut all {
+            if ["write-0000000000", "write-0000000002", "write-0000000004"].contains(&name.as_str())
+            {
+                read.stat.ephemeral_owner = 0;
+            }
+        }
+        let whole = queue_lock("/l", all.clone(), NOW).unwrap();
+        assert_eq!(
+            names(&whole.holders),
+            [
+                "read-0000000001",
+                "read-0000000003",
+                "read-0000000005",
+                "read-0000000006"
+            ]
+        );
+        assert_eq!(
+            whole.waiters[1].waiting_on.as_deref(),
+            Some("/l/write-0000000007")
+        );
+        // The gone node was listed, and its read finds nothing.
+        let mut reads: HashMap<&str, NodeRead> =
+            all.iter().map(|(n, r)| (n.as_str(), r.clone())).collect();
+        reads.remove("read-0000000005");
+        let whole = queue_lock(
+            "/l",
+            all.iter()
+                .filter(|&(n, _)| n != "read-0000000005")
+                .cloned()
+                .collect(),
+            NOW,
+        )
+        .unwrap();
+        let expected: Vec<(String, Option<String>)> = whole
+            .standings()
+            .map(|(c, _)| (c.name.clone(), c.waiting_on.clone()))
+            .collect();
+        assert_eq!(expected.len(), 5);
+        for size in 1..=listed.len() {
+            let (seen, summary) = read_in_windows(&listed, &reads, size);
+            assert_eq!(seen, expected, "windows of {size}");
+            let summary = summary.unwrap();
+            assert_eq!(
+                (summary.kind, summary.holders, summary.waiters),
+                (LockKind::ReadWrite, 3, 2),
+                "windows of {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_queue_of_look_alikes_only_is_no_lock() {
+        let mut all = reads(&["lock-0000000001", "lock-0000000002"]);
+        for (_, read) in &mut all {
+            read.stat.ephemeral_owner = 0;
+        }
+        let reads: HashMap<&str, NodeRead> =
+            all.iter().map(|(n, r)| (n.as_str(), r.clone())).collect();
+        let listed = ["lock-0000000001", "lock-0000000002"];
+        assert_eq!(read_in_windows(&listed, &reads, 1), (Vec::new(), None));
     }
 
     #[test]

@@ -19,6 +19,8 @@ mod walk;
 
 pub(crate) use json::{ContenderJson, WithStats};
 pub(crate) use layout::Depth;
-pub(crate) use locks::{Contender, Lock, LockDialect, LockKind, owner_text};
+pub(crate) use locks::{Contender, Lock, LockDialect, LockKind, LockSummary, owner_text};
 pub(crate) use node::NodeStat;
-pub(crate) use walk::{WalkProgress, read_lock, walk, walk_with_dirs};
+pub(crate) use walk::{
+    LockWindows, WalkProgress, read_lock, read_lock_in_windows, walk, walk_with_dirs,
+};

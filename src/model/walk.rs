@@ -14,13 +14,13 @@
 //!    its last node is read. Only the locks inside the window are in memory
 //!    at once, however large the tree.
 
-use futures::stream::{self, FuturesUnordered, StreamExt};
+use futures::stream::{self, FuturesUnordered, Stream, StreamExt, TryStreamExt};
 
 use super::layout::{self, Depth, Listing};
-use super::locks::{Lock, NodeRead};
+use super::locks::{ContenderState, Lock, LockSummary, NodeRead, QueueReading};
 use crate::clock;
 use crate::zk::batch::{BATCH, Batcher, DataRead};
-use crate::zk::{self, Session};
+use crate::zk::{self, Session, path};
 
 /// The most batches a walk keeps outstanding on its session.
 const WINDOW: usize = 16;
@@ -81,12 +81,11 @@ pub(crate) async fn walk_with_dirs(
         on_dir(dir, children);
     }
     let sites = layout::find_sites(listing, start, depth);
-    let paths = sites.iter().flat_map(|site| site.reads());
-    let mut reads = stream::iter(paths)
-        .chunks(BATCH)
-        .map(|paths| read_batch(&batcher, session, paths))
-        .buffered(WINDOW)
-        .flat_map(|batch| stream::iter(flatten(batch)));
+    let mut reads = read_in_order(
+        &batcher,
+        session,
+        sites.iter().flat_map(|site| site.reads()),
+    );
     for site in &sites {
         let mut nodes = Vec::with_capacity(site.read_count());
         for _ in 0..site.read_count() {
@@ -122,6 +121,128 @@ pub(crate) async fn read_lock(session: &Session, path: &str) -> anyhow::Result<O
     )
     .await?;
     Ok(found)
+}
+
+/// How many contenders of one lock [`LockWindows`] reads at a time.
+pub(crate) const CONTENDERS_PER_WINDOW: usize = 4 * WINDOW * BATCH;
+
+/// The lock at `path` read for `stat`, window by window, or `None` when the
+/// node is not a lock; fails when it does not exist (exit 6).
+///
+/// Its summary (how many hold and how many wait, its kind and dialect)
+/// depends on every contender, and is known before any is handed over: a
+/// first pass reads every contender and keeps only the first window, the
+/// [`LockWindows`] read the rest again. A lock of one window is read once.
+/// Only the names of a mutex's, read-write lock's or election's contenders
+/// are held whole; semaphores and leader nodes are read whole.
+pub(crate) async fn read_lock_in_windows<'s>(
+    session: &'s Session,
+    path: &str,
+) -> anyhow::Result<Option<(LockSummary, LockWindows<'s>)>> {
+    let batcher = Batcher::new(session);
+    let mut state = WalkProgress::default();
+    let listing = list_tree(&batcher, path, Depth::Lock, &mut state, &mut |_| {}).await?;
+    let Some(site) = layout::find_sites(listing, path, Depth::Lock).pop() else {
+        return Ok(None);
+    };
+    let mut queue = match site.into_queue() {
+        Ok(queue) => queue,
+        Err(site) => {
+            let nodes: Vec<Option<NodeRead>> = read_in_order(&batcher, session, site.reads())
+                .try_collect()
+                .await?;
+            let built = site.build(nodes, clock::now_ms());
+            let Some(lock) = built.into_iter().find(|lock| lock.path == path) else {
+                return Ok(None);
+            };
+            let (summary, standings) = lock.into_parts();
+            let windows = LockWindows {
+                session,
+                batcher,
+                first: Some(standings),
+                rest: None,
+            };
+            return Ok(Some((summary, windows)));
+        }
+    };
+    let first = read_window(&batcher, session, &mut queue).await?;
+    let second = queue.confirmed();
+    while read_window(&batcher, session, &mut queue).await?.is_some() {}
+    let Some(summary) = queue.summary() else {
+        return Ok(None);
+    };
+    queue.rewind(second);
+    let windows = LockWindows {
+        session,
+        batcher,
+        first,
+        rest: Some(queue),
+    };
+    Ok(Some((summary, windows)))
+}
+
+/// The contenders of one lock, handed over a window at a time in queue
+/// order ([`read_lock_in_windows`]).
+pub(crate) struct LockWindows<'s> {
+    session: &'s Session,
+    batcher: Batcher<'s>,
+    /// The contenders read already: the first window of a queue, or a lock
+    /// read whole.
+    first: Option<Vec<ContenderState>>,
+    /// The queue to read on from the second window; `None` for a lock read
+    /// whole.
+    rest: Option<QueueReading>,
+}
+
+impl LockWindows<'_> {
+    /// The next contenders in queue order, each with whether it holds the
+    /// lock; `None` once every one has been handed over. Nodes gone since
+    /// they were listed are left out.
+    pub(crate) async fn next(&mut self) -> anyhow::Result<Option<Vec<ContenderState>>> {
+        if let Some(first) = self.first.take() {
+            return Ok(Some(first));
+        }
+        match &mut self.rest {
+            Some(queue) => read_window(&self.batcher, self.session, queue).await,
+            None => Ok(None),
+        }
+    }
+}
+
+/// Reads the next [`CONTENDERS_PER_WINDOW`] contenders of `queue` and
+/// confirms them; `None` when none is left to read.
+async fn read_window(
+    batcher: &Batcher<'_>,
+    session: &Session,
+    queue: &mut QueueReading,
+) -> anyhow::Result<Option<Vec<ContenderState>>> {
+    let paths: Vec<String> = queue
+        .unread()
+        .iter()
+        .take(CONTENDERS_PER_WINDOW)
+        .map(|queued| path::join(queue.dir(), &queued.name))
+        .collect();
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let reads: Vec<Option<NodeRead>> = read_in_order(batcher, session, paths.into_iter())
+        .try_collect()
+        .await?;
+    Ok(Some(queue.confirm(reads, clock::now_ms())))
+}
+
+/// Reads the data and stat of every path, in order (`None` for a node that
+/// has gone), in batches of [`BATCH`] with at most [`WINDOW`] outstanding.
+fn read_in_order<'a>(
+    batcher: &'a Batcher<'a>,
+    session: &'a Session,
+    paths: impl Iterator<Item = String> + 'a,
+) -> impl Stream<Item = Result<Option<NodeRead>, zk::Error>> + 'a {
+    stream::iter(paths)
+        .chunks(BATCH)
+        .map(move |paths| read_batch(batcher, session, paths))
+        .buffered(WINDOW)
+        .flat_map(|batch| stream::iter(flatten(batch)))
 }
 
 /// Whether a directory must exist.

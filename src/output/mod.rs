@@ -128,6 +128,15 @@ impl Printer {
         })
     }
 
+    /// Prints the lines above a streamed table (see [`Report::heading`]);
+    /// nothing with `-o json`.
+    pub fn table_heading(&self, heading: &str) -> anyhow::Result<()> {
+        match self.format {
+            Format::Table => write_stdout(&format!("{}\n", inert(heading))),
+            Format::Json => Ok(()),
+        }
+    }
+
     /// Prints one line on stdout (a token, an event), whatever the format;
     /// a control character in it is shown escaped.
     pub fn line(&self, text: &str) -> anyhow::Result<()> {
@@ -395,6 +404,16 @@ impl Listing<'_> {
         }
     }
 
+    /// Ends the JSON array being filled and starts the next field of the
+    /// object around it, the array `name`: a lock's holders, then its
+    /// waiters. A table goes on with the same rows.
+    pub fn next_array(&mut self, name: &str) -> anyhow::Result<()> {
+        match self {
+            Listing::Json(stream) => stream.next_array(name),
+            Listing::Table(_) => Ok(()),
+        }
+    }
+
     /// Ends the listing: closes the JSON document (an empty one prints as
     /// `[]`), or writes the rows of the table still held back.
     pub fn finish(self) -> anyhow::Result<()> {
@@ -425,7 +444,7 @@ impl Listing<'_> {
     /// not begun prints nothing; a table prints the rows found so far.
     pub fn abandon(self) -> anyhow::Result<()> {
         match self {
-            Listing::Json(stream) if stream.elements == 0 => Ok(()),
+            Listing::Json(stream) if stream.head.is_some() => Ok(()),
             listing => listing.finish(),
         }
     }
@@ -498,6 +517,20 @@ impl<W: Write> JsonStream<W> {
         serde_json::to_writer_pretty(&mut inert, element)?;
         inert.flush()?;
         self.elements += 1;
+        Ok(())
+    }
+
+    /// Closes the array and starts the next field of the object, the array
+    /// `name`.
+    pub fn next_array(&mut self, name: &str) -> anyhow::Result<()> {
+        self.open()?;
+        let outer = &self.indent[..self.indent.len() - 2];
+        if self.elements > 0 {
+            write!(self.out, "\n{outer}")?;
+        }
+        let name = serde_json::to_string(name)?;
+        write!(self.out, "],\n{outer}{}: [", inert_json(name))?;
+        self.elements = 0;
         Ok(())
     }
 
@@ -659,6 +692,38 @@ mod tests {
             stream.push(element).unwrap();
         }
         String::from_utf8(stream.finish().unwrap()).unwrap()
+    }
+
+    #[derive(Serialize)]
+    struct TwoArrays<'a> {
+        path: &'a str,
+        holders: &'a [serde_json::Value],
+        waiters: &'a [serde_json::Value],
+    }
+
+    #[test]
+    fn a_document_of_two_streamed_arrays_prints_as_pretty_json_would() {
+        let elements = [serde_json::json!({"a": 1}), serde_json::json!("s")];
+        for split in 0..=elements.len() {
+            for end in split..=elements.len() {
+                let (holders, waiters) = (&elements[..split], &elements[split..end]);
+                let fields = [("path", "/l".into())];
+                let mut stream =
+                    JsonStream::object_with_array(Vec::new(), &fields, "holders").unwrap();
+                holders.iter().for_each(|e| stream.push(e).unwrap());
+                stream.next_array("waiters").unwrap();
+                waiters.iter().for_each(|e| stream.push(e).unwrap());
+                let whole = TwoArrays {
+                    path: "/l",
+                    holders,
+                    waiters,
+                };
+                assert_eq!(
+                    String::from_utf8(stream.finish().unwrap()).unwrap(),
+                    serde_json::to_string_pretty(&whole).unwrap() + "\n"
+                );
+            }
+        }
     }
 
     #[test]

@@ -8,13 +8,13 @@ mod signals;
 mod terminal;
 
 use std::future::Future;
-use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use futures::FutureExt;
+use tokio::io::AsyncReadExt;
 
 pub(crate) use signals::Signals;
 use terminal::Terminal;
@@ -51,7 +51,8 @@ pub(crate) enum Ending<L> {
 /// ended, forwarding `signals` to the group. If `lost` resolves first, the
 /// group gets the kill signal, then SIGKILL after the grace period, and the
 /// loss is returned. Whichever way it ends, no process of the group is left
-/// when this returns (but those that left the group on purpose).
+/// when this returns (but those that left the group on purpose, and a guard
+/// that has made its report and is only exiting).
 pub(crate) async fn supervise<L>(
     spec: &CommandSpec,
     signals: &mut Signals,
@@ -65,18 +66,20 @@ pub(crate) async fn supervise<L>(
     if let Some(loss) = (&mut lost).now_or_never() {
         return Ok(Ending::Stopped(loss));
     }
-    let mut group = Group::spawn(spec)?;
+    let (mut group, report) = Group::spawn(spec)?;
+    // The report comes once the command and the rest of its group are gone:
+    // the lock can go at once, without waiting for the guard's own end.
+    let report = report.status();
+    tokio::pin!(report);
     loop {
         tokio::select! {
-            status = group.guard.wait() => {
-                let guard_status = status?;
-                return Ok(match group.report() {
+            reported = &mut report => {
+                return Ok(match reported {
                     Some(command_status) => {
-                        group.wait_until_gone().await;
                         Ending::Exited(exit_code(std::process::ExitStatus::from_raw(command_status)))
                     }
                     None => {
-                        let code = exit_code(guard_status);
+                        let code = exit_code(group.guard.wait().await?);
                         tracing::warn!("the guard process died (exit code {code}) before the command ended");
                         group.stop(spec).await;
                         Ending::GuardDied(code)
@@ -114,14 +117,32 @@ struct Group {
     /// The terminal lent to the group while zklock is in the foreground;
     /// taken back when the group is dropped, once all of it has ended.
     _terminal: Option<Terminal>,
-    /// Where the guard reports the command's wait status.
-    report: std::fs::File,
     /// Wakes the wait for the group's end.
     children_ended: tokio::signal::unix::Signal,
 }
 
+/// The read end of the pipe on which the guard reports the command's wait
+/// status. Only the guard holds the write end: the pipe's end without a
+/// report means the guard died.
+struct Report(tokio::net::unix::pipe::Receiver);
+
+impl Report {
+    /// The command's wait status as soon as the guard reports it, which it
+    /// does once every process of the group has ended; `None` if the guard
+    /// died without a report.
+    async fn status(mut self) -> Option<i32> {
+        let mut bytes = [0u8; 4];
+        self.0
+            .read_exact(&mut bytes)
+            .await
+            .ok()
+            .map(|_| i32::from_ne_bytes(bytes))
+    }
+}
+
 impl Group {
-    fn spawn(spec: &CommandSpec) -> Result<Group> {
+    /// Starts the guard and the command; with the guard's report to come.
+    fn spawn(spec: &CommandSpec) -> Result<(Group, Report)> {
         let children_ended = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
             .context("cannot watch for the command's end")?;
         let (report, report_write) = report_pipe()?;
@@ -136,23 +157,15 @@ impl Group {
         if let Some(terminal) = &mut terminal {
             terminal.lent_to(id);
         }
-        Ok(Group {
-            guard,
-            id,
-            _terminal: terminal,
+        Ok((
+            Group {
+                guard,
+                id,
+                _terminal: terminal,
+                children_ended,
+            },
             report,
-            children_ended,
-        })
-    }
-
-    /// The command's wait status as the guard reported it, once the guard
-    /// has ended; `None` if the guard died without a report.
-    fn report(&mut self) -> Option<i32> {
-        let mut bytes = [0u8; 4];
-        self.report
-            .read_exact(&mut bytes)
-            .ok()
-            .map(|()| i32::from_ne_bytes(bytes))
+        ))
     }
 
     /// Stops the group: the kill signal, then SIGKILL after the grace
@@ -200,8 +213,8 @@ impl Group {
     }
 }
 
-/// A pipe whose ends are closed on exec: (read end, write end).
-fn report_pipe() -> Result<(std::fs::File, OwnedFd)> {
+/// The guard's report pipe, its ends closed on exec: (read end, write end).
+fn report_pipe() -> Result<(Report, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills the two descriptors, which we then own.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -209,7 +222,9 @@ fn report_pipe() -> Result<(std::fs::File, OwnedFd)> {
     }
     // SAFETY: both descriptors are fresh and ours alone.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    Ok((std::fs::File::from(read), write))
+    let read = tokio::net::unix::pipe::Receiver::from_owned_fd(read)
+        .context("cannot wait for the guard's report")?;
+    Ok((Report(read), write))
 }
 
 /// Starts the guard and the command in a new process group, which takes the

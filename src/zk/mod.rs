@@ -107,8 +107,13 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
     if let Some(tls) = &options.secured.tls {
         connector = connector.with_tls(tls.options().map_err(setup_failed)?);
     }
-    if let Some(sasl) = &options.secured.sasl {
-        connector = connector.with_sasl(sasl.options().map_err(setup_failed)?);
+    match &options.secured.sasl {
+        Some(sasl) => connector = connector.with_sasl(sasl.options().map_err(setup_failed)?),
+        // A server that requires SASL refuses our first request instead, one
+        // round trip sooner than a ping after the handshake would; the
+        // refusal is the same failure (permission denied). With SASL, the
+        // ping stays: it tells a refused SASL login from other failures.
+        None => connector = connector.with_lazy_auth_check(),
     }
     let hosts = options.hosts.to_string();
     let every_host_tls = options

@@ -880,3 +880,70 @@ fn a_kazoo_semaphore_needs_ephemeral_leases_and_its_lock_beside_it() {
     assert_kind(&locks[0], "semaphore", "kazoo");
     assert_eq!(paths(&locks[0].holders), [format!("/cache/{}", hex32(3))]);
 }
+
+/// Creates `count` ephemeral-sequential `PREFIX<seq>` nodes in `dir` at once,
+/// in that order; returns their full paths.
+fn contenders(zk: &Zk, dir: &str, prefix: &str, count: usize) -> Vec<String> {
+    let sequential = zkc::CreateMode::EphemeralSequential.with_acls(zkc::Acls::anyone_all());
+    let prefix = format!("{dir}/{prefix}");
+    let made = zk.block_on(futures::future::join_all(
+        (0..count).map(|_| zk.client().create(&prefix, b"", &sequential)),
+    ));
+    made.into_iter()
+        .map(|made| format!("{prefix}{}", made.expect("create a contender").1))
+        .collect()
+}
+
+/// `stat` reads a large lock a few thousand contenders at a time. A node
+/// whose name looks like a contender's but that is persistent is some
+/// application's, not a contender; one in front of the queue and one at the
+/// front of the second window must not make the readers behind them wait,
+/// and the heading counts only the real contenders, all read before it is
+/// printed.
+#[test]
+fn stat_of_a_lock_wider_than_a_read_window_passes_over_look_alikes_at_its_edges() {
+    let env = TestEnv::new();
+    let zk = env.zk();
+    let dir = "/locks/wide";
+    zk.mkdir_p(dir);
+    let writer = format!("_c_{UUID}-__WRIT__");
+    let reader = format!("_c_{UUID}-__READ__");
+    let look_alike = || {
+        let persistent = zkc::CreateMode::PersistentSequential.with_acls(zkc::Acls::anyone_all());
+        zk.create_with(&format!("{dir}/{writer}"), b"", &persistent)
+            .1
+    };
+    // One window is 4,096 contenders by name: the look-alike and 4,095
+    // readers; the second begins with the other look-alike.
+    let front = look_alike();
+    let mut holding = contenders(zk, dir, &reader, 4095);
+    let edge = look_alike();
+    holding.extend(contenders(zk, dir, &reader, 100));
+    let real_writer = contenders(zk, dir, &writer, 1).remove(0);
+    let behind = contenders(zk, dir, &reader, 10);
+
+    let lock = stat(&env, "wide");
+    assert_kind(&lock, "read-write", "curator");
+    assert_eq!(
+        paths(&lock.holders),
+        holding,
+        "every reader ahead of the writer holds"
+    );
+    assert!(lock.holders.iter().all(|c| c.waiting_on.is_none()));
+    let mut waiting = vec![real_writer.clone()];
+    waiting.extend(behind.iter().cloned());
+    assert_eq!(paths(&lock.waiters), waiting);
+    assert_eq!(lock.waiters[0].waiting_on.as_ref(), holding.last());
+    for waiter in &lock.waiters[1..] {
+        assert_eq!(waiter.waiting_on.as_ref(), Some(&real_writer), "{waiter:?}");
+    }
+    let shown: Vec<&str> = paths(&lock.holders);
+    assert!(!shown.contains(&front.as_str()) && !shown.contains(&edge.as_str()));
+
+    env.zklock(["stat", "wide"])
+        .run()
+        .assert_success()
+        .assert_stdout_contains(&format!(
+            "{dir}: read-write lock (curator), 4195 holders, 11 waiters"
+        ));
+}

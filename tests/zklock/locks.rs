@@ -5,6 +5,7 @@ use crate::support;
 
 use std::time::Duration;
 
+use support::proxy::{ClientMessage, FaultProxy, op};
 use support::{Running, Scratch, TestEnv, dead_port, wait_until};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -712,4 +713,23 @@ fn a_waiter_whose_own_node_is_deleted_gives_up_without_running() {
     run.assert_code(10);
     assert!(run.stdout.is_empty(), "the command ran without the lock");
     release(holder);
+}
+
+/// An uncontended lock spends no round trip before its first request: right
+/// after the session handshake, zklock sends its create, without waiting for
+/// a ping's answer first.
+#[test]
+fn the_first_request_after_the_handshake_is_the_create() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(env.servers());
+    support::Zklock::new(["lock", "first", "--", "true"])
+        .hosts(proxy.hosts(&env))
+        .run()
+        .assert_success();
+    let sent = proxy.client_messages();
+    assert_eq!(sent.first(), Some(&ClientMessage::Connect), "{sent:?}");
+    assert!(
+        matches!(sent.get(1), Some(ClientMessage::Request { op, .. }) if op::CREATE_LIKE.contains(op)),
+        "the first request is not the create: {sent:?}"
+    );
 }

@@ -292,6 +292,8 @@ struct State {
     /// A [`Mode::DropAfter`] trigger has fired and its connection is being
     /// cut: no other request fires it.
     firing: bool,
+    /// Every message clients sent, in the order the proxy read them.
+    sent: Vec<ClientMessage>,
 }
 
 /// One proxied connection.
@@ -488,6 +490,11 @@ impl FaultProxy {
         );
     }
 
+    /// Every message clients sent through the proxy so far, in order.
+    pub fn client_messages(&self) -> Vec<ClientMessage> {
+        self.state().sent.clone()
+    }
+
     /// How many connections the proxy accepted so far.
     pub fn accepted(&self) -> usize {
         self.state().accepted
@@ -653,6 +660,9 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
         };
         let bytes = &buf[..n];
         let messages = framer.push(bytes);
+        lock(&shared.state)
+            .sent
+            .extend(messages.iter().map(|(_, message)| message.clone()));
         // Bytes read before a freeze are held until it ends.
         let mode = match wait_unfrozen(shared, conn) {
             Go::Stop => return,
