@@ -134,6 +134,13 @@ impl LockQueue {
         }
     }
 
+    /// The contenders ahead of the one named `name`, nearest last; none
+    /// when it is not in the queue.
+    pub(crate) fn ahead_of(&self, name: &str) -> &[QueueEntry] {
+        let index = self.contenders.iter().position(|c| c.name == name);
+        &self.contenders[..index.unwrap_or(0)]
+    }
+
     /// Keeps only the contenders `keep` says yes to, and works out
     /// everyone's standing again, once for all of them.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&QueueEntry) -> bool) {
@@ -376,6 +383,30 @@ mod tests {
                 ("lock-0000000001", None),
                 ("lock-0000000002", Some("lock-0000000001"))
             ]
+        );
+    }
+
+    #[test]
+    fn what_is_ahead_of_a_contender_and_striking_out_many_at_once() {
+        let mut queue = LockQueue::from_children([
+            "lock-0000000004",
+            "lock-0000000001",
+            "lock-0000000003",
+            "lock-0000000002",
+        ]);
+        let ahead: Vec<&str> = queue
+            .ahead_of("lock-0000000003")
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(ahead, ["lock-0000000001", "lock-0000000002"]);
+        assert!(queue.ahead_of("lock-0000000001").is_empty());
+        assert!(queue.ahead_of("lock-0000000009").is_empty());
+        queue.retain(|c| c.sequence != 1 && c.sequence != 3);
+        assert_eq!(holders(&queue), ["lock-0000000002"]);
+        assert_eq!(
+            waits_on(&queue, "lock-0000000004").as_deref(),
+            Some("lock-0000000002")
         );
     }
 

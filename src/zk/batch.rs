@@ -80,6 +80,23 @@ impl<'s> Batcher<'s> {
             .collect())
     }
 
+    /// Which of `paths` exist, in order, asked in batches of [`BATCH`]
+    /// written together before any answer is awaited. Each node is asked
+    /// for its children: the smallest answer ZooKeeper gives about a node,
+    /// an empty list or "no node" (an `exists` of a node that is there
+    /// answers with its whole stat). Only "no node" counts as absent; any
+    /// other answer for one node (no permission to list it, say) counts as
+    /// present, which a caller that waits on what is present can afford.
+    pub(crate) async fn exist(&self, paths: &[String]) -> Result<Vec<bool>, zk::Error> {
+        let batches =
+            future::try_join_all(paths.chunks(BATCH).map(|batch| self.list(batch))).await?;
+        Ok(batches
+            .into_iter()
+            .flatten()
+            .map(|read| !matches!(read, Err(err) if err.is_no_node()))
+            .collect())
+    }
+
     /// One multi-read of `add(path)` for every path, retried through
     /// connection loss; `None` when the server has no multi-read.
     async fn multi(

@@ -116,3 +116,63 @@ fn readers_share_across_libraries() {
         zklock_releases(holder);
     }
 }
+
+/// A library's holder, a waiter of that library and a zklock waiter behind
+/// it that both give up, the one further ahead first, and a zklock waiter
+/// behind them all: once its own predecessor has gone it waits for the
+/// library's holder, and runs once that lets go.
+fn zklock_waits_past_gone_waiters_for_a_library_holder(library: Library, dialect: &str) {
+    let env = TestEnv::new();
+    let dir = "/locks/x";
+    let queued = |count: usize| {
+        support::wait_until(WAIT, &format!("{count} contenders in {dir}"), || {
+            env.zk().children_if_any(dir).len() == count
+        })
+    };
+    let mut holder = peer(&env, library, dir, "mutex", &[]);
+    let holder_node = acquired(&mut holder, WAIT);
+    let library_quitter = peer(&env, library, dir, "mutex", &[]);
+    queued(2);
+    let zklock_quitter = env.zklock(["lock", "--dialect", dialect, "x"]).spawn();
+    queued(3);
+    let mut last = env
+        .zklock(["lock", "-v", "--dialect", dialect, "x", "--", "echo", "ran"])
+        .json_log()
+        .spawn();
+    queued(4);
+    support::wait_until(WAIT, "the last waiter watches its predecessor", || {
+        !last.log_events("waiting").is_empty()
+    });
+    for mut quitter in [library_quitter, zklock_quitter] {
+        quitter.signal(libc::SIGTERM);
+        quitter.wait(WAIT);
+    }
+    support::wait_until(WAIT, "the last waiter watches the next node ahead", || {
+        last.log_events("waiting").len() >= 2
+    });
+    let events = last.log_events("waiting");
+    let watched = events[1]["node"].as_str().expect("the node waited on");
+    assert_eq!(
+        watched.rsplit('/').next(),
+        holder_node.rsplit('/').next(),
+        "{library:?}: {events:#?}"
+    );
+    assert!(
+        last.is_running() && last.stdout().is_empty(),
+        "{library:?} held while zklock ran"
+    );
+    peers::release(holder);
+    last.wait(WAIT)
+        .assert_success()
+        .assert_stdout_contains("ran");
+}
+
+#[test]
+fn zklock_waits_past_gone_waiters_for_a_curator_holder() {
+    zklock_waits_past_gone_waiters_for_a_library_holder(Library::Curator, "curator");
+}
+
+#[test]
+fn zklock_waits_past_gone_waiters_for_a_kazoo_holder() {
+    zklock_waits_past_gone_waiters_for_a_library_holder(Library::Kazoo, "kazoo");
+}

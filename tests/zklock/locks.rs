@@ -526,6 +526,167 @@ fn a_reader_whose_writer_ahead_gives_up_waits_for_the_writer_that_holds() {
     }
 }
 
+/// The node of the contender that joined `dir` last: the one among its
+/// children that is not in `before`.
+fn newcomer(env: &TestEnv, dir: &str, before: &[String]) -> String {
+    env.zk()
+        .children_if_any(dir)
+        .into_iter()
+        .find(|child| !before.contains(child))
+        .expect("a new node in the lock directory")
+}
+
+#[test]
+fn a_waiter_whose_predecessors_gave_up_waits_on_the_nearest_node_still_there() {
+    let env = TestEnv::new();
+    let dir = "/locks/gaps";
+    let (holder, _) = hold(&env, "lock", "gaps", &[]);
+    let before = env.zk().children_if_any(dir);
+    let mut stays = queue_behind(&env, "lock", "gaps", 2, &[]);
+    let stays_node = newcomer(&env, dir, &before);
+    let first_quitter = queue_behind(&env, "lock", "gaps", 3, &[]);
+    let second_quitter = queue_behind(&env, "lock", "gaps", 4, &[]);
+    let mut last = queue_behind(&env, "lock", "gaps", 5, &["-v", "--", "echo", "ran"]);
+    wait_until(WAIT, "the last waiter watches the second quitter", || {
+        !last.log_events("waiting").is_empty()
+    });
+    // The waiter further ahead goes first, unseen by the last one: when
+    // its own predecessor goes, the node just ahead of that is gone too,
+    // yet two nodes further ahead are still there.
+    release_waiter(first_quitter);
+    quit_and_see_the_next_wait_on(second_quitter, &last, &stays_node);
+    assert!(
+        last.is_running() && last.stdout().is_empty(),
+        "the command ran while the lock was held"
+    );
+    release(holder);
+    stays.next_line(WAIT);
+    assert!(
+        last.is_running() && last.stdout().is_empty(),
+        "the command ran while the waiter ahead held"
+    );
+    release(stays);
+    last.wait(WAIT)
+        .assert_success()
+        .assert_stdout_contains("ran");
+}
+
+/// Stops a waiter (it deletes its node) and waits until it has exited.
+fn release_waiter(mut waiter: Running) {
+    waiter.signal(libc::SIGTERM);
+    waiter.wait(WAIT);
+}
+
+/// A critical section as a command line: it appends `start VERB ID` and
+/// then `end VERB ID` to `log`, and ignores SIGTERM, so that a section once
+/// begun always ends.
+fn section(log: &std::path::Path, verb: &str, id: usize) -> String {
+    format!(
+        "trap '' TERM; echo start {verb} {id} >> {log}; sleep 0.1; echo end {verb} {id} >> {log}",
+        log = log.display()
+    )
+}
+
+/// Checks a log of critical sections: while an exclusive section (`lock`,
+/// `wlock`) runs no other does, while a shared one (`rlock`) runs no
+/// exclusive one does, and every section that began ended.
+fn assert_exclusion(text: &str) {
+    let mut running: Vec<(&str, &str)> = Vec::new();
+    for line in text.lines() {
+        let mut fields = line.split(' ');
+        let (what, verb, id) = (fields.next(), fields.next(), fields.next());
+        let (Some(what), Some(verb), Some(id)) = (what, verb, id) else {
+            panic!("a log line {line:?} in:\n{text}");
+        };
+        match what {
+            "start" => {
+                let exclusive = verb != "rlock";
+                assert!(
+                    running.is_empty() || !exclusive && running.iter().all(|(v, _)| *v == "rlock"),
+                    "{verb} {id} began while {running:?} ran:\n{text}"
+                );
+                running.push((verb, id));
+            }
+            _ => running.retain(|section| *section != (verb, id)),
+        }
+    }
+    assert!(
+        running.is_empty(),
+        "sections never ended: {running:?}:\n{text}"
+    );
+}
+
+/// Queues a contender per verb of `verbs` behind a `holder_verb` holder of
+/// `lock`, each running a critical section, releases the holder, and once
+/// `after` sections have ended makes the contenders at `quitters` give up
+/// while the others drain the queue. Checks the sections' log, that every
+/// contender that stayed ran, and that no node is left.
+fn drain_with_give_ups(
+    holder_verb: &str,
+    lock: &str,
+    verbs: &[&str],
+    quitters: &[usize],
+    after: usize,
+) {
+    let env = TestEnv::new();
+    let dir = Scratch::new();
+    let log = dir.file("log");
+    let (holder, _) = hold(&env, holder_verb, lock, &[]);
+    let mut queued: Vec<Running> = verbs
+        .iter()
+        .enumerate()
+        .map(|(id, verb)| {
+            let command = section(&log, verb, id);
+            queue_behind(&env, verb, lock, id + 2, &["--", "sh", "-c", &command])
+        })
+        .collect();
+    release(holder);
+    let ended = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .matches("end ")
+            .count()
+    };
+    wait_until(WAIT, &format!("{after} sections ended"), || {
+        ended() >= after
+    });
+    for &quitter in quitters {
+        queued[quitter].signal(libc::SIGTERM);
+    }
+    for (id, contender) in queued.iter_mut().enumerate() {
+        let run = contender.wait(WAIT);
+        if !quitters.contains(&id) {
+            run.assert_success();
+        }
+    }
+    let text = std::fs::read_to_string(&log).expect("read log");
+    assert_exclusion(&text);
+    for id in (0..verbs.len()).filter(|id| !quitters.contains(id)) {
+        assert!(
+            text.contains(&format!("start {} {id}\n", verbs[id])),
+            "contender {id} never ran:\n{text}"
+        );
+    }
+    assert!(
+        env.zk()
+            .children_if_any(&format!("/locks/{lock}"))
+            .is_empty()
+    );
+}
+
+#[test]
+fn give_ups_during_a_drain_never_let_two_hold() {
+    drain_with_give_ups("lock", "drain", &["lock"; 8], &[4, 5], 2);
+}
+
+#[test]
+fn give_ups_during_a_drain_of_readers_and_writers_never_let_a_writer_share() {
+    let verbs = [
+        "rlock", "rlock", "wlock", "rlock", "wlock", "wlock", "rlock", "rlock", "wlock",
+    ];
+    drain_with_give_ups("wlock", "rw-drain", &verbs, &[4, 5], 2);
+}
+
 #[test]
 fn a_waiter_whose_own_node_is_deleted_gives_up_without_running() {
     let env = TestEnv::new();
