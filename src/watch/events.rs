@@ -277,6 +277,19 @@ pub(super) fn lock_event(
     }
 }
 
+/// Each event as (kind, node, holders, waiters), for tests to compare
+/// streams of events at a glance.
+#[cfg(test)]
+pub(super) fn kinds(events: &[LockEvent]) -> Vec<(&str, &str, usize, usize)> {
+    events
+        .iter()
+        .map(|e| {
+            let node = e.contender.as_ref().map_or("", |c| c.name.as_str());
+            (e.kind.as_str(), node, e.holders, e.waiters)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,16 +317,6 @@ mod tests {
             })
             .collect();
         queue_lock("/l", reads, NOW)
-    }
-
-    fn kinds(events: &[LockEvent]) -> Vec<(&str, &str, usize, usize)> {
-        events
-            .iter()
-            .map(|e| {
-                let node = e.contender.as_ref().map_or("", |c| c.name.as_str());
-                (e.kind.as_str(), node, e.holders, e.waiters)
-            })
-            .collect()
     }
 
     #[test]

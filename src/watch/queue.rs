@@ -232,7 +232,7 @@ impl LiveQueue {
 mod tests {
     use super::*;
     use crate::lock::Owner;
-    use crate::watch::events;
+    use crate::watch::events::{self, kinds};
     use crate::zk;
 
     const NOW: i64 = 1_700_000_100_000;
@@ -334,16 +334,6 @@ mod tests {
                 |live| live.update(name, told, NOW),
             )
         }
-    }
-
-    fn kinds(events: &[LockEvent]) -> Vec<(&str, &str, usize, usize)> {
-        events
-            .iter()
-            .map(|e| {
-                let node = e.contender.as_ref().map_or("", |c| c.name.as_str());
-                (e.kind.as_str(), node, e.holders, e.waiters)
-            })
-            .collect()
     }
 
     fn curator(kind: &str, seq: i32) -> String {
