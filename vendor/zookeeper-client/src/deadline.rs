@@ -3,8 +3,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
 use futures::future::{Fuse, FusedFuture, FutureExt};
+
+use crate::runtime::Timer;
 
 pub struct Deadline {
     timer: Fuse<Timer>,

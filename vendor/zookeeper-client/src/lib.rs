@@ -40,6 +40,7 @@ mod endpoint;
 mod error;
 mod proto;
 mod record;
+mod runtime;
 #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
 mod sasl;
 mod session;

@@ -3,8 +3,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use async_io::Timer;
-use async_net::TcpStream;
 use asyncs::select;
 use bytes::buf::BufMut;
 use futures::io::BufReader;
@@ -17,6 +15,7 @@ use tracing::{debug, trace};
 
 use crate::deadline::Deadline;
 use crate::endpoint::{EndpointRef, IterableEndpoints};
+use crate::runtime::{TcpStream, Timer};
 #[cfg(feature = "tls")]
 use crate::tls::TlsClient;
 

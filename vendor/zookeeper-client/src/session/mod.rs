@@ -10,7 +10,6 @@ use std::pin::pin;
 use std::sync::Weak;
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
 use asyncs::{select, sync};
 use futures::channel::mpsc;
 use futures::{AsyncWriteExt, StreamExt};
@@ -38,6 +37,7 @@ use crate::endpoint::IterableEndpoints;
 use crate::error::Error;
 use crate::proto::{ConnectRequest, ConnectResponse, ErrorCode, OpCode, PredefinedXid, ReplyHeader};
 use crate::record;
+use crate::runtime::Timer;
 #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
 use crate::sasl::{SaslInitiator, SaslOptions, SaslSession};
 #[cfg(feature = "tls")]
