@@ -346,6 +346,38 @@ fn signals_are_forwarded_to_the_command() {
     assert!(env.zk().children_if_any("/locks/fwd").is_empty());
 }
 
+/// How many threads process `pid` has.
+fn thread_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap_or_else(|e| panic!("the threads of process {pid}: {e}"))
+        .count()
+}
+
+#[test]
+fn a_holder_and_its_guard_each_run_on_a_single_thread() {
+    // The session's socket and timers are driven by the runtime's own
+    // thread. A reactor thread of the client library's would cost every run
+    // its start-up and a cross-thread wake-up per reply.
+    let env = TestEnv::new();
+    let mut holder = env
+        .zklock([
+            "lock",
+            "threads",
+            "--",
+            "sh",
+            "-c",
+            "echo $PPID; exec sleep 1000",
+        ])
+        .spawn();
+    let guard: u32 = holder.next_line(WAIT).parse().expect("the guard's pid");
+    for pid in [holder.pid(), guard] {
+        assert_eq!(thread_count(pid), 1, "threads of zklock process {pid}");
+    }
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT);
+    assert!(env.zk().children_if_any("/locks/threads").is_empty());
+}
+
 #[test]
 fn holding_without_a_command_prints_the_token_and_releases_on_a_signal() {
     let env = TestEnv::new();
