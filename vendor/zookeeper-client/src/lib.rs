@@ -26,7 +26,8 @@
 //! This library uses [asyncs](https://docs.rs/asyncs) and [spawns](https://docs.rs/spawns) to
 //! spawn asynchronous tasks. It exposes runtime feature flags for handy. Please refer their docs
 //! for references.
-//! * `tokio`: Toggle support for [tokio](https://docs.rs/tokio).
+//! * `tokio`: Toggle support for [tokio](https://docs.rs/tokio). Inside a tokio runtime, which must then
+//!   have both io and time enabled, sockets and timers are tokio's own instead of `async-io`'s.
 //! * `smol`: Toggle support for [smol](https://docs.rs/smol) builtin global executor.
 //! * `async-global-executor`: Toggle support for [async-global-executor](https://docs.rs/async-global-executor).
 

@@ -154,3 +154,91 @@ mod with_tokio {
         }
     }
 }
+
+#[cfg(all(test, feature = "tokio"))]
+mod tests {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+
+    use futures::{AsyncReadExt, AsyncWriteExt};
+
+    use super::{TcpStream, Timer};
+
+    fn tokio_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    }
+
+    #[test]
+    fn timer_inside_tokio_runtime() {
+        tokio_runtime().block_on(async {
+            let start = Instant::now();
+            let timer = Timer::after(Duration::from_millis(5));
+            assert!(matches!(timer, Timer::Tokio { .. }));
+            let due = timer.await;
+            assert!(due >= start + Duration::from_millis(5));
+            assert!(Instant::now() >= due);
+        });
+    }
+
+    #[test]
+    fn interval_inside_tokio_runtime() {
+        tokio_runtime().block_on(async {
+            let period = Duration::from_millis(5);
+            let mut tick = Timer::interval(period);
+            let first = (&mut tick).await;
+            let second = (&mut tick).await;
+            assert_eq!(second - first, period);
+        });
+    }
+
+    #[test]
+    fn timer_never() {
+        tokio_runtime().block_on(async {
+            let mut never = Timer::never();
+            assert!(futures::poll!(&mut never).is_pending());
+            Timer::after(Duration::from_millis(5)).await;
+            assert!(futures::poll!(&mut never).is_pending());
+        });
+    }
+
+    #[test]
+    fn timer_outside_tokio_runtime() {
+        let timer = Timer::after(Duration::from_millis(5));
+        assert!(matches!(timer, Timer::AsyncIo(_)));
+        let start = Instant::now();
+        futures::executor::block_on(timer);
+        assert!(Instant::now() >= start + Duration::from_millis(5));
+    }
+
+    /// Connects to `listener`, exchanges a request and a reply, and closes the write half.
+    async fn exchange(listener: &std::net::TcpListener) -> TcpStream {
+        let port = listener.local_addr().unwrap().port();
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        stream.write_all(b"ping").await.unwrap();
+        let mut request = [0u8; 4];
+        server.read_exact(&mut request).unwrap();
+        assert_eq!(&request, b"ping");
+        server.write_all(b"pong").unwrap();
+        let mut reply = [0u8; 4];
+        stream.read_exact(&mut reply).await.unwrap();
+        assert_eq!(&reply, b"pong");
+        stream.close().await.unwrap();
+        assert_eq!(server.read(&mut request).unwrap(), 0);
+        stream
+    }
+
+    #[test]
+    fn tcp_stream_inside_tokio_runtime() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = tokio_runtime().block_on(exchange(&listener));
+        assert!(matches!(stream, TcpStream::Tokio(_)));
+    }
+
+    #[test]
+    fn tcp_stream_outside_tokio_runtime() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = futures::executor::block_on(exchange(&listener));
+        assert!(matches!(stream, TcpStream::AsyncNet(_)));
+    }
+}
