@@ -14,12 +14,15 @@ enum Gssapi {
     Apple,
 }
 
-fn emit_link_line(imp: &Gssapi) {
-    match imp {
-        Gssapi::Mit => println!("cargo:rustc-link-lib=gssapi_krb5"),
-        Gssapi::Heimdal => println!("cargo:rustc-link-lib=gssapi"),
-        Gssapi::Apple => println!("cargo:rustc-link-lib=framework=GSS"),
-    }
+/// The library is not linked: lib.rs opens it on the first call into it
+/// (see `lazy_functions`), under the name given here.
+fn emit_library_name(imp: &Gssapi) {
+    let name = match imp {
+        Gssapi::Mit => "libgssapi_krb5.so.2",
+        Gssapi::Heimdal => "libgssapi.so.3",
+        Gssapi::Apple => "/System/Library/Frameworks/GSS.framework/GSS",
+    };
+    println!("cargo:rustc-env=LIBGSSAPI_SYS_LIBRARY={name}");
 }
 
 /// Install prefixes from `LIBGSSAPI_PREFIX` (colon-separated). Each prefix
@@ -92,16 +95,10 @@ fn searched_builder(imp: &Gssapi) -> bindgen::Builder {
     }
 }
 
-fn emit_user_prefix_link_search() {
-    for p in user_prefixes() {
-        println!("cargo:rustc-link-search=native={}", p.join("lib").display());
-    }
-}
-
 fn try_pkgconfig() -> Result<(Gssapi, bindgen::Builder), pkg_config::Error> {
-    match pkg_config::probe_library("mit-krb5-gssapi") {
+    match probe_headers("mit-krb5-gssapi") {
         Ok(lib) => Ok((Gssapi::Mit, builder_from_pkgconfig(lib))),
-        Err(_) => match pkg_config::probe_library("heimdal-gssapi") {
+        Err(_) => match probe_headers("heimdal-gssapi") {
             Ok(lib) => Ok((Gssapi::Heimdal, builder_from_pkgconfig(lib))),
             Err(lib) => Err(lib),
         },
@@ -137,13 +134,11 @@ fn select_forced(imp: Gssapi, cross_compile: bool) -> (Gssapi, bindgen::Builder)
     };
     if !cross_compile {
         if let Some(pc) = pc {
-            if let Ok(lib) = pkg_config::probe_library(pc) {
+            if let Ok(lib) = probe_headers(pc) {
                 return (imp, builder_from_pkgconfig(lib));
             }
         }
     }
-    emit_link_line(&imp);
-    emit_user_prefix_link_search();
     (imp, searched_builder(&imp))
 }
 
@@ -157,7 +152,6 @@ fn which() -> Gssapi {
     let target_family = env::var("CARGO_CFG_TARGET_FAMILY").unwrap();
 
     if target_os == "macos" {
-        emit_link_line(&Gssapi::Apple);
         return Gssapi::Apple;
     } else if target_os == "windows" {
         panic!("use SSPI on windows")
@@ -165,7 +159,6 @@ fn which() -> Gssapi {
         panic!("libgssapi isn't ported to this platform yet")
     }
 
-    emit_user_prefix_link_search();
     let mut lib_dirs: Vec<PathBuf> = Vec::new();
     for p in user_prefixes() {
         lib_dirs.push(p.join("lib"));
@@ -180,13 +173,9 @@ fn which() -> Gssapi {
 
     for dir in &lib_dirs {
         if dir_has_lib(dir, "libgssapi_krb5") {
-            println!("cargo:rustc-link-search=native={}", dir.display());
-            emit_link_line(&Gssapi::Mit);
             return Gssapi::Mit;
         }
         if dir_has_lib(dir, "libgssapi") {
-            println!("cargo:rustc-link-search=native={}", dir.display());
-            emit_link_line(&Gssapi::Heimdal);
             return Gssapi::Heimdal;
         }
     }
@@ -232,8 +221,93 @@ fn main() {
         })
         .generate()
         .expect("failed to generate gssapi bindings");
+    emit_library_name(&imp);
     let out_path = PathBuf::from(env::var("OUT_DIR").unwrap());
-    bindings
-        .write_to_file(out_path.join("bindings.rs"))
+    fs::write(out_path.join("bindings.rs"), lazy_functions(&bindings.to_string()))
         .expect("failed to write bindings")
+}
+
+/// pkg-config's include paths for `name`, without its link directives.
+fn probe_headers(name: &str) -> Result<pkg_config::Library, pkg_config::Error> {
+    pkg_config::Config::new().cargo_metadata(false).probe(name)
+}
+
+/// Rewrites bindgen's output so that nothing links against the library:
+/// each declared function becomes a Rust function of the same name and
+/// signature that looks its symbol up in the library, opened on first use,
+/// and calls it (`crate::Symbol`). Everything else (types, constants, the
+/// declared statics, which nothing may use) stays as bindgen wrote it.
+fn lazy_functions(bindings: &str) -> String {
+    const BLOCK: &str = "extern \"C\" {";
+    let mut out = String::new();
+    let mut rest = bindings;
+    while let Some(at) = rest.find(BLOCK) {
+        let start = if rest[..at].ends_with("unsafe ") { at - "unsafe ".len() } else { at };
+        let body_at = at + BLOCK.len();
+        let end = body_at + rest[body_at..].find("\n}").expect("an extern block ends") + 2;
+        out.push_str(&rest[..start]);
+        match rest[body_at..end - 2].split_once("pub fn ") {
+            Some((_, declaration)) => out.push_str(&lazy_function(declaration)),
+            None => out.push_str(&rest[start..end]),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `name(arg: Type, ...) -> Ret;` as a function that calls the symbol
+/// `name` of the library, or fails as GSSAPI fails when it is missing.
+fn lazy_function(declaration: &str) -> String {
+    let (name, signature) = declaration.split_once('(').expect("a function has parameters");
+    let close = signature.rfind(')').expect("a parameter list ends");
+    let (parameters, ret) = (&signature[..close], &signature[close + 1..]);
+    let ret = ret.trim().trim_end_matches(';').trim().trim_start_matches("->").trim();
+    let ret = if ret.is_empty() { "()" } else { ret };
+    let parameters: Vec<(&str, &str)> = split_top_level(parameters)
+        .into_iter()
+        .map(|p| p.split_once(':').map(|(n, t)| (n.trim(), t.trim())).expect("a parameter is `name: Type`"))
+        .collect();
+    let list = |f: &dyn Fn(&(&str, &str)) -> String| parameters.iter().map(f).collect::<Vec<_>>().join(", ");
+    let declared = list(&|(n, t)| format!("{n}: {t}"));
+    let types = list(&|(_, t)| t.to_string());
+    let names = list(&|(n, _)| n.to_string());
+    let missing = if ret == "OM_uint32" {
+        "crate::unavailable()".to_string()
+    } else {
+        format!("panic!(\"{name}: {{}}\", crate::library().err().unwrap_or(\"no such symbol\"))")
+    };
+    format!(
+        "pub unsafe fn {name}({declared}) -> {ret} {{\n\
+         \x20   static SYMBOL: crate::Symbol = crate::Symbol::new(b\"{name}\\0\");\n\
+         \x20   match SYMBOL.address() {{\n\
+         \x20       Some(address) => {{\n\
+         \x20           let function: unsafe extern \"C\" fn({types}) -> {ret} = ::std::mem::transmute(address);\n\
+         \x20           function({names})\n\
+         \x20       }}\n\
+         \x20       None => {missing},\n\
+         \x20   }}\n\
+         }}"
+    )
+}
+
+/// `text` split at the commas outside brackets, without empty pieces.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let (mut pieces, mut depth, mut from, mut previous) = (Vec::new(), 0i32, 0, ' ');
+    for (i, c) in text.char_indices() {
+        let arrow = previous == '-';
+        previous = c;
+        match c {
+            '(' | '<' | '[' => depth += 1,
+            '>' if arrow => {}
+            ')' | '>' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                pieces.push(&text[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    pieces.push(&text[from..]);
+    pieces.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
 }
