@@ -19,12 +19,14 @@
 //! itself up at once (its own process group, the parent-death signal, child
 //! subreaper, every signal blocked) and waits on a pipe. When the lock is
 //! held, zklock sends the command line and its extra environment down that
-//! pipe ([`Standby::start`]); the guard forks the command (cheap: the guard
-//! is small), which joins the guard's group, restores the signal state
-//! zklock started with, and execs. The guard's first word on its report pipe
-//! says whether the exec worked. When zklock gives up instead, or dies, the
-//! guard ends without starting anything ([`dismiss`] makes sure of it before
-//! zklock exits).
+//! pipe ([`Standby::start`]); the guard starts the command the way
+//! posix_spawn does, with a child that shares the guard's memory until it
+//! execs (so not even the guard's page tables are copied), which joins the
+//! guard's group, asks for SIGKILL when the guard dies, restores the signal
+//! state zklock started with, and execs. The guard's first word on its
+//! report pipe says whether the exec worked. When zklock gives up instead,
+//! or dies, the guard ends without starting anything ([`dismiss`] makes sure
+//! of it before zklock exits).
 //!
 //! From then on the guard adopts the group's orphans (it is a child
 //! subreaper) and waits until the command and every other process of the
@@ -37,9 +39,10 @@
 //! not the process: `main`'s thread forks it, and that thread runs the
 //! runtime until zklock exits.
 
+use std::ffi::{CStr, CString};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
+use std::os::unix::ffi::OsStringExt;
 use std::sync::Mutex;
 
 use super::signals::FORWARDED;
@@ -79,6 +82,10 @@ pub(crate) fn stand_by() -> io::Result<()> {
     if pid < 0 {
         return Err(forked);
     }
+    // As the guard does itself: whichever comes first, its group exists
+    // before zklock can lend it the terminal.
+    // SAFETY: setpgid has no memory-safety preconditions.
+    unsafe { libc::setpgid(pid, pid) };
     drop((go_read, report_write));
     let standby = Standby {
         pid,
@@ -178,26 +185,28 @@ fn encode(argv: &[String], env: &[(String, String)]) -> Vec<u8> {
     message
 }
 
-/// The command a message of [`encode`] carries: (argv, env); `None` when it
-/// is incomplete or malformed.
-fn decode(message: &[u8]) -> Option<(Vec<String>, Vec<(String, String)>)> {
+/// The command a message of [`encode`] carries, as C strings within it:
+/// (argv, the extra `NAME=value` pairs); `None` when it is incomplete or
+/// malformed.
+fn decode(
+    message: &[u8],
+) -> Option<(
+    impl Iterator<Item = &CStr> + Clone,
+    impl Iterator<Item = &CStr> + Clone,
+)> {
     let (length, body) = message.split_first_chunk::<8>()?;
     if u64::from_ne_bytes(*length) != body.len() as u64 || body.last() != Some(&0) {
         return None;
     }
-    let mut fields = body[..body.len() - 1]
-        .split(|byte| *byte == 0)
-        .map(|field| String::from_utf8(field.to_vec()).ok());
-    let argc: usize = fields.next()??.parse().ok()?;
-    let argv: Vec<String> = fields.by_ref().take(argc).collect::<Option<_>>()?;
-    let env = fields
-        .map(|pair| {
-            let pair = pair?;
-            let (name, value) = pair.split_once('=')?;
-            Some((name.to_owned(), value.to_owned()))
-        })
-        .collect::<Option<_>>()?;
-    (argc > 0 && argv.len() == argc).then_some((argv, env))
+    let mut fields = body
+        .split_inclusive(|byte| *byte == 0)
+        .map(|field| CStr::from_bytes_with_nul(field).expect("one NUL, at the end"));
+    let argc: usize = fields.next()?.to_str().ok()?.parse().ok()?;
+    let env = fields.clone().skip(argc);
+    let well_formed = argc > 0
+        && fields.clone().count() >= argc
+        && env.clone().all(|pair| pair.to_bytes().contains(&b'='));
+    well_formed.then_some((fields.take(argc), env))
 }
 
 /// The guard's first word on the report pipe once the command was started:
@@ -225,12 +234,21 @@ fn guard(zklock: libc::pid_t, go: OwnedFd, report: OwnedFd, original_mask: &libc
             libc::_exit(0);
         }
     }
-    let Some((argv, env)) = wait_for_command(go) else {
+    // Whatever does not depend on the command is made ready while zklock
+    // waits for the lock: after the fork, the first write to each page of
+    // memory costs a fault, and none of them should come after the lock.
+    let mut launcher = Launcher::new(original_mask);
+    let mut message = written_buffer();
+    if !wait_for_command(go, &mut message) {
         // SAFETY: ends the guard without running anything of zklock's.
         unsafe { libc::_exit(0) }
-    };
+    }
     let report = report.as_raw_fd();
-    match start_command(&argv, &env, original_mask) {
+    let started = match decode(&message) {
+        Some((argv, env)) => launcher.start(argv, env),
+        None => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+    };
+    match started {
         Ok(command) => {
             say(report, STARTED);
             // SAFETY: see watch_over.
@@ -244,12 +262,21 @@ fn guard(zklock: libc::pid_t, go: OwnedFd, report: OwnedFd, original_mask: &libc
     }
 }
 
-/// Reads the command from the go pipe; `None` when zklock closed it without
-/// one (it gave up) or died.
-fn wait_for_command(go: OwnedFd) -> Option<(Vec<String>, Vec<(String, String)>)> {
-    let zklock_died = death_notice()?;
+/// An empty buffer whose room has been written, so that filling it later
+/// costs no page faults.
+fn written_buffer<T: Copy + Default>() -> Vec<T> {
+    let mut buffer = vec![T::default(); 16 * 1024 / size_of::<T>()];
+    buffer.clear();
+    buffer
+}
+
+/// Reads the command from the go pipe into `message`; false when zklock
+/// closed it without one (it gave up) or died.
+fn wait_for_command(go: OwnedFd, message: &mut Vec<u8>) -> bool {
+    let Some(zklock_died) = death_notice() else {
+        return false;
+    };
     let mut go = std::fs::File::from(go);
-    let mut message = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
         let mut ready = [
@@ -269,13 +296,13 @@ fn wait_for_command(go: OwnedFd) -> Option<(Vec<String>, Vec<(String, String)>)>
             continue;
         }
         if ready[0].revents != 0 {
-            return None;
+            return false;
         }
         match go.read(&mut chunk) {
-            Ok(0) => return decode(&message),
+            Ok(0) => return !message.is_empty(),
             Ok(n) => message.extend_from_slice(&chunk[..n]),
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
+            Err(_) => return false,
         }
     }
 }
@@ -293,31 +320,151 @@ fn death_notice() -> Option<OwnedFd> {
     }
 }
 
-/// Forks and execs the command in the guard's process group; returns its
-/// pid once the exec has worked.
-fn start_command(
-    argv: &[String],
-    env: &[(String, String)],
-    original_mask: &libc::sigset_t,
-) -> io::Result<libc::pid_t> {
-    let mut command = std::process::Command::new(&argv[0]);
-    command.args(&argv[1..]);
-    command.envs(env.iter().map(|(name, value)| (name, value)));
-    let guard = std::process::id() as libc::pid_t;
-    let original_mask = *original_mask;
-    // SAFETY: the closure runs in the forked child of this single-threaded
-    // process, and makes only async-signal-safe calls.
-    unsafe {
-        command.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != guard {
-                libc::raise(libc::SIGKILL);
-            }
-            restore_signals(&original_mask);
-            Ok(())
-        });
+/// What starting the command takes but the command itself: the environment
+/// zklock started with, and memory for the pointer arrays exec takes and
+/// for the stack of the command's side of the clone.
+struct Launcher {
+    /// `NAME=value`.
+    inherited_env: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+    stack: Vec<u8>,
+    original_mask: libc::sigset_t,
+}
+
+impl Launcher {
+    fn new(original_mask: &libc::sigset_t) -> Launcher {
+        let inherited_env = std::env::vars_os()
+            .filter_map(|(name, value)| {
+                let mut pair = name.into_vec();
+                pair.push(b'=');
+                pair.extend(value.into_vec());
+                CString::new(pair).ok()
+            })
+            .collect();
+        Launcher {
+            inherited_env,
+            argv: written_buffer(),
+            envp: written_buffer(),
+            stack: vec![1; command_stack(512)],
+            original_mask: *original_mask,
+        }
     }
-    command.spawn().map(|child| child.id() as libc::pid_t)
+
+    /// Starts `argv` (the program first) with `extra_env` (`NAME=value`) in
+    /// the guard's process group, and returns its pid once it has exec'd:
+    /// the way posix_spawn does, with a child that shares the guard's memory
+    /// (no page tables to copy) while the guard waits for its exec.
+    /// posix_spawn itself cannot ask for the parent-death signal.
+    fn start<'a>(
+        &'a mut self,
+        argv: impl Iterator<Item = &'a CStr>,
+        extra_env: impl Iterator<Item = &'a CStr> + Clone,
+    ) -> io::Result<libc::pid_t> {
+        self.argv.clear();
+        self.argv.extend(argv.map(CStr::as_ptr));
+        self.argv.push(std::ptr::null());
+        self.envp.clear();
+        self.envp
+            .extend(environment(&self.inherited_env, extra_env).map(CStr::as_ptr));
+        self.envp.push(std::ptr::null());
+        let room = command_stack(self.argv.len());
+        if self.stack.len() < room {
+            self.stack.resize(room, 0);
+        }
+        let mut exec = Exec {
+            argv: self.argv.as_ptr(),
+            envp: self.envp.as_ptr(),
+            original_mask: self.original_mask,
+            guard: std::process::id() as libc::pid_t,
+            errno: 0,
+        };
+        // The top of the stack, aligned as the ABI wants it.
+        let top = (self.stack.as_mut_ptr_range().end as usize) & !15;
+        // SAFETY: the child runs `exec_command` on its own stack, on memory
+        // the guard keeps alive and leaves alone until the child has exec'd
+        // or exited: CLONE_VFORK suspends the guard until then.
+        let pid = unsafe {
+            libc::clone(
+                exec_command,
+                top as *mut libc::c_void,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                (&raw mut exec).cast(),
+            )
+        };
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the child has exec'd or exited: the field is the guard's
+        // again.
+        let errno = unsafe { std::ptr::read_volatile(&raw const exec.errno) };
+        if errno != 0 {
+            // SAFETY: reaps the child that failed to exec.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            return Err(io::Error::from_raw_os_error(errno));
+        }
+        Ok(pid)
+    }
+}
+
+/// The `inherited` environment with `extra` added, each replacing an
+/// inherited variable of its name (as for a zklock run by the command of
+/// another).
+fn environment<'a>(
+    inherited: &'a [CString],
+    extra: impl Iterator<Item = &'a CStr> + Clone,
+) -> impl Iterator<Item = &'a CStr> {
+    fn name(pair: &CStr) -> &[u8] {
+        let bytes = pair.to_bytes();
+        &bytes[..bytes.iter().position(|b| *b == b'=').unwrap_or(bytes.len())]
+    }
+    let replaced = extra.clone();
+    inherited
+        .iter()
+        .map(CString::as_c_str)
+        .filter(move |pair| !replaced.clone().any(|added| name(added) == name(pair)))
+        .chain(extra)
+}
+
+/// The stack the command's side of the clone needs for `argc` arguments:
+/// a PATH search builds each candidate path on it, and a script without
+/// `#!` goes to sh with a copy of its argv, one longer.
+fn command_stack(argc: usize) -> usize {
+    16 * 1024 + (argc + 2) * size_of::<usize>()
+}
+
+/// What the command's side of the clone reads and writes: prepared by the
+/// guard beforehand, so that the child only makes system calls.
+struct Exec {
+    /// The program first, null-terminated.
+    argv: *const *const libc::c_char,
+    /// `NAME=value` pairs, null-terminated.
+    envp: *const *const libc::c_char,
+    original_mask: libc::sigset_t,
+    guard: libc::pid_t,
+    /// Set by the child when the exec failed.
+    errno: libc::c_int,
+}
+
+/// The command's side, between clone and exec: dies with the guard, takes
+/// the signal state zklock started with, and execs, searching PATH as a
+/// shell does. Shares the guard's memory: nothing here may allocate or take
+/// a lock.
+extern "C" fn exec_command(exec: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `exec` is the guard's `Exec`, alive until this execs or exits;
+    // the calls are plain system calls and execvpe, which glibc runs without
+    // allocating.
+    unsafe {
+        let exec = &mut *exec.cast::<Exec>();
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != exec.guard {
+            libc::_exit(127);
+        }
+        restore_signals(&exec.original_mask);
+        libc::execvpe(*exec.argv, exec.argv, exec.envp);
+        exec.errno = *libc::__errno_location();
+        libc::_exit(127)
+    }
 }
 
 /// The signal state the command starts with: the one zklock started with,
@@ -479,6 +626,22 @@ unsafe fn end_like(status: libc::c_int) -> ! {
 mod tests {
     use super::*;
 
+    type Command = (Vec<String>, Vec<(String, String)>);
+
+    /// What [`decode`] finds, as the strings and pairs given to [`encode`].
+    fn decoded(message: &[u8]) -> Option<Command> {
+        let text = |field: &CStr| field.to_str().unwrap().to_owned();
+        let (argv, env) = decode(message)?;
+        let env = env.map(|pair| {
+            let (name, value) = text(pair)
+                .split_once('=')
+                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+                .unwrap();
+            (name, value)
+        });
+        Some((argv.map(text).collect(), env.collect()))
+    }
+
     fn strings(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| (*w).to_owned()).collect()
     }
@@ -494,16 +657,38 @@ mod tests {
             ("ZKLOCK_EMPTY".to_owned(), String::new()),
             ("ZKLOCK_EQUALS".to_owned(), "a=b".to_owned()),
         ];
-        assert_eq!(decode(&encode(&argv, &env)), Some((argv.clone(), env)));
-        assert_eq!(decode(&encode(&argv, &[])), Some((argv, Vec::new())));
+        assert_eq!(decoded(&encode(&argv, &env)), Some((argv.clone(), env)));
+        assert_eq!(decoded(&encode(&argv, &[])), Some((argv, Vec::new())));
     }
 
     #[test]
     fn a_message_cut_short_is_no_command() {
         let message = encode(&strings(&["true"]), &[("A".into(), "1".into())]);
         for cut in 0..message.len() {
-            assert_eq!(decode(&message[..cut]), None, "cut at {cut}");
+            assert_eq!(decoded(&message[..cut]), None, "cut at {cut}");
         }
-        assert_eq!(decode(&encode(&[], &[])), None, "no program");
+        assert_eq!(decoded(&encode(&[], &[])), None, "no program");
+    }
+
+    #[test]
+    fn the_command_s_variables_replace_inherited_ones_of_the_same_name() {
+        let pairs = |texts: &[&str]| -> Vec<CString> {
+            texts.iter().map(|t| CString::new(*t).unwrap()).collect()
+        };
+        // As for a zklock run by the command of another.
+        let inherited = pairs(&["PATH=/bin", "ZKLOCK_NODE=/outer/n1", "ZKLOCK_NODES=x"]);
+        let extra = pairs(&["ZKLOCK_NODE=/inner/n2", "ZKLOCK_LOCK=/inner"]);
+        let env: Vec<&CStr> =
+            environment(&inherited, extra.iter().map(CString::as_c_str)).collect();
+        let expected = pairs(&[
+            "PATH=/bin",
+            "ZKLOCK_NODES=x",
+            "ZKLOCK_NODE=/inner/n2",
+            "ZKLOCK_LOCK=/inner",
+        ]);
+        assert_eq!(
+            env,
+            expected.iter().map(CString::as_c_str).collect::<Vec<_>>()
+        );
     }
 }

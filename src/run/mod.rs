@@ -1,6 +1,7 @@
 //! Running a command under a lock: start it in its own process
-//! group behind a guard that kills the group if zklock dies, forward signals
-//! to it, and stop it when the lock is lost.
+//! group behind a guard that kills the group if zklock dies (forked when
+//! zklock starts, see [`guard`]), forward signals to it, and stop it when the
+//! lock is lost.
 
 pub(crate) mod detach;
 pub(crate) mod guard;
