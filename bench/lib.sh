@@ -14,9 +14,11 @@
 #                               matching RE
 #   bench_measure OUT CMD...    runs CMD once through the timer (stdout to
 #                               OUT); prints "<wall seconds> <max RSS in KB>"
-#   bench_proxy_start           a byte-counting proxy in front of the server;
-#                               sets $BENCH_PROXY_HOSTS
-#   bench_proxy_bytes           "<bytes to the server> <bytes from it>" so far
+#   bench_proxy_start           a counting proxy in front of the server
+#                               (bench/count_proxy.py); sets $BENCH_PROXY_HOSTS
+#   bench_proxy_counts          its counts so far: "<bytes to the server>
+#                               <bytes from it> <requests> <keep-alive
+#                               requests> <keep-alive bytes from it>"
 #   bench_median N...           the median of numbers
 #   bench_row COL...            adds a row to the table; bench_table prints it
 #
@@ -160,7 +162,7 @@ bench_proxy_start() {
     BENCH_PROXY_HOSTS=127.0.0.1:$(awk '{ print $2 }' "$out")
 }
 
-bench_proxy_bytes() {
+bench_proxy_counts() {
     local deadline=$((SECONDS + 10))
     rm -f "$BENCH_PROXY_STATS"
     kill -USR1 "$BENCH_PROXY_PID"
@@ -215,17 +217,4 @@ while len(client.get_children(sys.argv[2])) < int(sys.argv[3]):
     time.sleep(0.005)
 client.stop()
 PY
-}
-
-# bench_mntr KEY...: the values of the KEYs in the server's `mntr` output,
-# on one line, in the order given.
-bench_mntr() {
-    local port=${BENCH_HOSTS##*:} reply fd
-    exec {fd}<>"/dev/tcp/127.0.0.1/$port"
-    printf mntr >&"$fd"
-    reply=$(cat <&"$fd")
-    exec {fd}<&-
-    awk -v keys="$*" '
-        { value[$1] = $2 }
-        END { n = split(keys, k, " "); for (i = 1; i <= n; i++) printf "%s%s", value[k[i]], (i < n ? " " : "\n") }' <<<"$reply"
 }

@@ -108,10 +108,31 @@ job_handoff() {
         ">= 3 x kazoo per process: $(verdict "$vs" 3 ">=")"
 }
 
-# The server's counters and the proxy's, on one line: requests received,
-# responses sent, bytes to the server, bytes from the server.
+# The proxy's counters on one line: requests, of which keep-alive (pings
+# and heartbeat syncs), response bytes, of which keep-alive.
 counters() {
-    printf '%s %s\n' "$(bench_mntr zk_packets_received zk_packets_sent)" "$(bench_proxy_bytes)"
+    local up down requests keepalive keepalive_down
+    read -r up down requests keepalive keepalive_down <<<"$(bench_proxy_counts)"
+    printf '%s %s %s %s\n' "$requests" "$keepalive" "$down" "$keepalive_down"
+}
+
+# What changed between two `counters` lines, without the keep-alive
+# traffic: "<requests> <response bytes>". Idle sessions send keep-alives at
+# a rate of their own, so how many land in a window depends on its length
+# and on how many sessions are open, not on what the window measures.
+handoff_traffic() {
+    local r0 k0 d0 kd0 r1 k1 d1 kd1
+    read -r r0 k0 d0 kd0 <<<"$1"
+    read -r r1 k1 d1 kd1 <<<"$2"
+    printf '%s %s\n' $(((r1 - r0) - (k1 - k0))) $(((d1 - d0) - (kd1 - kd0)))
+}
+
+# Keep-alive traffic between two `counters` lines: "<requests> <bytes>".
+keepalive_traffic() {
+    local k0 kd0 k1 kd1
+    read -r _ k0 _ kd0 <<<"$1"
+    read -r _ k1 _ kd1 <<<"$2"
+    printf '%s %s\n' $((k1 - k0)) $((kd1 - kd0))
 }
 
 # Starts a zklock holder of LOCK through the proxy and waits until it holds;
@@ -125,9 +146,10 @@ start_holder() {
 # Requests and response bytes per handoff with WAITERS zklock waiters
 # queued, all through the counting proxy: what the server received and
 # sent between a holder's release and the next waiter holding, median of
-# HERD_RELEASES handoffs. Prints "<requests> <response bytes>".
+# HERD_RELEASES handoffs, keep-alive traffic left out and counted apart.
+# Prints "<requests> <response bytes> <keep-alive requests> <keep-alive bytes>".
 herd_counts() {
-    local waiters=$1 lock=/bench/herd/$1 out pids=() requests=() bytes=() i
+    local waiters=$1 lock=/bench/herd/$1 out pids=() requests=() bytes=() kreq=() kbytes=() i
     out=$BENCH_TMP/herd.$waiters
     mkdir -p "$out"
     start_holder "$lock" "$out/0"
@@ -138,30 +160,31 @@ herd_counts() {
         pids+=("$BENCH_PID")
         bench_wait_contenders "$lock" $((i + 1))
     done
-    local r0 d0 r1 d1
+    local before after r d
     for ((i = 1; i <= HERD_RELEASES; i++)); do
-        read -r r0 _ _ d0 <<<"$(counters)"
+        before=$(counters)
         kill -TERM "${pids[i - 1]}"
         bench_wait_line "$out/$i" '^/'
-        read -r r1 _ _ d1 <<<"$(counters)"
-        # One request and one response of each pair are the mntr itself;
-        # the mntr does not pass through the proxy.
-        requests+=($((r1 - r0 - 1)))
-        bytes+=($((d1 - d0)))
+        after=$(counters)
+        read -r r d <<<"$(handoff_traffic "$before" "$after")"
+        requests+=("$r")
+        bytes+=("$d")
+        read -r r d <<<"$(keepalive_traffic "$before" "$after")"
+        kreq+=("$r")
+        kbytes+=("$d")
     done
     for i in "${pids[@]}"; do kill -TERM "$i" 2>/dev/null || true; done
-    printf '%s %s\n' "$(per 1 "$(bench_median "${requests[@]}")")" "$(per 1 "$(bench_median "${bytes[@]}")")"
+    printf '%s %s %s %s\n' "$(per 1 "$(bench_median "${requests[@]}")")" "$(per 1 "$(bench_median "${bytes[@]}")")" \
+        "$(per 1 "$(bench_median "${kreq[@]}")")" "$(per 1 "$(bench_median "${kbytes[@]}")")"
 }
 
 job_herd() {
-    local few_requests few_bytes many_requests many_bytes counts
+    local few_requests few_bytes few_kreq few_kbytes many_requests many_bytes many_kreq many_kbytes
     [[ -n ${BENCH_PROXY_PID:-} ]] || bench_proxy_start
-    counts=$(herd_counts 10)
-    read -r few_requests few_bytes <<<"$counts"
-    counts=$(herd_counts 100)
-    read -r many_requests many_bytes <<<"$counts"
-    bench_row "herd: per handoff, median of $HERD_RELEASES" \
-        "10 waiters: $few_requests requests, $few_bytes B; 100 waiters: $many_requests requests, $many_bytes B" \
+    read -r few_requests few_bytes few_kreq few_kbytes <<<"$(herd_counts 10)"
+    read -r many_requests many_bytes many_kreq many_kbytes <<<"$(herd_counts 100)"
+    bench_row "herd: per handoff, median of $HERD_RELEASES (keep-alives apart)" \
+        "10 waiters: $few_requests requests, $few_bytes B; 100 waiters: $many_requests requests, $many_bytes B (keep-alives in the window: $few_kreq and $many_kreq requests, $few_kbytes and $many_kbytes B)" \
         "-" "-" "-" "-" \
         "$(ratio "$many_requests" "$few_requests") x requests, $(ratio "$many_bytes" "$few_bytes") x bytes (100 vs 10 waiters)" \
         "independent of waiters: $(awk -v a="$few_requests" -v b="$many_requests" -v x="$few_bytes" -v y="$many_bytes" \
@@ -171,7 +194,8 @@ job_herd() {
 # Drains a queue of N zklock waiters (`lock L -- true`, each through HOSTS)
 # behind one holder: releases the holder and waits until every waiter has
 # held, run its command and exited. Prints "<seconds> <requests> <response
-# bytes>" over the whole drain (bytes only when HOSTS is the proxy).
+# bytes> <keep-alive requests> <keep-alive bytes>" over the whole drain,
+# the first two without keep-alives (counts only when HOSTS is the proxy).
 drain_once() {
     local n=$1 hosts=$2 lock=/bench/drain/$1.$RANDOM out pids=() i holder start end
     out=$BENCH_TMP/drain.$n
@@ -184,14 +208,15 @@ drain_once() {
         BENCH_PIDS+=("$!")
     done
     bench_wait_contenders "$lock" $((n + 1))
-    local r0 d0 r1 d1
-    read -r r0 _ _ d0 <<<"$(counters)"
+    local before after
+    before=$(counters)
     start=$EPOCHREALTIME
     kill -TERM "$holder"
     for i in "${pids[@]}"; do wait "$i" || bench_die "a drain waiter failed"; done
     end=$EPOCHREALTIME
-    read -r r1 _ _ d1 <<<"$(counters)"
-    awk -v a="$start" -v b="$end" -v r=$((r1 - r0 - 1)) -v d=$((d1 - d0)) 'BEGIN { printf "%.3f %d %d\n", b - a, r, d }'
+    after=$(counters)
+    printf '%s %s %s\n' "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')" \
+        "$(handoff_traffic "$before" "$after")" "$(keepalive_traffic "$before" "$after")"
 }
 
 # Draining N = DRAIN_SIZES queued waiters: time, requests and response
@@ -200,15 +225,13 @@ drain_once() {
 # 200 waiters, and per handoff for a longer queue within 10% of the first
 # size's.
 job_drain() {
-    local n t r d pt pr counts bytes first_bytes="" goal sizes
+    local n t d pt pr kr kd bytes first_bytes="" goal sizes
     read -ra sizes <<<"$DRAIN_SIZES"
     [[ -n ${BENCH_PROXY_PID:-} ]] || bench_proxy_start
     for n in "${sizes[@]}"; do
-        counts=$(drain_once "$n" "$BENCH_HOSTS")
-        read -r t r _ <<<"$counts"
-        counts=$(drain_once "$n" "$BENCH_PROXY_HOSTS")
-        read -r pt pr d <<<"$counts"
-        bench_say "drain of $n: $t s direct, $pt s through the proxy ($pr requests)"
+        read -r t _ <<<"$(drain_once "$n" "$BENCH_HOSTS")"
+        read -r pt pr d kr kd <<<"$(drain_once "$n" "$BENCH_PROXY_HOSTS")"
+        bench_say "drain of $n: $t s direct, $pt s through the proxy ($pr requests; keep-alives apart: $kr requests, $kd B)"
         bytes=$(per "$n" "$d")
         if [[ -z $first_bytes ]]; then
             first_bytes=$bytes
@@ -218,7 +241,7 @@ job_drain() {
         fi
         ((n == 200)) && goal="<= 1,500 B per handoff: $(verdict "$bytes" 1500 "<=")"
         bench_row "drain $n queued waiters: per handoff" \
-            "$(ms "$(awk -v t="$t" -v n="$n" 'BEGIN { print t / n }')"), $(per "$n" "$r") requests, $bytes B ($(awk -v d="$d" 'BEGIN { printf "%.1f", d / 1e6 }') MB a drain)" \
+            "$(ms "$(awk -v t="$t" -v n="$n" 'BEGIN { print t / n }')"), $(per "$n" "$pr") requests, $bytes B ($(awk -v d="$d" 'BEGIN { printf "%.1f", d / 1e6 }') MB a drain; keep-alives apart: $(per "$n" "$kd") B)" \
             "-" "-" "-" "-" "-" "$goal"
     done
 }

@@ -70,8 +70,8 @@ impl Cli {
     /// variable gave the option. The commands that never connect read no
     /// profile.
     fn with_profile(args: &[std::ffi::OsString]) -> Cli {
-        let command = command();
-        let (mut cli, matches) = parse(&command, args);
+        let mut command = command();
+        let (mut cli, matches) = parse(&mut command, args);
         if cli.command.is_offline() {
             return cli;
         }
@@ -85,7 +85,7 @@ impl Cli {
                     .chain(added)
                     .chain(rest.iter().cloned())
                     .collect();
-                parse(&command, &args).0
+                parse(&mut command, &args).0
             }
             Err(err) => {
                 cli.profile_error = Some(err);
@@ -95,11 +95,12 @@ impl Cli {
     }
 }
 
-/// Parses `args`; a clap error exits 2.
-fn parse(command: &clap::Command, args: &[std::ffi::OsString]) -> (Cli, ArgMatches) {
+/// Parses `args`; a clap error exits 2. Parsing builds `command` in
+/// place (clap copies every global option into every subcommand then), so
+/// that a second parse, with a profile's options, builds nothing again.
+fn parse(command: &mut clap::Command, args: &[std::ffi::OsString]) -> (Cli, ArgMatches) {
     let matches = command
-        .clone()
-        .try_get_matches_from(args)
+        .try_get_matches_from_mut(args)
         .unwrap_or_else(|err| refuse(with_hint(err), args));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|err| refuse(err, args));
     (cli, matches)

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::acquire::Held;
 use crate::zk::monitor::{self, Lapse, LeaderEvidence};
-use crate::zk::{self, Class, NodeEvent, Session, class_of};
+use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, class_of};
 
 /// What Curator's revocation writes into a holder's node.
 pub(crate) const REVOKE: &[u8] = b"__REVOKE__";
@@ -64,8 +64,9 @@ pub(crate) async fn lost(
 async fn node_lost(session: &Session, held: &Held) -> Loss {
     let mut attempt = 0;
     loop {
-        let (data, mut watch) = match session.watch_data(&held.node).await {
-            Ok(watched) => watched,
+        let (revoked, mut watch) = match watch_own_node(session, &held.node).await {
+            Ok(Some(watched)) => watched,
+            Ok(None) => return Loss::Deleted,
             Err(err) if err.is_no_node() => return Loss::Deleted,
             Err(err) if err.cause().map(class_of) == Some(Class::Recoverable) => {
                 tokio::time::sleep(session.retry().backoff(attempt)).await;
@@ -75,7 +76,7 @@ async fn node_lost(session: &Session, held: &Held) -> Loss {
             Err(err) => return Loss::SessionEnded(cause_text(&err)),
         };
         attempt = 0;
-        if data == REVOKE {
+        if revoked {
             return Loss::Revoked;
         }
         match watch.changed().await {
@@ -84,6 +85,26 @@ async fn node_lost(session: &Session, held: &Held) -> Loss {
             NodeEvent::Changed => {}
         }
     }
+}
+
+/// Sets a watch on our node (its change or deletion fires it) and tells
+/// whether it carries the revocation mark; `None` when it is gone. While
+/// the node is at the version we created it at, it holds the owner record
+/// we wrote, so its stat is enough: the record itself, a few hundred bytes
+/// a handoff, is read back only once something has written to the node.
+async fn watch_own_node(
+    session: &Session,
+    node: &str,
+) -> Result<Option<(bool, NodeWatch)>, zk::Error> {
+    let (stat, watch) = session.watch_stat(node).await?;
+    let Some(stat) = stat else {
+        return Ok(None);
+    };
+    if stat.version == 0 {
+        return Ok(Some((false, watch)));
+    }
+    let (data, _) = session.get_data(node).await?;
+    Ok(Some((data == REVOKE, watch)))
 }
 
 /// The client library's words for why a request failed, without our own

@@ -18,6 +18,13 @@ use super::{self as zk, Session};
 /// Reads per request.
 pub(crate) const BATCH: usize = 64;
 
+/// Existence questions per request: each answer is 13 bytes or so.
+const EXIST_BATCH: usize = 1024;
+
+/// Bytes of paths per existence request: well inside the 1 MiB a server
+/// accepts by default (`jute.maxbuffer`).
+const EXIST_BATCH_BYTES: usize = 128 * 1024;
+
 /// What one read of a node's data answered.
 pub(crate) type DataRead = Result<(Vec<u8>, zkc::Stat), zk::Error>;
 /// What one listing of a node's children answered.
@@ -80,16 +87,21 @@ impl<'s> Batcher<'s> {
             .collect())
     }
 
-    /// Which of `paths` exist, in order, asked in batches of [`BATCH`]
-    /// written together before any answer is awaited. Each node is asked
-    /// for its children: the smallest answer ZooKeeper gives about a node,
-    /// an empty list or "no node" (an `exists` of a node that is there
-    /// answers with its whole stat). Only "no node" counts as absent; any
-    /// other answer for one node (no permission to list it, say) counts as
-    /// present, which a caller that waits on what is present can afford.
+    /// Which of `paths` exist, in order, asked in batches written together
+    /// before any answer is awaited. Each node is asked for its children:
+    /// the smallest answer ZooKeeper gives about a node, an empty list or
+    /// "no node" (an `exists` of a node that is there answers with its
+    /// whole stat). Only "no node" counts as absent; any other answer for
+    /// one node (no permission to list it, say) counts as present, which a
+    /// caller that waits on what is present can afford.
+    ///
+    /// The answers are so small that a batch is bounded by what the request
+    /// carries instead: up to [`EXIST_BATCH`] paths of at most
+    /// [`EXIST_BATCH_BYTES`] in all, so that a waiter far down a long queue
+    /// asks about everything ahead of it in one or two requests.
     pub(crate) async fn exist(&self, paths: &[String]) -> Result<Vec<bool>, zk::Error> {
-        let batches =
-            future::try_join_all(paths.chunks(BATCH).map(|batch| self.list(batch))).await?;
+        let batches = by_size(paths, EXIST_BATCH, EXIST_BATCH_BYTES);
+        let batches = future::try_join_all(batches.map(|batch| self.list(batch))).await?;
         Ok(batches
             .into_iter()
             .flatten()
@@ -130,6 +142,30 @@ impl<'s> Batcher<'s> {
     }
 }
 
+/// `paths` cut into consecutive batches of at most `count` paths and at
+/// most `bytes` bytes of paths each; a path longer than `bytes` goes alone.
+fn by_size(paths: &[String], count: usize, bytes: usize) -> impl Iterator<Item = &[String]> {
+    let mut rest = paths;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut size = 0;
+        let taken = rest
+            .iter()
+            .take(count)
+            .take_while(|path| {
+                size += path.len();
+                size <= bytes
+            })
+            .count()
+            .max(1);
+        let (batch, tail) = rest.split_at(taken);
+        rest = tail;
+        Some(batch)
+    })
+}
+
 fn batch_error(op: &'static str, paths: &[String], cause: zkc::Error) -> zk::Error {
     let first = paths.first().map_or("", String::as_str);
     zk::Error::op(op, first, cause)
@@ -141,4 +177,34 @@ fn unexpected(op: &'static str, path: &str, result: &zkc::MultiReadResult) -> zk
         path,
         zkc::Error::UnexpectedError(format!("unexpected multi-read answer {result:?}")),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_size;
+
+    fn paths(lengths: &[usize]) -> Vec<String> {
+        lengths.iter().map(|&n| "x".repeat(n)).collect()
+    }
+
+    fn sizes(paths: &[String], count: usize, bytes: usize) -> Vec<usize> {
+        by_size(paths, count, bytes).map(<[String]>::len).collect()
+    }
+
+    #[test]
+    fn batches_are_bounded_by_count_and_by_bytes_and_keep_every_path_in_order() {
+        let all = paths(&[10; 10]);
+        assert_eq!(sizes(&all, 4, 1000), [4, 4, 2]);
+        assert_eq!(sizes(&all, 100, 30), [3, 3, 3, 1]);
+        assert_eq!(sizes(&all, 100, 1000), [10]);
+        let joined: Vec<&String> = by_size(&all, 3, 25).flatten().collect();
+        assert_eq!(joined, all.iter().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_path_longer_than_the_byte_bound_goes_alone() {
+        let all = paths(&[5, 50, 5]);
+        assert_eq!(sizes(&all, 100, 20), [1, 1, 1]);
+        assert!(by_size(&[], 10, 10).next().is_none());
+    }
 }

@@ -107,7 +107,7 @@ impl Timing {
 
 /// The latest evidence that the leader heard of the session, kept fresh by a
 /// heartbeat task for as long as this lives. The task holds a handle on the
-/// session's client: drop this before closing the session.
+/// session's client: [`stop`](Self::stop) it before closing the session.
 pub(crate) struct LeaderEvidence {
     latest: watch::Receiver<Instant>,
     heartbeat: tokio::task::JoinHandle<()>,
@@ -120,6 +120,17 @@ impl Drop for LeaderEvidence {
 }
 
 impl LeaderEvidence {
+    /// Stops the heartbeat and waits until its task, and with it the task's
+    /// handle on the client, is gone. The client closes the session when the
+    /// last handle goes: a close asked for after this goes out at once,
+    /// behind the requests sent before it (the release's delete), instead of
+    /// whenever the runtime gets round to dropping an aborted task.
+    pub(crate) async fn stop(mut self) {
+        self.heartbeat.abort();
+        // The task ends cancelled or, having seen the session end, done.
+        let _ = (&mut self.heartbeat).await;
+    }
+
     /// Starts the heartbeat of `session`. `connect_sent` is when the request
     /// that created the session was sent: the leader created it after that.
     pub(crate) fn track(session: &Session, connect_sent: Instant) -> LeaderEvidence {

@@ -94,6 +94,10 @@ impl SaslConfig {
             }
             #[cfg(feature = "kerberos")]
             SaslConfig::Gssapi { service, host } => {
+                // The library is opened on first use; opening it here turns
+                // a missing one into this error instead of a failed exchange.
+                libgssapi_sys::load()
+                    .map_err(|why| format!("{why} (Debian: apt-get install libgssapi-krb5-2)"))?;
                 let options = zkc::SaslOptions::gssapi().with_username(service.clone());
                 Ok(match host {
                     Some(host) => options.with_hostname(host.clone()),

@@ -230,6 +230,30 @@ fn revoke_stops_a_zklock_holder_in_every_mode() {
     }
 }
 
+/// A mark written while the waiter waits is seen once it holds: its stat
+/// then shows a version it did not create the node at.
+#[test]
+fn a_waiter_revoked_while_it_waits_lets_go_once_its_turn_comes() {
+    let env = TestEnv::new();
+    let mut holder = env.zklock(["lock", "r4"]).spawn();
+    holder.next_line(WAIT);
+    let mut waiter = env.zklock(["lock", "r4", "--", "sleep", "1000"]).spawn();
+    wait_until(WAIT, "the waiter queues", || {
+        env.zk().children_if_any("/locks/r4").len() == 2
+    });
+    let mut queue = env.zk().children("/locks/r4");
+    queue.sort_by_key(|name| name.rsplit('-').next().map(str::to_owned));
+    env.zk()
+        .set(&format!("/locks/r4/{}", queue[1]), b"__REVOKE__");
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT);
+    waiter
+        .wait(WAIT)
+        .assert_code(4)
+        .assert_stderr_contains("revoked");
+    wait_until(WAIT, "the revoked lock is free", || is_free(&env, "r4"));
+}
+
 #[test]
 fn revoke_with_force_after_deletes_a_holder_that_ignores_it() {
     let env = TestEnv::new();

@@ -232,6 +232,10 @@ fn kerberos_locks_with_the_ticket_kinit_got() {
         report["holders"].as_array().map_or(0, Vec::len)
     };
     wait_until(WAIT, "alice to hold over Kerberos", || stat_holders() == 1);
+    assert!(
+        maps_gssapi(holder.pid()),
+        "a Kerberos session opened the GSSAPI library"
+    );
     holder.signal(libc::SIGTERM);
     let mut holder = holder;
     holder.wait(WAIT);
@@ -240,6 +244,32 @@ fn kerberos_locks_with_the_ticket_kinit_got() {
     let refused = over_kerberos("/nonexistent-ticket-cache", &["stat", "/"]).run();
     refused.assert_code(5);
     refused.assert_stderr_contains("GSSAPI");
+}
+
+/// Whether process `pid` has the GSSAPI library (or Kerberos's) mapped.
+fn maps_gssapi(pid: u32) -> bool {
+    let maps = proc_file(pid, "maps");
+    maps.contains("libgssapi") || maps.contains("libkrb5")
+}
+
+#[test]
+fn only_kerberos_sessions_load_the_gssapi_library() {
+    let env = TestEnv::new();
+    let holder = env.zklock(["lock", "plain", "--", "sleep", "600"]).spawn();
+    wait_until(WAIT, "the plain holder to hold", || {
+        env.zk().children_if_any("/locks/plain").len() == 1
+    });
+    assert!(
+        !proc_file(holder.pid(), "maps").is_empty(),
+        "the holder's maps can be read"
+    );
+    assert!(
+        !maps_gssapi(holder.pid()),
+        "a session without Kerberos left GSSAPI unloaded"
+    );
+    holder.signal(libc::SIGTERM);
+    let mut holder = holder;
+    holder.wait(WAIT);
 }
 
 // ---------------------------------------------------------------- ACLs

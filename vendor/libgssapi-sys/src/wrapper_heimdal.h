@@ -1,0 +1,2 @@
+#include <gssapi.h>
+#include "consts.h"

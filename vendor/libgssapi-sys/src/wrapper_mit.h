@@ -1,0 +1,3 @@
+#include <gssapi.h>
+#include <gssapi/gssapi_ext.h>
+#include "consts.h"
