@@ -10,7 +10,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::Duration;
 
-use support::{Running, Scratch, TestEnv, Zklock, process_alive, wait_for, wait_until};
+use support::{Running, Scratch, TestEnv, Zklock, process_alive, unique, wait_for, wait_until};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -18,7 +18,12 @@ const WAIT: Duration = Duration::from_secs(20);
 /// guard is a fork of zklock, so /proc shows zklock's environment for it.
 const MARK: &str = "GUARD_TEST_MARK";
 
-/// `zklock lock LOCK ARGS...` with this test's mark in its environment.
+/// A mark of `what`, unique to this run of the test.
+fn mark(what: &str) -> String {
+    format!("{what}-{}-{}", std::process::id(), unique())
+}
+
+/// `zklock ARGS...` with `mark` in its environment.
 fn marked(env: &TestEnv, mark: &str, args: &[&str]) -> Zklock {
     env.zklock(args).env(MARK, mark)
 }
@@ -84,7 +89,8 @@ fn zklock_killed_while_it_waits_leaves_no_guard_and_the_command_never_runs() {
     let mut args = vec!["lock", "killed", "--session-timeout", "3s", "--"];
     let command = touching(&marker);
     args.extend(command.iter().map(String::as_str));
-    let mut waiter = marked(&env, "killed", &args).spawn();
+    let killed = mark("killed");
+    let mut waiter = marked(&env, &killed, &args).spawn();
     let guard = guard_of(&waiter);
     wait_until(WAIT, "the waiter in the queue", || {
         contenders(&env, "killed") == 2
@@ -98,7 +104,7 @@ fn zklock_killed_while_it_waits_leaves_no_guard_and_the_command_never_runs() {
     });
     release(holder);
     assert!(!marker.exists(), "the command ran after zklock was killed");
-    assert!(guards_marked("killed").is_empty());
+    assert!(guards_marked(&killed).is_empty());
 }
 
 #[test]
@@ -115,12 +121,14 @@ fn a_zklock_that_gives_up_leaves_no_guard_and_no_node() {
         marked(&env, mark, &args)
     };
     let holder = holder(&env, "given-up");
+    let [no_wait, timeout, signal, cannot_start] =
+        ["no-wait", "timeout", "signal", "cannot-start"].map(mark);
 
-    with_command("no-wait", &["-n"]).run().assert_code(1);
-    with_command("timeout", &["--timeout", "300ms"])
+    with_command(&no_wait, &["-n"]).run().assert_code(1);
+    with_command(&timeout, &["--timeout", "300ms"])
         .run()
         .assert_code(1);
-    let mut interrupted = with_command("signal", &[]).spawn();
+    let mut interrupted = with_command(&signal, &[]).spawn();
     guard_of(&interrupted);
     wait_until(WAIT, "the waiter in the queue", || {
         contenders(&env, "given-up") == 2
@@ -132,15 +140,15 @@ fn a_zklock_that_gives_up_leaves_no_guard_and_no_node() {
     // Acquired, but the command cannot start.
     marked(
         &env,
-        "cannot-start",
+        &cannot_start,
         &["lock", "given-up", "--", "/nonexistent/command"],
     )
     .run()
     .assert_code(127);
 
-    for mark in ["no-wait", "timeout", "signal", "cannot-start"] {
+    for mark in [no_wait, timeout, signal, cannot_start] {
         wait_until(WAIT, &format!("no guard left after {mark}"), || {
-            guards_marked(mark).is_empty()
+            guards_marked(&mark).is_empty()
         });
     }
     assert_eq!(contenders(&env, "given-up"), 0, "nodes left behind");
