@@ -3,6 +3,7 @@
 //! command under it or hold it until a signal, and let it go. Only the wait
 //! differs between the two; holding and letting go are the same.
 
+use std::cell::Cell;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -22,7 +23,7 @@ use crate::run::detach::{self, Grant, HolderWord, Reporter};
 use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
 use crate::zk::monitor::{LeaderEvidence, Timing};
-use crate::zk::{self, Session};
+use crate::zk::{self, NodeWatch, Session};
 
 /// What `lock`, `rlock`, `wlock` and `sem` were asked for.
 #[derive(Clone, Debug)]
@@ -152,7 +153,7 @@ async fn lock_and_hold(
         let evidence = LeaderEvidence::track(&session, connect_sent);
         let acquisition = Acquisition::new(&session, args, owner.to_bytes());
         match acquire(&session, acquisition, args, &globals.printer, signals).await {
-            Ok(Ok(held)) => Ok(Ok((session, held, evidence, kill_after))),
+            Ok(Ok((held, kept_watch))) => Ok(Ok((session, held, kept_watch, evidence, kill_after))),
             Ok(Err(status)) => {
                 close(session, evidence).await;
                 Ok(Err(status))
@@ -163,26 +164,28 @@ async fn lock_and_hold(
             }
         }
     };
-    let ((session, held, evidence, kill_after), reporter) = match (acquired.await, reporter) {
-        (Ok(Ok(acquired)), reporter) => (acquired, reporter),
-        (Ok(Err(GaveUp { status, message })), reporter) => {
-            if let Some(reporter) = reporter {
-                reporter.failed(status.code(), &message);
+    let ((session, held, kept_watch, evidence, kill_after), reporter) =
+        match (acquired.await, reporter) {
+            (Ok(Ok(acquired)), reporter) => (acquired, reporter),
+            (Ok(Err(GaveUp { status, message })), reporter) => {
+                if let Some(reporter) = reporter {
+                    reporter.failed(status.code(), &message);
+                }
+                return Ok(status);
             }
-            return Ok(status);
-        }
-        (Err(err), reporter) => {
-            if let Some(reporter) = reporter {
-                reporter.failed(exit::status_for(&err).code(), &format!("{err:#}"));
+            (Err(err), reporter) => {
+                if let Some(reporter) = reporter {
+                    reporter.failed(exit::status_for(&err).code(), &format!("{err:#}"));
+                }
+                return Err(err);
             }
-            return Err(err);
-        }
-    };
+        };
     tracing::info!("acquired {} (fence {})", held.node, held.fence);
     let hold = Hold {
         session: &session,
         held: &held,
         evidence: &evidence,
+        kept_watch: Cell::new(kept_watch),
     };
     if let Holding::Ttl(_) = args.holding {
         let printed = print_grant(&globals.printer, &grant_of(&session, &held));
@@ -271,13 +274,17 @@ struct Hold<'a> {
     session: &'a Session,
     held: &'a Held,
     evidence: &'a LeaderEvidence,
+    /// The watch set on our node while we waited, for the first watch of
+    /// the hold to go on with.
+    kept_watch: Cell<Option<NodeWatch>>,
 }
 
 impl Hold<'_> {
     /// Resolves when the lock is lost, `margin` before the leader could
     /// expire the session.
     async fn lost(&self, margin: Duration) -> Loss {
-        hold::lost(self.session, self.held, self.evidence, margin).await
+        let kept = self.kept_watch.take();
+        hold::lost(self.session, self.held, kept, self.evidence, margin).await
     }
 }
 
@@ -353,14 +360,15 @@ enum Wait {
 /// semaphore, with its lease and internal mutex nodes.
 enum Acquisition<'s> {
     Lock(Contention<'s>),
-    Lease(LeaseContention<'s>),
+    /// Boxed: a lease's contention carries two nodes' worth of state.
+    Lease(Box<LeaseContention<'s>>),
 }
 
 impl<'s> Acquisition<'s> {
     /// The acquisition `args` ask for; `data` goes into each node we make.
     fn new(session: &'s Session, args: &LockArgs, data: Vec<u8>) -> Acquisition<'s> {
         match args.max_leases {
-            Some(max_leases) => Acquisition::Lease(LeaseContention::new(
+            Some(max_leases) => Acquisition::Lease(Box::new(LeaseContention::new(
                 session,
                 SemaphoreSpec {
                     path: args.path.clone(),
@@ -368,7 +376,7 @@ impl<'s> Acquisition<'s> {
                     max_leases,
                     data,
                 },
-            )),
+            ))),
             None => Acquisition::Lock(Contention::new(
                 session,
                 LockSpec {
@@ -426,6 +434,15 @@ impl<'s> Acquisition<'s> {
         }
     }
 
+    /// The watch a lock's wait left on our node (see
+    /// [`Contention::take_own_watch`]); a lease has none to hand on.
+    fn take_own_watch(&mut self) -> Option<NodeWatch> {
+        match self {
+            Acquisition::Lock(contention) => contention.take_own_watch(),
+            Acquisition::Lease(_) => None,
+        }
+    }
+
     /// Deletes every node we made on the way.
     async fn abandon(&mut self) -> Result<(), zk::Error> {
         match self {
@@ -443,7 +460,7 @@ async fn acquire(
     args: &LockArgs,
     printer: &Printer,
     signals: &mut Signals,
-) -> Result<Result<Held, GaveUp>> {
+) -> Result<Result<(Held, Option<NodeWatch>), GaveUp>> {
     let spinner = printer.spinner(&format!("waiting for {}", args.path));
     let patience = Patience::new(args.no_wait, args.timeout);
     let wait = tokio::select! {
@@ -454,7 +471,7 @@ async fn acquire(
         spinner.finish();
     }
     match wait {
-        Wait::Done(Ok(Outcome::Acquired(held))) => Ok(Ok(held)),
+        Wait::Done(Ok(Outcome::Acquired(held))) => Ok(Ok((held, contention.take_own_watch()))),
         Wait::Done(Ok(Outcome::NotAcquired)) => {
             let holders = who_holds(session, &args.path).await;
             contention.abandon().await?;

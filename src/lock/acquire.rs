@@ -125,6 +125,17 @@ pub(crate) struct Contention<'s> {
     /// Our node's child name, once created.
     node: Option<String>,
     fence: i64,
+    /// Once acquired after a wait: the watch set on our own node while
+    /// waiting, if the node was still as we made it then.
+    kept_own_watch: Option<NodeWatch>,
+}
+
+/// The watch on our own node while we wait, and whether the node was at
+/// the version we created it at when the watch was set: then it held the
+/// owner record we wrote, and no revocation mark.
+struct OwnWatch {
+    watch: NodeWatch,
+    as_made: bool,
 }
 
 const CREATE_ATTEMPTS: u32 = 5;
@@ -147,6 +158,7 @@ impl<'s> Contention<'s> {
             prefix,
             node: None,
             fence: 0,
+            kept_own_watch: None,
         }
     }
 
@@ -196,6 +208,9 @@ impl<'s> Contention<'s> {
             let ahead = match known.standing_of(&me) {
                 None => return Err(AcquireError::NodeVanished(self.node_path(&me))),
                 Some((Standing::Holding, _)) => {
+                    self.kept_own_watch = own_watch
+                        .filter(|own: &OwnWatch| own.as_made)
+                        .map(|own| own.watch);
                     return Ok(Outcome::Acquired(Held {
                         lock: self.spec.path.clone(),
                         node: self.node_path(&me),
@@ -236,12 +251,23 @@ impl<'s> Contention<'s> {
 
     /// A watch on our own node, so that its deletion while we wait is seen
     /// without listing the directory again.
-    async fn watch_own(&self) -> Result<NodeWatch, AcquireError> {
+    async fn watch_own(&self) -> Result<OwnWatch, AcquireError> {
         let path = self.own_path();
         match self.session.watch_stat(&path).await? {
-            (Some(_), watch) => Ok(watch),
+            (Some(stat), watch) => Ok(OwnWatch {
+                watch,
+                as_made: stat.version == 0,
+            }),
             (None, _) => Err(AcquireError::NodeVanished(path)),
         }
+    }
+
+    /// After [`acquire`](Self::acquire) granted the lock following a wait:
+    /// the watch it had set on our own node, while the node was still as we
+    /// made it. Holding can go on with it instead of removing it and setting
+    /// the same watch again, two requests of every contended handoff.
+    pub(crate) fn take_own_watch(&mut self) -> Option<NodeWatch> {
+        self.kept_own_watch.take()
     }
 
     /// The queue from a new listing, less the nodes already found to be no
@@ -416,7 +442,7 @@ impl<'s> Contention<'s> {
         &self,
         ahead: &QueueEntry,
         patience: Patience,
-        own: &mut Option<NodeWatch>,
+        own: &mut Option<OwnWatch>,
     ) -> Result<Ahead, AcquireError> {
         let path = self.node_path(&ahead.name);
         let ((stat, mut watch), own) = match own {
@@ -445,7 +471,7 @@ impl<'s> Contention<'s> {
                 NodeEvent::Changed => Ok(Ahead::Changed),
                 NodeEvent::SessionEnded(_) => Err(AcquireError::SessionEnded(self.spec.path.clone())),
             },
-            event = own.changed() => match event {
+            event = own.watch.changed() => match event {
                 NodeEvent::Deleted => Err(AcquireError::NodeVanished(self.own_path())),
                 NodeEvent::Changed => Ok(Ahead::OwnChanged),
                 NodeEvent::SessionEnded(_) => Err(AcquireError::SessionEnded(self.spec.path.clone())),

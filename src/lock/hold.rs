@@ -43,15 +43,17 @@ impl fmt::Display for Loss {
 /// Resolves when the lock `held` is lost: its node deleted or revoked, the
 /// session over, or the leader free to expire the session within `margin`
 /// (the time the command needs to stop) by what `evidence` shows. Never
-/// resolves while the lock is ours.
+/// resolves while the lock is ours. `kept`: a watch already set on our node
+/// while it was as we made it, to go on with instead of setting one.
 pub(crate) async fn lost(
     session: &Session,
     held: &Held,
+    kept: Option<NodeWatch>,
     evidence: &LeaderEvidence,
     margin: Duration,
 ) -> Loss {
     tokio::select! {
-        loss = node_lost(session, held) => loss,
+        loss = node_lost(session, held, kept) => loss,
         lapse = monitor::lapse(session, evidence, margin) => match lapse {
             Lapse::Ended(state) => Loss::SessionEnded(state.to_string()),
             Lapse::Silent(silent) => Loss::Silent(silent),
@@ -61,10 +63,14 @@ pub(crate) async fn lost(
 
 /// Resolves when our node is deleted or revoked, or the session is over.
 /// Watches survive a reconnect (the client re-registers them).
-async fn node_lost(session: &Session, held: &Held) -> Loss {
+async fn node_lost(session: &Session, held: &Held, mut kept: Option<NodeWatch>) -> Loss {
     let mut attempt = 0;
     loop {
-        let (revoked, mut watch) = match watch_own_node(session, &held.node).await {
+        let watched = match kept.take() {
+            Some(watch) => Ok(Some((false, watch))),
+            None => watch_own_node(session, &held.node).await,
+        };
+        let (revoked, mut watch) = match watched {
             Ok(Some(watched)) => watched,
             Ok(None) => return Loss::Deleted,
             Err(err) if err.is_no_node() => return Loss::Deleted,

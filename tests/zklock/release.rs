@@ -254,6 +254,27 @@ fn a_waiter_revoked_while_it_waits_lets_go_once_its_turn_comes() {
     wait_until(WAIT, "the revoked lock is free", || is_free(&env, "r4"));
 }
 
+/// A waiter that comes to hold goes on with the watch it set on its own
+/// node while waiting: the node deleted under it is seen all the same.
+#[test]
+fn a_holder_that_waited_sees_its_node_deleted() {
+    let env = TestEnv::new();
+    let mut holder = env.zklock(["lock", "r5"]).spawn();
+    holder.next_line(WAIT);
+    let mut waiter = env.zklock(["lock", "r5"]).spawn();
+    wait_until(WAIT, "the waiter queues", || {
+        env.zk().children_if_any("/locks/r5").len() == 2
+    });
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT);
+    let token = waiter.next_line(WAIT);
+    env.zk().delete(token.trim());
+    waiter
+        .wait(WAIT)
+        .assert_code(4)
+        .assert_stderr_contains("lost");
+}
+
 #[test]
 fn revoke_with_force_after_deletes_a_holder_that_ignores_it() {
     let env = TestEnv::new();
