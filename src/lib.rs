@@ -1,7 +1,8 @@
 //! zklock: drive and inspect distributed locks kept in Apache ZooKeeper.
 //!
-//! The binary parses its arguments with [`cli`], and [`run()`] does the rest;
-//! integration tests and benchmarks reach the same core through this crate.
+//! The binary parses its arguments with [`cli`], and an [`Invocation`]
+//! does the rest; integration tests and benchmarks reach the same core
+//! through this crate.
 
 // The crate's documentation is for the people who work on it, so it is
 // built with private items (`cargo doc --document-private-items`), and the
