@@ -194,7 +194,7 @@ async fn lock_and_hold(
         return Ok(ExitStatus::Success);
     }
     let status = hold_as_asked(globals, args, &hold, kill_after, signals, reporter).await;
-    evidence.stop().await;
+    evidence.stop();
     hold::release(session, &held).await?;
     status
 }
@@ -264,7 +264,7 @@ fn hint_how_to_release(printer: &Printer, lock: &str) {
 /// Closes `session` once its heartbeat has stopped: the session ends only
 /// when no part of zklock uses its client any more.
 async fn close(session: Session, evidence: LeaderEvidence) {
-    evidence.stop().await;
+    evidence.stop();
     session.close().await;
 }
 

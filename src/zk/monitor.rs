@@ -30,6 +30,7 @@
 //! difference.
 
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -106,39 +107,62 @@ impl Timing {
 }
 
 /// The latest evidence that the leader heard of the session, kept fresh by a
-/// heartbeat task for as long as this lives. The task holds a handle on the
-/// session's client: [`stop`](Self::stop) it before closing the session.
+/// heartbeat task for as long as this lives. The task borrows the session's
+/// client for each `sync` from a slot that [`stop`](Self::stop) empties:
+/// the client closes the session when its last handle goes, so stop the
+/// heartbeat before closing.
 pub(crate) struct LeaderEvidence {
     latest: watch::Receiver<Instant>,
     heartbeat: tokio::task::JoinHandle<()>,
+    client: ClientSlot,
 }
 
 impl Drop for LeaderEvidence {
     fn drop(&mut self) {
+        self.client.empty();
         self.heartbeat.abort();
     }
 }
 
+/// The heartbeat's handle on the client, which its owner can take away at
+/// once: an aborted task is only dropped, with what it holds, when the
+/// runtime next gets to it, and a close asked for meanwhile would wait.
+#[derive(Clone)]
+struct ClientSlot(Arc<Mutex<Option<zkc::Client>>>);
+
+impl ClientSlot {
+    /// The client, unless the slot was emptied.
+    fn get(&self) -> Option<zkc::Client> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn empty(&self) {
+        drop(self.0.lock().unwrap_or_else(|e| e.into_inner()).take());
+    }
+}
+
 impl LeaderEvidence {
-    /// Stops the heartbeat and waits until its task, and with it the task's
-    /// handle on the client, is gone. The client closes the session when the
-    /// last handle goes: a close asked for after this goes out at once,
-    /// behind the requests sent before it (the release's delete), instead of
-    /// whenever the runtime gets round to dropping an aborted task.
-    pub(crate) async fn stop(mut self) {
-        self.heartbeat.abort();
-        // The task ends cancelled or, having seen the session end, done.
-        let _ = (&mut self.heartbeat).await;
+    /// Stops the heartbeat. It no longer holds the client once this
+    /// returns, unless a `sync` of its is on the wire (the handle goes with
+    /// the answer), so a close asked for next goes out at once, behind the
+    /// requests sent before it.
+    pub(crate) fn stop(self) {
+        drop(self);
     }
 
     /// Starts the heartbeat of `session`. `connect_sent` is when the request
     /// that created the session was sent: the leader created it after that.
     pub(crate) fn track(session: &Session, connect_sent: Instant) -> LeaderEvidence {
         let (sender, latest) = watch::channel(connect_sent);
-        let client = session.client().clone();
-        let timing = Timing::for_session(client.session_timeout());
-        let heartbeat = tokio::spawn(heartbeat(client, timing, sender));
-        LeaderEvidence { latest, heartbeat }
+        let timing = Timing::for_session(session.session_timeout());
+        let states = session.client().state_watcher();
+        let client = ClientSlot(Arc::new(Mutex::new(Some(session.client().clone()))));
+        let heartbeat = tokio::spawn(heartbeat(client.clone(), states, timing, sender));
+        LeaderEvidence {
+            latest,
+            heartbeat,
+            client,
+        }
     }
 
     /// The latest evidence.
@@ -213,15 +237,23 @@ impl Answers {
 /// Sends a `sync` every heartbeat and publishes the evidence the answers
 /// give. After a failure or a reconnect it sends the next one as soon as
 /// the client is connected again, so a reconnect is re-confirmed at once.
-async fn heartbeat(client: zkc::Client, timing: Timing, evidence: watch::Sender<Instant>) {
-    let mut states = client.state_watcher();
+async fn heartbeat(
+    client: ClientSlot,
+    mut states: zkc::StateWatcher,
+    timing: Timing,
+    evidence: watch::Sender<Instant>,
+) {
     let mut answers = Answers::default();
     loop {
         if states.peek_state().is_terminated() {
             return;
         }
+        let Some(handle) = client.get() else {
+            return;
+        };
         let sent = Instant::now();
-        let answered = client.sync("/").await;
+        let answered = handle.sync("/").await;
+        drop(handle);
         // A change of state means this answer may have come on either
         // connection: use none of it, and ask again.
         if states.changed().now_or_never().is_some() {
