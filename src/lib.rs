@@ -1,7 +1,8 @@
 //! zklock: drive and inspect distributed locks kept in Apache ZooKeeper.
 //!
-//! The binary parses its arguments with [`cli`], and [`run()`] does the rest;
-//! integration tests and benchmarks reach the same core through this crate.
+//! The binary parses its arguments with [`cli`], and an [`Invocation`]
+//! does the rest; integration tests and benchmarks reach the same core
+//! through this crate.
 
 // The crate's documentation is for the people who work on it, so it is
 // built with private items (`cargo doc --document-private-items`), and the
@@ -25,16 +26,37 @@ pub(crate) mod usage;
 pub(crate) mod watch;
 pub mod zk;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::exit::ExitStatus;
 
-/// Runs zklock for parsed arguments: checks them, sets up logging, and runs
-/// the subcommand. Usage errors come back before any connection is made.
-pub async fn run(cli: cli::Cli) -> Result<ExitStatus> {
-    let (globals, command) = cli.into_config()?;
-    init_logging(globals.verbosity, globals.printer.color);
-    commands::run(&globals, command).await
+/// A command line checked and turned into configuration, ready to run.
+pub struct Invocation {
+    globals: config::Globals,
+    command: commands::Subcommand,
+}
+
+impl Invocation {
+    /// Checks the parsed arguments: usage errors come back here, before any
+    /// connection is made. When the command line runs a command under a
+    /// lock, also forks the guard process that will start it: call this
+    /// while the process has a single thread, before the async runtime.
+    pub fn new(cli: cli::Cli) -> Result<Invocation> {
+        let (globals, command) = cli.into_config()?;
+        if command.runs_a_command() {
+            run::guard::stand_by().context("cannot start the guard process")?;
+        }
+        Ok(Invocation { globals, command })
+    }
+
+    /// Sets up logging and runs the subcommand.
+    pub async fn run(self) -> Result<ExitStatus> {
+        init_logging(self.globals.verbosity, self.globals.printer.color);
+        let status = commands::run(&self.globals, self.command).await;
+        // The lock was not acquired, or zklock gave up: no guard stays.
+        run::guard::dismiss();
+        status
+    }
 }
 
 /// The environment variable that turns the `-v` log into JSON lines.

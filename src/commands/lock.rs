@@ -309,6 +309,11 @@ fn kill_after_for(session: &Session, command: &LockedCommand) -> Result<Duration
 }
 
 impl LockArgs {
+    /// True when a command is to run under the lock, behind the guard.
+    pub(crate) fn runs_a_command(&self) -> bool {
+        self.command().is_some()
+    }
+
     fn command(&self) -> Option<&LockedCommand> {
         match &self.holding {
             Holding::Command(command) => Some(command),

@@ -37,6 +37,13 @@ pub enum Subcommand {
     Man(String),
 }
 
+impl Subcommand {
+    /// True when it runs a command under a lock.
+    pub(crate) fn runs_a_command(&self) -> bool {
+        matches!(self, Subcommand::Lock(args) if args.runs_a_command())
+    }
+}
+
 /// Runs one subcommand.
 pub async fn run(globals: &Globals, command: Subcommand) -> Result<ExitStatus> {
     match command {

@@ -4,57 +4,519 @@
 //!
 //! A parent-death signal reaches only the process that asked for it, and a
 //! fork clears it, so a command's own children (`sh -c 'a & b'`) would
-//! outlive zklock. Instead the forked child splits once more before exec:
-//! the command goes on to exec, and the guard stays behind in the command's
-//! process group, asks for a parent-death signal, and when it comes kills
-//! the whole group. The command itself asks for SIGKILL when the guard dies,
-//! so it dies even when zklock and the guard are killed together.
+//! outlive zklock. Instead a guard process stays between zklock and the
+//! command, leads the command's process group, asks for a parent-death
+//! signal, and when it comes kills the whole group. The command itself asks
+//! for SIGKILL when the guard dies, so it dies even when zklock and the guard
+//! are killed together.
 //!
-//! The guard adopts the group's orphans (it is a child subreaper) and waits
-//! until the command and every other process of the group has ended: the
-//! lock is held as long as any of them runs, the way flock(1)'s lock lives as
-//! long as a process holds the inherited descriptor. Then it writes the
-//! command's wait status to the report pipe and ends the same way the
-//! command did.
+//! The guard is forked early: by [`stand_by`], from `main`, while zklock is
+//! still one thread with a small address space and no descriptor but its
+//! standard streams, so the fork is cheap and the child may run ordinary
+//! code. By the time the lock is ours zklock is a runtime with threads, a
+//! ZooKeeper socket and megabytes of memory; forking all that on the way to
+//! the command cost more than the rest of the hand-over. The guard sets
+//! itself up at once (its own process group, the parent-death signal, child
+//! subreaper, every signal blocked) and waits on a pipe. When the lock is
+//! held, zklock sends the command line and its extra environment down that
+//! pipe ([`Standby::start`]); the guard starts the command the way
+//! posix_spawn does, with a child that shares the guard's memory until it
+//! execs (so not even the guard's page tables are copied), which joins the
+//! guard's group, asks for SIGKILL when the guard dies, restores the signal
+//! state zklock started with, and execs. The guard's first word on its
+//! report pipe says whether the exec worked. When zklock gives up instead,
+//! or dies, the guard ends without starting anything ([`dismiss`] makes sure
+//! of it before zklock exits).
 //!
-//! Everything here runs between fork and exec: async-signal-safe calls only.
+//! From then on the guard adopts the group's orphans (it is a child
+//! subreaper) and waits until the command and every other process of the
+//! group has ended: the lock is held as long as any of them runs, the way
+//! flock(1)'s lock lives as long as a process holds the inherited
+//! descriptor. Then it writes the command's wait status to the report pipe
+//! and ends the same way the command did.
+//!
+//! The parent-death signal fires when the thread that forked the guard ends,
+//! not the process: `main`'s thread forks it, and that thread runs the
+//! runtime until zklock exits.
 
-use std::io;
-use std::os::fd::RawFd;
+use std::ffi::{CStr, CString};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStringExt;
+use std::sync::Mutex;
 
-/// Splits the forked child into the guard (which never returns) and the
-/// command (which returns `Ok` and goes on to exec). `zklock` is zklock's
-/// pid, to notice that it died before the guard was set up; `report` is the
-/// write end of the pipe on which the guard reports the command's status
-/// (close-on-exec, so the command never holds it).
+use super::signals::FORWARDED;
+
+/// The guard forked at start-up, until zklock starts the command behind it
+/// or gives up.
+static STANDING_BY: Mutex<Option<Standby>> = Mutex::new(None);
+
+/// Forks the guard, which waits for the command until zklock starts it
+/// ([`take`], [`Standby::start`]) or gives up ([`dismiss`]).
+///
+/// Only while the process has a single thread: the child runs ordinary code.
+pub(crate) fn stand_by() -> io::Result<()> {
+    let (go_read, go_write) = pipe()?;
+    let (report_read, report_write) = pipe()?;
+    // SAFETY: plain libc calls; the caller guarantees a single thread, so
+    // the child may go on with ordinary code.
+    let original_mask = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut original: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        // Blocked before the fork, so that no signal reaches the guard
+        // before it is ready for it.
+        libc::sigprocmask(libc::SIG_BLOCK, &all, &mut original);
+        original
+    };
+    let zklock = std::process::id() as libc::pid_t;
+    // SAFETY: see above.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        drop((go_write, report_read));
+        guard(zklock, go_read, report_write, &original_mask);
+    }
+    let forked = io::Error::last_os_error();
+    // SAFETY: restores the mask saved above.
+    unsafe { libc::sigprocmask(libc::SIG_SETMASK, &original_mask, std::ptr::null_mut()) };
+    if pid < 0 {
+        return Err(forked);
+    }
+    // As the guard does itself: whichever comes first, its group exists
+    // before zklock can lend it the terminal.
+    // SAFETY: setpgid has no memory-safety preconditions.
+    unsafe { libc::setpgid(pid, pid) };
+    drop((go_read, report_write));
+    let standby = Standby {
+        pid,
+        go: Some(go_write),
+        report: Some(report_read),
+    };
+    *STANDING_BY.lock().unwrap_or_else(|p| p.into_inner()) = Some(standby);
+    Ok(())
+}
+
+/// The guard forked at start-up, for the caller to start the command behind.
+pub(super) fn take() -> Option<Standby> {
+    STANDING_BY.lock().unwrap_or_else(|p| p.into_inner()).take()
+}
+
+/// Ends the guard forked at start-up if no command was started behind it:
+/// it is gone when this returns.
+pub(crate) fn dismiss() {
+    drop(take());
+}
+
+/// A guard waiting for its command; dropped before the command is handed
+/// over, it is killed and reaped.
+pub(super) struct Standby {
+    pid: libc::pid_t,
+    /// The pipe on which zklock sends the command; closed unused, it tells
+    /// the guard to end.
+    go: Option<OwnedFd>,
+    report: Option<OwnedFd>,
+}
+
+impl Standby {
+    /// The guard's pid, the id of the process group the command will join.
+    pub(super) fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    /// Sends the guard `argv` (the program first) and `env` (added to the
+    /// environment zklock started with), which it starts at once; returns
+    /// the read end of the guard's report pipe.
+    pub(super) fn start(
+        mut self,
+        argv: &[String],
+        env: &[(String, String)],
+    ) -> io::Result<OwnedFd> {
+        let go = self.go.take().expect("a standby guard has its go pipe");
+        // A broken pipe (the guard died) is an error here, not a signal:
+        // the Rust runtime ignores SIGPIPE.
+        std::fs::File::from(go).write_all(&encode(argv, env))?;
+        Ok(self
+            .report
+            .take()
+            .expect("a standby guard has its report pipe"))
+    }
+}
+
+impl Drop for Standby {
+    fn drop(&mut self) {
+        if self.report.is_some() {
+            // SAFETY: the guard is our unreaped child, so its pid is still
+            // its own; it started nothing that a kill could leave behind.
+            unsafe {
+                libc::kill(self.pid, libc::SIGKILL);
+                libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+}
+
+/// A pipe with both ends closed on exec: (read end, write end).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two descriptors, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are fresh and ours alone.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The command as the go pipe carries it: the number of arguments, the
+/// arguments, then the `NAME=value` pairs of the extra environment, each
+/// NUL-terminated (none of them can hold a NUL), after the length of the
+/// whole, so that a message cut short by zklock's death is never taken for
+/// a command.
+fn encode(argv: &[String], env: &[(String, String)]) -> Vec<u8> {
+    let mut body = format!("{}\0", argv.len()).into_bytes();
+    for arg in argv {
+        body.extend_from_slice(arg.as_bytes());
+        body.push(0);
+    }
+    for (name, value) in env {
+        body.extend_from_slice(format!("{name}={value}\0").as_bytes());
+    }
+    let mut message = (body.len() as u64).to_ne_bytes().to_vec();
+    message.extend_from_slice(&body);
+    message
+}
+
+/// The command a message of [`encode`] carries, as C strings within it:
+/// (argv, the extra `NAME=value` pairs); `None` when it is incomplete or
+/// malformed.
+fn decode(
+    message: &[u8],
+) -> Option<(
+    impl Iterator<Item = &CStr> + Clone,
+    impl Iterator<Item = &CStr> + Clone,
+)> {
+    let (length, body) = message.split_first_chunk::<8>()?;
+    if u64::from_ne_bytes(*length) != body.len() as u64 || body.last() != Some(&0) {
+        return None;
+    }
+    let mut fields = body
+        .split_inclusive(|byte| *byte == 0)
+        .map(|field| CStr::from_bytes_with_nul(field).expect("one NUL, at the end"));
+    let argc: usize = fields.next()?.to_str().ok()?.parse().ok()?;
+    let env = fields.clone().skip(argc);
+    let well_formed = argc > 0
+        && fields.clone().count() >= argc
+        && env.clone().all(|pair| pair.to_bytes().contains(&b'='));
+    well_formed.then_some((fields.take(argc), env))
+}
+
+/// The guard's first word on the report pipe once the command was started:
+/// the command execs. Any other word is the errno of the failed start.
+pub(super) const STARTED: i32 = 0;
+
+/// The signal the guard gets when zklock dies: one zklock never forwards.
+fn death_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 1
+}
+
+/// The guard process: sets itself up, waits for the command, starts it and
+/// watches over its group until every process of it has ended. Never
+/// returns. Every signal is blocked on entry; `original_mask` is zklock's.
+fn guard(zklock: libc::pid_t, go: OwnedFd, report: OwnedFd, original_mask: &libc::sigset_t) -> ! {
+    // SAFETY: plain libc calls on values of our own.
+    unsafe {
+        // Its own process group, for the command to join: zklock forwards
+        // signals to it, and the terminal is lent to it.
+        libc::setpgid(0, 0);
+        libc::prctl(libc::PR_SET_NAME, c"zklock-guard".as_ptr());
+        libc::prctl(libc::PR_SET_PDEATHSIG, death_signal());
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+        if libc::getppid() != zklock {
+            libc::_exit(0);
+        }
+    }
+    // Whatever does not depend on the command is made ready while zklock
+    // waits for the lock: after the fork, the first write to each page of
+    // memory costs a fault, and none of them should come after the lock.
+    let mut launcher = Launcher::new(original_mask);
+    let mut message = written_buffer();
+    if !wait_for_command(go, &mut message) {
+        // SAFETY: ends the guard without running anything of zklock's.
+        unsafe { libc::_exit(0) }
+    }
+    let report = report.as_raw_fd();
+    let started = match decode(&message) {
+        Some((argv, env)) => launcher.start(argv, env),
+        None => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+    };
+    match started {
+        Ok(command) => {
+            say(report, STARTED);
+            // SAFETY: see watch_over.
+            unsafe { watch_over(command, report) }
+        }
+        Err(err) => {
+            say(report, err.raw_os_error().unwrap_or(libc::EIO));
+            // SAFETY: ends the guard; the command never ran.
+            unsafe { libc::_exit(127) }
+        }
+    }
+}
+
+/// An empty buffer whose room has been written, so that filling it later
+/// costs no page faults.
+fn written_buffer<T: Copy + Default>() -> Vec<T> {
+    let mut buffer = vec![T::default(); 16 * 1024 / size_of::<T>()];
+    buffer.clear();
+    buffer
+}
+
+/// Reads the command from the go pipe into `message`; false when zklock
+/// closed it without one (it gave up) or died.
+fn wait_for_command(go: OwnedFd, message: &mut Vec<u8>) -> bool {
+    let Some(zklock_died) = death_notice() else {
+        return false;
+    };
+    let mut go = std::fs::File::from(go);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let mut ready = [
+            libc::pollfd {
+                fd: zklock_died.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: go.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: poll writes only the two entries we own.
+        if unsafe { libc::poll(ready.as_mut_ptr(), 2, -1) } < 0 {
+            continue;
+        }
+        if ready[0].revents != 0 {
+            return false;
+        }
+        match go.read(&mut chunk) {
+            Ok(0) => return !message.is_empty(),
+            Ok(n) => message.extend_from_slice(&chunk[..n]),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// A descriptor that becomes readable when the parent-death signal comes
+/// (it stays pending, blocked, for the guard's later wait as well).
+fn death_notice() -> Option<OwnedFd> {
+    // SAFETY: sigset_t is plain data; signalfd returns a new descriptor.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, death_signal());
+        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC);
+        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// What starting the command takes but the command itself: the environment
+/// zklock started with, and memory for the pointer arrays exec takes and
+/// for the stack of the command's side of the clone.
+struct Launcher {
+    /// `NAME=value`.
+    inherited_env: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+    stack: Vec<u8>,
+    original_mask: libc::sigset_t,
+}
+
+impl Launcher {
+    fn new(original_mask: &libc::sigset_t) -> Launcher {
+        let inherited_env = std::env::vars_os()
+            .filter_map(|(name, value)| {
+                let mut pair = name.into_vec();
+                pair.push(b'=');
+                pair.extend(value.into_vec());
+                CString::new(pair).ok()
+            })
+            .collect();
+        Launcher {
+            inherited_env,
+            argv: written_buffer(),
+            envp: written_buffer(),
+            stack: vec![1; command_stack(512)],
+            original_mask: *original_mask,
+        }
+    }
+
+    /// Starts `argv` (the program first) with `extra_env` (`NAME=value`) in
+    /// the guard's process group, and returns its pid once it has exec'd:
+    /// the way posix_spawn does, with a child that shares the guard's memory
+    /// (no page tables to copy) while the guard waits for its exec.
+    /// posix_spawn itself cannot ask for the parent-death signal.
+    fn start<'a>(
+        &'a mut self,
+        argv: impl Iterator<Item = &'a CStr>,
+        extra_env: impl Iterator<Item = &'a CStr> + Clone,
+    ) -> io::Result<libc::pid_t> {
+        self.argv.clear();
+        self.argv.extend(argv.map(CStr::as_ptr));
+        self.argv.push(std::ptr::null());
+        self.envp.clear();
+        self.envp
+            .extend(environment(&self.inherited_env, extra_env).map(CStr::as_ptr));
+        self.envp.push(std::ptr::null());
+        let room = command_stack(self.argv.len());
+        if self.stack.len() < room {
+            self.stack.resize(room, 0);
+        }
+        let mut exec = Exec {
+            argv: self.argv.as_ptr(),
+            envp: self.envp.as_ptr(),
+            original_mask: self.original_mask,
+            guard: std::process::id() as libc::pid_t,
+            errno: 0,
+        };
+        // The top of the stack, aligned as the ABI wants it.
+        let top = (self.stack.as_mut_ptr_range().end as usize) & !15;
+        // SAFETY: the child runs `exec_command` on its own stack, on memory
+        // the guard keeps alive and leaves alone until the child has exec'd
+        // or exited: CLONE_VFORK suspends the guard until then.
+        let pid = unsafe {
+            libc::clone(
+                exec_command,
+                top as *mut libc::c_void,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                (&raw mut exec).cast(),
+            )
+        };
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the child has exec'd or exited: the field is the guard's
+        // again.
+        let errno = unsafe { std::ptr::read_volatile(&raw const exec.errno) };
+        if errno != 0 {
+            // SAFETY: reaps the child that failed to exec.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            return Err(io::Error::from_raw_os_error(errno));
+        }
+        Ok(pid)
+    }
+}
+
+/// The `inherited` environment with `extra` added, each replacing an
+/// inherited variable of its name (as for a zklock run by the command of
+/// another).
+fn environment<'a>(
+    inherited: &'a [CString],
+    extra: impl Iterator<Item = &'a CStr> + Clone,
+) -> impl Iterator<Item = &'a CStr> {
+    fn name(pair: &CStr) -> &[u8] {
+        let bytes = pair.to_bytes();
+        &bytes[..bytes.iter().position(|b| *b == b'=').unwrap_or(bytes.len())]
+    }
+    let replaced = extra.clone();
+    inherited
+        .iter()
+        .map(CString::as_c_str)
+        .filter(move |pair| !replaced.clone().any(|added| name(added) == name(pair)))
+        .chain(extra)
+}
+
+/// The stack the command's side of the clone needs for `argc` arguments:
+/// a PATH search builds each candidate path on it, and a script without
+/// `#!` goes to sh with a copy of its argv, one longer.
+fn command_stack(argc: usize) -> usize {
+    16 * 1024 + (argc + 2) * size_of::<usize>()
+}
+
+/// What the command's side of the clone reads and writes: prepared by the
+/// guard beforehand, so that the child only makes system calls.
+struct Exec {
+    /// The program first, null-terminated.
+    argv: *const *const libc::c_char,
+    /// `NAME=value` pairs, null-terminated.
+    envp: *const *const libc::c_char,
+    original_mask: libc::sigset_t,
+    guard: libc::pid_t,
+    /// Set by the child when the exec failed.
+    errno: libc::c_int,
+}
+
+/// The command's side, between clone and exec: dies with the guard, takes
+/// the signal state zklock started with, and execs, searching PATH as a
+/// shell does. Shares the guard's memory: nothing here may allocate or take
+/// a lock.
+extern "C" fn exec_command(exec: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `exec` is the guard's `Exec`, alive until this execs or exits;
+    // the calls are plain system calls and execvpe, which glibc runs without
+    // allocating.
+    unsafe {
+        let exec = &mut *exec.cast::<Exec>();
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != exec.guard {
+            libc::_exit(127);
+        }
+        restore_signals(&exec.original_mask);
+        libc::execvpe(*exec.argv, exec.argv, exec.envp);
+        exec.errno = *libc::__errno_location();
+        libc::_exit(127)
+    }
+}
+
+/// The signal state the command starts with: the one zklock started with,
+/// except that the signals zklock forwards, SIGCHLD and SIGPIPE take their
+/// default action, as they would after an exec of zklock's runtime, which
+/// catches the first ones and ignores SIGPIPE.
 ///
 /// # Safety
-/// Only to be called in a `pre_exec` closure, after the child joined its own
-/// process group.
-pub(super) unsafe fn split_off(zklock: libc::pid_t, report: RawFd) -> io::Result<()> {
-    // SAFETY: plain libc calls on values of our own; see the module doc.
+/// Async-signal-safe: for the child between fork and exec.
+unsafe fn restore_signals(original_mask: &libc::sigset_t) {
+    // SAFETY: plain libc calls.
     unsafe {
-        // Blocked before the fork, so that a command that ends at once cannot
-        // send its SIGCHLD before the guard is ready to wait for it.
+        for signal in FORWARDED.into_iter().chain([libc::SIGCHLD, libc::SIGPIPE]) {
+            libc::signal(signal, libc::SIG_DFL);
+        }
+        libc::sigprocmask(libc::SIG_SETMASK, original_mask, std::ptr::null_mut());
+    }
+}
+
+/// Writes one word to the report pipe (zklock may be gone: then nobody reads).
+fn say(report: RawFd, word: libc::c_int) {
+    let bytes = word.to_ne_bytes();
+    // SAFETY: writes from a buffer we own.
+    unsafe {
+        libc::write(report, bytes.as_ptr().cast(), bytes.len());
+    }
+}
+
+/// Waits for the command and every other process of its group, reports the
+/// command's wait status, and ends like it. When zklock dies first, kills
+/// the group.
+///
+/// # Safety
+/// Only in the guard, with SIGCHLD and the death signal blocked.
+unsafe fn watch_over(command: libc::pid_t, report: RawFd) -> ! {
+    // SAFETY: plain libc calls on values of our own.
+    unsafe {
+        close_all_but(report);
         let waited = guard_signals();
-        let mut before: libc::sigset_t = std::mem::zeroed();
-        libc::sigprocmask(libc::SIG_BLOCK, &waited, &mut before);
-        let guard_pid = libc::getpid();
-        match libc::fork() {
-            -1 => {
-                let err = io::Error::last_os_error();
-                libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
-                Err(err)
+        let mut command_status = None;
+        loop {
+            reap(command, &mut command_status);
+            if let Some(status) = command_status
+                && !group_has_children()
+            {
+                say(report, status);
+                end_like(status);
             }
-            0 => {
-                libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != guard_pid {
-                    libc::raise(libc::SIGKILL);
-                }
-                Ok(())
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            if libc::sigwaitinfo(&waited, &mut info) == death_signal() {
+                libc::killpg(0, libc::SIGKILL);
             }
-            command => guard(zklock, command, report, &waited),
         }
     }
 }
@@ -71,54 +533,8 @@ unsafe fn guard_signals() -> libc::sigset_t {
     }
 }
 
-/// The signal the guard gets when zklock dies: one zklock never forwards.
-fn death_signal() -> libc::c_int {
-    libc::SIGRTMIN() + 1
-}
-
-unsafe fn guard(
-    zklock: libc::pid_t,
-    command: libc::pid_t,
-    report: RawFd,
-    waited: &libc::sigset_t,
-) -> ! {
-    // SAFETY: plain libc calls on values of our own; see the module doc.
-    unsafe {
-        // Signals zklock forwards to the group are for the command. SIGCHLD
-        // is never ignored, not even for a moment: the command would be
-        // reaped unseen.
-        for signal in 1..32 {
-            if ![libc::SIGCHLD, libc::SIGKILL, libc::SIGSTOP].contains(&signal) {
-                libc::signal(signal, libc::SIG_IGN);
-            }
-        }
-        libc::prctl(libc::PR_SET_NAME, c"zklock-guard".as_ptr());
-        libc::prctl(libc::PR_SET_PDEATHSIG, death_signal());
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
-        if libc::getppid() != zklock {
-            libc::killpg(0, libc::SIGKILL);
-        }
-        close_all_but(report);
-        let mut command_status = None;
-        loop {
-            reap(command, &mut command_status);
-            if let Some(status) = command_status
-                && !group_has_children()
-            {
-                let bytes = status.to_ne_bytes();
-                libc::write(report, bytes.as_ptr().cast(), bytes.len());
-                end_like(status);
-            }
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            if libc::sigwaitinfo(waited, &mut info) == death_signal() {
-                libc::killpg(0, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-/// Holds nothing open but `keep`: not the caller's pipes, nor the pipe on
-/// which the command's exec reports success by closing it.
+/// Holds nothing open but `keep`: not the standard streams, which are the
+/// command's.
 unsafe fn close_all_but(keep: RawFd) {
     // SAFETY: closing descriptors has no memory-safety preconditions.
     unsafe {
@@ -188,17 +604,91 @@ unsafe fn group_has_children() -> bool {
 /// Ends the guard the way the command ended: with its exit code, or killed
 /// by the same signal.
 unsafe fn end_like(status: libc::c_int) -> ! {
-    // SAFETY: plain libc calls; see the module doc.
+    // SAFETY: plain libc calls.
     unsafe {
         if libc::WIFSIGNALED(status) {
             let signal = libc::WTERMSIG(status);
             libc::signal(signal, libc::SIG_DFL);
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::sigprocmask(libc::SIG_UNBLOCK, &all, std::ptr::null_mut());
+            // Only that signal: others forwarded to the group wait, blocked,
+            // and must not end the guard in its place.
+            let mut only: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut only);
+            libc::sigaddset(&mut only, signal);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
             libc::kill(libc::getpid(), signal);
             libc::_exit(128 + signal);
         }
         libc::_exit(libc::WEXITSTATUS(status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Command = (Vec<String>, Vec<(String, String)>);
+
+    /// What [`decode`] finds, as the strings and pairs given to [`encode`].
+    fn decoded(message: &[u8]) -> Option<Command> {
+        let text = |field: &CStr| field.to_str().unwrap().to_owned();
+        let (argv, env) = decode(message)?;
+        let env = env.map(|pair| {
+            let (name, value) = text(pair)
+                .split_once('=')
+                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+                .unwrap();
+            (name, value)
+        });
+        Some((argv.map(text).collect(), env.collect()))
+    }
+
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_command_crosses_the_go_pipe_whole() {
+        let argv = strings(&["sh", "-c", "echo a=b; exit 3", ""]);
+        let env = vec![
+            (
+                "ZKLOCK_NODE".to_owned(),
+                "/locks/x y/_c_1-lock-0000000001".to_owned(),
+            ),
+            ("ZKLOCK_EMPTY".to_owned(), String::new()),
+            ("ZKLOCK_EQUALS".to_owned(), "a=b".to_owned()),
+        ];
+        assert_eq!(decoded(&encode(&argv, &env)), Some((argv.clone(), env)));
+        assert_eq!(decoded(&encode(&argv, &[])), Some((argv, Vec::new())));
+    }
+
+    #[test]
+    fn a_message_cut_short_is_no_command() {
+        let message = encode(&strings(&["true"]), &[("A".into(), "1".into())]);
+        for cut in 0..message.len() {
+            assert_eq!(decoded(&message[..cut]), None, "cut at {cut}");
+        }
+        assert_eq!(decoded(&encode(&[], &[])), None, "no program");
+    }
+
+    #[test]
+    fn the_command_s_variables_replace_inherited_ones_of_the_same_name() {
+        let pairs = |texts: &[&str]| -> Vec<CString> {
+            texts.iter().map(|t| CString::new(*t).unwrap()).collect()
+        };
+        // As for a zklock run by the command of another.
+        let inherited = pairs(&["PATH=/bin", "ZKLOCK_NODE=/outer/n1", "ZKLOCK_NODES=x"]);
+        let extra = pairs(&["ZKLOCK_NODE=/inner/n2", "ZKLOCK_LOCK=/inner"]);
+        let env: Vec<&CStr> =
+            environment(&inherited, extra.iter().map(CString::as_c_str)).collect();
+        let expected = pairs(&[
+            "PATH=/bin",
+            "ZKLOCK_NODES=x",
+            "ZKLOCK_NODE=/inner/n2",
+            "ZKLOCK_LOCK=/inner",
+        ]);
+        assert_eq!(
+            env,
+            expected.iter().map(CString::as_c_str).collect::<Vec<_>>()
+        );
     }
 }

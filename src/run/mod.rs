@@ -1,15 +1,15 @@
 //! Running a command under a lock: start it in its own process
-//! group behind a guard that kills the group if zklock dies, forward signals
-//! to it, and stop it when the lock is lost.
+//! group behind a guard that kills the group if zklock dies (forked when
+//! zklock starts, see [`guard`]), forward signals to it, and stop it when the
+//! lock is lost.
 
 pub(crate) mod detach;
-mod guard;
+pub(crate) mod guard;
 mod signals;
 mod terminal;
 
 use std::future::Future;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -53,20 +53,32 @@ pub(crate) enum Ending<L> {
 /// loss is returned. Whichever way it ends, no process of the group is left
 /// when this returns (but those that left the group on purpose, and a guard
 /// that has made its report and is only exiting).
+///
+/// The command starts behind the guard forked at start-up
+/// ([`guard::stand_by`]).
 pub(crate) async fn supervise<L>(
     spec: &CommandSpec,
     signals: &mut Signals,
     lost: impl Future<Output = L>,
 ) -> Result<Ending<L>> {
+    let standby = guard::take().context("no guard process was started for the command")?;
     adopt_orphans()?;
     tokio::pin!(lost);
-    // One poll before the spawn puts the requests of `lost` (the watch on
+    // One poll before the start puts the requests of `lost` (the watch on
     // our node, the first heartbeat) on the wire, so that they travel while
     // the command starts instead of after.
     if let Some(loss) = (&mut lost).now_or_never() {
         return Ok(Ending::Stopped(loss));
     }
-    let (mut group, report) = Group::spawn(spec)?;
+    let (mut group, mut report) = Group::start(standby, spec)?;
+    match report.started().await {
+        Started::Running => {}
+        Started::Failed(err) => {
+            group.wait_until_gone().await;
+            return Err(CannotRun::new(spec.program(), err).into());
+        }
+        Started::GuardDied => return group.guard_died(spec).await,
+    }
     // The report comes once the command and the rest of its group are gone:
     // the lock can go at once, without waiting for the guard's own end.
     let report = report.status();
@@ -74,17 +86,12 @@ pub(crate) async fn supervise<L>(
     loop {
         tokio::select! {
             reported = &mut report => {
-                return Ok(match reported {
-                    Some(command_status) => {
-                        Ending::Exited(exit_code(std::process::ExitStatus::from_raw(command_status)))
-                    }
-                    None => {
-                        let code = exit_code(group.guard.wait().await?);
-                        tracing::warn!("the guard process died (exit code {code}) before the command ended");
-                        group.stop(spec).await;
-                        Ending::GuardDied(code)
-                    }
-                });
+                return match reported {
+                    Some(command_status) => Ok(Ending::Exited(exit_code(
+                        std::process::ExitStatus::from_raw(command_status),
+                    ))),
+                    None => group.guard_died(spec).await,
+                };
             }
             signal = signals.next() => {
                 tracing::info!("forwarding signal {signal} to the command");
@@ -112,25 +119,35 @@ fn adopt_orphans() -> Result<()> {
 /// The command's process group: the guard (zklock's child, the group
 /// leader), the command, and whatever the command starts.
 struct Group {
-    guard: tokio::process::Child,
+    /// The guard's pid, which is the group's id.
     id: i32,
+    /// The guard's wait status once zklock has reaped it.
+    guard_ended: Option<i32>,
     /// The terminal lent to the group while zklock is in the foreground;
     /// taken back when the group is dropped, once all of it has ended.
     _terminal: Option<Terminal>,
-    /// Wakes the wait for the group's end.
+    /// Wakes the waits for the group's end.
     children_ended: tokio::signal::unix::Signal,
 }
 
-/// The read end of the pipe on which the guard reports the command's wait
-/// status. Only the guard holds the write end: the pipe's end without a
-/// report means the guard died.
+/// The read end of the pipe on which the guard reports whether the command
+/// started, then the command's wait status. Only the guard holds the write
+/// end: the pipe's end without a report means the guard died.
 struct Report(tokio::net::unix::pipe::Receiver);
 
+/// The guard's first word: how the start of the command went.
+enum Started {
+    /// The command execs.
+    Running,
+    /// The command could not be started.
+    Failed(std::io::Error),
+    /// The guard died before it said.
+    GuardDied,
+}
+
 impl Report {
-    /// The command's wait status as soon as the guard reports it, which it
-    /// does once every process of the group has ended; `None` if the guard
-    /// died without a report.
-    async fn status(mut self) -> Option<i32> {
+    /// The guard's next word; `None` if it died without one.
+    async fn word(&mut self) -> Option<i32> {
         let mut bytes = [0u8; 4];
         self.0
             .read_exact(&mut bytes)
@@ -138,34 +155,58 @@ impl Report {
             .ok()
             .map(|_| i32::from_ne_bytes(bytes))
     }
+
+    /// Whether the command execs, as soon as it does or fails to.
+    async fn started(&mut self) -> Started {
+        match self.word().await {
+            Some(guard::STARTED) => Started::Running,
+            Some(errno) => Started::Failed(std::io::Error::from_raw_os_error(errno)),
+            None => Started::GuardDied,
+        }
+    }
+
+    /// The command's wait status as soon as the guard reports it, which it
+    /// does once every process of the group has ended; `None` if the guard
+    /// died without a report.
+    async fn status(mut self) -> Option<i32> {
+        self.word().await
+    }
 }
 
 impl Group {
-    /// Starts the guard and the command; with the guard's report to come.
-    fn spawn(spec: &CommandSpec) -> Result<(Group, Report)> {
+    /// Lends the terminal to the group of the guard `standby` and has the
+    /// guard start the command; with the guard's report to come.
+    fn start(standby: guard::Standby, spec: &CommandSpec) -> Result<(Group, Report)> {
         let children_ended = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
             .context("cannot watch for the command's end")?;
-        let (report, report_write) = report_pipe()?;
+        let id = standby.pid();
+        // Before the command exists, so that it never runs in the background
+        // of the terminal.
         let mut terminal = Terminal::if_foreground();
-        let guard = spawn(
-            spec,
-            report_write.as_raw_fd(),
-            terminal.as_ref().map(Terminal::fd),
-        )?;
-        drop(report_write);
-        let id = guard.id().context("the command has no process id")? as i32;
         if let Some(terminal) = &mut terminal {
-            terminal.lent_to(id);
+            terminal.lend_to(id);
         }
-        Ok((
-            Group {
-                guard,
-                id,
-                _terminal: terminal,
-                children_ended,
-            },
-            report,
-        ))
+        let group = Group {
+            id,
+            guard_ended: None,
+            _terminal: terminal,
+            children_ended,
+        };
+        let report = standby
+            .start(&spec.program_and_args(), &spec.env)
+            .with_context(|| format!("cannot hand {:?} to the guard process", spec.program()))?;
+        let report = tokio::net::unix::pipe::Receiver::from_owned_fd(report)
+            .context("cannot wait for the guard's report")?;
+        Ok((group, Report(report)))
+    }
+
+    /// The guard died before the command ended (killed from outside): stops
+    /// the group and says so, with the guard's exit code.
+    async fn guard_died<L>(&mut self, spec: &CommandSpec) -> Result<Ending<L>> {
+        let code = exit_code(std::process::ExitStatus::from_raw(self.guard_exit().await));
+        tracing::warn!("the guard process died (exit code {code}) before the command ended");
+        self.stop(spec).await;
+        Ok(Ending::GuardDied(code))
     }
 
     /// Stops the group: the kill signal, then SIGKILL after the grace
@@ -189,13 +230,33 @@ impl Group {
     /// Waits until the guard and every process of the group that zklock
     /// adopted have ended (and reaps them).
     async fn wait_until_gone(&mut self) {
-        let _ = self.guard.wait().await;
+        self.guard_exit().await;
         while self.reap_adopted() {
-            // A SIGCHLD may be merged with one already taken: look again
-            // after a while in any case.
-            let _ =
-                tokio::time::timeout(Duration::from_millis(100), self.children_ended.recv()).await;
+            self.children_may_have_ended().await;
         }
+    }
+
+    /// The guard's wait status, once it has ended (reaped by this).
+    async fn guard_exit(&mut self) -> i32 {
+        loop {
+            if let Some(status) = self.guard_ended {
+                return status;
+            }
+            let mut status = 0;
+            // SAFETY: waitpid only writes the status we own.
+            match unsafe { libc::waitpid(self.id, &mut status, libc::WNOHANG) } {
+                0 => self.children_may_have_ended().await,
+                ended if ended == self.id => self.guard_ended = Some(status),
+                // Not ours to wait for (cannot happen): as if killed.
+                _ => self.guard_ended = Some(libc::SIGKILL),
+            }
+        }
+    }
+
+    /// Returns on a SIGCHLD, or after a while in any case: a SIGCHLD may be
+    /// merged with one already taken.
+    async fn children_may_have_ended(&mut self) {
+        let _ = tokio::time::timeout(Duration::from_millis(100), self.children_ended.recv()).await;
     }
 
     /// Reaps the group's adopted processes that have ended; true while some
@@ -213,52 +274,22 @@ impl Group {
     }
 }
 
-/// The guard's report pipe, its ends closed on exec: (read end, write end).
-fn report_pipe() -> Result<(Report, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills the two descriptors, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("cannot make the guard's report pipe");
+impl CommandSpec {
+    /// The program and its arguments as the guard execs them.
+    fn program_and_args(&self) -> Vec<String> {
+        if self.shell {
+            let mut argv = vec!["/bin/sh".to_owned(), "-c".to_owned()];
+            argv.extend(self.argv.iter().cloned());
+            argv
+        } else {
+            self.argv.clone()
+        }
     }
-    // SAFETY: both descriptors are fresh and ours alone.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let read = tokio::net::unix::pipe::Receiver::from_owned_fd(read)
-        .context("cannot wait for the guard's report")?;
-    Ok((Report(read), write))
-}
 
-/// Starts the guard and the command in a new process group, which takes the
-/// terminal `tty` (when given) before the command execs.
-fn spawn(spec: &CommandSpec, report: RawFd, tty: Option<RawFd>) -> Result<tokio::process::Child> {
-    let mut command = if spec.shell {
-        let mut command = std::process::Command::new("/bin/sh");
-        command.arg("-c").args(&spec.argv);
-        command
-    } else {
-        let mut command = std::process::Command::new(&spec.argv[0]);
-        command.args(&spec.argv[1..]);
-        command
-    };
-    command.envs(spec.env.iter().map(|(k, v)| (k, v)));
-    command.process_group(0);
-    let zklock = std::process::id() as libc::pid_t;
-    // SAFETY: the closure runs in the child, in its own process group, and
-    // makes only async-signal-safe calls.
-    unsafe {
-        command.pre_exec(move || {
-            if let Some(tty) = tty {
-                // Without the terminal the command still runs, as it would
-                // in the background.
-                let _ = terminal::take_for_own_group(tty);
-            }
-            guard::split_off(zklock, report)
-        });
+    /// The command's name for messages: its first word.
+    fn program(&self) -> &str {
+        self.argv.first().map(String::as_str).unwrap_or("sh")
     }
-    let name = spec.argv.first().map(String::as_str).unwrap_or("sh");
-    tokio::process::Command::from(command)
-        .kill_on_drop(false)
-        .spawn()
-        .map_err(|err| CannotRun::new(name, err).into())
 }
 
 /// The command could not be started: not found, not executable, or another

@@ -2,7 +2,10 @@
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-/// SIGINT, SIGTERM, SIGHUP and SIGQUIT, caught from the moment this is made.
+/// The signals zklock catches and passes on to its command's group.
+pub(super) const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// The [`FORWARDED`] signals, caught from the moment this is made.
 pub(crate) struct Signals {
     streams: [(i32, Signal); 4],
 }
@@ -12,13 +15,9 @@ impl Signals {
     /// while waiting is caught and the contender node removed.
     pub(crate) fn catch() -> std::io::Result<Signals> {
         let catch = |n: i32| signal(SignalKind::from_raw(n)).map(|s| (n, s));
+        let [a, b, c, d] = FORWARDED;
         Ok(Signals {
-            streams: [
-                catch(libc::SIGINT)?,
-                catch(libc::SIGTERM)?,
-                catch(libc::SIGHUP)?,
-                catch(libc::SIGQUIT)?,
-            ],
+            streams: [catch(a)?, catch(b)?, catch(c)?, catch(d)?],
         })
     }
 

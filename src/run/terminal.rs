@@ -1,12 +1,13 @@
 //! Lending the terminal to the command, as a shell lends it to a job.
 //!
-//! The command runs in its own process group (the guard needs one to itself),
-//! and a process group that is not the terminal's foreground group is stopped
-//! (SIGTTIN) when it reads the terminal, and never gets the terminal's Ctrl-C
-//! or Ctrl-\. So when zklock runs in the terminal's foreground, it makes the
-//! command's group the foreground group before the command starts, and takes
-//! the terminal back once the whole group has ended. zklock in the background,
-//! or without a controlling terminal, changes nothing.
+//! The command runs in its own process group (the guard's),
+//! and a process group that is not the terminal's foreground group is
+//! stopped (SIGTTIN) when it reads the terminal, and never gets the
+//! terminal's Ctrl-C or Ctrl-\. So when zklock runs in the terminal's
+//! foreground, it makes the guard's group the foreground group before the
+//! command is started in it, and takes the terminal back once the whole
+//! group has ended. zklock in the background, or without a controlling
+//! terminal, changes nothing.
 //!
 //! zklock sits in a background group meanwhile: changing the foreground group
 //! from there raises SIGTTOU unless the caller blocks it, so every change here
@@ -47,16 +48,14 @@ impl Terminal {
         })
     }
 
-    /// The descriptor the command's side uses to take the terminal (see
-    /// [`take_for_own_group`]); valid until this is dropped.
-    pub(super) fn fd(&self) -> RawFd {
-        self.tty.as_raw_fd()
-    }
-
-    /// Notes that the terminal went to `group` (the command made itself the
-    /// foreground group before exec), so that dropping this takes it back.
-    pub(super) fn lent_to(&mut self, group: libc::pid_t) {
-        self.lent_to = Some(group);
+    /// Makes `group` the terminal's foreground group, until this is
+    /// dropped. Without the terminal the command still runs, as it would in
+    /// the background.
+    pub(super) fn lend_to(&mut self, group: libc::pid_t) {
+        // SAFETY: a terminal descriptor we own.
+        if unsafe { set_foreground(self.tty.as_raw_fd(), group) } == 0 {
+            self.lent_to = Some(group);
+        }
     }
 }
 
@@ -75,23 +74,8 @@ impl Drop for Terminal {
     }
 }
 
-/// Makes the caller's process group the terminal's foreground group. For the
-/// command's side, between fork and exec: async-signal-safe calls only.
-///
-/// # Safety
-/// `tty` must be an open terminal descriptor.
-pub(super) unsafe fn take_for_own_group(tty: RawFd) -> std::io::Result<()> {
-    // SAFETY: plain libc calls; see the function doc.
-    unsafe {
-        if set_foreground(tty, libc::getpgrp()) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 /// tcsetpgrp with SIGTTOU blocked in this thread, so that a background
-/// caller is not stopped for it. Async-signal-safe.
+/// caller is not stopped for it.
 unsafe fn set_foreground(tty: RawFd, group: libc::pid_t) -> libc::c_int {
     // SAFETY: sigset_t is plain data; the calls only read and fill it.
     unsafe {

@@ -15,6 +15,7 @@ mod completions;
 mod elections;
 mod faults;
 mod generated;
+mod guard;
 mod inspect;
 mod interop;
 mod locks;

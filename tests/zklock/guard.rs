@@ -1,0 +1,231 @@
+//! The guard process of `lock -- COMMAND` is forked when zklock starts, and
+//! waits for the lock with it: whichever way zklock ends before the lock is
+//! ours (killed, giving up, the command not starting), no guard stays behind
+//! and no command runs; and the command, started behind it, gets the signal
+//! state zklock itself started with.
+
+use crate::support;
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::time::Duration;
+
+use support::{Running, Scratch, TestEnv, Zklock, process_alive, unique, wait_for, wait_until};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The variable that tells this test's guards from those of other tests: a
+/// guard is a fork of zklock, so /proc shows zklock's environment for it.
+const MARK: &str = "GUARD_TEST_MARK";
+
+/// A mark of `what`, unique to this run of the test.
+fn mark(what: &str) -> String {
+    format!("{what}-{}-{}", std::process::id(), unique())
+}
+
+/// `zklock ARGS...` with `mark` in its environment.
+fn marked(env: &TestEnv, mark: &str, args: &[&str]) -> Zklock {
+    env.zklock(args).env(MARK, mark)
+}
+
+/// The guard processes that carry `mark`, alive (zombies do not count).
+fn guards_marked(mark: &str) -> Vec<i32> {
+    let needle = format!("{MARK}={mark}\0");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            comm.trim() == "zklock-guard"
+                && String::from_utf8_lossy(&environ).contains(&needle)
+                && process_alive(*pid)
+        })
+        .collect()
+}
+
+/// The guard `zklock` forked at start-up, once it is there.
+fn guard_of(zklock: &Running) -> i32 {
+    let children = format!("/proc/{0}/task/{0}/children", zklock.pid());
+    wait_for(WAIT, "zklock's guard process", || {
+        std::fs::read_to_string(&children)
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|pid| pid.parse::<i32>().ok())
+            .find(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|comm| comm.trim() == "zklock-guard")
+            })
+    })
+}
+
+/// A holder of `/locks/{lock}` until it is told to let go.
+fn holder(env: &TestEnv, lock: &str) -> Running {
+    let mut holder = env.zklock(["lock", lock]).spawn();
+    holder.next_line(WAIT);
+    holder
+}
+
+fn release(mut holder: Running) {
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+fn contenders(env: &TestEnv, lock: &str) -> usize {
+    env.zk().children_if_any(&format!("/locks/{lock}")).len()
+}
+
+/// A command that leaves `marker` behind if it ever runs.
+fn touching(marker: &Path) -> Vec<String> {
+    vec!["touch".into(), marker.display().to_string()]
+}
+
+#[test]
+fn zklock_killed_while_it_waits_leaves_no_guard_and_the_command_never_runs() {
+    let env = TestEnv::new();
+    let dir = Scratch::new();
+    let marker = dir.file("ran");
+    let holder = holder(&env, "killed");
+    let mut args = vec!["lock", "killed", "--session-timeout", "3s", "--"];
+    let command = touching(&marker);
+    args.extend(command.iter().map(String::as_str));
+    let killed = mark("killed");
+    let mut waiter = marked(&env, &killed, &args).spawn();
+    let guard = guard_of(&waiter);
+    wait_until(WAIT, "the waiter in the queue", || {
+        contenders(&env, "killed") == 2
+    });
+    waiter.kill();
+    wait_until(WAIT, "the guard ends with zklock", || !process_alive(guard));
+    // The waiter's node goes with its session; then the lock is free, and
+    // nothing was left to run the command.
+    wait_until(WAIT, "the waiter's session to expire", || {
+        contenders(&env, "killed") == 1
+    });
+    release(holder);
+    assert!(!marker.exists(), "the command ran after zklock was killed");
+    assert!(guards_marked(&killed).is_empty());
+}
+
+#[test]
+fn a_zklock_that_gives_up_leaves_no_guard_and_no_node() {
+    let env = TestEnv::new();
+    let dir = Scratch::new();
+    let marker = dir.file("ran");
+    let command = touching(&marker);
+    let with_command = |mark: &str, options: &[&str]| {
+        let mut args = vec!["lock", "given-up"];
+        args.extend_from_slice(options);
+        args.push("--");
+        args.extend(command.iter().map(String::as_str));
+        marked(&env, mark, &args)
+    };
+    let holder = holder(&env, "given-up");
+    let [no_wait, timeout, signal, cannot_start] =
+        ["no-wait", "timeout", "signal", "cannot-start"].map(mark);
+
+    with_command(&no_wait, &["-n"]).run().assert_code(1);
+    with_command(&timeout, &["--timeout", "300ms"])
+        .run()
+        .assert_code(1);
+    let mut interrupted = with_command(&signal, &[]).spawn();
+    guard_of(&interrupted);
+    wait_until(WAIT, "the waiter in the queue", || {
+        contenders(&env, "given-up") == 2
+    });
+    interrupted.signal(libc::SIGTERM);
+    interrupted.wait(WAIT).assert_code(128 + libc::SIGTERM);
+    release(holder);
+
+    // Acquired, but the command cannot start.
+    marked(
+        &env,
+        &cannot_start,
+        &["lock", "given-up", "--", "/nonexistent/command"],
+    )
+    .run()
+    .assert_code(127);
+
+    for mark in [no_wait, timeout, signal, cannot_start] {
+        wait_until(WAIT, &format!("no guard left after {mark}"), || {
+            guards_marked(&mark).is_empty()
+        });
+    }
+    assert_eq!(contenders(&env, "given-up"), 0, "nodes left behind");
+    assert!(!marker.exists(), "a command ran without the lock");
+}
+
+/// The signals set in a /proc/PID/status mask line such as `SigBlk:`.
+fn signals_in(status: &str, field: &str) -> Vec<i32> {
+    let line = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .unwrap_or_else(|| panic!("no {field} in {status:?}"));
+    let mask = u64::from_str_radix(line.trim(), 16).expect("a hex mask");
+    (1..=64).filter(|n| mask & (1 << (n - 1)) != 0).collect()
+}
+
+#[test]
+fn the_command_starts_with_the_signal_state_zklock_started_with() {
+    let env = TestEnv::new();
+    let zklock = env.zklock([
+        "lock",
+        "signals",
+        "--",
+        "grep",
+        "-E",
+        "^Sig(Blk|Ign):",
+        "/proc/self/status",
+    ]);
+    let mut command = zklock.command();
+    // SAFETY: signal and sigprocmask are async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGUSR1, libc::SIG_IGN);
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            let mut usr2: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut usr2);
+            libc::sigaddset(&mut usr2, libc::SIGUSR2);
+            libc::sigprocmask(libc::SIG_BLOCK, &usr2, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    // What zklock inherits: this thread's mask and this process's ignored
+    // signals, with the changes made above (std resets SIGPIPE, which the
+    // Rust runtime ignores, for every child).
+    let own = std::fs::read_to_string("/proc/thread-self/status").expect("our own status");
+    let mut blocked = signals_in(&own, "SigBlk:");
+    blocked.push(libc::SIGUSR2);
+    let mut ignored = signals_in(&own, "SigIgn:");
+    ignored.extend([libc::SIGUSR1, libc::SIGINT]);
+    let run = Running::start(command, zklock.cmdline(), None).wait(WAIT);
+    run.assert_success();
+    // The command inherits that too, but the signals zklock forwards take
+    // their default action, so that forwarding them works, and so do
+    // SIGCHLD and SIGPIPE, which zklock's runtime handles and ignores.
+    let defaults = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGCHLD,
+        libc::SIGPIPE,
+    ];
+    ignored.retain(|signal| !defaults.contains(signal));
+    for expected in [&mut blocked, &mut ignored] {
+        expected.sort();
+        expected.dedup();
+    }
+    assert_eq!(
+        signals_in(&run.stdout, "SigBlk:"),
+        blocked,
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        signals_in(&run.stdout, "SigIgn:"),
+        ignored,
+        "{}",
+        run.stdout
+    );
+}
