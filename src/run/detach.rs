@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use tokio::io::AsyncReadExt;
 
-use super::Signals;
+use super::{Signals, pipe};
 use crate::zk;
 
 /// The hidden option that makes a zklock process the detached holder,
@@ -81,8 +81,8 @@ pub(crate) async fn spawn_holder(
     signals: &mut Signals,
     secured: &zk::Secured,
 ) -> Result<(HolderWord, Option<i32>)> {
-    let (read_end, write_end) = pipe()?;
-    let (secrets_read, secrets_write) = pipe()?;
+    let (read_end, write_end) = pipe().context("cannot make a pipe")?;
+    let (secrets_read, secrets_write) = pipe().context("cannot make a pipe")?;
     let mut command =
         Command::new(std::env::current_exe().context("cannot find zklock's own binary")?);
     command
@@ -184,16 +184,6 @@ fn without_secured_options(
         kept.push(arg);
     }
     kept
-}
-
-fn pipe() -> Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        bail!("cannot make a pipe: {}", std::io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 just returned these two open descriptors, owned by no one.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 fn parse_word(text: &str) -> Result<HolderWord> {

@@ -45,6 +45,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
 use std::sync::Mutex;
 
+use super::pipe;
 use super::signals::FORWARDED;
 
 /// The guard forked at start-up, until zklock starts the command behind it
@@ -153,17 +154,6 @@ impl Drop for Standby {
             }
         }
     }
-}
-
-/// A pipe with both ends closed on exec: (read end, write end).
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills the two descriptors, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors are fresh and ours alone.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// The command as the go pipe carries it: the number of arguments, the
