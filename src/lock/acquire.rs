@@ -256,7 +256,7 @@ impl<'s> Contention<'s> {
         match self.session.watch_stat(&path).await? {
             (Some(stat), watch) => Ok(OwnWatch {
                 watch,
-                as_made: stat.version == 0,
+                as_made: node::is_as_created(&stat),
             }),
             (None, _) => Err(AcquireError::NodeVanished(path)),
         }

@@ -4,6 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::acquire::Held;
+use super::node;
 use crate::zk::monitor::{self, Lapse, LeaderEvidence};
 use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, class_of};
 
@@ -106,7 +107,7 @@ async fn watch_own_node(
     let Some(stat) = stat else {
         return Ok(None);
     };
-    if stat.version == 0 {
+    if node::is_as_created(&stat) {
         return Ok(Some((false, watch)));
     }
     let (data, _) = session.get_data(node).await?;

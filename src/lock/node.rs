@@ -52,6 +52,13 @@ pub(crate) fn is_contender(dialect: Dialect, stat: &zk::Stat, data: &[u8]) -> bo
     is_contender_by_stat(dialect, stat) || Owner::parse(data).is_some()
 }
 
+/// True while one of our own nodes is at the version we created it at: it
+/// holds the owner record we wrote, so no revocation mark, and nothing
+/// needs reading to know it.
+pub(crate) fn is_as_created(stat: &zk::Stat) -> bool {
+    stat.version == 0
+}
+
 /// True when the stat alone proves a node named in `dialect` a contender;
 /// when false, only its data can ([`is_contender`]).
 pub(crate) fn is_contender_by_stat(dialect: Dialect, stat: &zk::Stat) -> bool {

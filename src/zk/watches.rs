@@ -21,8 +21,7 @@ pub enum NodeEvent {
     SessionEnded(String),
 }
 
-/// A one-shot watch on one node, set by [`Session::watch_stat`] or
-/// [`Session::watch_data`]. Dropping
+/// A one-shot watch on one node, set by [`Session::watch_stat`]. Dropping
 /// it forgets the watch on this side.
 pub struct NodeWatch(Pin<Box<dyn Future<Output = zkc::WatchedEvent> + Send>>);
 
@@ -53,18 +52,6 @@ impl Session {
             .await
             .map_err(|e| Error::op("watch", path, e))?;
         Ok((stat, NodeWatch(Box::pin(watcher.changed()))))
-    }
-
-    /// A node's data and stat, with a watch set on it (its change or
-    /// deletion fires it). One attempt: the caller decides what a lost
-    /// connection means.
-    pub async fn watch_data(&self, path: &str) -> Result<(Vec<u8>, NodeWatch), Error> {
-        let (data, _, watcher) = self
-            .client()
-            .get_and_watch_data(path)
-            .await
-            .map_err(|e| Error::op("watch", path, e))?;
-        Ok((data, NodeWatch(Box::pin(watcher.changed()))))
     }
 }
 
