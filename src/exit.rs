@@ -11,7 +11,7 @@ use crate::usage::UsageError;
 use crate::zk;
 
 /// How zklock ends; the codes are a contract with scripts, listed in the
-/// README and every man page.
+/// user guide (docs/GUIDE.md) and every man page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitStatus {
     /// 0: the command did what was asked.

@@ -396,7 +396,7 @@ fn a_holder_paused_past_its_session_stops_its_command_and_exits_4_when_resumed()
     holder.signal(libc::SIGSTOP);
     let got = Held::parse(&waiter.next_line(WAIT));
     assert!(got.fence > held.fence, "{got:?} after {held:?}");
-    // What the README says: while zklock is paused, nothing stops its
+    // What docs/GUARANTEES.md says: while zklock is paused, nothing stops its
     // command, which still runs while the waiter holds. Only the fence tells
     // them apart.
     assert!(

@@ -1,7 +1,7 @@
 //! The checked-in completions and man pages match the clap definitions, and
 //! every man page is complete: each has every section a reader looks for,
 //! names only pages that exist, and lists the exit codes zklock really uses;
-//! the README's table of exit codes is made from the same table.
+//! the user guide's table of exit codes is made from the same table.
 //!
 //! When the freshness check fails, regenerate them with
 //! `ZKLOCK_REGENERATE=1 cargo test --test zklock generated` and commit the result.
@@ -216,8 +216,8 @@ fn man_offers_and_prints_a_page_per_subcommand() {
     assert!(run.stdout.is_empty());
 }
 
-/// The README's table of exit codes, made from the one table in exit.rs.
-fn readme_exit_table() -> String {
+/// The user guide's table of exit codes, made from the one table in exit.rs.
+fn guide_exit_table() -> String {
     let mut table = String::from("| code | meaning |\n|---|---|\n");
     for (status, meaning) in ExitStatus::TABLE {
         table += &format!("| {} | {meaning} |\n", status.documented_code());
@@ -226,19 +226,20 @@ fn readme_exit_table() -> String {
 }
 
 #[test]
-fn the_readme_lists_the_exit_codes_of_exit_rs() {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let readme = std::fs::read_to_string(&file).expect("read README.md");
-    let start = readme
-        .find("## Exit codes\n\n")
-        .expect("README has ## Exit codes")
-        + 15;
-    let end = start + readme[start..].find("\n\n").expect("the table ends");
+fn the_guide_lists_the_exit_codes_of_exit_rs() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/GUIDE.md");
+    let guide = std::fs::read_to_string(&file).expect("read docs/GUIDE.md");
+    let heading = "## Exit codes\n\n";
+    let start = guide
+        .find(heading)
+        .expect("docs/GUIDE.md has ## Exit codes")
+        + heading.len();
+    let end = start + guide[start..].find("\n\n").expect("the table ends");
     let expected = format!(
         "{}{}{}",
-        &readme[..start],
-        readme_exit_table().trim_end(),
-        &readme[end..]
+        &guide[..start],
+        guide_exit_table().trim_end(),
+        &guide[end..]
     );
     if let Some(stale) = check(file, &expected) {
         panic!("{stale}\nregenerate with: ZKLOCK_REGENERATE=1 cargo test --test zklock generated");

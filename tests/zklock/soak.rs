@@ -2,8 +2,8 @@
 //! contending for one lock while holders are SIGKILLed at random, checked by
 //! the fencing log.
 //!
-//! Curator and kazoo do not see each other's nodes (README, "Other
-//! libraries' locks"), so a lock shared by all three would not exclude them
+//! Curator and kazoo do not see each other's nodes (docs/GUIDE.md,
+//! "Dialects"), so a lock shared by all three would not exclude them
 //! from each other, and a soak of all three would prove nothing. Instead two
 //! soaks run side by side, each on a lock whose contenders must exclude each
 //! other: zklock (curator dialect) with Curator InterProcessMutex peers, and
