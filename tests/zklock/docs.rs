@@ -198,12 +198,12 @@ fn every_zklock_example_in_the_docs_is_a_command_line_zklock_accepts() {
     );
 }
 
-/// The anchors GitHub makes for a document's headings (outside code
-/// blocks): lower case, punctuation dropped, spaces as hyphens, a repeated
-/// heading numbered.
-fn anchors(text: &str) -> Vec<String> {
+/// The headings of a document (outside code blocks), each with its level
+/// and the anchor GitHub makes for it: lower case, punctuation dropped,
+/// spaces as hyphens, a repeated heading numbered.
+fn headings(text: &str) -> Vec<(usize, String)> {
     let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut anchors = Vec::new();
+    let mut headings = Vec::new();
     let mut in_code = false;
     for line in text.lines() {
         if line.trim_start().starts_with("```") {
@@ -213,21 +213,26 @@ fn anchors(text: &str) -> Vec<String> {
         if in_code || !line.starts_with('#') {
             continue;
         }
-        let title = line.trim_start_matches('#').trim();
+        let title = line.trim_start_matches('#');
+        let level = line.len() - title.len();
         let slug: String = title
+            .trim()
             .to_lowercase()
             .chars()
             .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
             .map(|c| if c == ' ' { '-' } else { c })
             .collect();
         let count = seen.entry(slug.clone()).or_default();
-        anchors.push(match *count {
-            0 => slug,
-            n => format!("{slug}-{n}"),
-        });
+        headings.push((
+            level,
+            match *count {
+                0 => slug,
+                n => format!("{slug}-{n}"),
+            },
+        ));
         *count += 1;
     }
-    anchors
+    headings
 }
 
 /// The relative links of a document (`[text](target)`), outside code.
@@ -279,7 +284,9 @@ fn every_link_between_the_docs_leads_to_a_file_and_heading_that_exist() {
             }
             if !anchor.is_empty()
                 && target.extension().is_some_and(|ext| ext == "md")
-                && !anchors(&read(&target)).iter().any(|known| known == anchor)
+                && !headings(&read(&target))
+                    .iter()
+                    .any(|(_, known)| known == anchor)
             {
                 broken.push(format!("{}: {link}: no such heading", file.display()));
             }
@@ -304,5 +311,28 @@ fn the_readme_quick_start_runs_the_test_command_ci_runs() {
             .iter()
             .any(|line| line.trim() == command),
         "the README shows no `{command}` block, which .ci/run runs"
+    );
+}
+
+#[test]
+fn the_guide_s_contents_list_every_section_in_order() {
+    let guide = read(&root().join("docs/GUIDE.md"));
+    let start = guide
+        .find("## Contents\n")
+        .expect("the guide has ## Contents");
+    let end = start + 1 + guide[start + 1..].find("\n## ").expect("a section follows");
+    let listed: Vec<&str> = guide[start..end]
+        .split("](#")
+        .skip(1)
+        .map(|rest| rest.split(')').next().unwrap_or_default())
+        .collect();
+    let sections: Vec<String> = headings(&guide)
+        .into_iter()
+        .filter(|(level, anchor)| matches!(level, 2 | 3) && anchor != "contents")
+        .map(|(_, anchor)| anchor)
+        .collect();
+    assert_eq!(
+        listed, sections,
+        "the guide's contents must list its ## and ### sections, in order"
     );
 }
