@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::client::Zk;
+use super::proxy::FaultProxy;
 use super::{Running, Scratch, TestEnv, Zklock, wait_for, wait_until};
 
 /// A critical section's beginning or end, as logged.
@@ -416,6 +417,16 @@ impl Stage {
     /// A stage for `lock` in a chroot of its own on the shared server.
     pub fn on_shared_server(lock: &str) -> Stage {
         Stage::new(TestEnv::new(), lock)
+    }
+
+    /// A stage for `lock` on the shared server with a fault proxy in front
+    /// of it, and the connect string (with the stage's chroot) through the
+    /// proxy.
+    pub fn behind_a_proxy(lock: &str) -> (Stage, FaultProxy, String) {
+        let stage = Stage::on_shared_server(lock);
+        let proxy = FaultProxy::start(&super::shared_server().address());
+        let through_proxy = proxy.hosts(stage.env());
+        (stage, proxy, through_proxy)
     }
 
     pub fn env(&self) -> &TestEnv {
