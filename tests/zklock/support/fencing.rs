@@ -234,6 +234,25 @@ impl FenceLog {
             .unwrap_or_else(|e| panic!("fencing log: {e}\n{}", self.text()))
     }
 
+    /// The read-write property: fences grow in grant order, every section
+    /// ends, and sections overlap only when both are of `readers` (the
+    /// shared holders); a writer's section overlaps none. Returns the holds
+    /// in grant order.
+    #[track_caller]
+    pub fn assert_shared_only_among(&self, readers: &[&str]) -> Vec<Hold> {
+        let (holds, overlaps) = self.assert_fenced();
+        let reader = |described: &str| readers.contains(&described.split(' ').next().unwrap_or(""));
+        for overlap in &overlaps {
+            assert!(
+                reader(&overlap.stale) && reader(&overlap.newer),
+                "a writer shared: {} was in its section when {} began\n{self}",
+                overlap.stale,
+                overlap.newer
+            );
+        }
+        holds
+    }
+
     /// The weaker property a fencing token gives when a holder could not be
     /// stopped in time (a paused process): fences still grow strictly in
     /// grant order, every section ends, and every overlap is an older fence
