@@ -3,12 +3,13 @@
 
 use crate::support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use support::fencing::{self, Stage, grant_order, touch, wait_for_file};
 use support::proxy::{ClientMessage, FaultProxy, op};
+use support::watches::watches_by_session;
 use support::{Running, Scratch, TestEnv, Zklock, dead_port, wait_until};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -253,24 +254,6 @@ fn a_writer_excludes_readers_and_writers() {
         .assert_success();
 }
 
-/// What each session watches, in the server's own words: `wchc` lists, for
-/// every session, the paths it has watches on.
-fn watches_by_session() -> BTreeMap<i64, BTreeSet<String>> {
-    let text = support::shared_server().four_letter("wchc");
-    let mut watches: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
-    let mut session = None;
-    for line in text.lines() {
-        if let Some(path) = line.strip_prefix('\t') {
-            if let Some(session) = session {
-                watches.entry(session).or_default().insert(path.to_owned());
-            }
-        } else if let Some(hex) = line.trim().strip_prefix("0x") {
-            session = i64::from_str_radix(hex, 16).ok();
-        }
-    }
-    watches
-}
-
 /// The lock directory's contenders in queue order, as full server paths
 /// with the session that owns each.
 fn queue_with_sessions(env: &TestEnv, dir: &str) -> Vec<(String, i64)> {
@@ -295,7 +278,7 @@ fn assert_each_waiter_watches_only_its_predecessor(env: &TestEnv, dir: &str, wai
     let mut seen = String::new();
     wait_until(WAIT, "each waiter watches its predecessor", || {
         let queue = queue_with_sessions(env, dir);
-        let watches = watches_by_session();
+        let watches = watches_by_session(support::shared_server());
         seen = format!("queue {queue:?}\nwatches {watches:?}");
         queue.len() == waiters + 1
             && queue.windows(2).all(|pair| {
