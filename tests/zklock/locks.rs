@@ -535,11 +535,17 @@ fn a_holder_and_its_guard_each_run_on_a_single_thread() {
 #[test]
 fn holding_without_a_command_prints_the_token_and_releases_on_a_signal() {
     let env = TestEnv::new();
-    let (holder, token) = hold(&env, "lock", "plain", &[]);
-    assert!(token.starts_with("/locks/plain/_c_"), "{token}");
-    assert_eq!(env.zk().children_if_any("/locks/plain").len(), 1);
-    release(holder);
-    assert!(env.zk().children_if_any("/locks/plain").is_empty());
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let (mut holder, token) = hold(&env, "lock", "plain", &[]);
+        assert!(token.starts_with("/locks/plain/_c_"), "{token}");
+        assert_eq!(env.zk().children_if_any("/locks/plain").len(), 1);
+        holder.signal(signal);
+        holder.wait(WAIT).assert_success();
+        assert!(
+            env.zk().exists(&token).is_none(),
+            "signal {signal} released the lock"
+        );
+    }
 }
 
 #[test]

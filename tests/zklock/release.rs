@@ -149,6 +149,22 @@ fn while_pid_ties_the_lock_to_a_process() {
 }
 
 #[test]
+fn a_detached_holder_lets_go_on_sigterm() {
+    let env = TestEnv::new();
+    let token = detach(&env, "termed", &[]);
+    let holder = owner_pid(&env, &token);
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe {
+        libc::kill(holder, libc::SIGTERM);
+    }
+    // Well inside the 10 s session: a release, not an expiry.
+    wait_until(Duration::from_secs(5), "the holder deletes its node", || {
+        env.zk().exists(&token).is_none()
+    });
+    wait_until(WAIT, "the holder ends", || !support::process_alive(holder));
+}
+
+#[test]
 fn while_pid_of_no_process_is_a_usage_error() {
     let env = TestEnv::new();
     env.zklock(["lock", "x", "--detach", "--while-pid", "999999999"])
