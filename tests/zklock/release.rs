@@ -158,9 +158,11 @@ fn a_detached_holder_lets_go_on_sigterm() {
         libc::kill(holder, libc::SIGTERM);
     }
     // Well inside the 10 s session: a release, not an expiry.
-    wait_until(Duration::from_secs(5), "the holder deletes its node", || {
-        env.zk().exists(&token).is_none()
-    });
+    wait_until(
+        Duration::from_secs(5),
+        "the holder deletes its node",
+        || env.zk().exists(&token).is_none(),
+    );
     wait_until(WAIT, "the holder ends", || !support::process_alive(holder));
 }
 
