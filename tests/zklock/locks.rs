@@ -453,10 +453,14 @@ pub(crate) fn assert_a_stubborn_command_is_killed(
     wait_until(WAIT, "the command gets the stop signal", || {
         !signals().is_empty()
     });
-    assert!(
-        lost.elapsed() < grace && support::process_alive(pid),
-        "the command still runs after the stop signal, within the grace"
-    );
+    // Within the grace the command runs on (on a machine so loaded that
+    // the signal came later than that, only the timing below can tell).
+    if lost.elapsed() < grace {
+        assert!(
+            support::process_alive(pid),
+            "the command still runs after the stop signal, within the grace"
+        );
+    }
     let run = holder.wait(WAIT);
     let stopped = lost.elapsed();
     run.assert_code(4);
