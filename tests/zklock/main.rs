@@ -26,6 +26,7 @@ mod profiles;
 mod promises;
 mod reap;
 mod release;
+mod sandbox;
 mod secured;
 mod semaphores;
 mod sessions;
