@@ -3,7 +3,7 @@
 
 use crate::support;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use support::peers::{self, Library, acquired, peer, times_out};
 use support::watches::watches;
@@ -72,8 +72,16 @@ fn zklock_holder_excludes_library(library: Library, verb: &str, dialect: &str, m
         waiter.stdout().trim_end() == "READY",
         "{library:?} got in while zklock held"
     );
+    let released = Instant::now();
     zklock_releases(holder);
     let node = acquired(&mut waiter, WAIT);
+    // Handed off by zklock's delete, not by the server expiring its 10 s
+    // session.
+    assert!(
+        released.elapsed() < Duration::from_secs(5),
+        "{library:?} got the lock {:?} after zklock let go",
+        released.elapsed()
+    );
     assert_eq!(
         node.rsplit('/').next(),
         Some(waiting.as_str()),
