@@ -11,6 +11,9 @@
 //! longer where it must survive a fault) and short --kill-after; tests on
 //! the shared server run in chroots of their own, tests that kill servers get
 //! dedicated ones.
+//!
+//! The harness pieces these scenarios rely on (the proxy, the fencing
+//! checker) are tested on their own in `harness`.
 
 use crate::support;
 
@@ -18,25 +21,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use support::fencing::{
-    self, FOREVER, FenceLog, Held, Hold, Stage, WAIT, assert_no_dead_nodes, grant_order, holder,
-    now_ms, touch, wait_for_file,
+    FOREVER, FenceLog, Held, Hold, Stage, WAIT, assert_no_dead_nodes, grant_order, holder, now_ms,
+    touch, wait_for_file,
 };
-use support::proxy::{
-    ClientFramer, ClientMessage, FaultProxy, Mode, ServerFramer, ServerMessage, Trigger, op,
-};
+use support::proxy::{Mode, Trigger, op};
 use support::{
     Run, Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, Zklock, process_alive,
     wait_until,
 };
-
-/// A stage for `lock` on the shared server with a fault proxy in front of
-/// it, and the connect string (with the stage's chroot) through the proxy.
-fn stage_behind_a_proxy(lock: &str) -> (Stage, FaultProxy, String) {
-    let stage = Stage::on_shared_server(lock);
-    let proxy = FaultProxy::start(&support::shared_server().address());
-    let through_proxy = proxy.hosts(stage.env());
-    (stage, proxy, through_proxy)
-}
 
 /// Waits until a `-v` zklock has logged its `waiting` event `count` times,
 /// and returns the last node it waits on.
@@ -63,36 +55,41 @@ fn queue_of(stage: &Stage) -> Vec<String> {
     children
 }
 
-/// Waits until a `-v` holder logs that it reconnected; fails at once if it
-/// ends instead.
-fn wait_for_reconnect(holder: &mut Running) {
+/// How many times a `-v` holder has logged that it reconnected.
+fn reconnects(holder: &Running) -> usize {
+    holder.log_events("reconnected").len()
+}
+
+/// Waits until a `-v` holder logs a reconnect beyond the `before` it had
+/// logged when the fault began (a reconnect from an earlier fault does not
+/// count); fails at once if it ends instead.
+fn wait_for_reconnect(holder: &mut Running, before: usize) {
     wait_until(WAIT, "the holder reconnects", || {
         if let Some(run) = holder.try_wait() {
             panic!("the holder ended instead of reconnecting: {run:?}");
         }
-        !holder.log_events("reconnected").is_empty()
+        reconnects(holder) > before
     });
 }
 
-/// zklock's own report of a lost lock (`zklock: lock ... lost: WHY; ...`),
-/// not a line of its `-v` log.
-fn loss_report(run: &Run) -> String {
-    run.stderr
-        .lines()
-        .find(|l| l.starts_with("zklock: lock ") && l.contains(" lost: "))
-        .unwrap_or_else(|| panic!("no report of a lost lock: {run:?}"))
-        .to_owned()
-}
-
-/// Fails unless zklock exited 4 and reported the lock lost because the
-/// connection was down too long (its own deadline, not the session's end).
+/// Fails unless zklock exited 4 having stopped the holder's command by its
+/// own deadline, not on news of the session's end: the section ended on the
+/// stop signal less than one `session` timeout after the fault began at
+/// `fault_ms`, before the server could have expired the session.
 #[track_caller]
-fn assert_lost_with_the_connection(run: &Run) {
+fn assert_stopped_by_its_deadline(run: &Run, log: &FenceLog, fault_ms: u64, session: Duration) {
     run.assert_code(4);
-    let report = loss_report(run);
+    let end = log
+        .entries()
+        .into_iter()
+        .find(|e| !e.start && e.who == "holder")
+        .unwrap_or_else(|| panic!("the holder's section never ended\n{log}"));
+    assert_eq!(end.note, "signal", "zklock stopped the command\n{log}");
+    let after = end.ms as i64 - fault_ms as i64;
     assert!(
-        report.contains("connection"),
-        "expected the deadline of a lost connection, got {report:?}\n{run:?}"
+        (0..session.as_millis() as i64).contains(&after),
+        "the holder's section ended {after} ms after the fault; the session timeout is \
+         {session:?}\n{log}\n{run:?}"
     );
 }
 
@@ -106,182 +103,6 @@ fn assert_ended_by_itself(stage: &Stage, hold: &Hold) {
         hold.who,
         stage.log()
     );
-}
-
-// ---------------------------------------------------------------------------
-// The harness's own pieces: the proxy's framing and the fencing checker.
-
-fn frame(body: &[u8]) -> Vec<u8> {
-    let mut bytes = (body.len() as i32).to_be_bytes().to_vec();
-    bytes.extend_from_slice(body);
-    bytes
-}
-
-fn request(xid: i32, op: i32, path: Option<&str>) -> Vec<u8> {
-    let mut body = xid.to_be_bytes().to_vec();
-    body.extend_from_slice(&op.to_be_bytes());
-    if let Some(path) = path {
-        body.extend_from_slice(&(path.len() as i32).to_be_bytes());
-        body.extend_from_slice(path.as_bytes());
-        body.extend_from_slice(&[0, 0, 0, 0]); // data, say
-    }
-    frame(&body)
-}
-
-#[test]
-fn proxy_framing_finds_each_request_and_reply_across_any_split() {
-    let mut stream = frame(&[7; 45]); // ConnectRequest
-    stream.extend(request(1, op::CREATE2, Some("/t/locks/x/_c_1-lock-")));
-    let create_end = stream.len();
-    stream.extend(request(2, op::GET_CHILDREN, Some("/t/locks/x")));
-    stream.extend(request(-2, op::PING, None));
-    let expected = vec![
-        ClientMessage::Connect,
-        ClientMessage::Request {
-            xid: 1,
-            op: op::CREATE2,
-            path: Some("/t/locks/x/_c_1-lock-".into()),
-        },
-        ClientMessage::Request {
-            xid: 2,
-            op: op::GET_CHILDREN,
-            path: Some("/t/locks/x".into()),
-        },
-        ClientMessage::Request {
-            xid: -2,
-            op: op::PING,
-            path: None,
-        },
-    ];
-    for chunk in [1, 3, 4, 5, 17, stream.len()] {
-        let mut framer = ClientFramer::new();
-        let mut seen = Vec::new();
-        let mut offset = 0;
-        for piece in stream.chunks(chunk) {
-            for (end, message) in framer.push(piece) {
-                if matches!(&message, ClientMessage::Request { xid: 1, .. }) {
-                    assert_eq!(offset + end, create_end, "chunk {chunk}");
-                }
-                seen.push(message);
-            }
-            offset += piece.len();
-        }
-        assert_eq!(seen, expected, "chunk size {chunk}");
-    }
-    let trigger = Trigger::on(op::CREATE_LIKE).path_contains("/locks/x/");
-    let matched: Vec<bool> = expected.iter().map(|m| trigger.matches(m)).collect();
-    assert_eq!(matched, [false, true, false, false]);
-
-    let mut replies = frame(&[0; 36]); // ConnectResponse
-    let mut reply = 1i32.to_be_bytes().to_vec();
-    reply.extend_from_slice(&77i64.to_be_bytes());
-    reply.extend_from_slice(&(-101i32).to_be_bytes());
-    replies.extend(frame(&reply));
-    let mut framer = ServerFramer::new();
-    let mut seen = Vec::new();
-    for piece in replies.chunks(3) {
-        seen.extend(framer.push(piece));
-    }
-    assert_eq!(
-        seen,
-        [
-            ServerMessage::Connected,
-            ServerMessage::Reply {
-                xid: 1,
-                zxid: 77,
-                err: -101
-            }
-        ]
-    );
-}
-
-#[test]
-fn the_fencing_checker_catches_overlaps_stale_fences_and_open_sections() {
-    let check = |text: &str| fencing::check(&fencing::parse(text).expect("parses"));
-    let good = "start 5 1 a\nend 5 2 a\nstart 9 3 b\nend 9 4 b signal\n";
-    let (holds, overlaps) = check(good).expect("a good log");
-    assert_eq!(grant_order(&holds), ["a", "b"]);
-    assert_eq!(holds[1].end_note(), "signal");
-    assert!(overlaps.is_empty());
-
-    let overlap = "start 5 1 a\nstart 9 2 b\nend 5 3 a\nend 9 4 b\n";
-    let (_, overlaps) = check(overlap).expect("fenced, though overlapping");
-    assert_eq!(overlaps.len(), 1, "{overlaps:?}");
-    assert!(overlaps[0].stale.starts_with("a ") && overlaps[0].newer.starts_with("b "));
-
-    let stale = "start 9 1 a\nend 9 2 a\nstart 5 3 b\nend 5 4 b\n";
-    assert!(check(stale).unwrap_err().contains("fence did not grow"));
-    let same = "start 9 1 a\nend 9 2 a\nstart 9 3 b\nend 9 4 b\n";
-    assert!(check(same).unwrap_err().contains("fence did not grow"));
-    let open = "start 5 1 a\nend 5 2 a\nstart 9 3 b\n";
-    assert!(check(open).unwrap_err().contains("never ended"));
-    let stray = "end 5 2 a\n";
-    assert!(check(stray).unwrap_err().contains("not open"));
-    assert!(fencing::parse("begin 5 1 a\n").is_err());
-
-    let scratch = Scratch::new();
-    let log = FenceLog::new(&scratch);
-    log.append("start 1 10 a");
-    log.append("start 2 11 b");
-    log.record_end(1, "a");
-    log.append("end 2 12 b");
-    assert!(
-        log.check_exclusive()
-            .unwrap_err()
-            .contains("still in its section")
-    );
-}
-
-#[test]
-fn the_proxy_passes_freezes_cuts_and_drops_after_a_request() {
-    let (stage, proxy, through_proxy) = stage_behind_a_proxy("p");
-    // Pass: a lock through the proxy works.
-    stage
-        .fenced(&through_proxy, &[], "a", "true")
-        .run()
-        .assert_success();
-    // Freeze: nothing gets through, but the connection stays open.
-    proxy.freeze();
-    let heard = proxy.bytes_to_clients();
-    let accepted = proxy.accepted();
-    let mut frozen = Zklock::new(["--connect-timeout", "10s", "stat", "/"])
-        .hosts(&through_proxy)
-        .spawn();
-    wait_until(WAIT, "the proxy holds the new connection", || {
-        proxy.accepted() > accepted
-    });
-    // A bounded look: nothing gets through while frozen.
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(
-        proxy.bytes_to_clients(),
-        heard,
-        "a frozen proxy passes nothing"
-    );
-    assert!(frozen.is_running(), "a frozen proxy answers nothing");
-    assert!(proxy.open_connections() >= 1, "the connection stays open");
-    proxy.pass();
-    frozen.wait(WAIT).assert_success();
-    // Cut: connections are refused until the mode changes.
-    proxy.cut();
-    Zklock::new(["--connect-timeout", "500ms", "stat", "/"])
-        .hosts(&through_proxy)
-        .run()
-        .assert_code(3);
-    proxy.pass();
-    // Drop after the create: the server made the node, the client never
-    // heard; zklock reconnects and finds it. (A persistent lock directory:
-    // the container one of the first lock may be gone already.)
-    stage.zk().mkdir_p(stage.dir());
-    proxy.drop_after(Trigger::on(op::CREATE_LIKE).path_contains("/locks/p/"));
-    stage
-        .fenced(&through_proxy, &[], "b", "true")
-        .run()
-        .assert_success();
-    let dropped = proxy.wait_for_drop(WAIT);
-    assert!(op::CREATE_LIKE.contains(&dropped.op), "{dropped:?}");
-    assert_eq!(dropped.reply.map(|(_, err)| err), Some(0), "{dropped:?}");
-    assert_eq!(proxy.mode(), Mode::Pass);
-    stage.assert_granted(&["a", "b"]);
 }
 
 // ---------------------------------------------------------------------------
@@ -432,35 +253,27 @@ fn a_holder_paused_past_its_session_stops_its_command_and_exits_4_when_resumed()
 
 #[test]
 fn a_holder_cut_off_stops_its_command_before_the_server_can_expire_its_session() {
-    let (stage, proxy, through_proxy) = stage_behind_a_proxy("f");
+    let (stage, proxy, through_proxy) = Stage::behind_a_proxy("f");
     let options = ["--session-timeout", "3s", "--kill-after", "1s"];
     let (mut holder, held) = stage.holder(&through_proxy, &options, FOREVER);
     let mut waiter = stage.waiter();
     let frozen = now_ms();
     proxy.freeze();
     let run = holder.wait(WAIT);
-    assert_lost_with_the_connection(&run);
+    assert_stopped_by_its_deadline(&run, stage.log(), frozen, Duration::from_secs(3));
     assert!(!process_alive(held.pid), "the command was stopped");
     waiter.wait(WAIT).assert_success();
     // The holder's command had ended (its TERM trap logged it) before the
     // waiter, granted once the server expired the session, began.
-    let log = stage.log();
     let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert_eq!(holds[0].end_note(), "signal", "{log}");
-    assert!(holds[0].end.ms <= holds[1].start.ms, "{log}");
-    let stopped_after = holds[0].end.ms - frozen;
-    assert!(
-        stopped_after < 3000,
-        "zklock stopped its command {stopped_after} ms after the network froze; the \
-         session timeout is 3 s\n{log}"
-    );
+    assert!(holds[0].end.ms <= holds[1].start.ms, "{}", stage.log());
     proxy.pass();
     stage.assert_no_dead_nodes();
 }
 
 #[test]
 fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_command() {
-    let (stage, proxy, through_proxy) = stage_behind_a_proxy("h");
+    let (stage, proxy, through_proxy) = Stage::behind_a_proxy("h");
     // Deadline: the latest evidence that the leader heard of the session
     // (at most a quarter of the session and two heartbeats, 2.8 s, behind
     // the last answered sync) + 8 s - 1 s - 0.16 s of clock slack: at least
@@ -479,10 +292,11 @@ fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_comma
     proxy.wait_for_traffic(WAIT);
     // A cut of 1 s: the connection is reset, and reconnecting is refused
     // until the network heals.
+    let before = reconnects(&holder);
     proxy.cut();
     std::thread::sleep(Duration::from_secs(1)); // the fault's length
     proxy.pass();
-    wait_for_reconnect(&mut holder);
+    wait_for_reconnect(&mut holder, before);
     assert!(
         holder.is_running() && process_alive(held.pid),
         "the command runs on"
@@ -499,7 +313,7 @@ fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_comma
 
 #[test]
 fn a_create_whose_answer_is_lost_is_found_again_never_made_twice() {
-    let (stage, proxy, through_proxy) = stage_behind_a_proxy("c");
+    let (stage, proxy, through_proxy) = Stage::behind_a_proxy("c");
     stage.zk().mkdir_p(stage.dir());
     proxy.drop_after(Trigger::on(op::CREATE_LIKE).path_contains("/locks/c/"));
     let (mut holder, held) = stage.holder(&through_proxy, &[], "true");
@@ -524,7 +338,7 @@ fn a_create_whose_answer_is_lost_is_found_again_never_made_twice() {
 
 #[test]
 fn a_create_whose_session_dies_before_the_answer_is_never_adopted() {
-    let (stage, proxy, through_proxy) = stage_behind_a_proxy("e");
+    let (stage, proxy, through_proxy) = Stage::behind_a_proxy("e");
     stage.zk().mkdir_p(stage.dir());
     proxy.drop_after(
         Trigger::on(op::CREATE_LIKE)
@@ -557,7 +371,7 @@ fn a_create_whose_session_dies_before_the_answer_is_never_adopted() {
 
 #[test]
 fn a_release_while_disconnected_goes_through_once_the_network_heals() {
-    let (stage, proxy, through_proxy) = stage_behind_a_proxy("r");
+    let (stage, proxy, through_proxy) = Stage::behind_a_proxy("r");
     for (round, who) in ["cut", "dropped"].into_iter().enumerate() {
         let done = stage.file(who);
         let (mut holder, held) = holder(stage.fenced(
@@ -613,7 +427,7 @@ fn a_release_while_disconnected_goes_through_once_the_network_heals() {
 
 #[test]
 fn a_release_while_disconnected_ends_with_the_session_and_leaves_no_node() {
-    let (stage, proxy, through_proxy) = stage_behind_a_proxy("x");
+    let (stage, proxy, through_proxy) = Stage::behind_a_proxy("x");
     let (mut holder, held) = stage.holder(
         &through_proxy,
         &["--session-timeout", "3s", "--kill-after", "1s"],
@@ -659,8 +473,9 @@ fn a_server_restarted_within_the_session_timeout_keeps_the_lock_and_the_command(
     let options = ["--session-timeout", "30s", "--kill-after", "1s"];
     let (mut holder, held) = stage.holder(&stage.hosts(), &options, &stage.until_done());
     let mut waiter = stage.waiter_with(&options);
+    let before = reconnects(&holder);
     server.restart();
-    wait_for_reconnect(&mut holder);
+    wait_for_reconnect(&mut holder, before);
     assert!(process_alive(held.pid), "the command runs on");
     stage.assert_keeps_its_node(&held);
     assert!(waiter.stdout().is_empty(), "the waiter still waits");
@@ -679,9 +494,10 @@ fn a_server_down_past_the_session_timeout_releases_the_lock_and_the_holder_exits
     let (mut holder, held) = stage.holder(&stage.hosts(), &options, FOREVER);
     // A waiter whose session outlives the outage.
     let mut waiter = stage.waiter_with(&["--session-timeout", "30s"]);
+    let killed = now_ms();
     server.kill();
     let run = holder.wait(WAIT);
-    assert_lost_with_the_connection(&run);
+    assert_stopped_by_its_deadline(&run, stage.log(), killed, Duration::from_secs(2));
     assert!(!process_alive(held.pid), "the command was stopped");
     server.start();
     // The restarted server still knows the holder's session, and expires it
@@ -729,10 +545,11 @@ fn one_holder_and_a_queue_survive(
             stage.queued(i + 1, section)
         })
         .collect();
+    let before = reconnects(&holder);
     fault(&held);
     // Whichever member it used, the holder was cut off: a follower drops its
     // clients when the leader goes.
-    wait_for_reconnect(&mut holder);
+    wait_for_reconnect(&mut holder, before);
     assert!(process_alive(held.pid), "the holder's command runs on");
     stage.assert_keeps_its_node(&held);
     for waiter in &waiters {
@@ -793,13 +610,14 @@ fn an_ensemble_without_a_quorum_grants_no_one_and_its_queue_proceeds_once_restor
         .collect();
     let leader = ensemble.leader();
     let down: Vec<usize> = [leader, (leader + 1) % 3].into();
+    let lost_quorum = now_ms();
     for &i in &down {
         ensemble.server(i).kill();
     }
     // No quorum: the holder cannot tell whether it still holds, so it stops
     // its command before its session could expire.
     let run = holder.wait(WAIT);
-    assert_lost_with_the_connection(&run);
+    assert_stopped_by_its_deadline(&run, stage.log(), lost_quorum, Duration::from_secs(3));
     assert!(!process_alive(held.pid));
     // A bounded observation window: no one is granted while the quorum is
     // gone, though the holder has stopped.
@@ -1113,9 +931,10 @@ fn a_frozen_follower_costs_its_holder_a_reconnect_not_the_lock(ensemble: &ZkEnse
     );
     let mut waiter = stage.waiter();
     let serving = member_serving(ensemble, &held.session);
+    let before = reconnects(&holder);
     let frozen_at = Instant::now();
     ensemble.server(serving).freeze();
-    wait_for_reconnect(&mut holder);
+    wait_for_reconnect(&mut holder, before);
     let freeze = Duration::from_secs(6);
     std::thread::sleep(freeze.saturating_sub(frozen_at.elapsed())); // the fault's length
     ensemble.server(serving).thaw();

@@ -750,6 +750,27 @@ fn tables_summarise_locks_for_people() {
 }
 
 #[test]
+fn ls_sorted_by_path_lists_a_lock_before_what_is_under_it() {
+    let env = TestEnv::new();
+    let zk = env.zk();
+    // Made out of order, so that neither creation order nor byte order
+    // ('-' sorts before '/') gives the order by path components.
+    for dir in ["/locks/a-b", "/locks/a/b", "/locks/a"] {
+        contender(zk, dir, "lock-", b"");
+    }
+    for sort in [&["--sort", "path"][..], &[]] {
+        let locks: Vec<Lock> = env
+            .zklock(["ls", "-o", "json"])
+            .args(sort)
+            .run()
+            .assert_success()
+            .json();
+        let paths: Vec<&str> = locks.iter().map(|lock| lock.path.as_str()).collect();
+        assert_eq!(paths, ["/locks/a", "/locks/a/b", "/locks/a-b"], "{sort:?}");
+    }
+}
+
+#[test]
 fn ls_skips_a_directory_its_acl_hides() {
     let env = TestEnv::new();
     let zk = env.zk();

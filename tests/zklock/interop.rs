@@ -3,9 +3,10 @@
 
 use crate::support;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use support::peers::{self, Library, acquired, peer, times_out};
+use support::watches::watches;
 use support::{Running, TestEnv};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -13,10 +14,11 @@ const WAIT: Duration = Duration::from_secs(30);
 /// other side, so it must).
 const KEPT_OUT: &str = "800";
 
-fn zklock_holds(env: &TestEnv, verb: &str, lock: &str, dialect: &str) -> Running {
+/// A zklock holder of `lock`, once it holds, and its token.
+fn zklock_holds(env: &TestEnv, verb: &str, lock: &str, dialect: &str) -> (Running, String) {
     let mut holder = env.zklock([verb, "--dialect", dialect, lock]).spawn();
-    holder.next_line(WAIT);
-    holder
+    let token = holder.next_line(WAIT);
+    (holder, token)
 }
 
 fn zklock_releases(mut holder: Running) {
@@ -45,20 +47,47 @@ fn library_holder_excludes_zklock(library: Library, mode: &str, verb: &str) {
 }
 
 /// A zklock holder keeps a library's contender out, and the contender gets
-/// the lock once zklock lets go.
+/// the lock once zklock lets go: handed off to the node that waited, which
+/// the server shows watching zklock's before zklock lets go.
 fn zklock_holder_excludes_library(library: Library, verb: &str, dialect: &str, mode: &str) {
     let env = TestEnv::new();
-    let holder = zklock_holds(&env, verb, "x", dialect);
+    let (holder, token) = zklock_holds(&env, verb, "x", dialect);
     let mut kept_out = peer(&env, library, "/locks/x", mode, &["--timeout-ms", KEPT_OUT]);
     times_out(&mut kept_out, WAIT);
     let mut waiter = peer(&env, library, "/locks/x", mode, &[]);
+    let watched = format!("{}{token}", env.chroot());
+    let waiting = support::wait_for(WAIT, "the library's waiter watches zklock's node", || {
+        env.zk()
+            .children_if_any("/locks/x")
+            .into_iter()
+            .find(|child| {
+                let path = format!("/locks/x/{child}");
+                path != token
+                    && env.zk().exists(&path).is_some_and(|stat| {
+                        watches(support::shared_server(), stat.ephemeral_owner, &watched)
+                    })
+            })
+    });
     assert!(
         waiter.stdout().trim_end() == "READY",
-        "{:?} got in while zklock held",
-        library
+        "{library:?} got in while zklock held"
     );
+    let released = Instant::now();
     zklock_releases(holder);
-    acquired(&mut waiter, WAIT);
+    let node = acquired(&mut waiter, WAIT);
+    // Handed off by zklock's delete, not by the server expiring its 10 s
+    // session.
+    assert!(
+        released.elapsed() < Duration::from_secs(5),
+        "{library:?} got the lock {:?} after zklock let go",
+        released.elapsed()
+    );
+    assert_eq!(
+        node.rsplit('/').next(),
+        Some(waiting.as_str()),
+        "{library:?}: the lock went to the node that waited"
+    );
+    assert!(env.zk().exists(&token).is_none(), "zklock's node is gone");
     peers::release(waiter);
 }
 
@@ -108,7 +137,7 @@ fn readers_share_across_libraries() {
             1,
             "zklock writer waits for {library:?} reader"
         );
-        let holder = zklock_holds(&env, "rlock", "r", dialect);
+        let (holder, _) = zklock_holds(&env, "rlock", "r", dialect);
         let mut second = peer(&env, library, "/locks/r", "read", &[]);
         acquired(&mut second, WAIT);
         peers::release(second);

@@ -3,10 +3,14 @@
 
 use crate::support;
 
-use std::time::Duration;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
+use support::fencing::{self, Stage, grant_order, touch, wait_for_file};
 use support::proxy::{ClientMessage, FaultProxy, op};
-use support::{Running, Scratch, TestEnv, dead_port, wait_until};
+use support::watches::watches_by_session;
+use support::{Running, Scratch, TestEnv, Zklock, dead_port, wait_until};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -196,27 +200,39 @@ fn a_signal_while_waiting_removes_our_node_and_exits_promptly() {
 
 #[test]
 fn readers_share_and_writers_exclude_in_queue_order() {
-    let env = TestEnv::new();
-    let (r1, _) = hold(&env, "rlock", "rw", &[]);
-    let (r2, _) = hold(&env, "rlock", "rw", &[]);
-    let mut w3 = queue_behind(&env, "wlock", "rw", 3, &[]);
+    let stage = Stage::on_shared_server("rw");
+    let hosts = stage.hosts();
+    let fenced = |verb: &str, who: &str, body: &str| {
+        Zklock::new([verb, "rw", "--"])
+            .hosts(&hosts)
+            .args(stage.log().command(who, body))
+    };
+    let r1_done = stage.file("r1-done");
+    let (mut r1, _) = fencing::holder(fenced("rlock", "r1", &wait_for_file(&r1_done)));
+    // r2 stays in its section a second after r1 let go: the window in which
+    // a writer woken by r1's release would begin beside it.
+    let r2_body = format!("{}; sleep 1", wait_for_file(&r1_done));
+    let (mut r2, _) = fencing::holder(fenced("rlock", "r2", &r2_body));
+    let mut w3 = stage.queued(3, fenced("wlock", "w3", "sleep 0.3"));
     // A reader that comes after a waiting writer waits for it: no starvation.
-    let mut r4 = queue_behind(&env, "rlock", "rw", 4, &[]);
-    assert!(w3.stdout().is_empty() && r4.stdout().is_empty());
-    release(r1);
-    assert!(
-        w3.is_running() && w3.stdout().is_empty(),
-        "the writer waits for every reader ahead"
+    let mut r4 = stage.queued(4, fenced("rlock", "r4", "true"));
+    touch(&r1_done);
+    for contender in [&mut r1, &mut r2, &mut w3, &mut r4] {
+        contender.wait(WAIT).assert_success();
+    }
+    let holds = stage.log().assert_shared_only_among(&["r1", "r2", "r4"]);
+    assert_eq!(
+        grant_order(&holds),
+        ["r1", "r2", "w3", "r4"],
+        "{}",
+        stage.log()
     );
-    release(r2);
-    w3.next_line(WAIT);
     assert!(
-        r4.stdout().is_empty(),
-        "the reader behind the writer still waits"
+        holds[0].end.line > holds[1].start.line,
+        "the readers shared\n{}",
+        stage.log()
     );
-    release(w3);
-    r4.next_line(WAIT);
-    release(r4);
+    stage.assert_no_dead_nodes();
 }
 
 #[test]
@@ -238,36 +254,70 @@ fn a_writer_excludes_readers_and_writers() {
         .assert_success();
 }
 
+/// The lock directory's contenders in queue order, as full server paths
+/// with the session that owns each.
+fn queue_with_sessions(env: &TestEnv, dir: &str) -> Vec<(String, i64)> {
+    let mut children = env.zk().children_if_any(dir);
+    children.sort_by_key(|c| c[c.len().saturating_sub(10)..].to_owned());
+    children
+        .into_iter()
+        .filter_map(|child| {
+            let path = format!("{dir}/{child}");
+            let owner = env.zk().exists(&path)?.ephemeral_owner;
+            Some((format!("{}{path}", env.chroot()), owner))
+        })
+        .collect()
+}
+
+/// Fails unless, in the server's view, every waiter in `dir` watches the
+/// contender just ahead of it and no other contender, and no session
+/// watches the directory itself; waits for the waiters to set their
+/// watches.
+fn assert_each_waiter_watches_only_its_predecessor(env: &TestEnv, dir: &str, waiters: usize) {
+    let full_dir = format!("{}{dir}", env.chroot());
+    let mut seen = String::new();
+    wait_until(WAIT, "each waiter watches its predecessor", || {
+        let queue = queue_with_sessions(env, dir);
+        let watches = watches_by_session(support::shared_server());
+        seen = format!("queue {queue:?}\nwatches {watches:?}");
+        queue.len() == waiters + 1
+            && queue.windows(2).all(|pair| {
+                let (ahead, (own, session)) = (&pair[0].0, &pair[1]);
+                let on_contenders: BTreeSet<&String> = watches
+                    .get(session)
+                    .into_iter()
+                    .flatten()
+                    .filter(|path| path.starts_with(&full_dir) && *path != own)
+                    .collect();
+                on_contenders == BTreeSet::from([ahead])
+            })
+    });
+    let on_the_directory = support::shared_server().four_letter("wchp");
+    assert!(
+        !on_the_directory
+            .lines()
+            .any(|line| line.trim_end() == full_dir),
+        "a session watches the lock directory: a release would wake every waiter\n{seen}\n{on_the_directory}"
+    );
+}
+
 #[test]
 fn one_release_wakes_exactly_one_waiter() {
     let env = TestEnv::new();
+    let dir = "/locks/herd";
     let (holder, _) = hold(&env, "lock", "herd", &[]);
     let mut waiters: Vec<Running> = (0..5)
-        .map(|i| queue_behind(&env, "lock", "herd", i + 2, &["-v"]))
+        .map(|i| queue_behind(&env, "lock", "herd", i + 2, &[]))
         .collect();
-    let watches = |w: &Running| w.log_events("waiting").len();
-    for waiter in &waiters {
-        wait_until(WAIT, "the waiter watches its predecessor", || {
-            watches(waiter) > 0
-        });
-    }
+    assert_each_waiter_watches_only_its_predecessor(&env, dir, 5);
     release(holder);
     let mut first = waiters.remove(0);
     first.next_line(WAIT);
-    // Pass the lock on once more: by the time the second waiter holds, any
-    // wake-up of the others by the first release has long arrived.
-    release(first);
-    let mut second = waiters.remove(0);
-    second.next_line(WAIT);
+    assert_each_waiter_watches_only_its_predecessor(&env, dir, 4);
     for waiter in &waiters {
-        assert_eq!(
-            watches(waiter),
-            1,
-            "a waiter woke for a release not its own:\n{}",
-            waiter.stderr()
-        );
+        assert!(waiter.stdout().is_empty(), "only the next in line holds");
     }
-    release(second);
+    release(first);
     for waiter in waiters.iter_mut() {
         waiter.signal(libc::SIGTERM);
     }
@@ -329,21 +379,140 @@ fn a_sigkilled_zklock_takes_its_command_along_and_the_lock_frees_with_the_sessio
 #[test]
 fn signals_are_forwarded_to_the_command() {
     let env = TestEnv::new();
-    let mut holder = env
-        .zklock([
-            "lock",
-            "fwd",
-            "--",
-            "sh",
-            "-c",
-            "trap 'echo got-term; exit 3' TERM; echo ready; while :; do sleep 0.05; done",
-        ])
-        .spawn();
-    assert_eq!(holder.next_line(WAIT), "ready");
-    holder.signal(libc::SIGTERM);
+    for (name, signal) in [
+        ("INT", libc::SIGINT),
+        ("TERM", libc::SIGTERM),
+        ("HUP", libc::SIGHUP),
+        ("QUIT", libc::SIGQUIT),
+    ] {
+        let script = "trap 'echo got-$1; exit 3' $1; echo ready; while :; do sleep 0.05; done";
+        let mut holder = env
+            .zklock(["lock", "fwd", "--", "sh", "-c", script, "sh", name])
+            .spawn();
+        assert_eq!(holder.next_line(WAIT), "ready");
+        holder.signal(signal);
+        let run = holder.wait(WAIT);
+        run.assert_code(3);
+        assert_eq!(
+            run.stdout_lines(),
+            ["ready", &format!("got-{name}")],
+            "{run:?}"
+        );
+        assert!(env.zk().children_if_any("/locks/fwd").is_empty());
+    }
+}
+
+/// A holder whose command notes every catchable signal it gets in `got`
+/// and carries on, so that only SIGKILL ends it; returned once it holds,
+/// with its node and the command's pid.
+fn stubborn_holder(
+    env: &TestEnv,
+    lock: &str,
+    options: &[&str],
+    got: &Path,
+) -> (Running, String, i32) {
+    let script = "for sig in INT TERM HUP QUIT USR1; do trap \"echo $sig >> '$1'\" $sig; done; \
+                  echo $$ $ZKLOCK_NODE; while :; do sleep 0.05; done";
+    let mut args = vec!["lock", lock];
+    args.extend_from_slice(options);
+    let got = got.to_str().expect("a UTF-8 path");
+    args.extend(["--", "sh", "-c", script, "sh", got]);
+    let mut holder = env.zklock(args).spawn();
+    let line = holder.next_line(WAIT);
+    let (pid, node) = line.split_once(' ').expect("pid and node");
+    (holder, node.to_owned(), pid.parse().expect("pid"))
+}
+
+/// [`assert_a_stubborn_command_is_killed`] in a chroot of the shared
+/// server, allowing zklock 2.5 s beyond the grace.
+fn a_stubborn_command_is_killed_after_the_grace(
+    options: &[&str],
+    signal: &str,
+    grace: Duration,
+    lose: impl FnOnce(&TestEnv, &str),
+) {
+    let late = Duration::from_millis(2500);
+    assert_a_stubborn_command_is_killed(&TestEnv::new(), options, (signal, grace, late), lose);
+}
+
+/// A lost lock stops a command that ignores the stop signal: `signal` (a
+/// name) first, SIGKILL `grace` later, exit 4, zklock gone less than `late`
+/// after that. `lose` takes the lock away (given the node).
+pub(crate) fn assert_a_stubborn_command_is_killed(
+    env: &TestEnv,
+    options: &[&str],
+    (signal, grace, late): (&str, Duration, Duration),
+    lose: impl FnOnce(&TestEnv, &str),
+) {
+    let scratch = Scratch::new();
+    let got = scratch.file("got");
+    let (mut holder, node, pid) = stubborn_holder(env, "stubborn", options, &got);
+    let lost = Instant::now();
+    lose(env, &node);
+    let signals = || std::fs::read_to_string(&got).unwrap_or_default();
+    wait_until(WAIT, "the command gets the stop signal", || {
+        !signals().is_empty()
+    });
+    // Within the grace the command runs on (on a machine so loaded that
+    // the signal came later than that, only the timing below can tell).
+    if lost.elapsed() < grace {
+        assert!(
+            support::process_alive(pid),
+            "the command still runs after the stop signal, within the grace"
+        );
+    }
     let run = holder.wait(WAIT);
-    run.assert_code(3).assert_stdout_contains("got-term");
-    assert!(env.zk().children_if_any("/locks/fwd").is_empty());
+    let stopped = lost.elapsed();
+    run.assert_code(4);
+    assert!(!support::process_alive(pid), "SIGKILL ended the command");
+    assert_eq!(
+        signals(),
+        format!("{signal}\n"),
+        "only --kill-signal before SIGKILL"
+    );
+    assert!(
+        stopped >= grace && stopped < grace + late,
+        "zklock ended {stopped:?} after the loss; the command was to be killed {grace:?} \
+         after the stop signal\n{run:?}"
+    );
+    assert!(env.zk().children_if_any("/locks/stubborn").is_empty());
+}
+
+#[test]
+fn a_deleted_node_stops_a_stubborn_command_with_the_kill_signal_then_sigkill() {
+    let options = ["--kill-signal", "USR1", "--kill-after", "1500ms"];
+    a_stubborn_command_is_killed_after_the_grace(
+        &options,
+        "USR1",
+        Duration::from_millis(1500),
+        |env, node| env.zk().delete(node),
+    );
+}
+
+#[test]
+fn a_revoked_lock_stops_a_stubborn_command_with_the_kill_signal_then_sigkill() {
+    let options = ["--kill-signal", "INT", "--kill-after", "1s"];
+    a_stubborn_command_is_killed_after_the_grace(
+        &options,
+        "INT",
+        Duration::from_secs(1),
+        |env, node| {
+            env.zk().set(node, b"__REVOKE__");
+        },
+    );
+}
+
+#[test]
+fn kill_after_defaults_to_a_fifth_of_the_granted_session() {
+    // The shared server grants the 10 s asked for: SIGTERM, then SIGKILL 2 s
+    // later, not the 5 s of a fixed default nor half the session.
+    let options = ["--session-timeout", "10s"];
+    a_stubborn_command_is_killed_after_the_grace(
+        &options,
+        "TERM",
+        Duration::from_secs(2),
+        |env, node| env.zk().delete(node),
+    );
 }
 
 /// How many threads process `pid` has.
@@ -381,16 +550,22 @@ fn a_holder_and_its_guard_each_run_on_a_single_thread() {
 #[test]
 fn holding_without_a_command_prints_the_token_and_releases_on_a_signal() {
     let env = TestEnv::new();
-    let (holder, token) = hold(&env, "lock", "plain", &[]);
-    assert!(token.starts_with("/locks/plain/_c_"), "{token}");
-    assert_eq!(env.zk().children_if_any("/locks/plain").len(), 1);
-    release(holder);
-    assert!(env.zk().children_if_any("/locks/plain").is_empty());
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let (mut holder, token) = hold(&env, "lock", "plain", &[]);
+        assert!(token.starts_with("/locks/plain/_c_"), "{token}");
+        assert_eq!(env.zk().children_if_any("/locks/plain").len(), 1);
+        holder.signal(signal);
+        holder.wait(WAIT).assert_success();
+        assert!(
+            env.zk().exists(&token).is_none(),
+            "signal {signal} released the lock"
+        );
+    }
 }
 
 #[test]
 fn an_unreachable_server_exits_3() {
-    let run = support::Zklock::new(["--connect-timeout", "500ms", "lock", "x", "--", "true"])
+    let run = Zklock::new(["--connect-timeout", "500ms", "lock", "x", "--", "true"])
         .hosts(format!("127.0.0.1:{}", dead_port()))
         .run();
     run.assert_code(3).assert_stderr_contains("cannot reach");
@@ -451,7 +626,7 @@ fn the_root_and_zookeepers_namespace_are_never_locks() {
         ("rlock", "/zookeeper/config/x"),
     ] {
         // A dead port: the refusal comes before any connection.
-        support::Zklock::new([verb, lock, "--", "true"])
+        Zklock::new([verb, lock, "--", "true"])
             .hosts(format!("127.0.0.1:{}", dead_port()))
             .run()
             .assert_code(2)
@@ -612,7 +787,7 @@ fn release_waiter(mut waiter: Running) {
 /// A critical section as a command line: it appends `start VERB ID` and
 /// then `end VERB ID` to `log`, and ignores SIGTERM, so that a section once
 /// begun always ends.
-fn section(log: &std::path::Path, verb: &str, id: usize) -> String {
+fn section(log: &Path, verb: &str, id: usize) -> String {
     format!(
         "trap '' TERM; echo start {verb} {id} >> {log}; sleep 0.1; echo end {verb} {id} >> {log}",
         log = log.display()
@@ -754,7 +929,7 @@ fn a_waiter_whose_own_node_is_deleted_gives_up_without_running() {
 fn the_first_request_after_the_handshake_is_the_create() {
     let env = TestEnv::new();
     let proxy = FaultProxy::start(env.servers());
-    support::Zklock::new(["lock", "first", "--", "true"])
+    Zklock::new(["lock", "first", "--", "true"])
         .hosts(proxy.hosts(&env))
         .run()
         .assert_success();

@@ -164,6 +164,18 @@ fn defaults_hold_on_a_server_that_grants_short_sessions() {
     env.zklock(["--session-timeout", "1s", "lock", "short", "--", "true"])
         .run()
         .assert_success();
+    // --kill-after comes from the 2 s granted, not the 10 s asked for: a
+    // fifth of it, 400 ms, not 2 s.
+    crate::locks::assert_a_stubborn_command_is_killed(
+        &env,
+        &[],
+        (
+            "TERM",
+            Duration::from_millis(400),
+            Duration::from_millis(1200),
+        ),
+        |env, node| env.zk().delete(node),
+    );
     let run = env
         .zklock(["lock", "short", "--detach", "--lease", "1s"])
         .run();

@@ -4,14 +4,15 @@
 use crate::support;
 
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use std::collections::BTreeMap;
 
 use support::cotenants::{CoTenants, NodeState, StaleLocks};
 use support::json::ReleaseReport;
 use support::peers::{self, Library, acquired, peer};
-use support::{Running, TestEnv, ZkOptions, ZkServer, wait_until};
+use support::watches::watches;
+use support::{Running, TestEnv, ZkOptions, ZkServer, assert_lease_ran_its_course, wait_until};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -70,6 +71,45 @@ fn a_detached_lock_is_held_until_released_by_its_token() {
 }
 
 #[test]
+fn a_detach_behind_a_holder_prints_its_token_only_once_it_holds() {
+    let env = TestEnv::new();
+    let first = detach(&env, "queue", &[]);
+    let mut second = env.zklock(["lock", "queue", "--detach"]).spawn();
+    // The second's holder is queued and, in the server's view, watches the
+    // first's node: it waits, and the foreground must wait with it.
+    let queued = support::wait_for(WAIT, "the second contender waits on the first", || {
+        if let Some(run) = second.try_wait() {
+            panic!("--detach returned while another held the lock: {run:?}");
+        }
+        let children = env.zk().children_if_any("/locks/queue");
+        let own = children
+            .iter()
+            .map(|child| format!("/locks/queue/{child}"))
+            .find(|path| *path != first)?;
+        let session = env.zk().exists(&own)?.ephemeral_owner;
+        let watched = format!("{}{first}", env.chroot());
+        watches(support::shared_server(), session, &watched).then_some(own)
+    });
+    assert!(
+        second.is_running() && second.stdout().is_empty(),
+        "--detach printed a token while the lock was held by another"
+    );
+    env.zklock(["release", &first]).run().assert_success();
+    let run = second.wait(WAIT);
+    run.assert_success();
+    assert_eq!(
+        run.stdout.trim(),
+        queued,
+        "the token is the node that waited"
+    );
+    assert_eq!(env.zk().children_if_any("/locks/queue").len(), 1);
+    env.zklock(["lock", "-n", "queue", "--", "true"])
+        .run()
+        .assert_code(1);
+    env.zklock(["release", &queued]).run().assert_success();
+}
+
+#[test]
 fn a_detached_lock_that_is_taken_fails_in_the_foreground() {
     let env = TestEnv::new();
     let token = detach(&env, "taken", &[]);
@@ -109,6 +149,24 @@ fn while_pid_ties_the_lock_to_a_process() {
 }
 
 #[test]
+fn a_detached_holder_lets_go_on_sigterm() {
+    let env = TestEnv::new();
+    let token = detach(&env, "termed", &[]);
+    let holder = owner_pid(&env, &token);
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe {
+        libc::kill(holder, libc::SIGTERM);
+    }
+    // Well inside the 10 s session: a release, not an expiry.
+    wait_until(
+        Duration::from_secs(5),
+        "the holder deletes its node",
+        || env.zk().exists(&token).is_none(),
+    );
+    wait_until(WAIT, "the holder ends", || !support::process_alive(holder));
+}
+
+#[test]
 fn while_pid_of_no_process_is_a_usage_error() {
     let env = TestEnv::new();
     env.zklock(["lock", "x", "--detach", "--while-pid", "999999999"])
@@ -121,12 +179,14 @@ fn while_pid_of_no_process_is_a_usage_error() {
 #[test]
 fn a_lease_frees_the_lock_when_it_runs_out() {
     let env = TestEnv::new();
+    let asked = Instant::now();
     detach(&env, "leased", &["--lease", "1s"]);
     assert!(
         !is_free(&env, "leased"),
         "held right after the foreground returned"
     );
     wait_until(WAIT, "the lease frees the lock", || is_free(&env, "leased"));
+    assert_lease_ran_its_course(asked.elapsed(), Duration::from_secs(1));
 }
 
 #[test]
@@ -375,6 +435,41 @@ fn release_refuses_what_is_not_a_contender_node() {
     }
     assert!(env.zk().exists("/locks/x/config").is_some());
     assert!(env.zk().exists("/locks/x/lock-0000000001/child").is_some());
+}
+
+#[test]
+fn release_of_a_released_or_expired_token_exits_6_unless_if_exists() {
+    let env = TestEnv::new();
+    let released = detach(&env, "gone", &[]);
+    env.zklock(["release", &released]).run().assert_success();
+    // A holder whose session the server expires: killed, so it cannot
+    // delete its node.
+    let mut holder = env
+        .zklock(["lock", "gone", "--session-timeout", "1s"])
+        .spawn();
+    let expired = holder.next_line(WAIT);
+    holder.kill();
+    wait_until(WAIT, "the server expires the holder's session", || {
+        env.zk().exists(&expired).is_none()
+    });
+    // Another contender's node in the same directory, which must stay.
+    let (mut other, other_token) = {
+        let mut other = env.zklock(["lock", "gone"]).spawn();
+        let token = other.next_line(WAIT);
+        (other, token)
+    };
+    for token in [&released, &expired] {
+        env.zklock(["release", token.as_str()]).run().assert_code(6);
+        env.zklock(["release", "--if-exists", token.as_str()])
+            .run()
+            .assert_success();
+    }
+    assert!(
+        env.zk().exists(&other_token).is_some(),
+        "the live holder keeps its node"
+    );
+    other.signal(libc::SIGTERM);
+    other.wait(WAIT).assert_success();
 }
 
 #[test]

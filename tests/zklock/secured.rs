@@ -176,11 +176,12 @@ fn a_group_named_in_the_acl_can_take_give_up_and_break_the_lock() {
         &["lock", &lock, "--acl", group, "--", "sleep", "600"],
     )
     .spawn();
-    let stat_holders = |user: &str, password: &str| -> usize {
+    let contenders = |user: &str, password: &str, which: &str| -> usize {
         let run = over_sasl(user, password, &["stat", &lock, "-o", "json"]).run();
         let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
-        report["holders"].as_array().map_or(0, Vec::len)
+        report[which].as_array().map_or(0, Vec::len)
     };
+    let stat_holders = |user: &str, password: &str| contenders(user, password, "holders");
     wait_until(WAIT, "alice to hold", || stat_holders("bob", "bob-pw") == 1);
     // bob contends and gives up (deleting his own node needs DELETE on the
     // lock directory, which the ACL gives him).
@@ -191,6 +192,14 @@ fn a_group_named_in_the_acl_can_take_give_up_and_break_the_lock() {
     )
     .run()
     .assert_code(1);
+    assert_eq!(
+        (
+            stat_holders("bob", "bob-pw"),
+            contenders("bob", "bob-pw", "waiters")
+        ),
+        (1, 0),
+        "bob's node is gone and alice still holds"
+    );
     // bob breaks alice's lock.
     over_sasl("bob", "bob-pw", &["release", &lock, "--holders"])
         .run()

@@ -5,12 +5,14 @@
 
 use crate::support;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use support::fencing::{self, FenceLog, Held};
 use support::peers::{self, Library, acquired, peer};
 use support::proxy::FaultProxy;
-use support::{Lock, Running, Scratch, TestEnv, Zklock, process_alive, wait_until};
+use support::{
+    Lock, Running, Scratch, TestEnv, Zklock, assert_lease_ran_its_course, process_alive, wait_until,
+};
 
 const WAIT: Duration = Duration::from_secs(60);
 /// A section that lasts until its holder is stopped.
@@ -448,6 +450,7 @@ fn a_detached_lease_holds_until_released_or_its_lease_ends() {
             .assert_code(1);
         env.zklock(["release", &token]).run().assert_success();
         assert_nothing_left(&env, "h", dialect);
+        let asked = Instant::now();
         sem(&env, "h", 1, dialect, &["--detach", "--lease", "1s"])
             .run()
             .assert_success();
@@ -457,6 +460,7 @@ fn a_detached_lease_holds_until_released_or_its_lease_ends() {
             "{dialect}: the lease is held"
         );
         assert_nothing_left(&env, "h", dialect);
+        assert_lease_ran_its_course(asked.elapsed(), Duration::from_secs(1));
     }
 }
 

@@ -168,3 +168,27 @@ fn ctrl_z_does_not_stop_a_hold_without_a_command() {
     run.assert_success();
     assert_no_node(&env);
 }
+
+#[test]
+fn no_color_turns_the_colour_of_the_log_off() {
+    let env = TestEnv::new();
+    let logged = |no_color: Option<&str>| {
+        let mut zklock = env.zklock(["-v", "lock", "painted", "--", "true"]);
+        if let Some(value) = no_color {
+            zklock = zklock.env("NO_COLOR", value);
+        }
+        let run = on_terminal(&zklock, &[]);
+        run.assert_success();
+        // Colour is an SGR sequence: ESC [ parameters m.
+        let coloured = run.stdout.split("\x1b[").skip(1).any(|rest| {
+            rest.chars()
+                .find(|c| !c.is_ascii_digit() && *c != ';')
+                .is_some_and(|end| end == 'm')
+        });
+        (coloured, run)
+    };
+    for (no_color, expected) in [(None, true), (Some(""), true), (Some("1"), false)] {
+        let (coloured, run) = logged(no_color);
+        assert_eq!(coloured, expected, "NO_COLOR={no_color:?}: {run:?}");
+    }
+}

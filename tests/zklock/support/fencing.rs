@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::client::Zk;
+use super::proxy::FaultProxy;
 use super::{Running, Scratch, TestEnv, Zklock, wait_for, wait_until};
 
 /// A critical section's beginning or end, as logged.
@@ -233,6 +234,25 @@ impl FenceLog {
             .unwrap_or_else(|e| panic!("fencing log: {e}\n{}", self.text()))
     }
 
+    /// The read-write property: fences grow in grant order, every section
+    /// ends, and sections overlap only when both are of `readers` (the
+    /// shared holders); a writer's section overlaps none. Returns the holds
+    /// in grant order.
+    #[track_caller]
+    pub fn assert_shared_only_among(&self, readers: &[&str]) -> Vec<Hold> {
+        let (holds, overlaps) = self.assert_fenced();
+        let reader = |described: &str| readers.contains(&described.split(' ').next().unwrap_or(""));
+        for overlap in &overlaps {
+            assert!(
+                reader(&overlap.stale) && reader(&overlap.newer),
+                "a writer shared: {} was in its section when {} began\n{self}",
+                overlap.stale,
+                overlap.newer
+            );
+        }
+        holds
+    }
+
     /// The weaker property a fencing token gives when a holder could not be
     /// stopped in time (a paused process): fences still grow strictly in
     /// grant order, every section ends, and every overlap is an older fence
@@ -416,6 +436,16 @@ impl Stage {
     /// A stage for `lock` in a chroot of its own on the shared server.
     pub fn on_shared_server(lock: &str) -> Stage {
         Stage::new(TestEnv::new(), lock)
+    }
+
+    /// A stage for `lock` on the shared server with a fault proxy in front
+    /// of it, and the connect string (with the stage's chroot) through the
+    /// proxy.
+    pub fn behind_a_proxy(lock: &str) -> (Stage, FaultProxy, String) {
+        let stage = Stage::on_shared_server(lock);
+        let proxy = FaultProxy::start(&super::shared_server().address());
+        let through_proxy = proxy.hosts(stage.env());
+        (stage, proxy, through_proxy)
     }
 
     pub fn env(&self) -> &TestEnv {

@@ -16,6 +16,7 @@
 //! - [`json`]: typed mirrors of the JSON output contract.
 //! - [`proxy`]: a TCP proxy that freezes, cuts, or drops a connection right
 //!   after a chosen request, for fault tests.
+//! - [`watches`]: what each session watches, from the server's `wchc`.
 //! - [`fencing`]: the fencing log holders write, and its checker (no two
 //!   holders overlap, fences grow in grant order), and the check that no node
 //!   of a dead session is left.
@@ -34,6 +35,7 @@ pub mod peers;
 pub mod proxy;
 pub mod secured;
 pub mod server;
+pub mod watches;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -101,6 +103,17 @@ pub fn wait_for<T>(timeout: Duration, what: &str, mut probe: impl FnMut() -> Opt
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Fails unless a lease of `lease`, granted after a clock read `freed` ago,
+/// ended no sooner than `lease` after it (the grant came later still) and
+/// not much later.
+#[track_caller]
+pub fn assert_lease_ran_its_course(freed: Duration, lease: Duration) {
+    assert!(
+        freed >= lease && freed < lease + Duration::from_secs(3),
+        "a lease of {lease:?} ended {freed:?} after it was asked for"
+    );
 }
 
 /// `n` distinct loopback ports that were free a moment ago (bound together on
