@@ -54,6 +54,7 @@ impl<'s> Batcher<'s> {
             return Ok(future::join_all(dirs.iter().map(|dir| self.session.children(dir))).await);
         };
         let results = results.map_err(|e| batch_error("list", dirs, e))?;
+        check_answer_count("list", dirs, &results)?;
         Ok(dirs
             .iter()
             .zip(results)
@@ -76,6 +77,7 @@ impl<'s> Batcher<'s> {
             );
         };
         let results = results.map_err(|e| batch_error("get", paths, e))?;
+        check_answer_count("get", paths, &results)?;
         Ok(paths
             .iter()
             .zip(results)
@@ -164,6 +166,26 @@ fn by_size(paths: &[String], count: usize, bytes: usize) -> impl Iterator<Item =
         rest = tail;
         Some(batch)
     })
+}
+
+/// A multi-read answers every read it carried, in order. An answer with
+/// more or fewer results (a broken or hostile server) is an error for the
+/// batch: zipped with the paths, it would silently drop nodes or pair them
+/// with another node's answer.
+fn check_answer_count(
+    op: &'static str,
+    paths: &[String],
+    results: &[zkc::MultiReadResult],
+) -> Result<(), zk::Error> {
+    if results.len() == paths.len() {
+        return Ok(());
+    }
+    let why = format!(
+        "the server answered {} of the {} reads of a batch",
+        results.len(),
+        paths.len()
+    );
+    Err(batch_error(op, paths, zkc::Error::UnexpectedError(why)))
 }
 
 fn batch_error(op: &'static str, paths: &[String], cause: zkc::Error) -> zk::Error {

@@ -152,12 +152,14 @@ fn split_chroot(text: &str) -> (&str, Option<&str>) {
     let mut from = 0;
     while let Some(found) = text[from..].find('/') {
         let at = from + found;
-        let before = &text[..at];
-        if Protocol::PREFIXES
-            .iter()
-            .any(|(_, prefix)| before.ends_with(prefix.trim_end_matches('/')))
-        {
-            from = (at + 2).min(text.len());
+        // Only a whole `//` ends a prefix; skipping two bytes after a lone
+        // `/` could land inside the next character (`tcp:/é`).
+        let ends_prefix = text[at..].starts_with("//")
+            && Protocol::PREFIXES
+                .iter()
+                .any(|(_, prefix)| text[..at + 2].ends_with(prefix));
+        if ends_prefix {
+            from = at + 2;
             continue;
         }
         return (&text[..at], Some(&text[at..]));
@@ -271,6 +273,10 @@ mod tests {
             ("zk1:2181/a/", "chroot"),
             ("zk1:2181//a", "chroot"),
             ("[::1", "unclosed"),
+            // A lone `/` after `tcp:` with a multi-byte character next.
+            ("tcp:/é", "bad port"),
+            ("tcp+tls:/配", "bad port"),
+            ("tcp://é:２１８１", "bad port"),
         ] {
             let err = Hosts::parse(text).unwrap_err().to_string();
             assert!(err.contains(why), "{text:?}: {err}");

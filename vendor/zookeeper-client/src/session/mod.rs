@@ -44,6 +44,14 @@ use crate::sasl::{SaslInitiator, SaslOptions, SaslSession};
 use crate::tls::TlsOptions;
 
 pub const PASSWORD_LEN: usize = 16;
+
+/// The largest reply frame accepted. A frame announces its own length, and
+/// the receive buffer grows until that many bytes have arrived: a peer that
+/// announces gigabytes would have the client buffer whatever it sends. No
+/// server sends a reply past its own `jute.maxbuffer` limits by this much (a
+/// listing of a million 60-byte names is about 64 MiB), so a frame past this
+/// is refused as a protocol error and the connection dropped.
+pub const MAX_REPLY_BYTES: usize = 64 << 20;
 pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(6);
 
 #[derive(Default)]
@@ -476,6 +484,7 @@ impl Session {
 
     fn handle_recv_buf(&mut self, recved: &mut Vec<u8>, depot: &mut Depot) -> Result<(), Error> {
         let mut reading = recved.as_slice();
+        check_frame_length(reading)?;
         if self.session_state == SessionState::Disconnected {
             if let Some(body) = record::try_deserialize::<&[u8]>(&mut reading)? {
                 self.handle_connect_response(body)?;
@@ -483,9 +492,11 @@ impl Session {
                 return Ok(());
             }
         }
+        check_frame_length(reading)?;
         while let Some(mut body) = record::try_deserialize::<&[u8]>(&mut reading)? {
             let header: ReplyHeader = record::unmarshal(&mut body)?;
             self.handle_reply(header, body, depot)?;
+            check_frame_length(reading)?;
         }
         let consumed_bytes = recved.len() - reading.len();
         recved.drain(..consumed_bytes);
@@ -712,5 +723,20 @@ impl Session {
             };
         }
         Err(last_error)
+    }
+}
+
+/// Refuses a frame whose announced length is negative or past
+/// [MAX_REPLY_BYTES], before any byte of it is buffered.
+fn check_frame_length(buf: &[u8]) -> Result<(), Error> {
+    let Some(Ok(length)) = buf.get(..4).map(<[u8; 4]>::try_from) else {
+        return Ok(());
+    };
+    let length = i32::from_be_bytes(length);
+    match usize::try_from(length) {
+        Ok(length) if length <= MAX_REPLY_BYTES => Ok(()),
+        _ => Err(Error::UnexpectedError(format!(
+            "the server announced a reply of {length} bytes; the limit is {MAX_REPLY_BYTES}"
+        ))),
     }
 }
