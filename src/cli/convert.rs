@@ -674,4 +674,28 @@ mod tests {
         assert!(parse_session_timeout("24d").is_ok());
         assert!(parse_session_timeout("25d").is_err());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// Any text is a duration within the limit or an error, never a
+        /// panic or a wrapped value.
+        #[test]
+        fn any_text_is_a_bounded_duration_or_an_error(text in "\\PC{0,24}|[0-9.]{0,30}|[0-9]{1,20}(ns|ms|s|m|h|d|w|y)") {
+            if let Ok(duration) = parse_duration(&text) {
+                proptest::prop_assert!(duration <= LONGEST_DURATION, "{text:?}");
+            }
+            if let Ok(duration) = parse_session_timeout(&text) {
+                proptest::prop_assert!(duration.as_millis() <= i32::MAX as u128, "{text:?}");
+            }
+        }
+
+        /// What zklock prints as a duration reads back as the same one.
+        #[test]
+        fn durations_round_trip(millis in 0..LONGEST_DURATION.as_millis() as u64) {
+            let duration = Duration::from_millis(millis);
+            let text = humantime::format_duration(duration).to_string();
+            proptest::prop_assert_eq!(parse_duration(&text), Ok(duration));
+        }
+    }
 }

@@ -282,4 +282,22 @@ mod tests {
             assert!(err.contains(why), "{text:?}: {err}");
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// Any text is a connect string or a usage error, never a panic.
+        #[test]
+        fn any_text_parses_or_is_refused(text in "\\PC{0,30}|(tcp(\\+tls)?:/{0,2})?[a-zé配:\\[\\]0-9,/]{0,20}") {
+            let _ = Hosts::parse(&text);
+        }
+
+        /// A parsed connect string prints as one that parses to the same.
+        #[test]
+        fn printed_hosts_parse_back(text in "(tcp(\\+tls)?://)?[a-z0-9é]{1,8}(:[0-9]{1,5})?(,[a-z]{1,5})?(/[a-zé]{1,5})?") {
+            if let Ok(hosts) = Hosts::parse(&text) {
+                proptest::prop_assert_eq!(Hosts::parse(&hosts.to_string()).ok(), Some(hosts));
+            }
+        }
+    }
 }
