@@ -162,6 +162,27 @@ impl Printer {
     }
 }
 
+/// Makes a panic (a bug: no input should reach one) report itself through
+/// [`inert`]: its message may carry a node's name or data, which must not
+/// reach the terminal raw there either. The exit code stays 101.
+pub fn escape_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(no message)");
+        let place = info.location().map_or(String::new(), |at| {
+            format!(" at {}:{}", at.file(), at.line())
+        });
+        eprintln!(
+            "zklock: internal error, please report it{place}: {}",
+            inert(message)
+        );
+    }));
+}
+
 /// Reports an error on stderr: a line for people, or with `-o json` one
 /// JSON object `{"error", "exit_code"}`, so a script reading JSON never has
 /// to parse prose. Stdout is left alone.
