@@ -13,7 +13,7 @@ use crate::support;
 use std::time::Duration;
 
 use support::peers::{self, Library, acquired, peer, times_out};
-use support::proxy::{FaultProxy, Forgery, Mode, op};
+use support::proxy::{FLOOD, FaultProxy, Forgery, Mode, op};
 use support::{Run, TestEnv, Zk, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -360,6 +360,11 @@ fn a_server_that_forges_counts_or_short_answers_fails_zklock_cleanly() {
             assert_inert(&run);
         }
     }
+    assert!(
+        proxy.largest_flood() < FLOOD / 2,
+        "a client read {} bytes of a frame that announced 2 GiB",
+        proxy.largest_flood()
+    );
     proxy.pass();
     wait_until(WAIT, "zklock reads through the healed proxy", || {
         support::Zklock::new(["ls"])

@@ -273,7 +273,9 @@ pub enum Forgery {
     /// A listing (or, for a multi-read, its first result, a listing) that
     /// announces `i32::MAX` children and carries none.
     HugeCount,
-    /// A frame that announces `i32::MAX` bytes and brings only a header.
+    /// A frame that announces `i32::MAX` bytes, followed by zeros until the
+    /// client hangs up or [`FLOOD`] bytes have gone
+    /// ([`FaultProxy::largest_flood`]).
     HugeFrame,
     /// A multi-read answer that ends before its first result.
     EmptyMulti,
@@ -327,6 +329,9 @@ pub struct Dropped {
     pub reply: Option<(i64, i32)>,
 }
 
+/// The most bytes of a [`Forgery::HugeFrame`] sent on one connection.
+pub const FLOOD: u64 = 128 << 20;
+
 /// How long a dropped request's reply is waited for before the reset.
 pub const REPLY_WAIT: Duration = Duration::from_secs(5);
 /// How often blocked pumps look at the mode again.
@@ -340,6 +345,9 @@ struct Shared {
     /// Bytes written to clients so far: it grows when a client hears from
     /// the server.
     to_clients: AtomicU64,
+    /// The most bytes of a [`Forgery::HugeFrame`] a client took on one
+    /// connection.
+    largest_flood: AtomicU64,
 }
 
 #[derive(Default)]
@@ -449,6 +457,7 @@ impl FaultProxy {
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
             to_clients: AtomicU64::new(0),
+            largest_flood: AtomicU64::new(0),
         });
         let acceptor = {
             let shared = shared.clone();
@@ -462,6 +471,12 @@ impl FaultProxy {
             shared,
             acceptor: Some(acceptor),
         }
+    }
+
+    /// The most bytes of a [`Forgery::HugeFrame`] that one connection's
+    /// client read before it hung up ([`FLOOD`] if it never did).
+    pub fn largest_flood(&self) -> u64 {
+        self.shared.largest_flood.load(Ordering::SeqCst)
     }
 
     /// The proxy's port.
@@ -741,14 +756,23 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
                     .unwrap_or_else(|p| p.into_inner())
                     .0;
             }
+            let mut forged = false;
             for (_, message) in &messages {
                 if let ClientMessage::Request { xid, op, .. } = message
                     && ops.contains(op)
-                    && (&conn.client).write_all(&forgery.frame(*xid, *op)).is_err()
                 {
-                    conn.close();
-                    return;
+                    forged = true;
+                    if (&conn.client).write_all(&forgery.frame(*xid, *op)).is_err() {
+                        conn.close();
+                        return;
+                    }
                 }
+            }
+            if forged && *forgery == Forgery::HugeFrame {
+                let flooded = flood(&conn.client);
+                shared.largest_flood.fetch_max(flooded, Ordering::SeqCst);
+                conn.close();
+                return;
             }
         }
         if let Mode::DropAfter(trigger) = mode
@@ -810,6 +834,19 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
             return;
         }
     }
+}
+
+/// Writes zeros to `client` until a write fails or [`FLOOD`] bytes have
+/// gone; returns how many went.
+fn flood(mut client: &TcpStream) -> u64 {
+    // A client that stops reading without hanging up ends the flood too.
+    let _ = client.set_write_timeout(Some(REPLY_WAIT));
+    let zeros = [0u8; 64 * 1024];
+    let mut sent = 0;
+    while sent < FLOOD && client.write_all(&zeros).is_ok() {
+        sent += zeros.len() as u64;
+    }
+    sent
 }
 
 fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
