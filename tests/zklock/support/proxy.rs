@@ -273,9 +273,8 @@ pub enum Forgery {
     /// A listing (or, for a multi-read, its first result, a listing) that
     /// announces `i32::MAX` children and carries none.
     HugeCount,
-    /// A frame that announces `i32::MAX` bytes, followed by zeros until the
-    /// client hangs up or [`FLOOD`] bytes have gone
-    /// ([`FaultProxy::largest_flood`]).
+    /// A frame that announces `i32::MAX` bytes, followed by [`FLOOD`] zeros
+    /// (or fewer, if the client hangs up first); then the connection closes.
     HugeFrame,
     /// A multi-read answer that ends before its first result.
     EmptyMulti,
@@ -345,9 +344,6 @@ struct Shared {
     /// Bytes written to clients so far: it grows when a client hears from
     /// the server.
     to_clients: AtomicU64,
-    /// The most bytes of a [`Forgery::HugeFrame`] a client took on one
-    /// connection.
-    largest_flood: AtomicU64,
 }
 
 #[derive(Default)]
@@ -457,7 +453,6 @@ impl FaultProxy {
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
             to_clients: AtomicU64::new(0),
-            largest_flood: AtomicU64::new(0),
         });
         let acceptor = {
             let shared = shared.clone();
@@ -471,12 +466,6 @@ impl FaultProxy {
             shared,
             acceptor: Some(acceptor),
         }
-    }
-
-    /// The most bytes of a [`Forgery::HugeFrame`] that one connection's
-    /// client read before it hung up ([`FLOOD`] if it never did).
-    pub fn largest_flood(&self) -> u64 {
-        self.shared.largest_flood.load(Ordering::SeqCst)
     }
 
     /// The proxy's port.
@@ -769,8 +758,7 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
                 }
             }
             if forged && *forgery == Forgery::HugeFrame {
-                let flooded = flood(&conn.client);
-                shared.largest_flood.fetch_max(flooded, Ordering::SeqCst);
+                flood(&conn.client);
                 conn.close();
                 return;
             }
@@ -837,8 +825,8 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
 }
 
 /// Writes zeros to `client` until a write fails or [`FLOOD`] bytes have
-/// gone; returns how many went.
-fn flood(mut client: &TcpStream) -> u64 {
+/// gone.
+fn flood(mut client: &TcpStream) {
     // A client that stops reading without hanging up ends the flood too.
     let _ = client.set_write_timeout(Some(REPLY_WAIT));
     let zeros = [0u8; 64 * 1024];
@@ -846,7 +834,6 @@ fn flood(mut client: &TcpStream) -> u64 {
     while sent < FLOOD && client.write_all(&zeros).is_ok() {
         sent += zeros.len() as u64;
     }
-    sent
 }
 
 fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
