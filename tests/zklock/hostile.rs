@@ -140,7 +140,14 @@ fn plant(zk: &Zk) -> Vec<String> {
     zk.mkdir_p("/locks/sem");
     zk.set("/locks/sem", "٣".as_bytes());
     contender("/locks/sem", &format!("{HEX}__lock__"), b"{");
-    // Children that are no contenders, in a lock that zklock takes.
+    // Children that are no contenders, in a lock and a semaphore that
+    // zklock takes. (Curator counts every child of `leases` against the
+    // limit, whatever its name, and so does zklock.)
+    zk.mkdir_p("/locks/S/leases");
+    zk.create("/locks/S/leases/配置文件", b"");
+    for digits in FOREIGN_DIGITS {
+        zk.create_ephemeral(&format!("/locks/S/leases/_c_{UUID}-lease-{digits}"), b"");
+    }
     zk.mkdir_p("/locks/L");
     zk.create("/locks/L/配置文件", b"");
     for digits in FOREIGN_DIGITS {
@@ -167,7 +174,7 @@ fn every_command_reads_a_hostile_tree_without_panic_or_raw_text() {
     env.zklock(["lock", "/locks/L", "--", "true"])
         .run()
         .assert_success();
-    env.zklock(["sem", "/locks/S", "--max-leases", "2", "--", "true"])
+    env.zklock(["sem", "/locks/S", "--max-leases", "10", "--", "true"])
         .run()
         .assert_success();
 
@@ -315,6 +322,17 @@ fn out_of_range_durations_are_a_usage_error() {
     ] {
         env.zklock(args).run().assert_code(2);
     }
+    // The same from a profile and from the environment.
+    let config = support::secured::scratch_dir().join("hostile-durations.toml");
+    std::fs::write(
+        &config,
+        "[clusters.far]\nconnect-timeout = \"300000000y\"\n",
+    )
+    .expect("write the configuration file");
+    env.zklock(["ls", "-C", "far"])
+        .env("ZKLOCK_CONFIG", &config)
+        .run()
+        .assert_code(2);
     assert!(env.zk().children_if_any("/locks").is_empty());
 }
 
