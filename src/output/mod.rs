@@ -771,4 +771,28 @@ mod tests {
             );
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// Any text, however hostile, is shown without a raw control or
+        /// bidi character, and in JSON (whole or streamed) parses back to
+        /// itself.
+        #[test]
+        fn any_text_is_inert_and_its_json_round_trips(
+            text in "\\PC{0,40}|[\\x00-\\x1f\\x7f-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}a\\u{e9}\\u{914d}]{0,20}",
+        ) {
+            proptest::prop_assert!(!inert(&text).chars().any(is_unsafe));
+            let value = serde_json::json!({ "path": text, "items": [text] });
+            let json = inert_json(serde_json::to_string_pretty(&value).unwrap());
+            proptest::prop_assert!(!json.chars().any(|c| is_unsafe(c) && c != '\n'));
+            proptest::prop_assert_eq!(serde_json::from_str::<serde_json::Value>(&json).unwrap(), value.clone());
+            let mut stream = JsonStream::object_with_array(Vec::new(), &[("path", value["path"].clone())], &text).unwrap();
+            stream.push(&value).unwrap();
+            let streamed = String::from_utf8(stream.finish().unwrap()).unwrap();
+            proptest::prop_assert!(streamed.ends_with('\n'));
+            let parsed: serde_json::Value = serde_json::from_str(&streamed).unwrap();
+            proptest::prop_assert_eq!(&parsed[text.as_str()][0], &value);
+        }
+    }
 }
