@@ -413,3 +413,23 @@ fn a_server_that_forges_counts_or_short_answers_fails_zklock_cleanly() {
             == Some(0)
     });
 }
+
+#[test]
+fn a_walk_stops_with_an_error_a_thousand_levels_down() {
+    let env = TestEnv::new();
+    let zk = env.zk();
+    let mut path = String::from("/locks");
+    zk.mkdir_p(&path);
+    for _ in 0..1001 {
+        path.push_str("/d");
+        zk.create(&path, b"");
+    }
+    let too_deep = env.zklock(["ls", "/locks", "-o", "json"]).run();
+    assert_no_crash(&too_deep);
+    assert!(too_deep.code != Some(0), "a 1001-level walk succeeded");
+    assert_inert(&too_deep);
+    // A thousand levels below the start are walked.
+    let deep = env.zklock(["ls", "/locks/d", "-o", "json"]).run();
+    deep.assert_success();
+    assert_json(&deep);
+}
