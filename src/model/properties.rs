@@ -100,16 +100,27 @@ fn node_read() -> impl Strategy<Value = Option<NodeRead>> {
     ];
     prop::option::weighted(
         0.9,
-        (data, any::<i64>(), any::<i64>(), any::<i32>()).prop_map(
-            |(data, czxid, owner, num_children)| NodeRead {
-                stat: zk::Stat {
-                    data_length: i32::try_from(data.len()).unwrap_or(i32::MAX),
-                    num_children,
-                    ..zk::test_stat(czxid, owner)
+        (
+            data,
+            any::<i64>(),
+            any::<i64>(),
+            any::<i32>(),
+            any::<i64>(),
+            any::<i32>(),
+        )
+            .prop_map(
+                |(data, czxid, owner, num_children, ctime, version)| NodeRead {
+                    stat: zk::Stat {
+                        data_length: i32::try_from(data.len()).unwrap_or(i32::MAX),
+                        num_children,
+                        ctime,
+                        mtime: ctime,
+                        version,
+                        ..zk::test_stat(czxid, owner)
+                    },
+                    data,
                 },
-                data,
-            },
-        ),
+            ),
     )
 }
 
@@ -183,6 +194,7 @@ proptest! {
         children in prop::collection::vec(child_name(), 0..12),
         grandchildren in prop::collection::vec(child_name(), 0..6),
         reads in prop::collection::vec(node_read(), 64),
+        now_ms in any::<i64>(),
     ) {
         let mut listing: Listing = HashMap::new();
         let sub = children.iter().find(|c| name::parse(c).is_none() && !c.contains('/') && !c.is_empty());
@@ -193,7 +205,7 @@ proptest! {
         for site in layout::find_sites(listing, "/l", Depth::Tree) {
             let mut reads = reads.iter().cycle().cloned();
             let nodes: Vec<Option<NodeRead>> = (0..site.read_count()).map(|_| reads.next().flatten()).collect();
-            for lock in site.build(nodes, 0) {
+            for lock in site.build(nodes, now_ms) {
                 let json = serde_json::to_string(&lock).expect("a lock serialises");
                 prop_assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{json}");
             }
