@@ -775,6 +775,13 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
 
+        /// Any time or age a stat can carry is shown, however far off.
+        #[test]
+        fn any_time_or_age_formats(ms in proptest::prelude::any::<i64>()) {
+            let _ = format_time_ms(ms);
+            let _ = format_age_ms(ms);
+        }
+
         /// Any text, however hostile, is shown without a raw control or
         /// bidi character, and in JSON (whole or streamed) parses back to
         /// itself.
