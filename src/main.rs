@@ -9,6 +9,7 @@ use zklock::cli::Cli;
 use zklock::exit::{self, ExitStatus};
 
 fn main() -> ExitCode {
+    zklock::output::escape_panics();
     let cli = Cli::from_env();
     let format = cli.output_format();
     // The checks, and the fork of a guard process, come before the runtime

@@ -217,7 +217,7 @@ async fn empty_directories(
                     what: ReapRole::EmptyDirectory,
                     lock: dir.clone(),
                     session: None,
-                    age_ms: now - stat.ctime,
+                    age_ms: now.saturating_sub(stat.ctime),
                     owner: None,
                 });
             }

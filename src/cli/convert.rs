@@ -253,15 +253,43 @@ pub(super) fn parse_signal_arg(text: &str) -> Result<i32, String> {
         .ok_or_else(|| format!("unknown signal {text:?} (write e.g. TERM, INT, KILL or 15)"))
 }
 
+/// The longest duration any option takes: a century of 365.25-day years,
+/// as humantime counts `100y`. Every duration ends up
+/// added to a clock or counted in milliseconds, and a value past this is a
+/// typing slip, not a plan; refusing it keeps every sum and conversion exact
+/// instead of wrapping (an age that wraps negative selects every contender).
+const LONGEST_DURATION: Duration = Duration::from_secs(100 * 31_557_600);
+
 /// Parses a duration written like `500ms`, `30s`, `10m`; a bare number is
-/// seconds, as flock(1) and timeout(1) read it (`-w 30`, `-w 0.5`).
+/// seconds, as flock(1) and timeout(1) read it (`-w 30`, `-w 0.5`). Values
+/// longer than [`LONGEST_DURATION`] are refused.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = |why: String| format!("bad duration {text:?}: {why} (write e.g. 500ms, 30s, 10m)");
-    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+    let duration = if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         let seconds: f64 = text.parse().map_err(|_| bad("not a number".into()))?;
-        return Duration::try_from_secs_f64(seconds).map_err(|e| bad(e.to_string()));
+        Duration::try_from_secs_f64(seconds).map_err(|e| bad(e.to_string()))?
+    } else {
+        humantime::parse_duration(text).map_err(|e| bad(e.to_string()))?
+    };
+    if duration > LONGEST_DURATION {
+        return Err(bad("longer than the limit of 100 years".into()));
     }
-    humantime::parse_duration(text).map_err(|e| bad(e.to_string()))
+    Ok(duration)
+}
+
+/// Parses `--session-timeout`: ZooKeeper carries it as a signed 32-bit
+/// count of milliseconds, so anything past about 24 days cannot be asked
+/// for (the server clamps far below that anyway, to 20 ticks by default).
+pub(super) fn parse_session_timeout(text: &str) -> Result<Duration, String> {
+    let duration = parse_duration(text)?;
+    if duration.as_millis() > i32::MAX as u128 {
+        return Err(format!(
+            "bad duration {text:?}: a session timeout is at most {} (ZooKeeper counts it in \
+             32-bit milliseconds)",
+            humantime::format_duration(Duration::from_millis(i32::MAX as u64))
+        ));
+    }
+    Ok(duration)
 }
 
 impl Cli {
@@ -506,9 +534,10 @@ impl GlobalArgs {
                 })?);
             }
         }
-        let tls = if self.tls || some_host_tls || self.tls_ca.is_some() || self.tls_cert.is_some() {
+        let tls = if self.tls || some_host_tls {
             Some(self.tls_config()?)
         } else {
+            self.refuse_tls_settings_without_tls()?;
             None
         };
         Ok(Secured {
@@ -516,6 +545,27 @@ impl GlobalArgs {
             tls,
             sasl: self.sasl_config()?,
         })
+    }
+
+    /// A TLS setting with no host spoken to in TLS would be ignored, and the
+    /// connection would go out in plain text (credentials included) while the
+    /// user believes it is protected: that is refused, never guessed.
+    fn refuse_tls_settings_without_tls(&self) -> Result<(), UsageError> {
+        let given = [
+            (self.tls_ca.is_some(), "--tls-ca"),
+            (self.tls_cert.is_some(), "--tls-cert"),
+            (self.tls_key.is_some(), "--tls-key"),
+            (self.tls_no_verify_hostname, "--tls-no-verify-hostname"),
+        ];
+        match given.into_iter().find(|(set, _)| *set) {
+            Some((_, option)) => Err(UsageError::new(format!(
+                "{option} is set (by a flag, ZKLOCK_* variable or profile) but no host is \
+                 spoken to in TLS, so the connection would be plain text: add --tls (or \
+                 ZKLOCK_TLS=true, or tls = true in the profile), or name the hosts \
+                 tcp+tls://host:port"
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn tls_config(&self) -> Result<TlsConfig, UsageError> {
@@ -606,8 +656,46 @@ mod tests {
         assert_eq!(parse_duration("30"), Ok(ms(30_000)));
         assert_eq!(parse_duration("0.25"), Ok(ms(250)));
         assert_eq!(parse_duration("0"), Ok(ms(0)));
-        for bad in ["", "1.2.3", ".", "-5", "5 parsecs", "1e3"] {
+        for bad in [
+            "",
+            "1.2.3",
+            ".",
+            "-5",
+            "5 parsecs",
+            "1e3",
+            "1e30s",
+            "300000000y",
+            "101y",
+            "99999999999999999999",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_duration("100y"), Ok(LONGEST_DURATION));
+        assert!(parse_session_timeout("24d").is_ok());
+        assert!(parse_session_timeout("25d").is_err());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// Any text is a duration within the limit or an error, never a
+        /// panic or a wrapped value.
+        #[test]
+        fn any_text_is_a_bounded_duration_or_an_error(text in "\\PC{0,24}|[0-9.]{0,30}|[0-9]{1,20}(ns|ms|s|m|h|d|w|y)") {
+            if let Ok(duration) = parse_duration(&text) {
+                proptest::prop_assert!(duration <= LONGEST_DURATION, "{text:?}");
+            }
+            if let Ok(duration) = parse_session_timeout(&text) {
+                proptest::prop_assert!(duration.as_millis() <= i32::MAX as u128, "{text:?}");
+            }
+        }
+
+        /// What zklock prints as a duration reads back as the same one.
+        #[test]
+        fn durations_round_trip(millis in 0..LONGEST_DURATION.as_millis() as u64) {
+            let duration = Duration::from_millis(millis);
+            let text = humantime::format_duration(duration).to_string();
+            proptest::prop_assert_eq!(parse_duration(&text), Ok(duration));
         }
     }
 }

@@ -211,7 +211,7 @@ pub struct GlobalArgs {
     pub hosts: Option<String>,
 
     /// Session timeout to ask the server for
-    #[arg(long, global = true, default_value = "10s", value_parser = parse_duration, value_name = "DUR")]
+    #[arg(long, global = true, default_value = "10s", value_parser = convert::parse_session_timeout, value_name = "DUR")]
     pub session_timeout: Duration,
 
     /// Give up when no server answers within this time (exit 3)

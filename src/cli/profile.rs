@@ -133,8 +133,11 @@ struct Source<'t> {
 impl<'t> Source<'t> {
     /// `FILE:LINE` of a byte offset.
     fn at(&self, offset: usize) -> String {
-        let line = self.text[..offset.min(self.text.len())]
+        // Counted in bytes: an offset inside a character cannot panic.
+        let line = self
+            .text
             .bytes()
+            .take(offset)
             .filter(|&b| b == b'\n')
             .count()
             + 1;
@@ -276,4 +279,26 @@ fn check_value(arg: &Arg, option: &str, word: &str) -> Result<(), String> {
             let first = text.lines().next().unwrap_or_default();
             first.trim_start_matches("error: ").to_owned()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// Any configuration file is a profile or a usage error naming a
+        /// line, never a panic.
+        #[test]
+        fn any_file_is_a_profile_or_a_usage_error(
+            text in "\\PC{0,60}|\\[clusters\\.(p|é)\\]\n([a-zé-]{1,12} = (\"[^\"\\\\]{0,12}\"|[0-9]{1,30}|true|\\[\"é\"\\]|\\{\\})\n){0,4}",
+            offset in 0..200usize,
+        ) {
+            let source = Source { file: "f".to_owned(), text: &text };
+            let _ = source.profile("p");
+            let _ = source.profile("é");
+            let _ = source.at(offset);
+        }
+    }
 }

@@ -246,7 +246,7 @@ fn grant_of(session: &Session, held: &Held) -> Grant {
 /// The token on a line of its own, or with `-o json` the whole grant.
 fn print_grant(printer: &Printer, grant: &Grant) -> Result<()> {
     match printer.format {
-        Format::Json => printer.line(&serde_json::to_string(grant)?),
+        Format::Json => printer.json_line(grant),
         Format::Table => printer.line(&grant.token),
     }
 }

@@ -141,14 +141,14 @@ pub(crate) fn parse(name: &str) -> Option<Parsed> {
 /// Splits the sequence suffix ZooKeeper appends (`%010d` of a signed 32-bit
 /// counter, so `-000000001` or `-2147483648` after a wrap) from the stem.
 pub(crate) fn split_sequence(name: &str) -> Option<(&str, i32)> {
-    let bytes = name.as_bytes();
-    if bytes.len() < 10 {
-        return None;
-    }
-    let tail = &name[name.len() - 10..];
+    // The suffix is ten ASCII bytes, so a name whose last ten bytes fall
+    // inside a multi-byte character (`déploiement`, `配置文件`) has none;
+    // `get` says so instead of slicing through the character. Digits of
+    // other scripts (Arabic-Indic, full-width) are not ASCII and never count.
+    let split = name.len().checked_sub(10)?;
+    let (stem, tail) = (name.get(..split)?, name.get(split..)?);
     if tail.bytes().all(|b| b.is_ascii_digit()) {
         let value: i64 = tail.parse().ok()?;
-        let stem = &name[..name.len() - 10];
         return match i32::try_from(value) {
             Ok(value) => Some((stem, value)),
             // Only -2147483648 prints with ten digits after its sign.
@@ -161,7 +161,7 @@ pub(crate) fn split_sequence(name: &str) -> Option<(&str, i32)> {
     let digits = tail.strip_prefix('-')?;
     if digits.bytes().all(|b| b.is_ascii_digit()) {
         let value: i32 = digits.parse().ok()?;
-        return Some((&name[..name.len() - 10], -value));
+        return Some((stem, -value));
     }
     None
 }
@@ -397,9 +397,29 @@ mod tests {
             "-127.0.0.1:8983_solr-n_0000000001",
             "72057594037927936--n_0000000001",
             "_c_abc-latch",
+            // Names of other scripts: no sequence, and no slicing through a
+            // character to look for one.
+            "déploiement",
+            "配置文件",
+            "lock-é00000001",
+            "развёртывание-lock-000000001",
+            // Ten digits, but not ASCII ones: not a sequence ZooKeeper wrote.
+            "lock-\u{660}\u{661}\u{662}\u{663}\u{664}\u{665}\u{666}\u{667}\u{668}\u{669}",
+            "lock-\u{ff10}\u{ff11}\u{ff12}\u{ff13}\u{ff14}\u{ff15}\u{ff16}\u{ff17}\u{ff18}\u{ff19}",
+            "lock-\u{966}\u{967}\u{968}\u{969}\u{96a}\u{96b}\u{96c}\u{96d}\u{96e}\u{96f}",
         ] {
             assert_eq!(parse(name), None, "{name}");
         }
+    }
+
+    #[test]
+    fn names_of_any_script_keep_their_sequence() {
+        let name = "配置文件-lock-0000000042";
+        assert_eq!(
+            parse(name).map(|p| (p.dialect, p.sequence)),
+            Some((Dialect::Generic, 42))
+        );
+        assert_eq!(split_sequence("é-0000000007"), Some(("é-", 7)));
     }
 
     #[test]

@@ -639,7 +639,8 @@ impl Contender {
             dialect,
             sequence,
             mode,
-            age_ms: now_ms - read.stat.ctime,
+            // The server's clock, or a forged stat, may say anything.
+            age_ms: now_ms.saturating_sub(read.stat.ctime),
             stat: read.stat,
             data: read.data,
             waiting_on: None,

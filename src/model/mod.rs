@@ -17,6 +17,9 @@ mod node;
 mod protobuf;
 mod walk;
 
+#[cfg(test)]
+mod properties;
+
 pub(crate) use json::{ContenderJson, WithStats};
 pub(crate) use layout::Depth;
 pub(crate) use locks::{Contender, Lock, LockDialect, LockKind, LockSummary, owner_text};

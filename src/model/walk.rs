@@ -25,6 +25,12 @@ use crate::zk::{self, Session, path};
 /// The most batches a walk keeps outstanding on its session.
 const WINDOW: usize = 16;
 
+/// The deepest a walk goes below its start. ZooKeeper has no depth limit of
+/// its own, but no lock tree is a thousand levels deep; a tree that is (or a
+/// server that invents one level after another) ends the walk with an error
+/// naming the directory, instead of a walk that never ends.
+pub(crate) const MAX_DEPTH: usize = 1000;
+
 /// How often (in nodes listed or read) a walk reports its progress.
 const PROGRESS_EVERY: u64 = 256;
 
@@ -296,11 +302,22 @@ async fn list_tree(
                 Err(err) => return Err(err.into()),
             };
             let next = layout::children_to_list(&dir, &children, start, depth);
+            if !next.is_empty() && depth_below(start, &dir) >= MAX_DEPTH {
+                anyhow::bail!(
+                    "{dir}: more than {MAX_DEPTH} levels below {start}; the walk stops there"
+                );
+            }
             todo.extend(next.into_iter().map(|child| (child, Need::Optional)));
             listing.insert(dir, children);
         }
     }
     Ok(listing)
+}
+
+/// How many levels `dir` lies below `start` (0 for `start` itself).
+fn depth_below(start: &str, dir: &str) -> usize {
+    let rest = dir.strip_prefix(start).unwrap_or(dir);
+    rest.split('/').filter(|part| !part.is_empty()).count()
 }
 
 /// Reads a batch of nodes: `None` for a node that has gone; a node whose ACL

@@ -162,6 +162,27 @@ impl Printer {
     }
 }
 
+/// Makes a panic (a bug: no input should reach one) report itself through
+/// [`inert`]: its message may carry a node's name or data, which must not
+/// reach the terminal raw there either. The exit code stays 101.
+pub fn escape_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(no message)");
+        let place = info.location().map_or(String::new(), |at| {
+            format!(" at {}:{}", at.file(), at.line())
+        });
+        eprintln!(
+            "zklock: internal error, please report it{place}: {}",
+            inert(message)
+        );
+    }));
+}
+
 /// Reports an error on stderr: a line for people, or with `-o json` one
 /// JSON object `{"error", "exit_code"}`, so a script reading JSON never has
 /// to parse prose. Stdout is left alone.
@@ -748,6 +769,37 @@ mod tests {
                 streamed(some, true),
                 serde_json::to_string_pretty(&whole).unwrap() + "\n"
             );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// Any time or age a stat can carry is shown, however far off.
+        #[test]
+        fn any_time_or_age_formats(ms in proptest::prelude::any::<i64>()) {
+            let _ = format_time_ms(ms);
+            let _ = format_age_ms(ms);
+        }
+
+        /// Any text, however hostile, is shown without a raw control or
+        /// bidi character, and in JSON (whole or streamed) parses back to
+        /// itself.
+        #[test]
+        fn any_text_is_inert_and_its_json_round_trips(
+            text in "\\PC{0,40}|[\\x00-\\x1f\\x7f-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}a\\u{e9}\\u{914d}]{0,20}",
+        ) {
+            proptest::prop_assert!(!inert(&text).chars().any(is_unsafe));
+            let value = serde_json::json!({ "path": text, "items": [text] });
+            let json = inert_json(serde_json::to_string_pretty(&value).unwrap());
+            proptest::prop_assert!(!json.chars().any(|c| is_unsafe(c) && c != '\n'));
+            proptest::prop_assert_eq!(serde_json::from_str::<serde_json::Value>(&json).unwrap(), value.clone());
+            let mut stream = JsonStream::object_with_array(Vec::new(), &[("path", value["path"].clone())], &text).unwrap();
+            stream.push(&value).unwrap();
+            let streamed = String::from_utf8(stream.finish().unwrap()).unwrap();
+            proptest::prop_assert!(streamed.ends_with('\n'));
+            let parsed: serde_json::Value = serde_json::from_str(&streamed).unwrap();
+            proptest::prop_assert_eq!(&parsed[text.as_str()][0], &value);
         }
     }
 }

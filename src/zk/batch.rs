@@ -50,10 +50,11 @@ impl<'s> Batcher<'s> {
         let multi = self
             .multi(dirs, |reader, dir| reader.add_get_children(dir))
             .await;
-        let Some(results) = multi else {
+        let Some(results) = multi.filter(|results| !is_too_large(results, dirs)) else {
             return Ok(future::join_all(dirs.iter().map(|dir| self.session.children(dir))).await);
         };
         let results = results.map_err(|e| batch_error("list", dirs, e))?;
+        check_answer_count("list", dirs, &results)?;
         Ok(dirs
             .iter()
             .zip(results)
@@ -70,12 +71,13 @@ impl<'s> Batcher<'s> {
         let multi = self
             .multi(paths, |reader, path| reader.add_get_data(path))
             .await;
-        let Some(results) = multi else {
+        let Some(results) = multi.filter(|results| !is_too_large(results, paths)) else {
             return Ok(
                 future::join_all(paths.iter().map(|path| self.session.get_data(path))).await,
             );
         };
         let results = results.map_err(|e| batch_error("get", paths, e))?;
+        check_answer_count("get", paths, &results)?;
         Ok(paths
             .iter()
             .zip(results)
@@ -164,6 +166,34 @@ fn by_size(paths: &[String], count: usize, bytes: usize) -> impl Iterator<Item =
         rest = tail;
         Some(batch)
     })
+}
+
+/// True when a batch of several reads failed because its one answer was
+/// larger than the client takes: asked one by one, each node gets its own
+/// answer, and only the node whose answer is itself too large fails, under
+/// its own name.
+fn is_too_large(results: &Result<Vec<zkc::MultiReadResult>, zkc::Error>, paths: &[String]) -> bool {
+    paths.len() > 1 && matches!(results, Err(zkc::Error::ReplyTooLarge { .. }))
+}
+
+/// A multi-read answers every read it carried, in order. An answer with
+/// more or fewer results (a broken or hostile server) is an error for the
+/// batch: zipped with the paths, it would silently drop nodes or pair them
+/// with another node's answer.
+fn check_answer_count(
+    op: &'static str,
+    paths: &[String],
+    results: &[zkc::MultiReadResult],
+) -> Result<(), zk::Error> {
+    if results.len() == paths.len() {
+        return Ok(());
+    }
+    let why = format!(
+        "the server answered {} of the {} reads of a batch",
+        results.len(),
+        paths.len()
+    );
+    Err(batch_error(op, paths, zkc::Error::UnexpectedError(why)))
 }
 
 fn batch_error(op: &'static str, paths: &[String], cause: zkc::Error) -> zk::Error {

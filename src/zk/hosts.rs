@@ -152,12 +152,14 @@ fn split_chroot(text: &str) -> (&str, Option<&str>) {
     let mut from = 0;
     while let Some(found) = text[from..].find('/') {
         let at = from + found;
-        let before = &text[..at];
-        if Protocol::PREFIXES
-            .iter()
-            .any(|(_, prefix)| before.ends_with(prefix.trim_end_matches('/')))
-        {
-            from = (at + 2).min(text.len());
+        // Only a whole `//` ends a prefix; skipping two bytes after a lone
+        // `/` could land inside the next character (`tcp:/é`).
+        let ends_prefix = text[at..].starts_with("//")
+            && Protocol::PREFIXES
+                .iter()
+                .any(|(_, prefix)| text[..at + 2].ends_with(prefix));
+        if ends_prefix {
+            from = at + 2;
             continue;
         }
         return (&text[..at], Some(&text[at..]));
@@ -271,9 +273,31 @@ mod tests {
             ("zk1:2181/a/", "chroot"),
             ("zk1:2181//a", "chroot"),
             ("[::1", "unclosed"),
+            // A lone `/` after `tcp:` with a multi-byte character next.
+            ("tcp:/é", "bad port"),
+            ("tcp+tls:/配", "bad port"),
+            ("tcp://é:２１８１", "bad port"),
         ] {
             let err = Hosts::parse(text).unwrap_err().to_string();
             assert!(err.contains(why), "{text:?}: {err}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// Any text is a connect string or a usage error, never a panic.
+        #[test]
+        fn any_text_parses_or_is_refused(text in "\\PC{0,30}|(tcp(\\+tls)?:/{0,2})?[a-zé配:\\[\\]0-9,/]{0,20}") {
+            let _ = Hosts::parse(&text);
+        }
+
+        /// A parsed connect string prints as one that parses to the same.
+        #[test]
+        fn printed_hosts_parse_back(text in "(tcp(\\+tls)?://)?[a-z0-9é]{1,8}(:[0-9]{1,5})?(,[a-z]{1,5})?(/[a-zé]{1,5})?") {
+            if let Ok(hosts) = Hosts::parse(&text) {
+                proptest::prop_assert_eq!(Hosts::parse(&hosts.to_string()).ok(), Some(hosts));
+            }
         }
     }
 }

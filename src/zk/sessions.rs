@@ -465,4 +465,35 @@ mod tests {
         survey.add("zk3:2181", Member::default());
         assert_eq!(survey.watches(7, "/l/lock-0000000001"), None);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// A member's four-letter-word and AdminServer replies are any text
+        /// or JSON a server (or an impostor on its port) sends: read or
+        /// refused, never a panic.
+        #[test]
+        fn any_reply_parses_or_is_refused(
+            reply in "\\PC{0,80}|( */[0-9.:é]{0,12}\\[[0-9]\\]\\((sid=0x[0-9a-f]{0,17},?)?[a-z=0-9,]{0,12}\\)?\n){0,4}|(0x[0-9a-g]{0,17}\n\t/[^\n]{0,8}\n){0,3}",
+        ) {
+            let _ = parse_cons(&reply);
+            let _ = parse_wchc(&reply);
+            let _ = parse_hex_session(&reply);
+            if let Ok(json) = serde_json::from_str::<Json>(&reply) {
+                let _ = parse_admin_connections(&json);
+                let _ = parse_admin_watches(&json);
+            }
+        }
+
+        #[test]
+        fn any_json_reply_parses_or_is_refused(id in proptest::prelude::any::<i64>(), text in "\\PC{0,20}") {
+            let json = serde_json::json!({
+                "connections": [{"session_id": id, "remote_socket_address": text}, {"session_id": text}],
+                "session_id_to_watched_paths": {text.clone(): [text.clone(), id]},
+            });
+            let _ = parse_admin_connections(&json);
+            let _ = parse_admin_watches(&json);
+            let _ = json_session(&json);
+        }
+    }
 }

@@ -18,6 +18,7 @@ mod faults;
 mod generated;
 mod guard;
 mod harness;
+mod hostile;
 mod inspect;
 mod interop;
 mod locks;

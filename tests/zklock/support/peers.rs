@@ -109,6 +109,9 @@ pub fn peer_on(hosts: &str, library: Library, lock: &str, mode: &str, extra: &[&
             command
         }
     };
+    // Java decodes its arguments in the locale's encoding: without a UTF-8
+    // locale a lock named in another script would reach Curator as `?`s.
+    command.env("LC_ALL", "C.UTF-8");
     command
         .args([
             hosts,

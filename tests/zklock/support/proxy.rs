@@ -16,6 +16,9 @@
 //!   answered (so the request certainly took effect) the connection is reset.
 //!   The mode then becomes the trigger's `then` (`Pass` or `Cut`). What was
 //!   dropped is recorded ([`FaultProxy::wait_for_drop`]).
+//! - [`Mode::Forge`]: a hostile server. Every request of the given types is
+//!   answered at once by a reply the proxy forges ([`Forgery`]), ahead of
+//!   the server's own; the request is still forwarded.
 //!
 //! Dropping the proxy stops it and resets every connection.
 //!
@@ -49,6 +52,7 @@ pub mod op {
     pub const CREATE2: i32 = 15;
     pub const CREATE_CONTAINER: i32 = 19;
     pub const CREATE_TTL: i32 = 21;
+    pub const MULTI_READ: i32 = 22;
     /// Every request that creates a node.
     pub const CREATE_LIKE: &[i32] = &[CREATE, CREATE2, CREATE_CONTAINER, CREATE_TTL];
 
@@ -178,6 +182,11 @@ impl ServerFramer {
         ServerFramer::default()
     }
 
+    /// True when every frame fed so far is complete.
+    pub fn at_boundary(&self) -> bool {
+        self.frames.partial.is_empty()
+    }
+
     /// Feeds bytes in stream order; returns each message they complete.
     pub fn push(&mut self, bytes: &[u8]) -> Vec<ServerMessage> {
         self.frames
@@ -254,6 +263,57 @@ pub enum Mode {
     Freeze,
     Cut,
     DropAfter(Trigger),
+    /// Answer every request of these types with this forgery.
+    Forge(Vec<i32>, Forgery),
+}
+
+/// A reply no honest server sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forgery {
+    /// A listing (or, for a multi-read, its first result, a listing) that
+    /// announces `i32::MAX` children and carries none.
+    HugeCount,
+    /// A frame that announces `i32::MAX` bytes, followed by [`FLOOD`] zeros
+    /// (or fewer, if the client hangs up first); then the connection closes.
+    HugeFrame,
+    /// A multi-read answer that ends before its first result.
+    EmptyMulti,
+}
+
+impl Forgery {
+    /// The forged frame answering request `xid` of type `op`.
+    pub fn frame(self, xid: i32, op: i32) -> Vec<u8> {
+        let mut body = xid.to_be_bytes().to_vec();
+        body.extend(0i64.to_be_bytes());
+        body.extend(0i32.to_be_bytes());
+        // A multi-read result starts with a header: type, done, error.
+        let multi_header = |kind: i32, done: u8, err: i32| {
+            let mut header = kind.to_be_bytes().to_vec();
+            header.push(done);
+            header.extend(err.to_be_bytes());
+            header
+        };
+        match self {
+            Forgery::HugeFrame => {
+                let mut frame = i32::MAX.to_be_bytes().to_vec();
+                frame.extend(body);
+                return frame;
+            }
+            Forgery::HugeCount => {
+                if op == op::MULTI_READ {
+                    body.extend(multi_header(op::GET_CHILDREN, 0, 0));
+                }
+                body.extend(i32::MAX.to_be_bytes());
+            }
+            Forgery::EmptyMulti => body.extend(multi_header(-1, 1, -1)),
+        }
+        let mut frame = i32::try_from(body.len())
+            .expect("a small frame")
+            .to_be_bytes()
+            .to_vec();
+        frame.extend(body);
+        frame
+    }
 }
 
 /// A request forwarded by [`Mode::DropAfter`] whose reply never reached the
@@ -267,6 +327,9 @@ pub struct Dropped {
     /// [`REPLY_WAIT`] (then the connection was reset anyway).
     pub reply: Option<(i64, i32)>,
 }
+
+/// The most bytes of a [`Forgery::HugeFrame`] sent on one connection.
+pub const FLOOD: u64 = 128 << 20;
 
 /// How long a dropped request's reply is waited for before the reset.
 pub const REPLY_WAIT: Duration = Duration::from_secs(5);
@@ -311,6 +374,9 @@ struct Conn {
 struct Gate {
     swallow: Option<i32>,
     reply: Option<(i64, i32)>,
+    /// The client has been sent part of a server frame: nothing forged may
+    /// go in until the rest has.
+    mid_frame: bool,
 }
 
 impl Conn {
@@ -668,6 +734,35 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
             Go::Stop => return,
             Go::Forward(mode) => mode,
         };
+        if let Mode::Forge(ops, forgery) = &mode {
+            // Under the gate, as the server's replies are written, so that
+            // a forged frame never lands inside one of theirs.
+            let mut gate = lock(&conn.gate);
+            while gate.mid_frame && !conn.is_dead() {
+                gate = conn
+                    .gate_changed
+                    .wait_timeout(gate, POLL)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            let mut forged = false;
+            for (_, message) in &messages {
+                if let ClientMessage::Request { xid, op, .. } = message
+                    && ops.contains(op)
+                {
+                    forged = true;
+                    if (&conn.client).write_all(&forgery.frame(*xid, *op)).is_err() {
+                        conn.close();
+                        return;
+                    }
+                }
+            }
+            if forged && *forgery == Forgery::HugeFrame {
+                flood(&conn.client);
+                conn.close();
+                return;
+            }
+        }
         if let Mode::DropAfter(trigger) = mode
             && let Some((end, ClientMessage::Request { xid, op, path })) =
                 messages.iter().find(|(_, m)| trigger.matches(m)).cloned()
@@ -729,6 +824,18 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
     }
 }
 
+/// Writes zeros to `client` until a write fails or [`FLOOD`] bytes have
+/// gone.
+fn flood(mut client: &TcpStream) {
+    // A client that stops reading without hanging up ends the flood too.
+    let _ = client.set_write_timeout(Some(REPLY_WAIT));
+    let zeros = [0u8; 64 * 1024];
+    let mut sent = 0;
+    while sent < FLOOD && client.write_all(&zeros).is_ok() {
+        sent += zeros.len() as u64;
+    }
+}
+
 fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
     let mut framer = ServerFramer::new();
     let mut buf = vec![0u8; 64 * 1024];
@@ -768,6 +875,8 @@ fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
             conn.close();
             return;
         }
+        gate.mid_frame = !framer.at_boundary();
+        conn.gate_changed.notify_all();
         shared.to_clients.fetch_add(n as u64, Ordering::SeqCst);
     }
 }

@@ -81,6 +81,12 @@ pub enum Error {
     #[error("unexpected error code: {0}")]
     UnexpectedErrorCode(i32),
 
+    /// The server's reply to this request was larger than the client takes
+    /// (64 MiB); it was read past and dropped, the
+    /// connection goes on.
+    #[error("the reply of {length} bytes is larger than the client's limit of {limit} bytes")]
+    ReplyTooLarge { length: usize, limit: usize },
+
     #[error("client has been closed")]
     ClientClosed,
 
@@ -146,7 +152,8 @@ impl Error {
             | Self::MarshallingError
             | Self::Unimplemented
             | Self::ReconfigDisabled
-            | Self::UnexpectedErrorCode(_) => true,
+            | Self::UnexpectedErrorCode(_)
+            | Self::ReplyTooLarge { .. } => true,
             // We are expired anyway, any ephemeral nodes will be deleted by ZooKeeper soon.
             Self::SessionExpired => true,
             // We are closed anyway, the session will expire soon.

@@ -519,7 +519,10 @@ where
             return Ok(Default::default());
         }
         let n = n as usize;
-        let mut v = Vec::with_capacity(n);
+        // The count comes from the peer: every element takes at least one
+        // byte, so what is left of the buffer bounds how many can follow.
+        // A forged count fails on the short buffer instead of allocating.
+        let mut v = Vec::with_capacity(n.min(buf.len()));
         for _ in 0..n {
             v.push(T::deserialize(buf)?);
         }

@@ -36,7 +36,7 @@ use crate::deadline::Deadline;
 use crate::endpoint::IterableEndpoints;
 use crate::error::Error;
 use crate::proto::{ConnectRequest, ConnectResponse, ErrorCode, OpCode, PredefinedXid, ReplyHeader};
-use crate::record;
+use crate::record::{self, StaticRecord};
 use crate::runtime::Timer;
 #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
 use crate::sasl::{SaslInitiator, SaslOptions, SaslSession};
@@ -44,6 +44,16 @@ use crate::sasl::{SaslInitiator, SaslOptions, SaslSession};
 use crate::tls::TlsOptions;
 
 pub const PASSWORD_LEN: usize = 16;
+
+/// The largest reply frame buffered. A frame announces its own length, and
+/// the receive buffer grew until that many bytes had arrived: a peer that
+/// announced gigabytes had the client buffer whatever it sent. A reply past
+/// this (a listing of over a million names, or a forged length) is read past
+/// without being kept, and its request fails with [Error::ReplyTooLarge];
+/// the connection goes on, so a retry does not meet the same reply again
+/// and again. A negative length, or a connect response or notification this
+/// large, is a protocol error that ends the connection.
+pub const MAX_REPLY_BYTES: usize = 64 << 20;
 pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(6);
 
 #[derive(Default)]
@@ -140,6 +150,7 @@ impl Builder {
             last_recv: now,
             last_send: now,
             last_ping: None,
+            oversized: 0,
             tick_timeout: Duration::ZERO,
             ping_timeout: Duration::ZERO,
             session_expired_timeout: Duration::ZERO,
@@ -193,6 +204,9 @@ pub struct Session {
     state_sender: sync::watch::Sender<SessionState>,
 
     watch_manager: WatchManager,
+
+    /// Bytes of an oversized reply still to be read past and dropped.
+    oversized: usize,
 }
 
 impl Session {
@@ -475,21 +489,58 @@ impl Session {
     }
 
     fn handle_recv_buf(&mut self, recved: &mut Vec<u8>, depot: &mut Depot) -> Result<(), Error> {
+        let skipped = self.oversized.min(recved.len());
+        recved.drain(..skipped);
+        self.oversized -= skipped;
         let mut reading = recved.as_slice();
         if self.session_state == SessionState::Disconnected {
+            if frame_length(reading)?.is_some_and(|length| length > MAX_REPLY_BYTES) {
+                return Err(Error::UnexpectedError("the server's connect response is too large".to_string()));
+            }
             if let Some(body) = record::try_deserialize::<&[u8]>(&mut reading)? {
                 self.handle_connect_response(body)?;
             } else {
                 return Ok(());
             }
         }
-        while let Some(mut body) = record::try_deserialize::<&[u8]>(&mut reading)? {
-            let header: ReplyHeader = record::unmarshal(&mut body)?;
-            self.handle_reply(header, body, depot)?;
+        while self.oversized == 0 {
+            match frame_length(reading)? {
+                Some(length) if length > MAX_REPLY_BYTES => {
+                    // Its header says whose reply it is; the rest is dropped
+                    // as it arrives.
+                    let Some(mut header) = reading.get(4..4 + ReplyHeader::record_len()) else {
+                        break;
+                    };
+                    let header: ReplyHeader = record::unmarshal(&mut header)?;
+                    self.refuse_oversized(header, length, depot)?;
+                    let here = length.min(reading.len() - 4);
+                    reading = &reading[4 + here..];
+                    self.oversized = length - here;
+                },
+                _ => match record::try_deserialize::<&[u8]>(&mut reading)? {
+                    Some(mut body) => {
+                        let header: ReplyHeader = record::unmarshal(&mut body)?;
+                        self.handle_reply(header, body, depot)?;
+                    },
+                    None => break,
+                },
+            }
         }
         let consumed_bytes = recved.len() - reading.len();
         recved.drain(..consumed_bytes);
         self.last_recv = Instant::now();
+        Ok(())
+    }
+
+    /// Fails the request an oversized reply answers; a notification or
+    /// ping that large is a protocol error.
+    fn refuse_oversized(&mut self, header: ReplyHeader, length: usize, depot: &mut Depot) -> Result<(), Error> {
+        if header.xid == PredefinedXid::Notification as i32 || header.xid == PredefinedXid::Ping as i32 {
+            return Err(Error::UnexpectedError(format!("the server sent a notification of {length} bytes")));
+        }
+        let operation = depot.pop_request(header.xid)?;
+        let err = Error::ReplyTooLarge { length, limit: MAX_REPLY_BYTES };
+        self.handle_session_failure(operation, err, depot);
         Ok(())
     }
 
@@ -659,6 +710,7 @@ impl Session {
         };
         depot.reset();
         buf.clear();
+        self.oversized = 0;
         self.send_connect(depot);
         #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
         self.send_sasl(depot, endpoint.host)?;
@@ -712,5 +764,18 @@ impl Session {
             };
         }
         Err(last_error)
+    }
+}
+
+/// The length a frame at the start of `buf` announces, once its four bytes
+/// are there; a negative one is a protocol error.
+fn frame_length(buf: &[u8]) -> Result<Option<usize>, Error> {
+    let Some(Ok(length)) = buf.get(..4).map(<[u8; 4]>::try_from) else {
+        return Ok(None);
+    };
+    let length = i32::from_be_bytes(length);
+    match usize::try_from(length) {
+        Ok(length) => Ok(Some(length)),
+        Err(_) => Err(Error::UnexpectedError(format!("the server announced a reply of {length} bytes"))),
     }
 }
