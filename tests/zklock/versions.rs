@@ -1,0 +1,283 @@
+//! The interoperability subset against every ZooKeeper server line that
+//! scripts/versions fetches (3.4 to 3.9, the newest release of each), each
+//! with the peers its users run, and one ensemble that mixes two lines as a
+//! rolling upgrade does. Debian's 3.8.0 runs the rest of the suite.
+//!
+//! One server per line, started on first use and shared by that line's
+//! tests ([`release_server`]); every test runs in a chroot of its own.
+//! Each line is a module of its own, so one line runs alone with
+//! `cargo test --test zklock versions::v3_5::`, and every failure names the
+//! release it ran against.
+//!
+//! Peers are paired with servers, not crossed: every library meets the
+//! oldest and the newest line it supports. Curator 5 does not support 3.4,
+//! so kazoo is 3.4's peer.
+
+use crate::support;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+use support::peers::{self, Library, acquired, peer, times_out};
+use support::{Lock, Release, Running, TestEnv, ZkEnsemble, ZkOptions, release_server};
+
+const WAIT: Duration = Duration::from_secs(30);
+/// How long a peer tries before it reports TIMEOUT.
+const KEPT_OUT: &str = "800";
+
+/// Runs `test` in a fresh chroot on `line`'s shared server; a failure
+/// names the release.
+fn against(line: &'static str, test: impl FnOnce(&TestEnv)) {
+    let release = Release::of(line);
+    let env = TestEnv::with_server(release_server(&release));
+    named(&release.to_string(), || test(&env));
+}
+
+/// Runs `test`; if it panics, panics again with `what` in front.
+fn named(what: &str, test: impl FnOnce()) {
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(test)) {
+        let message = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default();
+        panic!("against {what}: {message}");
+    }
+}
+
+/// `zklock VERB -n LOCK -- true`: 0 when it got the lock, 1 when taken.
+fn tries(env: &TestEnv, verb: &str, lock: &str, extra: &[&str]) -> i32 {
+    let run = env
+        .zklock([verb, "-n"])
+        .args(extra)
+        .args([lock, "--", "true"])
+        .run();
+    run.code
+        .unwrap_or_else(|| panic!("zklock was killed: {}", run.stderr))
+}
+
+/// `zklock VERB LOCK` held in the background until released; returns once
+/// it holds.
+fn holds(env: &TestEnv, verb: &str, lock: &str, extra: &[&str]) -> Running {
+    let mut holder = env.zklock([verb]).args(extra).arg(lock).spawn();
+    holder.next_line(WAIT);
+    holder
+}
+
+fn lets_go(mut holder: Running) {
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+fn stat(env: &TestEnv, lock: &str) -> Lock {
+    env.zklock(["-o", "json", "stat", lock])
+        .run()
+        .assert_success()
+        .json()
+}
+
+/// zklock's own locks: a mutex, readers beside readers and not beside a
+/// writer, and a semaphore's leases.
+fn locks(env: &TestEnv) {
+    let holder = holds(env, "lock", "m", &[]);
+    assert_eq!(tries(env, "lock", "m", &[]), 1, "a held mutex was taken");
+    lets_go(holder);
+    assert_eq!(tries(env, "lock", "m", &[]), 0, "a free mutex was refused");
+
+    let reader = holds(env, "rlock", "rw", &[]);
+    assert_eq!(tries(env, "rlock", "rw", &[]), 0, "readers must share");
+    assert_eq!(
+        tries(env, "wlock", "rw", &[]),
+        1,
+        "a writer got in beside a reader"
+    );
+    lets_go(reader);
+    let writer = holds(env, "wlock", "rw", &[]);
+    assert_eq!(
+        tries(env, "rlock", "rw", &[]),
+        1,
+        "a reader got in beside a writer"
+    );
+    lets_go(writer);
+
+    let leases = ["--max-leases", "2"];
+    let first = holds(env, "sem", "s", &leases);
+    let second = holds(env, "sem", "s", &leases);
+    assert_eq!(
+        tries(env, "sem", "s", &leases),
+        1,
+        "a third lease of two was granted"
+    );
+    lets_go(first);
+    assert_eq!(
+        tries(env, "sem", "s", &leases),
+        0,
+        "a freed lease was refused"
+    );
+    lets_go(second);
+}
+
+/// ls, stat, dump, watch, release and reap over a lock with a holder and a
+/// waiter.
+fn inspection(env: &TestEnv) {
+    let holder = holds(env, "lock", "i", &[]);
+    let waiter = env.zklock(["lock", "i"]).spawn();
+    support::wait_until(WAIT, "the waiter queued", || {
+        env.zk().children_if_any("/locks/i").len() == 2
+    });
+    let lock = stat(env, "i");
+    assert_eq!(
+        (lock.holders.len(), lock.waiters.len()),
+        (1, 1),
+        "{lock:#?}"
+    );
+    let listed: Vec<Lock> = env
+        .zklock(["-o", "json", "ls"])
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    assert_eq!(listed[0].holders[0].path, lock.holders[0].path);
+    let dump = env.zklock(["dump", "--sessions"]).run();
+    dump.assert_success()
+        .assert_stdout_contains(&lock.holders[0].path);
+
+    // watch sees the holder go and the waiter take over.
+    let mut watching = env
+        .zklock(["watch", "--until", "free", "--timeout", "30s", "i"])
+        .spawn();
+    lets_go(holder);
+    let mut waiter = waiter;
+    support::wait_until(WAIT, "the waiter holds", || {
+        stat(env, "i").waiters.is_empty()
+    });
+    env.zklock(["release", "--holders", "i"])
+        .run()
+        .assert_success();
+    watching.wait(WAIT).assert_success();
+    waiter.wait(WAIT);
+
+    // reap takes the nodes of the session it is told and nothing else.
+    let other = env.connect();
+    other.mkdir_p("/locks/r");
+    let stale = other.create_ephemeral_sequential(
+        "/locks/r/_c_00000000-0000-0000-0000-000000000000-lock-",
+        b"",
+    );
+    env.zk().mkdir_p("/app/config");
+    env.zklock([
+        "reap",
+        "--session",
+        &other.session_hex(),
+        "--yes",
+        "/locks/r",
+    ])
+    .run()
+    .assert_success();
+    assert!(env.zk().exists(&stale).is_none(), "reap left {stale}");
+    assert!(
+        env.zk().exists("/app/config").is_some(),
+        "reap touched another tenant's node"
+    );
+}
+
+/// A library's holder keeps zklock out, and zklock's holder keeps the
+/// library's contender out until it lets go.
+fn excludes(env: &TestEnv, library: Library, mode: &str, verb: &str, dialect: &str) {
+    named(&library.describe(), || {
+        let lock = format!("{verb}-{library:?}");
+        let path = format!("/locks/{lock}");
+        let mut theirs = peer(env, library, &path, mode, &[]);
+        let node = acquired(&mut theirs, WAIT);
+        assert_eq!(
+            tries(env, verb, &lock, &[]),
+            1,
+            "zklock got in beside the library"
+        );
+        let seen = stat(env, &lock);
+        assert_eq!(
+            seen.holders
+                .iter()
+                .map(|h| h.path.as_str())
+                .collect::<Vec<_>>(),
+            [node.as_str()],
+            "stat does not show the library's holder: {seen:#?}"
+        );
+        peers::release(theirs);
+
+        let ours = holds(env, verb, &lock, &["--dialect", dialect]);
+        let mut kept_out = peer(env, library, &path, mode, &["--timeout-ms", KEPT_OUT]);
+        times_out(&mut kept_out, WAIT);
+        let mut waiter = peer(env, library, &path, mode, &[]);
+        lets_go(ours);
+        acquired(&mut waiter, WAIT);
+        peers::release(waiter);
+    });
+}
+
+/// The peers each line's users run, and the lock each takes.
+fn peers_of(line: &str) -> Vec<Library> {
+    match line {
+        "3.4" => vec![Library::Kazoo, Library::NewestKazoo, Library::GoZookeeper],
+        "3.5" | "3.9" => vec![
+            Library::Curator,
+            Library::NewestCurator,
+            Library::Kazoo,
+            Library::NewestKazoo,
+            Library::GoZookeeper,
+        ],
+        _ => vec![Library::NewestCurator, Library::NewestKazoo],
+    }
+}
+
+fn with_peers(env: &TestEnv, line: &str) {
+    for library in peers_of(line) {
+        excludes(env, library, "mutex", "lock", library.dialect());
+        if library != Library::GoZookeeper {
+            excludes(env, library, "write", "rlock", library.dialect());
+        }
+    }
+}
+
+macro_rules! server_lines {
+    ($($module:ident: $line:literal),* $(,)?) => {$(
+        mod $module {
+            #[test]
+            fn zklock_locks() {
+                super::against($line, super::locks);
+            }
+
+            #[test]
+            fn inspection() {
+                super::against($line, super::inspection);
+            }
+
+            #[test]
+            fn peers_exclude_zklock() {
+                super::against($line, |env| super::with_peers(env, $line));
+            }
+        }
+    )*};
+}
+
+server_lines! {
+    v3_5: "3.5",
+    v3_6: "3.6",
+    v3_7: "3.7",
+    v3_8: "3.8",
+    v3_9: "3.9",
+}
+
+/// A rolling upgrade caught midway: two members of the older line, one of
+/// the newer. zklock and the newest Curator exclude each other on it.
+#[test]
+fn mixed_ensemble_of_two_lines() {
+    let (old, new) = (Release::of("3.8"), Release::of("3.9"));
+    let members = [&old, &old, &new].map(|release| ZkOptions::default().release(release));
+    let ensemble = ZkEnsemble::start_members_with(&members);
+    let env = TestEnv::with_ensemble(&ensemble);
+    named(&format!("an ensemble of {old} and {new}"), || {
+        locks(&env);
+        excludes(&env, Library::NewestCurator, "mutex", "lock", "curator");
+    });
+}
