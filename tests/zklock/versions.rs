@@ -281,3 +281,20 @@ fn mixed_ensemble_of_two_lines() {
         excludes(&env, Library::NewestCurator, "mutex", "lock", "curator");
     });
 }
+
+/// 3.4 answers the requests of 3.5 and later ("create" with a stat in the
+/// answer among them) with "unimplemented" and closes the session: zklock
+/// fails at once (10, an error of no other class), takes nothing, and does
+/// not hang.
+#[test]
+fn v3_4_refuses_zklock_locks() {
+    let release = Release::of("3.4");
+    let server = release_server(&release);
+    named(&release.to_string(), || {
+        support::Zklock::new(["lock", "-n", "x", "--", "true"])
+            .hosts(server.connect_string())
+            .run()
+            .assert_code(10)
+            .assert_faster_than(Duration::from_secs(20));
+    });
+}
