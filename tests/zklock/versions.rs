@@ -282,6 +282,51 @@ fn mixed_ensemble_of_two_lines() {
     });
 }
 
+/// With the four-letter words refused, the session survey asks the
+/// AdminServer (3.5 and later) instead, on a dedicated server of `line`.
+fn survey_through_the_admin_server(line: &'static str) {
+    let release = Release::of(line);
+    let admin = support::free_ports(1)[0];
+    let server = support::ZkServer::with_options(
+        &ZkOptions::default()
+            .release(&release)
+            .harness_words_only()
+            .admin_server(admin),
+    );
+    let env = TestEnv::with_server(&server);
+    named(&release.to_string(), || {
+        let _holder = holds(&env, "lock", "adm", &[]);
+        let run = env
+            .zklock([
+                "-o",
+                "json",
+                "stat",
+                "adm",
+                "--admin-port",
+                &admin.to_string(),
+            ])
+            .run();
+        run.assert_success();
+        let lock: Lock = run.json();
+        let client = lock.holders[0].client.as_ref();
+        assert!(
+            client.is_some_and(|c| c.connected && c.address.is_some()),
+            "the AdminServer's survey found no client: {lock:#?}; stderr: {}",
+            run.stderr
+        );
+    });
+}
+
+#[test]
+fn v3_5_survey_through_the_admin_server() {
+    survey_through_the_admin_server("3.5");
+}
+
+#[test]
+fn v3_9_survey_through_the_admin_server() {
+    survey_through_the_admin_server("3.9");
+}
+
 /// 3.4 answers the requests of 3.5 and later ("create" with a stat in the
 /// answer among them) with "unimplemented" and closes the session: zklock
 /// fails at once (10, an error of no other class), takes nothing, and does
