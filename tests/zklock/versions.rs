@@ -19,6 +19,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use support::peers::{self, Library, acquired, peer, times_out};
+use support::secured;
 use support::{Lock, Release, Running, TestEnv, ZkEnsemble, ZkOptions, release_server};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -325,6 +326,54 @@ fn v3_5_survey_through_the_admin_server() {
 #[test]
 fn v3_9_survey_through_the_admin_server() {
     survey_through_the_admin_server("3.9");
+}
+
+/// TLS with client certificates, and SASL DIGEST-MD5 (not enforced: 3.5
+/// cannot), on a dedicated server of `line`.
+fn secured(line: &'static str) {
+    let release = Release::of(line);
+    let certs = format!("tls-{}", release.version);
+    let options = secured::digest_sasl(ZkOptions::default().release(&release));
+    let tls = secured::TlsServer::start(options, &certs);
+    named(&release.to_string(), || {
+        let (cert, key) = tls.certs.alice();
+        let over_tls = |args: &[&str]| {
+            support::Zklock::new(["--tls", "--tls-ca", &tls.certs.ca()])
+                .args(["--tls-cert", &cert, "--tls-key", &key])
+                .args(args)
+                .hosts(format!("localhost:{}", tls.port))
+        };
+        // The TLS port may open after the plain one serves.
+        support::wait_until(WAIT, "the TLS port serves", || {
+            over_tls(&["stat", "/"]).run().code == Some(0)
+        });
+        let holder = over_tls(&["lock", "tls", "--", "sleep", "600"]).spawn();
+        support::wait_until(WAIT, "stat over TLS shows the TLS holder", || {
+            let run = over_tls(&["-o", "json", "stat", "tls"]).run();
+            run.code == Some(0) && run.json::<Lock>().holders.len() == 1
+        });
+        drop(holder);
+
+        let over_sasl = |password: &str| {
+            let file =
+                secured::secret_file(&format!("{certs}-{password}"), &format!("{password}\n"));
+            support::Zklock::new(["--sasl", "digest-md5", "--sasl-user", "alice"])
+                .args(["--sasl-password-file", &file, "lock", "sasl", "--", "true"])
+                .hosts(tls.server.address())
+        };
+        over_sasl("alice-pw").run().assert_success();
+        over_sasl("wrong").run().assert_code(5);
+    });
+}
+
+#[test]
+fn v3_5_tls_and_sasl() {
+    secured("3.5");
+}
+
+#[test]
+fn v3_9_tls_and_sasl() {
+    secured("3.9");
 }
 
 /// 3.4 answers the requests of 3.5 and later ("create" with a stat in the
