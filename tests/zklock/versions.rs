@@ -204,6 +204,16 @@ fn excludes(env: &TestEnv, library: Library, mode: &str, verb: &str, dialect: &s
             [node.as_str()],
             "stat does not show the library's holder: {seen:#?}"
         );
+        // go-zookeeper's nodes are told apart from Curator's, whose layout
+        // zklock queues under beside them.
+        let shown = match library {
+            Library::GoZookeeper => "go-zookeeper",
+            _ => library.dialect(),
+        };
+        assert_eq!(
+            seen.dialect, shown,
+            "stat names the wrong library: {seen:#?}"
+        );
         peers::release(theirs);
 
         let ours = holds(env, verb, &lock, &["--dialect", dialect]);
