@@ -182,6 +182,15 @@ fn inspection(env: &TestEnv) {
     );
 }
 
+/// The dialect `stat` names for `library`'s nodes. go-zookeeper's are told
+/// apart from Curator's, whose layout zklock queues under beside them.
+fn shown_as(library: Library) -> &'static str {
+    match library {
+        Library::GoZookeeper => "go-zookeeper",
+        _ => library.dialect(),
+    }
+}
+
 /// A library's holder keeps zklock out, and zklock's holder keeps the
 /// library's contender out until it lets go.
 fn excludes(env: &TestEnv, library: Library, mode: &str, verb: &str, dialect: &str) {
@@ -204,14 +213,9 @@ fn excludes(env: &TestEnv, library: Library, mode: &str, verb: &str, dialect: &s
             [node.as_str()],
             "stat does not show the library's holder: {seen:#?}"
         );
-        // go-zookeeper's nodes are told apart from Curator's, whose layout
-        // zklock queues under beside them.
-        let shown = match library {
-            Library::GoZookeeper => "go-zookeeper",
-            _ => library.dialect(),
-        };
         assert_eq!(
-            seen.dialect, shown,
+            seen.dialect,
+            shown_as(library),
             "stat names the wrong library: {seen:#?}"
         );
         peers::release(theirs);
@@ -384,6 +388,35 @@ fn v3_5_tls_and_sasl() {
 #[test]
 fn v3_9_tls_and_sasl() {
     secured("3.9");
+}
+
+/// zklock reads the locks of 3.4's peers (kazoo, go-zookeeper): `stat`
+/// shows each holder and names its library. The harness's own client cannot
+/// make a chroot there (it creates the 3.5 way), so each peer works under a
+/// path of its own at the root.
+#[test]
+fn v3_4_zklock_reads_its_peers_locks() {
+    let release = Release::of("3.4");
+    let server = release_server(&release);
+    named(&release.to_string(), || {
+        for library in [Library::Kazoo, Library::NewestKazoo, Library::GoZookeeper] {
+            named(&library.describe(), || {
+                let path = format!("/v3_4-{}/{library:?}", support::unique());
+                let mut theirs =
+                    peers::peer_on(&server.connect_string(), library, &path, "mutex", &[]);
+                let node = acquired(&mut theirs, WAIT);
+                let seen: Lock = support::Zklock::new(["-o", "json", "stat", &path])
+                    .hosts(server.connect_string())
+                    .run()
+                    .assert_success()
+                    .json();
+                let holders: Vec<&str> = seen.holders.iter().map(|h| h.path.as_str()).collect();
+                assert_eq!(holders, [node.as_str()], "{seen:#?}");
+                assert_eq!(seen.dialect, shown_as(library), "{seen:#?}");
+                peers::release(theirs);
+            });
+        }
+    });
 }
 
 /// 3.4 answers the requests of 3.5 and later ("create" with a stat in the
