@@ -35,4 +35,5 @@ mod sessions;
 mod soak;
 mod terminal;
 mod unreachable;
+mod versions;
 mod watch;

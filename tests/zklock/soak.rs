@@ -147,14 +147,7 @@ fn library_worker(stage: &Stage, library: Library, rng: &mut fastrand::Rng) -> T
                 &log_path,
             ],
         );
-        let who = format!(
-            "{}-{}",
-            match library {
-                Library::Curator => "curator",
-                Library::Kazoo => "kazoo",
-            },
-            running.pid()
-        );
+        let who = format!("{}-{}", library.dialect(), running.pid());
         let life = Duration::from_millis(rng.u64(500..5000));
         let born = Instant::now();
         while born.elapsed() < life && Instant::now() < end {

@@ -45,7 +45,7 @@ pub use client::Zk;
 pub use cmd::{Blackhole, Run, Running, TestEnv, Zklock, dead_port};
 pub use digest::{digest_acl, digest_id};
 pub use json::{Contender, Lock, NodeReport};
-pub use server::{ZkEnsemble, ZkOptions, ZkServer, shared_server};
+pub use server::{Release, ZkEnsemble, ZkOptions, ZkServer, release_server, shared_server};
 
 /// The ZooKeeper jar of Debian's `zookeeper` package.
 pub const ZOOKEEPER_JAR: &str = "/usr/share/java/zookeeper.jar";

@@ -1,5 +1,7 @@
-//! Curator and kazoo contenders (the programs under tests/peers), so tests
-//! can prove that zklock and those libraries exclude each other.
+//! Curator, kazoo and go-zookeeper contenders (the programs under
+//! tests/peers), so tests can prove that zklock and those libraries exclude
+//! each other. Curator and kazoo come twice: Debian's packages, and the
+//! newest releases that scripts/versions fetches.
 //!
 //! Both speak one line protocol: `READY`, `ACQUIRED <node> <ms>`,
 //! `RELEASED <ms>`, `TIMEOUT`. A peer started here holds until SIGTERM.
@@ -10,6 +12,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::cmd::{Running, TestEnv};
+use super::server::fetched;
 
 /// The jars CuratorPeer needs, all from Debian's packages.
 const CURATOR_CLASSPATH: &[&str] = &[
@@ -29,8 +32,40 @@ const PYTHON: &str = "/usr/bin/python3";
 /// Which library a peer uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Library {
+    /// Debian's Curator (5.4).
     Curator,
+    /// Debian's kazoo (2.8).
     Kazoo,
+    /// The newest Curator, from scripts/versions.
+    NewestCurator,
+    /// The newest kazoo, in scripts/versions' virtual environment.
+    NewestKazoo,
+    /// go-zookeeper's Lock (tests/peers/gozk, built by scripts/versions);
+    /// mutex only.
+    GoZookeeper,
+}
+
+impl Library {
+    /// The `--dialect` under which zklock queues with this library's
+    /// contenders. go-zookeeper orders every child by its sequence number
+    /// alone, so zklock's default (Curator's layout) queues with it too.
+    pub fn dialect(self) -> &'static str {
+        match self {
+            Library::Curator | Library::NewestCurator | Library::GoZookeeper => "curator",
+            Library::Kazoo | Library::NewestKazoo => "kazoo",
+        }
+    }
+
+    /// The library and its exact version, for messages: "Curator 5.9.0".
+    pub fn describe(self) -> String {
+        match self {
+            Library::Curator => "Curator (Debian's)".to_owned(),
+            Library::Kazoo => "kazoo (Debian's)".to_owned(),
+            Library::NewestCurator => format!("Curator {}", fetched("curator").0),
+            Library::NewestKazoo => format!("kazoo {}", fetched("kazoo").0),
+            Library::GoZookeeper => format!("go-zookeeper {}", fetched("go-zookeeper").0),
+        }
+    }
 }
 
 fn peers_dir() -> PathBuf {
@@ -94,13 +129,11 @@ pub fn peer(env: &TestEnv, library: Library, lock: &str, mode: &str, extra: &[&s
 /// through a fault proxy.
 pub fn peer_on(hosts: &str, library: Library, lock: &str, mode: &str, extra: &[&str]) -> Running {
     let mut command = match library {
-        Library::Curator => {
-            let mut command = Command::new("java");
-            command
-                .arg("-cp")
-                .arg(format!("{}:{}", curator_classes().display(), classpath()))
-                .arg("CuratorPeer");
-            command
+        Library::Curator => curator_command(&classpath()),
+        // CuratorPeer uses only what Curator 5 keeps stable, so the class
+        // compiled against Debian's 5.4 runs on the newest 5.x as well.
+        Library::NewestCurator => {
+            curator_command(&format!("{}/lib/*", fetched("curator").1.display()))
         }
         Library::Kazoo => {
             require_kazoo();
@@ -108,6 +141,12 @@ pub fn peer_on(hosts: &str, library: Library, lock: &str, mode: &str, extra: &[&
             command.arg(peers_dir().join("kazoo_peer.py"));
             command
         }
+        Library::NewestKazoo => {
+            let mut command = Command::new(fetched("kazoo").1.join("venv/bin/python3"));
+            command.arg(peers_dir().join("kazoo_peer.py"));
+            command
+        }
+        Library::GoZookeeper => Command::new(fetched("go-zookeeper").1.join("zk-peer")),
     };
     // Java decodes its arguments in the locale's encoding: without a UTF-8
     // locale a lock named in another script would reach Curator as `?`s.
@@ -123,10 +162,24 @@ pub fn peer_on(hosts: &str, library: Library, lock: &str, mode: &str, extra: &[&
             "4000",
         ])
         .args(extra);
-    let cmdline = format!("{library:?} peer {lock} {mode} {}", extra.join(" "));
+    let cmdline = format!(
+        "{} peer {lock} {mode} {}",
+        library.describe(),
+        extra.join(" ")
+    );
     let mut running = Running::start(command, cmdline, None);
     assert_eq!(running.next_line(Duration::from_secs(30)), "READY");
     running
+}
+
+/// `java CuratorPeer` with Curator's jars on `classpath`.
+fn curator_command(classpath: &str) -> Command {
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(format!("{}:{classpath}", curator_classes().display()))
+        .arg("CuratorPeer");
+    command
 }
 
 /// Waits for the peer's `ACQUIRED` line and returns its node path.

@@ -157,10 +157,21 @@ pub struct TlsServer {
 pub fn tls_server() -> &'static TlsServer {
     static SERVER: OnceLock<TlsServer> = OnceLock::new();
     SERVER.get_or_init(|| {
-        let dir = scratch_dir().join("tls");
-        let certs = Certs::make(&dir);
+        let options = netty_jars()
+            .into_iter()
+            .fold(ZkOptions::default(), ZkOptions::jar);
+        TlsServer::start(options, "tls")
+    })
+}
+
+impl TlsServer {
+    /// A server with `options` (a release's own jars bring Netty; Debian's
+    /// server needs Debian's) and a TLS port as [`tls_server`]'s, its
+    /// certificates in the scratch dir's `certs` subdirectory.
+    pub fn start(options: ZkOptions, certs: &str) -> TlsServer {
+        let certs = Certs::make(&scratch_dir().join(certs));
         let port = free_ports(1)[0];
-        let mut options = ZkOptions::default()
+        let options = options
             .config("serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory")
             .config(format!("secureClientPort={port}"))
             .config("secureClientPortAddress=127.0.0.1")
@@ -175,16 +186,12 @@ pub fn tls_server() -> &'static TlsServer {
             .config(
                 "authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider",
             );
-        for jar in netty_jars() {
-            options = options.jar(jar);
-        }
-        let server = ZkServer::with_options(&options);
         TlsServer {
-            server,
+            server: ZkServer::with_options(&options),
             port,
             certs,
         }
-    })
+    }
 }
 
 /// The shared SASL server: it enforces SASL, and knows alice (password
@@ -192,23 +199,31 @@ pub fn tls_server() -> &'static TlsServer {
 pub fn sasl_server() -> &'static ZkServer {
     static SERVER: OnceLock<ZkServer> = OnceLock::new();
     SERVER.get_or_init(|| {
-        let jaas = scratch_dir().join("digest-jaas.conf");
-        std::fs::write(
-            &jaas,
-            "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  \
-             user_alice=\"alice-pw\"\n  user_bob=\"bob-pw\";\n};\n",
+        ZkServer::with_options(
+            &digest_sasl(ZkOptions::default())
+                .config("enforce.auth.enabled=true")
+                .config("enforce.auth.schemes=sasl"),
         )
-        .expect("write the JAAS file");
-        let options = ZkOptions::default()
-            .jvm_flag(format!(
-                "-Djava.security.auth.login.config={}",
-                jaas.display()
-            ))
-            .config("authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider")
-            .config("enforce.auth.enabled=true")
-            .config("enforce.auth.schemes=sasl");
-        ZkServer::with_options(&options)
     })
+}
+
+/// `options` with SASL DIGEST-MD5 known to the server: alice (password
+/// `alice-pw`) and bob (`bob-pw`). Enforcing it is left to the caller
+/// (3.7 and later can).
+pub fn digest_sasl(options: ZkOptions) -> ZkOptions {
+    let jaas = scratch_dir().join("digest-jaas.conf");
+    std::fs::write(
+        &jaas,
+        "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  \
+         user_alice=\"alice-pw\"\n  user_bob=\"bob-pw\";\n};\n",
+    )
+    .expect("write the JAAS file");
+    options
+        .jvm_flag(format!(
+            "-Djava.security.auth.login.config={}",
+            jaas.display()
+        ))
+        .config("authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider")
 }
 
 /// A file `name` holding `text`, for password and auth files, in this test

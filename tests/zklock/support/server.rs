@@ -65,6 +65,8 @@ pub struct ZkOptions {
     pub jvm_flags: Vec<String>,
     /// Extra jars on the server's classpath.
     pub classpath: Vec<String>,
+    /// The release to run; Debian's when `None`.
+    pub release: Option<Release>,
 }
 
 /// What ZooKeeper's AdminServer needs on the classpath: Jetty 9 and the
@@ -90,6 +92,12 @@ impl ZkOptions {
     /// Adds a JVM flag, e.g. `"-Dzookeeper.foo=bar"`.
     pub fn jvm_flag(mut self, flag: impl Into<String>) -> Self {
         self.jvm_flags.push(flag.into());
+        self
+    }
+
+    /// Runs `release` instead of Debian's server.
+    pub fn release(mut self, release: &Release) -> Self {
+        self.release = Some(release.clone());
         self
     }
 
@@ -233,7 +241,6 @@ fn signal(pid: i32, signal: i32) {
 /// The Java command line that runs a ZooKeeper server (the supervisor appends
 /// the zoo.cfg path).
 fn java_command(dir: &Path, options: &ZkOptions) -> Vec<String> {
-    let mut classpath = format!("/etc/zookeeper/conf:{ZOOKEEPER_JAR}");
     let mut command = vec![
         "java".to_owned(),
         "-Xmx256m".to_owned(),
@@ -243,15 +250,10 @@ fn java_command(dir: &Path, options: &ZkOptions) -> Vec<String> {
         // Empty containers and expired TTL nodes go within 0.5 s, not 60 s.
         "-Dznode.container.checkIntervalMs=500".to_owned(),
     ];
-    // Without an SLF4J binding ZooKeeper logs nothing; with slf4j-simple its
-    // warnings and errors land in server.log, which failures quote.
-    let simple = "/usr/share/java/slf4j-simple.jar";
-    if Path::new(simple).is_file() {
-        classpath.push(':');
-        classpath.push_str(simple);
-        command.push("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn".to_owned());
-        command.push("-Dorg.slf4j.simpleLogger.showDateTime=true".to_owned());
-    }
+    let mut classpath = match &options.release {
+        None => debian_classpath(&mut command),
+        Some(release) => release.classpath(&mut command),
+    };
     command.extend(options.jvm_flags.iter().cloned());
     for jar in &options.classpath {
         classpath.push(':');
@@ -263,6 +265,98 @@ fn java_command(dir: &Path, options: &ZkOptions) -> Vec<String> {
         "org.apache.zookeeper.server.quorum.QuorumPeerMain".to_owned(),
     ]);
     command
+}
+
+/// Debian's server and its logging setup; adds the logging flags to
+/// `command`.
+fn debian_classpath(command: &mut Vec<String>) -> String {
+    let mut classpath = format!("/etc/zookeeper/conf:{ZOOKEEPER_JAR}");
+    // Without an SLF4J binding ZooKeeper logs nothing; with slf4j-simple its
+    // warnings and errors land in server.log, which failures quote.
+    let simple = "/usr/share/java/slf4j-simple.jar";
+    if Path::new(simple).is_file() {
+        classpath.push(':');
+        classpath.push_str(simple);
+        command.push("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn".to_owned());
+        command.push("-Dorg.slf4j.simpleLogger.showDateTime=true".to_owned());
+    }
+    classpath
+}
+
+/// The server lines scripts/versions fetches, oldest first.
+pub const LINES: [&str; 6] = ["3.4", "3.5", "3.6", "3.7", "3.8", "3.9"];
+
+/// Where scripts/versions keeps what it fetched: `$ZKLOCK_VERSIONS`, else
+/// `$XDG_CACHE_HOME/zklock/versions`, else `~/.cache/zklock/versions`.
+pub fn versions_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ZKLOCK_VERSIONS") {
+        return PathBuf::from(dir);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache")
+        });
+    cache.join("zklock/versions")
+}
+
+/// The exact version scripts/versions fetched for `piece` (`zookeeper-3.5`,
+/// `curator`, `kazoo`, `go-zookeeper`) and its directory; panics naming the
+/// command that fetches it.
+pub fn fetched(piece: &str) -> (String, PathBuf) {
+    let dir = versions_dir().join(piece);
+    match std::fs::read_to_string(dir.join("version")) {
+        Ok(version) => (version.trim().to_owned(), dir),
+        Err(e) => panic!(
+            "{piece} has not been fetched ({}: {e}): run scripts/setup (or scripts/versions)",
+            dir.display()
+        ),
+    }
+}
+
+/// One ZooKeeper release from Maven Central (fetched by scripts/versions),
+/// to run instead of Debian's.
+#[derive(Clone, Debug)]
+pub struct Release {
+    /// The server line, e.g. `3.5`.
+    pub line: &'static str,
+    /// The exact release, e.g. `3.5.10`.
+    pub version: String,
+    lib: PathBuf,
+}
+
+impl Release {
+    /// The newest release of `line` that scripts/versions fetched.
+    pub fn of(line: &'static str) -> Release {
+        let (version, dir) = fetched(&format!("zookeeper-{line}"));
+        Release {
+            line,
+            version,
+            lib: dir.join("lib"),
+        }
+    }
+
+    /// Its jars, and the flag that points its logging backend (log4j up to
+    /// 3.7, Logback from 3.8) at a warnings-only setup; adds the flags to
+    /// `command`.
+    fn classpath(&self, command: &mut Vec<String>) -> String {
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/versions");
+        command.push(format!(
+            "-Dlog4j.configuration=file:{}",
+            config.join("log4j.properties").display()
+        ));
+        command.push(format!(
+            "-Dlogback.configurationFile={}",
+            config.join("logback.xml").display()
+        ));
+        format!("{}/*", self.lib.display())
+    }
+}
+
+impl std::fmt::Display for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ZooKeeper {}", self.version)
+    }
 }
 
 /// A fresh directory under the system temp dir.
@@ -295,6 +389,8 @@ pub struct ZkServer {
     port: u16,
     dir: PathBuf,
     myid: Option<u32>,
+    /// What runs: a fetched release, or Debian's when `None`.
+    release: Option<Release>,
     supervisor: Mutex<Supervisor>,
 }
 
@@ -321,6 +417,7 @@ impl ZkServer {
             port: 0,
             dir,
             myid: None,
+            release: options.release.clone(),
             supervisor: Mutex::new(supervisor),
         };
         for attempt in 1..=START_ATTEMPTS {
@@ -492,12 +589,20 @@ impl ZkServer {
         let tail: Vec<&str> = log.lines().rev().take(40).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         panic!(
-            "ZooKeeper {} ({}) {what}; running: {}; last log lines:\n{}",
+            "{} at {} ({}) {what}; running: {}; last log lines:\n{}",
+            self.describe(),
             self.address(),
             self.dir.display(),
             self.is_running(),
             tail.join("\n")
         );
+    }
+
+    /// "ZooKeeper 3.5.10", or Debian's, for messages.
+    pub fn describe(&self) -> String {
+        self.release
+            .as_ref()
+            .map_or_else(|| "ZooKeeper (Debian's)".to_owned(), Release::to_string)
     }
 
     fn lock(&self) -> MutexGuard<'_, Supervisor> {
@@ -554,6 +659,22 @@ pub fn shared_server() -> &'static ZkServer {
     SHARED.get_or_init(|| ZkServer::start_standalone("shared", &ZkOptions::default()))
 }
 
+/// The server of `release`'s line shared by the version tests, started on
+/// first use and kept, like [`shared_server`], until the test process ends.
+pub fn release_server(release: &Release) -> &'static ZkServer {
+    static SERVERS: [OnceLock<ZkServer>; LINES.len()] = [const { OnceLock::new() }; LINES.len()];
+    let slot = LINES
+        .iter()
+        .position(|&line| line == release.line)
+        .unwrap_or_else(|| panic!("no server line {}", release.line));
+    SERVERS[slot].get_or_init(|| {
+        ZkServer::start_standalone(
+            &format!("shared-{}", release.version),
+            &ZkOptions::default().release(release),
+        )
+    })
+}
+
 /// A ZooKeeper ensemble on loopback ports; dropping it kills every member and
 /// removes their directories.
 pub struct ZkEnsemble {
@@ -587,7 +708,14 @@ impl ZkEnsemble {
 
     /// [`ZkEnsemble::start`] with extra settings for every member.
     pub fn start_with(n: usize, options: &ZkOptions) -> ZkEnsemble {
-        ZkEnsemble::start_members(n, options, false)
+        ZkEnsemble::start_members(&vec![options.clone(); n], false)
+    }
+
+    /// An ensemble with one member per entry of `members`, each running its
+    /// own settings (and so its own release): a rolling upgrade caught
+    /// midway.
+    pub fn start_members_with(members: &[ZkOptions]) -> ZkEnsemble {
+        ZkEnsemble::start_members(members, false)
     }
 
     /// [`ZkEnsemble::start_with`], but each member reaches every other
@@ -595,11 +723,12 @@ impl ZkEnsemble {
     /// cut two members apart ([`ZkEnsemble::partition`]) while both keep
     /// serving their clients.
     pub fn start_partitionable(n: usize, options: &ZkOptions) -> ZkEnsemble {
-        ZkEnsemble::start_members(n, options, true)
+        ZkEnsemble::start_members(&vec![options.clone(); n], true)
     }
 
-    fn start_members(n: usize, options: &ZkOptions, partitionable: bool) -> ZkEnsemble {
+    fn start_members(members: &[ZkOptions], partitionable: bool) -> ZkEnsemble {
         require_zookeeper();
+        let n = members.len();
         assert!(n >= 1, "an ensemble needs at least one server");
         let label = test_name();
         for attempt in 1..=START_ATTEMPTS {
@@ -649,14 +778,16 @@ impl ZkEnsemble {
                         "cnxTimeout=1000".to_owned(),
                     ]);
                     config.extend(peers(i));
-                    config.extend(options.config.iter().cloned());
+                    config.extend(members[i].config.iter().cloned());
                     let cfg = dir.join("zoo.cfg");
                     write_config(&cfg, &config);
-                    let supervisor = Supervisor::spawn(&dir, &cfg, &java_command(&dir, options));
+                    let supervisor =
+                        Supervisor::spawn(&dir, &cfg, &java_command(&dir, &members[i]));
                     ZkServer {
                         port: ports[3 * i],
                         dir,
                         myid: Some(myid),
+                        release: members[i].release.clone(),
                         supervisor: Mutex::new(supervisor),
                     }
                 })
@@ -774,8 +905,9 @@ impl ZkEnsemble {
             let tail: Vec<&str> = log.lines().rev().take(15).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
             report += &format!(
-                "\n--- member {} ({}), running: {}, mode: {:?}\n{}",
+                "\n--- member {}, {} ({}), running: {}, mode: {:?}\n{}",
                 server.myid.unwrap_or(0),
+                server.describe(),
                 server.address(),
                 server.is_running(),
                 server.mode(),

@@ -1,0 +1,437 @@
+//! The interoperability subset against every ZooKeeper server line that
+//! scripts/versions fetches (3.4 to 3.9, the newest release of each), each
+//! with the peers its users run, and one ensemble that mixes two lines as a
+//! rolling upgrade does. Debian's 3.8.0 runs the rest of the suite.
+//!
+//! One server per line, started on first use and shared by that line's
+//! tests ([`release_server`]); every test runs in a chroot of its own.
+//! Each line is a module of its own, so one line runs alone with
+//! `cargo test --test zklock versions::v3_5::`, and every failure names the
+//! release it ran against.
+//!
+//! Peers are paired with servers, not crossed: every library meets the
+//! oldest and the newest line on which zklock can lock (3.5 and 3.9). 3.4
+//! closes the session after the requests zklock needs, which one test shows.
+
+use crate::support;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+use support::peers::{self, Library, acquired, peer, times_out};
+use support::secured;
+use support::{Lock, Release, Running, TestEnv, ZkEnsemble, ZkOptions, release_server};
+
+const WAIT: Duration = Duration::from_secs(30);
+/// How long a peer tries before it reports TIMEOUT.
+const KEPT_OUT: &str = "800";
+
+/// Runs `test` in a fresh chroot on `line`'s shared server; a failure
+/// names the release.
+fn against(line: &'static str, test: impl FnOnce(&TestEnv)) {
+    let release = Release::of(line);
+    let env = TestEnv::with_server(release_server(&release));
+    named(&release.to_string(), || test(&env));
+}
+
+/// Runs `test`; if it panics, panics again with `what` in front.
+fn named(what: &str, test: impl FnOnce()) {
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(test)) {
+        let message = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default();
+        panic!("against {what}: {message}");
+    }
+}
+
+/// `zklock VERB -n LOCK -- true`: 0 when it got the lock, 1 when taken.
+fn tries(env: &TestEnv, verb: &str, lock: &str, extra: &[&str]) -> i32 {
+    let run = env
+        .zklock([verb, "-n"])
+        .args(extra)
+        .args([lock, "--", "true"])
+        .run();
+    run.code
+        .unwrap_or_else(|| panic!("zklock was killed: {}", run.stderr))
+}
+
+/// `zklock VERB LOCK` held in the background until released; returns once
+/// it holds.
+fn holds(env: &TestEnv, verb: &str, lock: &str, extra: &[&str]) -> Running {
+    let mut holder = env.zklock([verb]).args(extra).arg(lock).spawn();
+    holder.next_line(WAIT);
+    holder
+}
+
+fn lets_go(mut holder: Running) {
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+fn stat(env: &TestEnv, lock: &str) -> Lock {
+    env.zklock(["-o", "json", "stat", lock])
+        .run()
+        .assert_success()
+        .json()
+}
+
+/// zklock's own locks: a mutex, readers beside readers and not beside a
+/// writer, and a semaphore's leases.
+fn locks(env: &TestEnv) {
+    let holder = holds(env, "lock", "m", &[]);
+    assert_eq!(tries(env, "lock", "m", &[]), 1, "a held mutex was taken");
+    lets_go(holder);
+    assert_eq!(tries(env, "lock", "m", &[]), 0, "a free mutex was refused");
+
+    let reader = holds(env, "rlock", "rw", &[]);
+    assert_eq!(tries(env, "rlock", "rw", &[]), 0, "readers must share");
+    assert_eq!(
+        tries(env, "wlock", "rw", &[]),
+        1,
+        "a writer got in beside a reader"
+    );
+    lets_go(reader);
+    let writer = holds(env, "wlock", "rw", &[]);
+    assert_eq!(
+        tries(env, "rlock", "rw", &[]),
+        1,
+        "a reader got in beside a writer"
+    );
+    lets_go(writer);
+
+    let leases = ["--max-leases", "2"];
+    let first = holds(env, "sem", "s", &leases);
+    let second = holds(env, "sem", "s", &leases);
+    assert_eq!(
+        tries(env, "sem", "s", &leases),
+        1,
+        "a third lease of two was granted"
+    );
+    lets_go(first);
+    assert_eq!(
+        tries(env, "sem", "s", &leases),
+        0,
+        "a freed lease was refused"
+    );
+    lets_go(second);
+}
+
+/// ls, stat, dump, watch, release and reap over a lock with a holder and a
+/// waiter.
+fn inspection(env: &TestEnv) {
+    let holder = holds(env, "lock", "i", &[]);
+    let waiter = env.zklock(["lock", "i"]).spawn();
+    support::wait_until(WAIT, "the waiter queued", || {
+        env.zk().children_if_any("/locks/i").len() == 2
+    });
+    let lock = stat(env, "i");
+    assert_eq!(
+        (lock.holders.len(), lock.waiters.len()),
+        (1, 1),
+        "{lock:#?}"
+    );
+    let listed: Vec<Lock> = env
+        .zklock(["-o", "json", "ls"])
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    assert_eq!(listed[0].holders[0].path, lock.holders[0].path);
+    let dump = env.zklock(["dump", "--sessions"]).run();
+    dump.assert_success()
+        .assert_stdout_contains(&lock.holders[0].path);
+
+    // watch sees the holder go and the waiter take over.
+    let mut watching = env
+        .zklock(["watch", "--until", "free", "--timeout", "30s", "i"])
+        .spawn();
+    lets_go(holder);
+    let mut waiter = waiter;
+    support::wait_until(WAIT, "the waiter holds", || {
+        stat(env, "i").waiters.is_empty()
+    });
+    env.zklock(["release", "--holders", "i"])
+        .run()
+        .assert_success();
+    watching.wait(WAIT).assert_success();
+    waiter.wait(WAIT);
+
+    // reap takes the nodes of the session it is told and nothing else.
+    let other = env.connect();
+    other.mkdir_p("/locks/r");
+    let stale = other.create_ephemeral_sequential(
+        "/locks/r/_c_00000000-0000-0000-0000-000000000000-lock-",
+        b"",
+    );
+    env.zk().mkdir_p("/app/config");
+    env.zklock([
+        "reap",
+        "--session",
+        &other.session_hex(),
+        "--yes",
+        "/locks/r",
+    ])
+    .run()
+    .assert_success();
+    assert!(env.zk().exists(&stale).is_none(), "reap left {stale}");
+    assert!(
+        env.zk().exists("/app/config").is_some(),
+        "reap touched another tenant's node"
+    );
+}
+
+/// The dialect `stat` names for `library`'s nodes. go-zookeeper's are told
+/// apart from Curator's, whose layout zklock queues under beside them.
+fn shown_as(library: Library) -> &'static str {
+    match library {
+        Library::GoZookeeper => "go-zookeeper",
+        _ => library.dialect(),
+    }
+}
+
+/// A library's holder keeps zklock out, and zklock's holder keeps the
+/// library's contender out until it lets go.
+fn excludes(env: &TestEnv, library: Library, mode: &str, verb: &str, dialect: &str) {
+    named(&library.describe(), || {
+        let lock = format!("{verb}-{library:?}");
+        let path = format!("/locks/{lock}");
+        let mut theirs = peer(env, library, &path, mode, &[]);
+        let node = acquired(&mut theirs, WAIT);
+        assert_eq!(
+            tries(env, verb, &lock, &[]),
+            1,
+            "zklock got in beside the library"
+        );
+        let seen = stat(env, &lock);
+        assert_eq!(
+            seen.holders
+                .iter()
+                .map(|h| h.path.as_str())
+                .collect::<Vec<_>>(),
+            [node.as_str()],
+            "stat does not show the library's holder: {seen:#?}"
+        );
+        assert_eq!(
+            seen.dialect,
+            shown_as(library),
+            "stat names the wrong library: {seen:#?}"
+        );
+        peers::release(theirs);
+
+        let ours = holds(env, verb, &lock, &["--dialect", dialect]);
+        let mut kept_out = peer(env, library, &path, mode, &["--timeout-ms", KEPT_OUT]);
+        times_out(&mut kept_out, WAIT);
+        let mut waiter = peer(env, library, &path, mode, &[]);
+        lets_go(ours);
+        acquired(&mut waiter, WAIT);
+        peers::release(waiter);
+    });
+}
+
+/// The peers each line's users run: every library on the oldest and the
+/// newest line, the newest Curator and kazoo on every line.
+fn peers_of(line: &str) -> Vec<Library> {
+    match line {
+        "3.5" | "3.9" => vec![
+            Library::Curator,
+            Library::NewestCurator,
+            Library::Kazoo,
+            Library::NewestKazoo,
+            Library::GoZookeeper,
+        ],
+        _ => vec![Library::NewestCurator, Library::NewestKazoo],
+    }
+}
+
+fn with_peers(env: &TestEnv, line: &str) {
+    for library in peers_of(line) {
+        excludes(env, library, "mutex", "lock", library.dialect());
+        if library != Library::GoZookeeper {
+            excludes(env, library, "write", "rlock", library.dialect());
+        }
+    }
+}
+
+macro_rules! server_lines {
+    ($($module:ident: $line:literal),* $(,)?) => {$(
+        mod $module {
+            #[test]
+            fn zklock_locks() {
+                super::against($line, super::locks);
+            }
+
+            #[test]
+            fn inspection() {
+                super::against($line, super::inspection);
+            }
+
+            #[test]
+            fn peers_exclude_zklock() {
+                super::against($line, |env| super::with_peers(env, $line));
+            }
+        }
+    )*};
+}
+
+server_lines! {
+    v3_5: "3.5",
+    v3_6: "3.6",
+    v3_7: "3.7",
+    v3_8: "3.8",
+    v3_9: "3.9",
+}
+
+/// A rolling upgrade caught midway: two members of the older line, one of
+/// the newer. zklock and the newest Curator exclude each other on it.
+#[test]
+fn mixed_ensemble_of_two_lines() {
+    let (old, new) = (Release::of("3.8"), Release::of("3.9"));
+    let members = [&old, &old, &new].map(|release| ZkOptions::default().release(release));
+    let ensemble = ZkEnsemble::start_members_with(&members);
+    let env = TestEnv::with_ensemble(&ensemble);
+    named(&format!("an ensemble of {old} and {new}"), || {
+        locks(&env);
+        excludes(&env, Library::NewestCurator, "mutex", "lock", "curator");
+    });
+}
+
+/// With the four-letter words refused, the session survey asks the
+/// AdminServer (3.5 and later) instead, on a dedicated server of `line`.
+fn survey_through_the_admin_server(line: &'static str) {
+    let release = Release::of(line);
+    let admin = support::free_ports(1)[0];
+    let server = support::ZkServer::with_options(
+        &ZkOptions::default()
+            .release(&release)
+            .harness_words_only()
+            .admin_server(admin),
+    );
+    let env = TestEnv::with_server(&server);
+    named(&release.to_string(), || {
+        let _holder = holds(&env, "lock", "adm", &[]);
+        let run = env
+            .zklock([
+                "-o",
+                "json",
+                "stat",
+                "adm",
+                "--admin-port",
+                &admin.to_string(),
+            ])
+            .run();
+        run.assert_success();
+        let lock: Lock = run.json();
+        let client = lock.holders[0].client.as_ref();
+        assert!(
+            client.is_some_and(|c| c.connected && c.address.is_some()),
+            "the AdminServer's survey found no client: {lock:#?}; stderr: {}",
+            run.stderr
+        );
+    });
+}
+
+#[test]
+fn v3_5_survey_through_the_admin_server() {
+    survey_through_the_admin_server("3.5");
+}
+
+#[test]
+fn v3_9_survey_through_the_admin_server() {
+    survey_through_the_admin_server("3.9");
+}
+
+/// TLS with client certificates, and SASL DIGEST-MD5 (not enforced: 3.5
+/// cannot), on a dedicated server of `line`.
+fn secured(line: &'static str) {
+    let release = Release::of(line);
+    let certs = format!("tls-{}", release.version);
+    let options = secured::digest_sasl(ZkOptions::default().release(&release));
+    let tls = secured::TlsServer::start(options, &certs);
+    named(&release.to_string(), || {
+        let (cert, key) = tls.certs.alice();
+        let over_tls = |args: &[&str]| {
+            support::Zklock::new(["--tls", "--tls-ca", &tls.certs.ca()])
+                .args(["--tls-cert", &cert, "--tls-key", &key])
+                .args(args)
+                .hosts(format!("localhost:{}", tls.port))
+        };
+        // The TLS port may open after the plain one serves.
+        support::wait_until(WAIT, "the TLS port serves", || {
+            over_tls(&["stat", "/"]).run().code == Some(0)
+        });
+        let holder = over_tls(&["lock", "tls", "--", "sleep", "600"]).spawn();
+        support::wait_until(WAIT, "stat over TLS shows the TLS holder", || {
+            let run = over_tls(&["-o", "json", "stat", "tls"]).run();
+            run.code == Some(0) && run.json::<Lock>().holders.len() == 1
+        });
+        drop(holder);
+
+        let over_sasl = |password: &str| {
+            let file =
+                secured::secret_file(&format!("{certs}-{password}"), &format!("{password}\n"));
+            support::Zklock::new(["--sasl", "digest-md5", "--sasl-user", "alice"])
+                .args(["--sasl-password-file", &file, "lock", "sasl", "--", "true"])
+                .hosts(tls.server.address())
+        };
+        over_sasl("alice-pw").run().assert_success();
+        over_sasl("wrong").run().assert_code(5);
+    });
+}
+
+#[test]
+fn v3_5_tls_and_sasl() {
+    secured("3.5");
+}
+
+#[test]
+fn v3_9_tls_and_sasl() {
+    secured("3.9");
+}
+
+/// zklock reads the locks of 3.4's peers (kazoo, go-zookeeper): `stat`
+/// shows each holder and names its library. The harness's own client cannot
+/// make a chroot there (it creates the 3.5 way), so each peer works under a
+/// path of its own at the root.
+#[test]
+fn v3_4_zklock_reads_its_peers_locks() {
+    let release = Release::of("3.4");
+    let server = release_server(&release);
+    named(&release.to_string(), || {
+        for library in [Library::Kazoo, Library::NewestKazoo, Library::GoZookeeper] {
+            named(&library.describe(), || {
+                let path = format!("/v3_4-{}/{library:?}", support::unique());
+                let mut theirs =
+                    peers::peer_on(&server.connect_string(), library, &path, "mutex", &[]);
+                let node = acquired(&mut theirs, WAIT);
+                let seen: Lock = support::Zklock::new(["-o", "json", "stat", &path])
+                    .hosts(server.connect_string())
+                    .run()
+                    .assert_success()
+                    .json();
+                let holders: Vec<&str> = seen.holders.iter().map(|h| h.path.as_str()).collect();
+                assert_eq!(holders, [node.as_str()], "{seen:#?}");
+                assert_eq!(seen.dialect, shown_as(library), "{seen:#?}");
+                peers::release(theirs);
+            });
+        }
+    });
+}
+
+/// 3.4 answers the requests of 3.5 and later ("create" with a stat in the
+/// answer among them) with "unimplemented" and closes the session: zklock
+/// fails at once (10, an error of no other class), takes nothing, and does
+/// not hang.
+#[test]
+fn v3_4_refuses_zklock_locks() {
+    let release = Release::of("3.4");
+    let server = release_server(&release);
+    named(&release.to_string(), || {
+        support::Zklock::new(["lock", "-n", "x", "--", "true"])
+            .hosts(server.connect_string())
+            .run()
+            .assert_code(10)
+            .assert_faster_than(Duration::from_secs(20));
+    });
+}
