@@ -10,7 +10,7 @@
 //! for SIGKILL when the guard dies, so it dies even when zklock and the guard
 //! are killed together.
 //!
-//! The guard is forked early: by [`stand_by`], from `main`, while zklock is
+//! The guard is forked early: by [`fork`], from `main`, while zklock is
 //! still one thread with a small address space and no descriptor but its
 //! standard streams, so the fork is cheap and the child may run ordinary
 //! code. By the time the lock is ours zklock is a runtime with threads, a
@@ -25,8 +25,11 @@
 //! guard's group, asks for SIGKILL when the guard dies, restores the signal
 //! state zklock started with, and execs. The guard's first word on its
 //! report pipe says whether the exec worked. When zklock gives up instead,
-//! or dies, the guard ends without starting anything ([`dismiss`] makes sure
-//! of it before zklock exits).
+//! or dies, the guard ends without starting anything (a [`Standby`] dropped
+//! unused makes sure of it). The guard's copy of zklock's memory keeps
+//! nothing of the parsed settings: the caller drops them in the guard
+//! before it serves, and a [`Secret`](crate::zk::Secret) wipes its bytes as
+//! it goes.
 //!
 //! From then on the guard adopts the group's orphans (it is a child
 //! subreaper) and waits until the command and every other process of the
@@ -43,20 +46,39 @@ use std::ffi::{CStr, CString};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
-use std::sync::Mutex;
 
 use super::pipe;
-use super::signals::FORWARDED;
 
-/// The guard forked at start-up, until zklock starts the command behind it
-/// or gives up.
-static STANDING_BY: Mutex<Option<Standby>> = Mutex::new(None);
+/// What [`fork`] leaves in each process.
+pub(crate) enum Fork {
+    /// In zklock: the guard, waiting for the command.
+    Zklock(Standby),
+    /// In the guard process: what it runs, once the caller has dropped what
+    /// the guard needs none of (the parsed settings and their secrets).
+    Guard(Guard),
+}
+
+/// The guard process's side of [`fork`], ready to set itself up and wait.
+pub(crate) struct Guard {
+    zklock: libc::pid_t,
+    go: OwnedFd,
+    report: OwnedFd,
+    original_mask: libc::sigset_t,
+}
+
+impl Guard {
+    /// Runs the guard: waits for the command, starts it and watches over
+    /// its group until every process of it has ended. Never returns.
+    pub(crate) fn serve(self) -> ! {
+        guard(self.zklock, self.go, self.report, &self.original_mask)
+    }
+}
 
 /// Forks the guard, which waits for the command until zklock starts it
-/// ([`take`], [`Standby::start`]) or gives up ([`dismiss`]).
+/// ([`Standby::start`]) or gives up (drops the [`Standby`]).
 ///
 /// Only while the process has a single thread: the child runs ordinary code.
-pub(crate) fn stand_by() -> io::Result<()> {
+pub(crate) fn fork() -> io::Result<Fork> {
     let (go_read, go_write) = pipe()?;
     let (report_read, report_write) = pipe()?;
     // SAFETY: plain libc calls; the caller guarantees a single thread, so
@@ -75,7 +97,12 @@ pub(crate) fn stand_by() -> io::Result<()> {
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         drop((go_write, report_read));
-        guard(zklock, go_read, report_write, &original_mask);
+        return Ok(Fork::Guard(Guard {
+            zklock,
+            go: go_read,
+            report: report_write,
+            original_mask,
+        }));
     }
     let forked = io::Error::last_os_error();
     // SAFETY: restores the mask saved above.
@@ -88,29 +115,16 @@ pub(crate) fn stand_by() -> io::Result<()> {
     // SAFETY: setpgid has no memory-safety preconditions.
     unsafe { libc::setpgid(pid, pid) };
     drop((go_read, report_write));
-    let standby = Standby {
+    Ok(Fork::Zklock(Standby {
         pid,
         go: Some(go_write),
         report: Some(report_read),
-    };
-    *STANDING_BY.lock().unwrap_or_else(|p| p.into_inner()) = Some(standby);
-    Ok(())
-}
-
-/// The guard forked at start-up, for the caller to start the command behind.
-pub(super) fn take() -> Option<Standby> {
-    STANDING_BY.lock().unwrap_or_else(|p| p.into_inner()).take()
-}
-
-/// Ends the guard forked at start-up if no command was started behind it:
-/// it is gone when this returns.
-pub(crate) fn dismiss() {
-    drop(take());
+    }))
 }
 
 /// A guard waiting for its command; dropped before the command is handed
 /// over, it is killed and reaped.
-pub(super) struct Standby {
+pub(crate) struct Standby {
     pid: libc::pid_t,
     /// The pipe on which zklock sends the command; closed unused, it tells
     /// the guard to end.
@@ -458,16 +472,19 @@ extern "C" fn exec_command(exec: *mut libc::c_void) -> libc::c_int {
 }
 
 /// The signal state the command starts with: the one zklock started with,
-/// except that the signals zklock forwards, SIGCHLD and SIGPIPE take their
-/// default action, as they would after an exec of zklock's runtime, which
-/// catches the first ones and ignores SIGPIPE.
+/// which the guard still has (it was forked before zklock caught any
+/// signal), so that a signal ignored when zklock started (`nohup`, `trap ''
+/// HUP`, the SIGINT and SIGQUIT of a background job) stays ignored, as
+/// under flock(1). Only SIGCHLD and SIGPIPE take their default action: the
+/// guard waits for SIGCHLD, and the Rust runtime ignored SIGPIPE before
+/// `main`, whatever zklock was started with.
 ///
 /// # Safety
 /// Async-signal-safe: for the child between fork and exec.
 unsafe fn restore_signals(original_mask: &libc::sigset_t) {
     // SAFETY: plain libc calls.
     unsafe {
-        for signal in FORWARDED.into_iter().chain([libc::SIGCHLD, libc::SIGPIPE]) {
+        for signal in [libc::SIGCHLD, libc::SIGPIPE] {
             libc::signal(signal, libc::SIG_DFL);
         }
         libc::sigprocmask(libc::SIG_SETMASK, original_mask, std::ptr::null_mut());

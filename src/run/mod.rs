@@ -1,7 +1,7 @@
 //! Running a command under a lock: start it in its own process
 //! group behind a guard that kills the group if zklock dies (forked when
-//! zklock starts, see [`guard`]), forward signals to it, and stop it when the
-//! lock is lost.
+//! zklock starts, see [`guard`], and handed down as a value to here), forward
+//! signals to it, and stop it when the lock is lost.
 
 pub(crate) mod detach;
 pub(crate) mod guard;
@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use futures::FutureExt;
 use tokio::io::AsyncReadExt;
 
-pub(crate) use signals::Signals;
+pub(crate) use signals::{Signals, stay_out_of_job_control};
 use terminal::Terminal;
 pub(crate) use terminal::ignore_ctrl_z;
 
@@ -55,14 +55,14 @@ pub(crate) enum Ending<L> {
 /// when this returns (but those that left the group on purpose, and a guard
 /// that has made its report and is only exiting).
 ///
-/// The command starts behind the guard forked at start-up
-/// ([`guard::stand_by`]).
+/// The command starts behind `standby`, the guard forked at start-up
+/// ([`guard::fork`]).
 pub(crate) async fn supervise<L>(
+    standby: guard::Standby,
     spec: &CommandSpec,
     signals: &mut Signals,
     lost: impl Future<Output = L>,
 ) -> Result<Ending<L>> {
-    let standby = guard::take().context("no guard process was started for the command")?;
     adopt_orphans()?;
     tokio::pin!(lost);
     // One poll before the start puts the requests of `lost` (the watch on
