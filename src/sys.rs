@@ -23,3 +23,29 @@ pub(crate) fn ignore(signal: libc::c_int) {
         libc::signal(signal, libc::SIG_IGN);
     }
 }
+
+/// Marks every descriptor from `first` up close-on-exec. Async-signal-safe:
+/// for a child between fork and exec.
+pub(crate) fn close_on_exec_from(first: libc::c_int) {
+    let first = first.max(0) as libc::c_uint;
+    // SAFETY: close_range only changes descriptor flags; it touches no
+    // memory of ours.
+    let marked = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            first,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    } == 0;
+    if !marked {
+        // Kernels before 5.11: one descriptor at a time, up to the limit.
+        // SAFETY: sysconf and fcntl take and return plain integers.
+        unsafe {
+            let limit = libc::sysconf(libc::_SC_OPEN_MAX).clamp(0, 65536) as libc::c_int;
+            for fd in first as libc::c_int..limit {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+    }
+}

@@ -122,6 +122,11 @@ pub(crate) async fn spawn_holder(
                     return Err(std::io::Error::last_os_error());
                 }
             }
+            // Nothing else of the caller's goes with the holder: a CI runner
+            // waiting for EOF on a descriptor it handed zklock must not wait
+            // as long as the lock is held. Closed at the exec, not here, so
+            // that the exec can still report its failure.
+            crate::sys::close_on_exec_from(SECRETS_FD + 1);
             Ok(())
         });
     }

@@ -16,6 +16,7 @@ mod elections;
 mod faults;
 mod generated;
 mod guard;
+mod holding;
 mod inspect;
 mod interop;
 mod locks;
