@@ -127,8 +127,11 @@ fn stty_tostop_and_a_log_line_do_not_stop_zklock_while_its_command_has_the_termi
         let node = format!("/locks/tostop/{}", zk.children("/locks/tostop")[0]);
         zk.delete(&node);
     });
+    // A shell with job control starts zklock as a job of its own, in the
+    // terminal's foreground (the kernel stops only a group whose parent
+    // shell is in the same session).
     let run = on_terminal_through(
-        &["sh", "-c", "stty tostop && exec \"$@\"", "sh"],
+        &["sh", "-c", "set -m; stty tostop && \"$@\"", "sh"],
         &zklock,
         &[],
     );
