@@ -578,15 +578,12 @@ fn read_file(option: &str, file: &Path) -> Result<String, UsageError> {
 /// descriptor `fd`.
 fn read_handover(fd: i32) -> Result<Secured, UsageError> {
     use std::io::Read;
-    use std::os::fd::FromRawFd;
-    // SAFETY: F_GETFD only checks that the descriptor is open.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+    let Some(pipe) = crate::sys::take_inherited(fd) else {
         return Err(UsageError::new(format!(
             "--holder-secrets-fd {fd}: not open"
         )));
-    }
-    // SAFETY: the descriptor is open and nothing else in this process owns it.
-    let mut pipe = unsafe { std::fs::File::from_raw_fd(fd) };
+    };
+    let mut pipe = std::fs::File::from(pipe);
     let mut text = String::new();
     pipe.read_to_string(&mut text)
         .ok()

@@ -15,15 +15,7 @@ pub(crate) fn format_age_ms(ms: i64) -> String {
 /// had, the time is given in UTC, written `+00:00`.
 pub(crate) fn format_time_ms(ms: i64) -> String {
     let secs = ms.div_euclid(1000) as libc::time_t;
-    // SAFETY: localtime_r only writes the tm it is given; a zeroed tm is a
-    // valid value for it to overwrite.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let local = unsafe { libc::localtime_r(&secs, &mut tm) };
-    if local.is_null() {
-        // SAFETY: as above.
-        unsafe { libc::gmtime_r(&secs, &mut tm) };
-        tm.tm_gmtoff = 0;
-    }
+    let tm = crate::sys::local_time(secs);
     let offset = tm.tm_gmtoff;
     let sign = if offset < 0 { '-' } else { '+' };
     let offset = offset.unsigned_abs();

@@ -9,7 +9,6 @@ mod signals;
 mod terminal;
 
 use std::future::Future;
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use anyhow::{Context, Result};
 use futures::FutureExt;
 use tokio::io::AsyncReadExt;
 
+use crate::sys::{self, Waited, kill_group};
 pub(crate) use signals::{Signals, stay_out_of_job_control};
 use terminal::Terminal;
 pub(crate) use terminal::ignore_ctrl_z;
@@ -110,11 +110,7 @@ pub(crate) async fn supervise<L>(
 /// guard dies, the command's processes become zklock's children and zklock
 /// can wait for them to end.
 fn adopt_orphans() -> Result<()> {
-    // SAFETY: prctl with plain integer arguments.
-    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("cannot adopt the command's orphans");
-    }
-    Ok(())
+    sys::become_subreaper().context("cannot adopt the command's orphans")
 }
 
 /// The command's process group: the guard (zklock's child, the group
@@ -243,13 +239,11 @@ impl Group {
             if let Some(status) = self.guard_ended {
                 return status;
             }
-            let mut status = 0;
-            // SAFETY: waitpid only writes the status we own.
-            match unsafe { libc::waitpid(self.id, &mut status, libc::WNOHANG) } {
-                0 => self.children_may_have_ended().await,
-                ended if ended == self.id => self.guard_ended = Some(status),
+            match sys::wait_pid(self.id, libc::WNOHANG) {
+                Waited::Running => self.children_may_have_ended().await,
+                Waited::Child(_, status) => self.guard_ended = Some(status),
                 // Not ours to wait for (cannot happen): as if killed.
-                _ => self.guard_ended = Some(libc::SIGKILL),
+                Waited::None => self.guard_ended = Some(libc::SIGKILL),
             }
         }
     }
@@ -264,26 +258,13 @@ impl Group {
     /// are left.
     fn reap_adopted(&self) -> bool {
         loop {
-            let mut status = 0;
-            // SAFETY: waitpid only writes the status we own.
-            match unsafe { libc::waitpid(-self.id, &mut status, libc::WNOHANG) } {
-                0 => return true,
-                ended if ended > 0 => continue,
-                _ => return false,
+            match sys::wait_pid(-self.id, libc::WNOHANG) {
+                Waited::Running => return true,
+                Waited::Child(..) => continue,
+                Waited::None => return false,
             }
         }
     }
-}
-
-/// A pipe with both ends closed on exec: (read end, write end).
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills the two descriptors, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors are fresh and ours alone.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 impl CommandSpec {
@@ -336,13 +317,6 @@ impl CannotRun {
             why,
             source,
         }
-    }
-}
-
-fn kill_group(group: i32, signal: i32) {
-    // SAFETY: killpg has no memory-safety preconditions; a gone group is ESRCH.
-    unsafe {
-        libc::killpg(group, signal);
     }
 }
 

@@ -66,7 +66,7 @@ impl TlsConfig {
             })?;
         }
         if !self.verify_hostname {
-            // SAFETY (not memory safety): the operator asked to accept any
+            // SAFETY: not memory safety: the operator asked to accept any
             // name in the server's certificate with --tls-no-verify-hostname.
             options = unsafe { options.with_no_hostname_verification() };
         }
