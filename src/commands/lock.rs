@@ -500,7 +500,7 @@ fn describe_contender(holder: &model::Contender) -> String {
 /// A holder for people: its owner text, its dialect and since when it holds.
 fn describe_holder(dialect: Dialect, data: &[u8], session: i64, ctime_ms: i64) -> String {
     let owner = model::owner_text(dialect, data, session);
-    let since = output::format_time_ms(ctime_ms);
+    let since = output::format_local_ms(ctime_ms);
     format!("{owner} ({dialect}) since {since}")
 }
 
