@@ -130,7 +130,7 @@ struct Group {
 /// The read end of the pipe on which the guard reports whether the command
 /// started, then the command's wait status. Only the guard holds the write
 /// end: the pipe's end without a report means the guard died.
-struct Report(tokio::net::unix::pipe::Receiver);
+struct ReportPipe(tokio::net::unix::pipe::Receiver);
 
 /// The guard's first word: how the start of the command went.
 enum Started {
@@ -142,7 +142,7 @@ enum Started {
     GuardDied,
 }
 
-impl Report {
+impl ReportPipe {
     /// The guard's next word; `None` if it died without one.
     async fn word(&mut self) -> Option<i32> {
         let mut bytes = [0u8; 4];
@@ -173,7 +173,7 @@ impl Report {
 impl Group {
     /// Lends the terminal to the group of the guard `standby` and has the
     /// guard start the command; with the guard's report to come.
-    fn start(standby: guard::Standby, spec: &CommandSpec) -> Result<(Group, Report)> {
+    fn start(standby: guard::Standby, spec: &CommandSpec) -> Result<(Group, ReportPipe)> {
         let children_ended = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
             .context("cannot watch for the command's end")?;
         let id = standby.pid();
@@ -194,7 +194,7 @@ impl Group {
             .with_context(|| format!("cannot hand {:?} to the guard process", spec.program()))?;
         let report = tokio::net::unix::pipe::Receiver::from_owned_fd(report)
             .context("cannot wait for the guard's report")?;
-        Ok((group, Report(report)))
+        Ok((group, ReportPipe(report)))
     }
 
     /// The guard died before the command ended (killed from outside): stops
