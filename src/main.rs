@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         // not an error, as for any Unix filter.
         Err(err) if exit::is_closed_pipe(&err) => ExitStatus::Success,
         Err(err) => {
-            let status = exit::status_for(&err);
+            let status = exit::status_of_error(&err);
             zklock::output::print_error(format, &format!("{err:#}"), status.code());
             status
         }

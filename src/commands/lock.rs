@@ -194,7 +194,7 @@ impl NotHeld {
     fn report(&self) -> (u8, String) {
         match self {
             NotHeld::GaveUp { status, message } => (status.code(), message.clone()),
-            NotHeld::Failed(err) => (exit::status_for(err).code(), format!("{err:#}")),
+            NotHeld::Failed(err) => (exit::status_of_error(err).code(), format!("{err:#}")),
         }
     }
 
