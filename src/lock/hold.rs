@@ -57,7 +57,7 @@ async fn lost(
     tokio::select! {
         loss = node_lost(session, held, kept) => loss,
         lapse = monitor::lapse(session, evidence, margin) => match lapse {
-            Lapse::Ended(state) => Loss::SessionEnded(state.to_string()),
+            Lapse::Ended(state) => Loss::SessionEnded(state),
             Lapse::Silent(silent) => Loss::Silent(silent),
         },
     }
