@@ -19,6 +19,7 @@ mod guard;
 mod holding;
 mod inspect;
 mod interop;
+mod layers;
 mod locks;
 mod modes;
 mod output;
