@@ -1,6 +1,7 @@
 //! The zklock binary: parse, build the runtime, run, map the error to an
 //! exit code.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -9,6 +10,13 @@ use zklock::cli::Cli;
 use zklock::exit::{self, ExitStatus};
 
 fn main() -> ExitCode {
+    if asks_for_version_only() {
+        // The parser, its help texts and the profile are not needed to say
+        // which zklock this is: clap's answer, without building clap.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "zklock {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
     let cli = Cli::from_env();
     let format = cli.output_format();
     // The checks, and the fork of a guard process, come before the runtime
@@ -25,6 +33,15 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(status.code())
+}
+
+/// True for `zklock --version` or `zklock -V` and nothing else.
+fn asks_for_version_only() -> bool {
+    let mut args = std::env::args_os().skip(1);
+    match (args.next(), args.next()) {
+        (Some(arg), None) => arg == "--version" || arg == "-V",
+        _ => false,
+    }
 }
 
 /// Runs the invocation on a single-threaded runtime.

@@ -536,7 +536,6 @@ async fn hold_at_terminal(
     signals: &mut Signals,
 ) -> Result<ExitStatus> {
     printer.line(&lock.held().node)?;
-    run::ignore_ctrl_z();
     hint_how_to_release(printer, &lock.held().lock);
     Ok(hold_until(lock, printer, signals, Detached::default()).await)
 }

@@ -19,7 +19,6 @@ use tokio::io::AsyncReadExt;
 use crate::sys::{self, Waited, kill_group};
 pub(crate) use signals::{Signals, stay_out_of_job_control};
 use terminal::Terminal;
-pub(crate) use terminal::ignore_ctrl_z;
 
 /// The command to run and how to stop it.
 #[derive(Clone, Debug)]

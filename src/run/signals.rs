@@ -49,7 +49,9 @@ impl Signals {
 /// lock passes on. While the command owns the terminal zklock sits in a
 /// background group, where writing its `-v` log under `stty tostop`
 /// (SIGTTOU) or reading the terminal (SIGTTIN) would stop it, and SIGTSTP
-/// from `kill` would too. Ignored, the write goes through and the read
+/// from `kill` would too. Holding without a command, zklock is in the
+/// foreground, where Ctrl-Z would stop it while the person believes the
+/// lock suspended and held. Ignored, the write goes through and the read
 /// fails; the command's own signal state is the one zklock started with.
 pub(crate) fn stay_out_of_job_control() {
     for signal in [libc::SIGTTOU, libc::SIGTTIN, libc::SIGTSTP] {

@@ -69,10 +69,3 @@ impl Drop for Terminal {
         }
     }
 }
-
-/// Makes Ctrl-Z do nothing to zklock itself, for a hold without a command:
-/// a stopped zklock keeps no session alive, so the lock would lapse, and go
-/// to another contender, while the person believes it suspended and held.
-pub(crate) fn ignore_ctrl_z() {
-    sys::ignore(libc::SIGTSTP);
-}
