@@ -180,7 +180,7 @@ impl HeldLock {
     /// delete is lost with the connection, the client keeps closing the
     /// session through reconnects, and the server removes our ephemeral
     /// node with it. After a loss, only our own incarnation of the node is
-    /// deleted (see [`HeldLock::release_after_loss`]).
+    /// deleted (see [`release_after_loss`]).
     pub(crate) async fn release(self) -> Result<(), zk::Error> {
         let HeldLock {
             session,
