@@ -135,7 +135,7 @@ pub(crate) struct HeldLock {
     kept_watch: Cell<Option<NodeWatch>>,
     /// Set once [`HeldLock::lost`] has found the lock gone: our node's name
     /// may then be another's.
-    lost: Cell<bool>,
+    lost: Cell<Option<Loss>>,
 }
 
 impl HeldLock {
@@ -152,7 +152,7 @@ impl HeldLock {
             held,
             evidence,
             kept_watch: Cell::new(kept),
-            lost: Cell::new(false),
+            lost: Cell::new(None),
         }
     }
 
@@ -171,7 +171,7 @@ impl HeldLock {
     pub(crate) async fn lost(&self, margin: Duration) -> Loss {
         let kept = self.kept_watch.take();
         let loss = lost(&self.session, &self.held, kept, &self.evidence, margin).await;
-        self.lost.set(true);
+        self.lost.set(Some(loss.clone()));
         loss
     }
 
@@ -190,13 +190,21 @@ impl HeldLock {
             ..
         } = self;
         evidence.stop();
-        if lost.get() {
-            // Bounded: with the connection down, a request waits for a
-            // reconnect that may never come.
-            let wait = session.session_timeout();
-            let _ = tokio::time::timeout(wait, release_after_loss(&session, &held)).await;
-            session.close().await;
-            return Ok(());
+        match lost.into_inner() {
+            None => {}
+            // The server removed our ephemeral node with the session.
+            Some(Loss::SessionEnded(_)) => {
+                session.close().await;
+                return Ok(());
+            }
+            Some(_) => {
+                // Bounded: with the connection down, a request waits for a
+                // reconnect that may never come.
+                let wait = session.session_timeout();
+                let _ = tokio::time::timeout(wait, release_after_loss(&session, &held)).await;
+                session.close().await;
+                return Ok(());
+            }
         }
         let delete = session.send_delete(&held.node);
         let ((), deleted) = tokio::join!(session.close(), delete);
