@@ -17,7 +17,7 @@ from kazoo.client import KazooClient
 
 # ZooKeeper's sequence suffix: %010d of a signed 32-bit counter.
 SEQUENCE = re.compile(r"(\d{10}|-\d{9})$")
-# Deletes per transaction, as in examples/delete_floor.rs.
+# Deletes per transaction, as in bench/delete_floor.rs.
 BATCH = 1000
 
 

@@ -12,7 +12,7 @@ pub fn now_ms() -> i64 {
 
 /// Formats milliseconds since the epoch as an RFC 3339 UTC time, the form
 /// the JSON output uses.
-pub fn format_time_ms(ms: i64) -> String {
+pub fn format_utc_ms(ms: i64) -> String {
     let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
     humantime::format_rfc3339_millis(time).to_string()
 }

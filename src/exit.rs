@@ -2,7 +2,7 @@
 //! exit code.
 //!
 //! Scripts branch on these numbers, so every failure path in zklock ends here:
-//! commands return `Result<ExitStatus>`, and `main` asks [`status_for`] which
+//! commands return `Result<ExitStatus>`, and `main` asks [`status_of_error`] which
 //! code an error deserves.
 
 use crate::lock::AcquireError;
@@ -126,7 +126,7 @@ impl ExitStatus {
 
 /// The exit status an error deserves: the first error in its chain that knows
 /// its class decides; anything unknown is 10.
-pub fn status_for(err: &anyhow::Error) -> ExitStatus {
+pub fn status_of_error(err: &anyhow::Error) -> ExitStatus {
     err.chain()
         .find_map(|cause| {
             if cause.downcast_ref::<UsageError>().is_some() {
@@ -138,18 +138,18 @@ pub fn status_for(err: &anyhow::Error) -> ExitStatus {
                     WhyNot::Other => None,
                 }
             } else if let Some(err) = cause.downcast_ref::<AcquireError>() {
-                Some(status_of(err.failure()))
+                Some(status_of_failure(err.failure()))
             } else {
                 cause
                     .downcast_ref::<zk::Error>()
-                    .map(|err| status_of(err.failure()))
+                    .map(|err| status_of_failure(err.failure()))
             }
         })
         .unwrap_or(ExitStatus::Other)
 }
 
 /// The exit status of a kind of failure.
-pub fn status_of(failure: zk::Failure) -> ExitStatus {
+pub fn status_of_failure(failure: zk::Failure) -> ExitStatus {
     match failure {
         zk::Failure::Unreachable => ExitStatus::Unreachable,
         zk::Failure::Denied => ExitStatus::PermissionDenied,

@@ -22,6 +22,7 @@ pub mod lock;
 pub(crate) mod model;
 pub mod output;
 pub(crate) mod run;
+pub(crate) mod sys;
 pub(crate) mod usage;
 pub(crate) mod watch;
 pub mod zk;
@@ -34,6 +35,8 @@ use crate::exit::ExitStatus;
 pub struct Invocation {
     globals: config::Globals,
     command: commands::Subcommand,
+    /// The guard process the command run under a lock starts behind.
+    guard: Option<run::guard::Standby>,
 }
 
 impl Invocation {
@@ -43,19 +46,31 @@ impl Invocation {
     /// while the process has a single thread, before the async runtime.
     pub fn new(cli: cli::Cli) -> Result<Invocation> {
         let (globals, command) = cli.into_config()?;
-        if command.runs_a_command() {
-            run::guard::stand_by().context("cannot start the guard process")?;
-        }
-        Ok(Invocation { globals, command })
+        let guard = if command.runs_a_command() {
+            match run::guard::fork().context("cannot start the guard process")? {
+                run::guard::Fork::Zklock(standby) => Some(standby),
+                run::guard::Fork::Guard(guard) => {
+                    // The guard needs none of the settings, and keeps no
+                    // copy of their secrets.
+                    drop((globals, command));
+                    guard.serve()
+                }
+            }
+        } else {
+            None
+        };
+        Ok(Invocation {
+            globals,
+            command,
+            guard,
+        })
     }
 
-    /// Sets up logging and runs the subcommand.
+    /// Sets up logging and runs the subcommand. A guard that started no
+    /// command ends when zklock lets go of it, before this returns.
     pub async fn run(self) -> Result<ExitStatus> {
         init_logging(self.globals.verbosity, self.globals.printer.color);
-        let status = commands::run(&self.globals, self.command).await;
-        // The lock was not acquired, or zklock gave up: no guard stays.
-        run::guard::dismiss();
-        status
+        commands::run(&self.globals, self.command, self.guard).await
     }
 }
 

@@ -1,6 +1,7 @@
 //! The zklock binary: parse, build the runtime, run, map the error to an
 //! exit code.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -10,6 +11,13 @@ use zklock::exit::{self, ExitStatus};
 
 fn main() -> ExitCode {
     zklock::output::escape_panics();
+    if asks_for_version_only() {
+        // The parser, its help texts and the profile are not needed to say
+        // which zklock this is: clap's answer, without building clap.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "zklock {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
     let cli = Cli::from_env();
     let format = cli.output_format();
     // The checks, and the fork of a guard process, come before the runtime
@@ -20,12 +28,21 @@ fn main() -> ExitCode {
         // not an error, as for any Unix filter.
         Err(err) if exit::is_closed_pipe(&err) => ExitStatus::Success,
         Err(err) => {
-            let status = exit::status_for(&err);
+            let status = exit::status_of_error(&err);
             zklock::output::print_error(format, &format!("{err:#}"), status.code());
             status
         }
     };
     ExitCode::from(status.code())
+}
+
+/// True for `zklock --version` or `zklock -V` and nothing else.
+fn asks_for_version_only() -> bool {
+    let mut args = std::env::args_os().skip(1);
+    match (args.next(), args.next()) {
+        (Some(arg), None) => arg == "--version" || arg == "-V",
+        _ => false,
+    }
 }
 
 /// Runs the invocation on a single-threaded runtime.

@@ -14,7 +14,7 @@
 #            with 100,000 contenders)
 #
 # The contenders are ephemeral-sequential nodes named as Curator names them,
-# each holding a zklock owner record (examples/populate.rs).
+# each holding a zklock owner record (bench/populate.rs).
 
 RUNS=${BENCH_RUNS:-5}
 LS_LOCKS=${BENCH_LS_LOCKS:-2000}

@@ -3,10 +3,10 @@
 #   reap  reaping each of REAP_SIZES stale contenders (5 per lock):
 #         `zklock reap --all --yes`, against bench/kazoo_reap.py (kazoo at
 #         its best: listings in flight at once, deletes in transactions of
-#         1,000 all committed at once), and examples/delete_floor.rs (list
+#         1,000 all committed at once), and bench/delete_floor.rs (list
 #         the tree, delete everything in multi transactions without reading
 #         a node, on zklock's client crate); each on a tree of its own,
-#         filled afresh for every run (examples/populate.rs), REAP_RUNS
+#         filled afresh for every run (bench/populate.rs), REAP_RUNS
 #         runs; medians and both ratios (goals: zklock >= 10 x as fast as
 #         kazoo, >= 0.7 x the floor's speed)
 #

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::{
     Cli, CliCommand, DEFAULT_HOSTS, DEFAULT_ROOT, DialectArg, GlobalArgs, LockCmdArgs, LsCmdArgs,
-    LsSortArg, OutputFormat, ReapCmdArgs, ReleaseCmdArgs, SaslArg, SemCmdArgs, ShellArg, UntilArg,
-    WatchCmdArgs,
+    LsDialectArg, LsSortArg, OutputFormat, ReapCmdArgs, ReleaseCmdArgs, SaslArg, SemCmdArgs,
+    ShellArg, UntilArg, WatchCmdArgs,
 };
 use crate::admin::reap::Selector;
 use crate::admin::release::ReleaseAction;
@@ -17,6 +17,7 @@ use crate::commands::release::{self, ReleaseArgs};
 use crate::commands::{Subcommand, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
 use crate::config::Globals;
 use crate::lock::{ContenderKind, Dialect, name};
+use crate::model::LockDialect;
 use crate::output::{Format, Printer};
 use crate::run::parse_signal;
 use crate::usage::UsageError;
@@ -99,6 +100,26 @@ impl From<DialectArg> for Dialect {
             DialectArg::Hbase => Dialect::Hbase,
             DialectArg::ZkRecipe => Dialect::ZkRecipe,
         }
+    }
+}
+
+impl From<LsDialectArg> for LockDialect {
+    fn from(dialect: LsDialectArg) -> LockDialect {
+        let one = match dialect {
+            LsDialectArg::Mixed => return LockDialect::Mixed,
+            LsDialectArg::Curator => Dialect::Curator,
+            LsDialectArg::Kazoo => Dialect::Kazoo,
+            LsDialectArg::Hbase => Dialect::Hbase,
+            LsDialectArg::ZkRecipe => Dialect::ZkRecipe,
+            LsDialectArg::ZkCRecipe => Dialect::ZkCRecipe,
+            LsDialectArg::GoZookeeper => Dialect::GoZookeeper,
+            LsDialectArg::Solr => Dialect::Solr,
+            LsDialectArg::Kafka => Dialect::Kafka,
+            LsDialectArg::Hadoop => Dialect::Hadoop,
+            LsDialectArg::Helix => Dialect::Helix,
+            LsDialectArg::Generic => Dialect::Generic,
+        };
+        LockDialect::One(one)
     }
 }
 
@@ -369,10 +390,7 @@ impl LsCmdArgs {
                 held: self.held,
                 older_than: self.older_than,
                 owner: self.owner,
-                dialect: self
-                    .dialect
-                    .and_then(|d| clap::ValueEnum::to_possible_value(&d))
-                    .map(|d| d.get_name().to_owned()),
+                dialect: self.dialect.map(LockDialect::from),
             },
             sort: match self.sort {
                 LsSortArg::Path => ls::LsSort::Path,
@@ -628,15 +646,12 @@ fn read_file(option: &str, file: &Path) -> Result<String, UsageError> {
 /// descriptor `fd`.
 fn read_handover(fd: i32) -> Result<Secured, UsageError> {
     use std::io::Read;
-    use std::os::fd::FromRawFd;
-    // SAFETY: F_GETFD only checks that the descriptor is open.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+    let Some(pipe) = crate::sys::take_inherited(fd) else {
         return Err(UsageError::new(format!(
             "--holder-secrets-fd {fd}: not open"
         )));
-    }
-    // SAFETY: the descriptor is open and nothing else in this process owns it.
-    let mut pipe = unsafe { std::fs::File::from_raw_fd(fd) };
+    };
+    let mut pipe = std::fs::File::from(pipe);
     let mut text = String::new();
     pipe.read_to_string(&mut text)
         .ok()

@@ -141,19 +141,8 @@ const SECRET_VARIABLES: [&str; 1] = ["ZKLOCK_AUTH"];
 /// Must run before any other thread starts: `from_env` runs first in `main`.
 fn forget_secret_environment() {
     for name in SECRET_VARIABLES {
-        let key = std::ffi::CString::new(name).expect("no NUL in the variable names");
-        // SAFETY: no other thread exists yet (see above), so nothing reads or
-        // changes the environment meanwhile. getenv returns a pointer into
-        // the process's environment block, valid and writable for the
-        // value's length; overwriting it in place is what removes it from
-        // /proc/PID/environ, which shows that block.
-        unsafe {
-            let value = libc::getenv(key.as_ptr());
-            if !value.is_null() {
-                std::ptr::write_bytes(value, 0, libc::strlen(value));
-            }
-            std::env::remove_var(name);
-        }
+        // Overwritten in place: /proc/PID/environ shows the block itself.
+        crate::sys::wipe_environment_variable(name);
     }
 }
 

@@ -161,8 +161,8 @@ fn contender_row(
         state(lock, contender, holding),
         zk::format_session(contender.session()),
         contender.fence().to_string(),
-        output::format_time_ms(contender.stat.ctime),
-        output::format_time_ms(contender.stat.mtime),
+        output::format_local_ms(contender.stat.ctime),
+        output::format_local_ms(contender.stat.mtime),
         contender.stat.version.to_string(),
         contender.owner_text(),
     ])

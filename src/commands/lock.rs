@@ -3,27 +3,26 @@
 //! command under it or hold it until a signal, and let it go. Only the wait
 //! differs between the two; holding and letting go are the same.
 
-use std::cell::Cell;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use tokio::time::Instant;
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
-use crate::lock::hold::{self, Loss};
 use crate::lock::{
-    AcquireError, ContenderKind, Contention, Dialect, Held, LeaseContention, LockSpec, Outcome,
-    Owner, Patience, SemaphoreSpec, Waiting,
+    AcquireError, Acquisition, ContenderKind, Dialect, Held, HeldLock, LockSpec, Loss, Outcome,
+    Owner, Patience, QueueChange, Waiting,
 };
 use crate::model::{self, Lock};
 use crate::output::{self, Format, Printer, Spinner};
 use crate::run::detach::{self, Grant, HolderWord, Reporter};
+use crate::run::guard::Standby;
 use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
 use crate::zk::monitor::{LeaderEvidence, Timing};
-use crate::zk::{self, NodeWatch, Session};
+use crate::zk::{self, Session};
 
 /// What `lock`, `rlock`, `wlock` and `sem` were asked for.
 #[derive(Clone, Debug)]
@@ -82,22 +81,134 @@ pub struct Detached {
     pub while_pid: Option<i32>,
 }
 
-/// Acquires the lock, then does what `args.holding` says. Every path that
-/// gives up deletes our contender node.
-pub(crate) async fn run(globals: &Globals, args: LockArgs) -> Result<ExitStatus> {
+/// Acquires the lock, then does what `args.holding` says, and lets the
+/// lock go. Every path that gives up deletes our contender node.
+///
+/// The line of values: the holding asked for becomes a [`Then`] (with the
+/// guard for a command), [`take`] turns the session and the queue into a
+/// [`HeldLock`] or [`NotHeld`], [`Then::hold`] holds it until the command's
+/// end, a signal or the loss, and the held lock releases itself.
+pub(crate) async fn run(
+    globals: &Globals,
+    args: LockArgs,
+    guard: Option<Standby>,
+) -> Result<ExitStatus> {
     let mut signals = Signals::catch()?;
-    match args.holding {
-        Holding::Detach(until) => detach(globals, until, &mut signals).await,
-        Holding::DetachedHolder { report_fd, .. } => {
-            let reporter = Reporter::from_fd(report_fd)?;
-            let result = lock_and_hold(globals, &args, &mut signals, Some(reporter)).await;
-            if let Err(err) = &result {
-                tracing::warn!("detached holder: {err:#}");
+    let then = match &args.holding {
+        Holding::Detach(until) => return detach(globals, *until, &mut signals).await,
+        Holding::Command(command) => Then::Run {
+            command: command.clone(),
+            guard: guard.context("no guard process was started for the command")?,
+        },
+        Holding::UntilSignal => Then::WaitForSignal,
+        Holding::DetachedHolder { report_fd, until } => Then::Report {
+            reporter: Reporter::from_fd(*report_fd)?,
+            until: *until,
+        },
+        Holding::Ttl(_) => Then::Leave,
+    };
+    let lock = match take(globals, &args, &mut signals).await {
+        Ok(lock) => lock,
+        Err(not_held) => return then.gave_up(not_held),
+    };
+    tracing::info!(
+        "acquired {} (fence {})",
+        lock.held().node,
+        lock.held().fence
+    );
+    then.hold(globals, lock, &mut signals).await
+}
+
+/// What is done with the lock once it is ours.
+enum Then {
+    /// Run the command behind its guard, then release.
+    Run {
+        command: LockedCommand,
+        guard: Standby,
+    },
+    /// Print the token, hold until a signal, release.
+    WaitForSignal,
+    /// As the detached holder: report the grant to the foreground, hold
+    /// until a signal, the lease's end or the end of the process we are
+    /// tied to, release.
+    Report { reporter: Reporter, until: Detached },
+    /// Print the grant and leave the node (one with a time to live) to the
+    /// server.
+    Leave,
+}
+
+impl Then {
+    /// Holds `lock` as asked, then lets it go. An error on the way (the
+    /// command cannot run, stdout is closed) comes back after the release.
+    async fn hold(
+        self,
+        globals: &Globals,
+        lock: HeldLock,
+        signals: &mut Signals,
+    ) -> Result<ExitStatus> {
+        // From here on a stopped zklock would let the lock lapse unseen.
+        run::stay_out_of_job_control();
+        let printer = &globals.printer;
+        let status = match self {
+            Then::Leave => {
+                let printed = print_grant(printer, &grant_of(&lock));
+                lock.leave().await;
+                return printed.map(|()| ExitStatus::Success);
             }
-            result
-        }
-        _ => lock_and_hold(globals, &args, &mut signals, None).await,
+            Then::Run { command, guard } => {
+                run_command(&lock, &command, guard, printer, signals).await
+            }
+            Then::WaitForSignal => hold_at_terminal(&lock, printer, signals).await,
+            Then::Report { reporter, until } => {
+                reporter.held(&grant_of(&lock));
+                Ok(hold_until(&lock, printer, signals, until).await)
+            }
+        };
+        lock.release().await?;
+        status
     }
+
+    /// Zklock did not get the lock: the detached holder says so to the
+    /// foreground, which prints the message and exits with the status.
+    fn gave_up(self, not_held: NotHeld) -> Result<ExitStatus> {
+        if let Then::Report { reporter, .. } = self {
+            let (code, message) = not_held.report();
+            reporter.failed(code, &message);
+        }
+        not_held.into_status()
+    }
+}
+
+/// Why the lock is not ours.
+enum NotHeld {
+    /// Zklock gave up waiting (conflict, timeout, signal): the exit status,
+    /// and the message people see (empty when there is nothing to say, as
+    /// after a signal). Our nodes are deleted.
+    GaveUp { status: ExitStatus, message: String },
+    /// The wait failed (no connection, no permission, ...).
+    Failed(anyhow::Error),
+}
+
+impl NotHeld {
+    /// The exit code and the message, as the detached holder reports them.
+    fn report(&self) -> (u8, String) {
+        match self {
+            NotHeld::GaveUp { status, message } => (status.code(), message.clone()),
+            NotHeld::Failed(err) => (exit::status_of_error(err).code(), format!("{err:#}")),
+        }
+    }
+
+    fn into_status(self) -> Result<ExitStatus> {
+        match self {
+            NotHeld::GaveUp { status, .. } => Ok(status),
+            NotHeld::Failed(err) => Err(err),
+        }
+    }
+}
+
+/// A failure on the way to the lock.
+fn failed(err: impl Into<anyhow::Error>) -> NotHeld {
+    NotHeld::Failed(err.into())
 }
 
 /// The foreground of `--detach`: start the holder, print its token.
@@ -123,123 +234,58 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
     }
 }
 
-/// Connects, acquires, holds as `args.holding` says, and releases. A
-/// detached holder reports its outcome through `reporter`.
-async fn lock_and_hold(
+/// Connects, and waits in the queue `args` name until the lock is ours; on
+/// every other path our nodes are deleted and the session closed.
+async fn take(
     globals: &Globals,
     args: &LockArgs,
     signals: &mut Signals,
-    reporter: Option<Reporter>,
-) -> Result<ExitStatus> {
-    let acquired = async {
-        let connect_sent = Instant::now();
-        let recorded = args
-            .command()
-            .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
-        // The owner record (the password database, the host name) is built
-        // while the connection is being made, not before or after it.
-        let (session, owner) = tokio::join!(biased; connect_writable(globals), async {
-            Owner::of_this_process(recorded, args.data.clone())
-        });
-        let session = session?;
-        let kill_after = match args.command().map(|c| kill_after_for(&session, c)) {
-            Some(Err(err)) => {
-                session.close().await;
-                return Err(err.into());
-            }
-            Some(Ok(kill_after)) => kill_after,
-            None => Duration::ZERO,
-        };
-        let evidence = LeaderEvidence::track(&session, connect_sent);
-        let acquisition = Acquisition::new(&session, args, owner.to_bytes());
-        match acquire(&session, acquisition, args, &globals.printer, signals).await {
-            Ok(Ok((held, kept_watch))) => Ok(Ok((session, held, kept_watch, evidence, kill_after))),
-            Ok(Err(status)) => {
-                close(session, evidence).await;
-                Ok(Err(status))
-            }
-            Err(err) => {
-                close(session, evidence).await;
-                Err(err)
-            }
-        }
-    };
-    let ((session, held, kept_watch, evidence, kill_after), reporter) =
-        match (acquired.await, reporter) {
-            (Ok(Ok(acquired)), reporter) => (acquired, reporter),
-            (Ok(Err(GaveUp { status, message })), reporter) => {
-                if let Some(reporter) = reporter {
-                    reporter.failed(status.code(), &message);
-                }
-                return Ok(status);
-            }
-            (Err(err), reporter) => {
-                if let Some(reporter) = reporter {
-                    reporter.failed(exit::status_for(&err).code(), &format!("{err:#}"));
-                }
-                return Err(err);
-            }
-        };
-    tracing::info!("acquired {} (fence {})", held.node, held.fence);
-    let hold = Hold {
-        session: &session,
-        held: &held,
-        evidence: &evidence,
-        kept_watch: Cell::new(kept_watch),
-    };
-    if let Holding::Ttl(_) = args.holding {
-        let printed = print_grant(&globals.printer, &grant_of(&session, &held));
-        close(session, evidence).await;
-        printed?;
-        return Ok(ExitStatus::Success);
+) -> Result<HeldLock, NotHeld> {
+    let connect_sent = Instant::now();
+    let recorded = args
+        .command()
+        .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
+    // The owner record (the password database, the host name) is built
+    // while the connection is being made, not before or after it.
+    let (session, owner) = tokio::join!(biased; connect_writable(globals), async {
+        Owner::of_this_process(recorded, args.data.clone())
+    });
+    let session = session.map_err(failed)?;
+    // Checked before the queue is entered: the command's run reads it again.
+    if let Some(Err(err)) = args.command().map(|c| kill_after_for(&session, c)) {
+        session.close().await;
+        return Err(failed(err));
     }
-    let status = hold_as_asked(globals, args, &hold, kill_after, signals, reporter).await;
-    evidence.stop();
-    hold::release(session, &held).await?;
-    status
-}
-
-/// Holds the acquired lock as `args.holding` says, until it is time to
-/// release. An error (the command cannot run, stdout is closed) is returned
-/// for the caller to release the lock all the same.
-async fn hold_as_asked(
-    globals: &Globals,
-    args: &LockArgs,
-    hold: &Hold<'_>,
-    kill_after: Duration,
-    signals: &mut Signals,
-    reporter: Option<Reporter>,
-) -> Result<ExitStatus> {
-    let held = hold.held;
-    Ok(match &args.holding {
-        Holding::Command(command) => {
-            run_command(hold, command, kill_after, &globals.printer, signals).await?
+    let evidence = LeaderEvidence::track(&session, connect_sent);
+    let spec = LockSpec {
+        path: args.path.clone(),
+        kind: args.kind,
+        dialect: args.dialect,
+        data: owner.to_bytes(),
+        ttl: args.ttl(),
+    };
+    let mut acquisition = Acquisition::new(&session, spec, args.max_leases);
+    let waited = wait(&session, &mut acquisition, args, &globals.printer, signals).await;
+    let kept_watch = acquisition.take_own_watch();
+    drop(acquisition);
+    match waited {
+        Ok(held) => Ok(HeldLock::new(session, held, evidence, kept_watch)),
+        Err(not_held) => {
+            evidence.stop();
+            session.close().await;
+            Err(not_held)
         }
-        Holding::UntilSignal => {
-            globals.printer.line(&held.node)?;
-            run::ignore_ctrl_z();
-            hint_how_to_release(&globals.printer, &held.lock);
-            hold_until(hold, &globals.printer, signals, Detached::default()).await
-        }
-        Holding::DetachedHolder { until, .. } => {
-            if let Some(reporter) = reporter {
-                reporter.held(&grant_of(hold.session, held));
-            }
-            hold_until(hold, &globals.printer, signals, *until).await
-        }
-        Holding::Ttl(_) | Holding::Detach(_) => {
-            unreachable!("neither --ttl nor the foreground of --detach holds a lock")
-        }
-    })
+    }
 }
 
 /// What a held lock is, for whoever releases or fences with it.
-fn grant_of(session: &Session, held: &Held) -> Grant {
+fn grant_of(lock: &HeldLock) -> Grant {
+    let held = lock.held();
     Grant {
         token: held.node.clone(),
         lock: held.lock.clone(),
         fence: held.fence,
-        session: zk::format_session(session.id()),
+        session: zk::format_session(lock.session().id()),
     }
 }
 
@@ -258,33 +304,6 @@ fn hint_how_to_release(printer: &Printer, lock: &str) {
         printer.note(&format!(
             "holding {lock}; Ctrl-C to release (or `zklock release TOKEN` from elsewhere)"
         ));
-    }
-}
-
-/// Closes `session` once its heartbeat has stopped: the session ends only
-/// when no part of zklock uses its client any more.
-async fn close(session: Session, evidence: LeaderEvidence) {
-    evidence.stop();
-    session.close().await;
-}
-
-/// A lock being held: its session, its node, and what shows that the leader
-/// still keeps the session.
-struct Hold<'a> {
-    session: &'a Session,
-    held: &'a Held,
-    evidence: &'a LeaderEvidence,
-    /// The watch set on our node while we waited, for the first watch of
-    /// the hold to go on with.
-    kept_watch: Cell<Option<NodeWatch>>,
-}
-
-impl Hold<'_> {
-    /// Resolves when the lock is lost, `margin` before the leader could
-    /// expire the session.
-    async fn lost(&self, margin: Duration) -> Loss {
-        let kept = self.kept_watch.take();
-        hold::lost(self.session, self.held, kept, self.evidence, margin).await
     }
 }
 
@@ -343,167 +362,99 @@ async fn connect_writable(globals: &Globals) -> Result<Session> {
     Ok(session)
 }
 
-/// Why zklock gave up waiting: the exit status, and the message people see
-/// (empty when there is nothing to say, as after a signal).
-struct GaveUp {
-    status: ExitStatus,
-    message: String,
-}
-
 /// How the wait for the lock ended.
 enum Wait {
     Done(Result<Outcome, AcquireError>),
     Signal(i32),
 }
 
-/// What zklock queues for: a lock, with its contender node, or a lease of a
-/// semaphore, with its lease and internal mutex nodes.
-enum Acquisition<'s> {
-    Lock(Contention<'s>),
-    /// Boxed: a lease's contention carries two nodes' worth of state.
-    Lease(Box<LeaseContention<'s>>),
-}
-
-impl<'s> Acquisition<'s> {
-    /// The acquisition `args` ask for; `data` goes into each node we make.
-    fn new(session: &'s Session, args: &LockArgs, data: Vec<u8>) -> Acquisition<'s> {
-        match args.max_leases {
-            Some(max_leases) => Acquisition::Lease(Box::new(LeaseContention::new(
-                session,
-                SemaphoreSpec {
-                    path: args.path.clone(),
-                    dialect: args.dialect,
-                    max_leases,
-                    data,
-                },
-            ))),
-            None => Acquisition::Lock(Contention::new(
-                session,
-                LockSpec {
-                    path: args.path.clone(),
-                    kind: args.kind,
-                    dialect: args.dialect,
-                    data,
-                    ttl: args.ttl(),
-                },
-            )),
-        }
-    }
-
-    /// Waits as `patience` allows, keeping `spinner` (when there is one)
-    /// told who holds and how many wait.
-    async fn acquire(
-        &mut self,
-        session: &Session,
-        args: &LockArgs,
-        patience: Patience,
-        spinner: Option<&Spinner>,
-    ) -> Result<Outcome, AcquireError> {
-        let path = args.path.as_str();
-        match self {
-            Acquisition::Lock(contention) => {
-                let update = |waiting: &Waiting| {
-                    if let Some(spinner) = spinner {
-                        spinner.set(describe_wait(path, waiting));
-                    }
-                };
-                contention
-                    .acquire(patience, spinner.is_some(), update)
-                    .await
-            }
-            Acquisition::Lease(contention) => {
-                // The lease holders and the queue are the model's to read,
-                // once per change, and only for a spinner.
-                let max_leases = contention.max_leases();
-                let changed = tokio::sync::Notify::new();
-                let acquire = contention.acquire(patience, || changed.notify_one());
-                let refresh = async {
-                    while let Some(spinner) = spinner {
-                        changed.notified().await;
-                        if let Ok(Some(lock)) = model::read_lock(session, path).await {
-                            spinner.set(describe_lease_wait(&lock, max_leases));
-                        }
-                    }
-                    std::future::pending().await
-                };
-                tokio::select! {
-                    outcome = acquire => outcome,
-                    never = refresh => never,
-                }
-            }
-        }
-    }
-
-    /// The watch a lock's wait left on our node (see
-    /// [`Contention::take_own_watch`]); a lease has none to hand on.
-    fn take_own_watch(&mut self) -> Option<NodeWatch> {
-        match self {
-            Acquisition::Lock(contention) => contention.take_own_watch(),
-            Acquisition::Lease(_) => None,
-        }
-    }
-
-    /// Deletes every node we made on the way.
-    async fn abandon(&mut self) -> Result<(), zk::Error> {
-        match self {
-            Acquisition::Lock(contention) => contention.abandon().await,
-            Acquisition::Lease(contention) => contention.abandon().await,
-        }
-    }
-}
-
-/// Waits for the lock. The inner `Err` is the exit status when we gave up
-/// (conflict, timeout, signal); our nodes are deleted on each such path.
-async fn acquire(
+/// Waits for the lock, or a signal, keeping a spinner (at a terminal) told
+/// who holds and how many wait. Our nodes are deleted on every path that
+/// gives up.
+async fn wait(
     session: &Session,
-    mut contention: Acquisition<'_>,
+    acquisition: &mut Acquisition<'_>,
     args: &LockArgs,
     printer: &Printer,
     signals: &mut Signals,
-) -> Result<Result<(Held, Option<NodeWatch>), GaveUp>> {
+) -> Result<Held, NotHeld> {
     let spinner = printer.spinner(&format!("waiting for {}", args.path));
     let patience = Patience::new(args.no_wait, args.timeout);
     let wait = tokio::select! {
-        outcome = contention.acquire(session, args, patience, spinner.as_ref()) => Wait::Done(outcome),
+        outcome = queue(session, acquisition, args, patience, spinner.as_ref()) => Wait::Done(outcome),
         signal = signals.next() => Wait::Signal(signal),
     };
     if let Some(spinner) = spinner {
         spinner.finish();
     }
     match wait {
-        Wait::Done(Ok(Outcome::Acquired(held))) => Ok(Ok((held, contention.take_own_watch()))),
+        Wait::Done(Ok(Outcome::Acquired(held))) => Ok(held),
         Wait::Done(Ok(Outcome::NotAcquired)) => {
             let holders = who_holds(session, &args.path).await;
-            contention.abandon().await?;
+            acquisition.abandon().await.map_err(failed)?;
             let message = not_acquired(args, &holders);
             printer.note(&message);
-            Ok(Err(GaveUp {
+            Err(NotHeld::GaveUp {
                 status: ExitStatus::NotAcquired(args.conflict_exit_code),
                 message,
-            }))
+            })
         }
         Wait::Done(Err(err)) => {
-            if let Err(cleanup) = contention.abandon().await {
+            if let Err(cleanup) = acquisition.abandon().await {
                 tracing::warn!("could not remove our node: {cleanup}");
             }
             let lost_session = err.failure() == zk::Failure::Unreachable;
             let err = anyhow::Error::from(err);
-            Err(if lost_session {
+            Err(failed(if lost_session {
                 err.context(format!(
                     "the session was lost before {} was acquired",
                     args.path
                 ))
             } else {
                 err
-            })
-        }
-        Wait::Signal(signal) => {
-            contention.abandon().await?;
-            Ok(Err(GaveUp {
-                status: ExitStatus::Interrupted(signal),
-                message: String::new(),
             }))
         }
+        Wait::Signal(signal) => {
+            acquisition.abandon().await.map_err(failed)?;
+            Err(NotHeld::GaveUp {
+                status: ExitStatus::Interrupted(signal),
+                message: String::new(),
+            })
+        }
+    }
+}
+
+/// Queues as `patience` allows, keeping `spinner` (when there is one) told
+/// who holds and how many wait.
+async fn queue(
+    session: &Session,
+    acquisition: &mut Acquisition<'_>,
+    args: &LockArgs,
+    patience: Patience,
+    spinner: Option<&Spinner>,
+) -> Result<Outcome, AcquireError> {
+    let path = args.path.as_str();
+    // A semaphore's holders and queue are the model's to read, once per
+    // change, and only for a spinner.
+    let leases_changed = tokio::sync::Notify::new();
+    let on_change = |change: QueueChange<'_>| match (change, spinner) {
+        (QueueChange::Lock(waiting), Some(spinner)) => spinner.set(describe_wait(path, waiting)),
+        (QueueChange::Semaphore, Some(_)) => leases_changed.notify_one(),
+        (_, None) => {}
+    };
+    let acquire = acquisition.acquire(patience, spinner.is_some(), on_change);
+    let refresh = async {
+        while let (Some(spinner), Some(max_leases)) = (spinner, args.max_leases) {
+            leases_changed.notified().await;
+            if let Ok(Some(lock)) = model::read_lock(session, path).await {
+                spinner.set(describe_lease_wait(&lock, max_leases));
+            }
+        }
+        std::future::pending().await
+    };
+    tokio::select! {
+        outcome = acquire => outcome,
+        never = refresh => never,
     }
 }
 
@@ -549,7 +500,7 @@ fn describe_contender(holder: &model::Contender) -> String {
 /// A holder for people: its owner text, its dialect and since when it holds.
 fn describe_holder(dialect: Dialect, data: &[u8], session: i64, ctime_ms: i64) -> String {
     let owner = model::owner_text(dialect, data, session);
-    let since = output::format_time_ms(ctime_ms);
+    let since = output::format_local_ms(ctime_ms);
     format!("{owner} ({dialect}) since {since}")
 }
 
@@ -578,11 +529,22 @@ fn describe_lease_wait(semaphore: &Lock, max_leases: u32) -> String {
     )
 }
 
+/// Prints the token and holds until a signal (at a terminal, saying so).
+async fn hold_at_terminal(
+    lock: &HeldLock,
+    printer: &Printer,
+    signals: &mut Signals,
+) -> Result<ExitStatus> {
+    printer.line(&lock.held().node)?;
+    hint_how_to_release(printer, &lock.held().lock);
+    Ok(hold_until(lock, printer, signals, Detached::default()).await)
+}
+
 /// Holds the lock until a signal, the lease's end, or the end of the process
 /// it is tied to (each a normal release, exit 0), or until the lock is lost
 /// (exit 4).
 async fn hold_until(
-    hold: &Hold<'_>,
+    lock: &HeldLock,
     printer: &Printer,
     signals: &mut Signals,
     until: Detached,
@@ -599,25 +561,27 @@ async fn hold_until(
             None => std::future::pending().await,
         }
     };
-    let held = hold.held;
+    let node = &lock.held().node;
     tokio::select! {
-        signal = signals.next() => tracing::info!("signal {signal}: releasing {}", held.node),
-        () = lease => tracing::info!("lease over: releasing {}", held.node),
-        () = tied => tracing::info!("the process we were tied to ended: releasing {}", held.node),
-        loss = hold.lost(Duration::ZERO) => return report_loss(printer, held, &loss, false),
+        signal = signals.next() => tracing::info!("signal {signal}: releasing {node}"),
+        () = lease => tracing::info!("lease over: releasing {node}"),
+        () = tied => tracing::info!("the process we were tied to ended: releasing {node}"),
+        loss = lock.lost(Duration::ZERO) => return report_loss(printer, lock.held(), &loss, false),
     }
     ExitStatus::Success
 }
 
-/// With a command: run it under the lock; stop it if the lock is lost.
+/// Runs the command under the lock, behind `guard`; stops it if the lock
+/// is lost.
 async fn run_command(
-    hold: &Hold<'_>,
+    lock: &HeldLock,
     command: &LockedCommand,
-    kill_after: Duration,
+    guard: Standby,
     printer: &Printer,
     signals: &mut Signals,
 ) -> Result<ExitStatus> {
-    let (session, held) = (hold.session, hold.held);
+    let held = lock.held();
+    let kill_after = kill_after_for(lock.session(), command)?;
     let spec = CommandSpec {
         argv: command.argv.clone(),
         shell: command.shell,
@@ -625,13 +589,16 @@ async fn run_command(
             ("ZKLOCK_LOCK".into(), held.lock.clone()),
             ("ZKLOCK_NODE".into(), held.node.clone()),
             ("ZKLOCK_FENCE".into(), held.fence.to_string()),
-            ("ZKLOCK_SESSION".into(), zk::format_session(session.id())),
+            (
+                "ZKLOCK_SESSION".into(),
+                zk::format_session(lock.session().id()),
+            ),
         ],
         kill_signal: command.kill_signal,
         kill_after,
     };
     Ok(
-        match run::supervise(&spec, signals, hold.lost(kill_after)).await? {
+        match run::supervise(guard, &spec, signals, lock.lost(kill_after)).await? {
             Ending::Exited(code) => ExitStatus::Child(code),
             Ending::Stopped(loss) => report_loss(printer, held, &loss, true),
             Ending::GuardDied(code) => {

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::{self, Contender, Depth, Lock, WalkProgress};
+use crate::model::{self, Contender, Depth, Lock, LockDialect, WalkProgress};
 use crate::output::{self, Column, Listing, Printer, Table};
 use crate::zk::sessions::{Ask, Survey};
 use crate::zk::{self, Session};
@@ -37,8 +37,8 @@ pub struct LsFilter {
     pub older_than: Option<Duration>,
     /// Only locks one of whose holders' owner text contains this.
     pub owner: Option<String>,
-    /// Only locks of this dialect (a dialect's name, or `mixed`).
-    pub dialect: Option<String>,
+    /// Only locks of this dialect (one library's, or `mixed`).
+    pub dialect: Option<LockDialect>,
 }
 
 impl LsFilter {
@@ -55,10 +55,7 @@ impl LsFilter {
                     .iter()
                     .any(|holder| holder.owner_text().contains(owner))
             })
-            && self
-                .dialect
-                .as_deref()
-                .is_none_or(|dialect| lock.dialect.as_str() == dialect)
+            && self.dialect.is_none_or(|dialect| lock.dialect == dialect)
     }
 }
 

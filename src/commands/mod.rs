@@ -18,6 +18,7 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
 use crate::output::{Column, Printer, Progress, Table};
+use crate::run::guard::Standby;
 use crate::zk::sessions::{self, Ask, Survey};
 use crate::zk::{self, Session};
 
@@ -44,10 +45,15 @@ impl Subcommand {
     }
 }
 
-/// Runs one subcommand.
-pub async fn run(globals: &Globals, command: Subcommand) -> Result<ExitStatus> {
+/// Runs one subcommand; `guard` is the guard process forked for a command
+/// run under a lock.
+pub(crate) async fn run(
+    globals: &Globals,
+    command: Subcommand,
+    guard: Option<Standby>,
+) -> Result<ExitStatus> {
     match command {
-        Subcommand::Lock(args) => lock::run(globals, args).await,
+        Subcommand::Lock(args) => lock::run(globals, args, guard).await,
         Subcommand::Release(args) => release::run(globals, args).await,
         Subcommand::Stat(args) => stat::run(globals, args).await,
         Subcommand::Ls(args) => ls::run(globals, args).await,

@@ -38,9 +38,9 @@ impl Report for NodeReport {
         let s = &self.stat;
         let rows: [(&str, String); 12] = [
             ("cZxid", format!("0x{:x}", s.czxid)),
-            ("ctime", output::format_time_ms(s.ctime_ms)),
+            ("ctime", output::format_local_ms(s.ctime_ms)),
             ("mZxid", format!("0x{:x}", s.mzxid)),
-            ("mtime", output::format_time_ms(s.mtime_ms)),
+            ("mtime", output::format_local_ms(s.mtime_ms)),
             ("pZxid", format!("0x{:x}", s.pzxid)),
             ("cversion", s.cversion.to_string()),
             ("dataVersion", s.data_version.to_string()),

@@ -137,7 +137,7 @@ fn print(printer: &Printer, event: &LockEvent) -> Result<()> {
 /// An event for people: the time, the event, the node (or lock) and what
 /// matters about it.
 fn line(event: &LockEvent) -> String {
-    let time = output::format_time_ms(event.time_ms);
+    let time = output::format_local_ms(event.time_ms);
     let kind = event.kind.as_str();
     let counts = format!("[{} holding, {} waiting]", event.holders, event.waiters);
     let Some(contender) = &event.contender else {

@@ -229,14 +229,14 @@ impl<'s> Contention<'s> {
                 .wait_for_deletion(&ahead, patience, &mut own_watch)
                 .await?
             {
-                Ahead::Gone if listing_bounds_the_queue_ahead(&me) => {
+                AheadChange::Gone if listing_bounds_the_queue_ahead(&me) => {
                     known.remove(&ahead.name);
                     known = self.look_ahead(known, &me).await?;
                 }
-                Ahead::Gone => known = self.relist(&not_contenders).await?,
-                Ahead::Changed => {}
-                Ahead::OwnChanged => own_watch = None,
-                Ahead::NotAContender => {
+                AheadChange::Gone => known = self.relist(&not_contenders).await?,
+                AheadChange::Changed => {}
+                AheadChange::OwnChanged => own_watch = None,
+                AheadChange::NotAContender => {
                     tracing::info!(
                         "{} is no contender (its node type), not waiting on it",
                         ahead.name
@@ -244,7 +244,7 @@ impl<'s> Contention<'s> {
                     known.remove(&ahead.name);
                     not_contenders.insert(ahead.name);
                 }
-                Ahead::StillThere => return Ok(Outcome::NotAcquired),
+                AheadChange::StillThere => return Ok(Outcome::NotAcquired),
             }
         }
     }
@@ -443,7 +443,7 @@ impl<'s> Contention<'s> {
         ahead: &QueueEntry,
         patience: Patience,
         own: &mut Option<OwnWatch>,
-    ) -> Result<Ahead, AcquireError> {
+    ) -> Result<AheadChange, AcquireError> {
         let path = self.node_path(&ahead.name);
         let ((stat, mut watch), own) = match own {
             Some(own) => (self.session.watch_stat(&path).await?, own),
@@ -454,11 +454,11 @@ impl<'s> Contention<'s> {
             }
         };
         let Some(stat) = stat else {
-            return Ok(Ahead::Gone);
+            return Ok(AheadChange::Gone);
         };
         if !node::is_contender_by_stat(ahead.dialect, &stat) && !self.is_own_ttl_node(&path).await?
         {
-            return Ok(Ahead::NotAContender);
+            return Ok(AheadChange::NotAContender);
         }
         tracing::info!(event = "waiting", node = %path, "watching {path}: the lock is ours once it goes");
         let deadline = match patience {
@@ -467,16 +467,16 @@ impl<'s> Contention<'s> {
         };
         tokio::select! {
             event = watch.changed() => match event {
-                NodeEvent::Deleted => Ok(Ahead::Gone),
-                NodeEvent::Changed => Ok(Ahead::Changed),
+                NodeEvent::Deleted => Ok(AheadChange::Gone),
+                NodeEvent::Changed => Ok(AheadChange::Changed),
                 NodeEvent::SessionEnded(_) => Err(AcquireError::SessionEnded(self.spec.path.clone())),
             },
             event = own.watch.changed() => match event {
                 NodeEvent::Deleted => Err(AcquireError::NodeVanished(self.own_path())),
-                NodeEvent::Changed => Ok(Ahead::OwnChanged),
+                NodeEvent::Changed => Ok(AheadChange::OwnChanged),
                 NodeEvent::SessionEnded(_) => Err(AcquireError::SessionEnded(self.spec.path.clone())),
             },
-            _ = sleep_until(deadline) => Ok(Ahead::StillThere),
+            _ = sleep_until(deadline) => Ok(AheadChange::StillThere),
         }
     }
 }
@@ -509,7 +509,7 @@ impl Contention<'_> {
 }
 
 /// What became of the node a waiter watched.
-enum Ahead {
+enum AheadChange {
     /// It went.
     Gone,
     /// It is still there but changed: watch it again.

@@ -1,12 +1,13 @@
 //! Holding a lock: noticing that it is lost, and letting it go.
 
+use std::cell::Cell;
 use std::fmt;
 use std::time::Duration;
 
 use super::acquire::Held;
 use super::node;
 use crate::zk::monitor::{self, Lapse, LeaderEvidence};
-use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, class_of};
+use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, class_of, delete};
 
 /// What Curator's revocation writes into a holder's node.
 pub(crate) const REVOKE: &[u8] = b"__REVOKE__";
@@ -46,7 +47,7 @@ impl fmt::Display for Loss {
 /// (the time the command needs to stop) by what `evidence` shows. Never
 /// resolves while the lock is ours. `kept`: a watch already set on our node
 /// while it was as we made it, to go on with instead of setting one.
-pub(crate) async fn lost(
+async fn lost(
     session: &Session,
     held: &Held,
     kept: Option<NodeWatch>,
@@ -56,7 +57,7 @@ pub(crate) async fn lost(
     tokio::select! {
         loss = node_lost(session, held, kept) => loss,
         lapse = monitor::lapse(session, evidence, margin) => match lapse {
-            Lapse::Ended(state) => Loss::SessionEnded(state.to_string()),
+            Lapse::Ended(state) => Loss::SessionEnded(state),
             Lapse::Silent(silent) => Loss::Silent(silent),
         },
     }
@@ -121,19 +122,127 @@ fn cause_text(err: &zk::Error) -> String {
         .map_or_else(|| err.to_string(), ToString::to_string)
 }
 
-/// Lets the lock go: deletes our node and closes the session, both in one
-/// round trip, then waits until the session is closed. If the delete is lost
-/// with the connection, the client keeps closing the session through
-/// reconnects, and the server removes our ephemeral node with it.
-pub(crate) async fn release(session: Session, held: &Held) -> Result<(), zk::Error> {
-    let delete = session.send_delete(&held.node);
-    let ((), deleted) = tokio::join!(session.close(), delete);
-    match deleted {
-        Ok(()) => Ok(()),
-        Err(err) if err.class() != Class::Normal => {
-            tracing::info!("{err}: not confirmed; the closed session removes the node");
-            Ok(())
+/// A lock that is ours: the session that holds it, our node, and the
+/// heartbeat that shows the leader still keeps the session. It lets itself
+/// go ([`HeldLock::release`]); dropped without that, its session closes
+/// and the server removes our node with it.
+pub(crate) struct HeldLock {
+    session: Session,
+    held: Held,
+    evidence: LeaderEvidence,
+    /// The watch set on our node while we waited, for the first watch of
+    /// the hold to go on with.
+    kept_watch: Cell<Option<NodeWatch>>,
+    /// Set once [`HeldLock::lost`] has found the lock gone: our node's name
+    /// may then be another's.
+    lost: Cell<Option<Loss>>,
+}
+
+impl HeldLock {
+    /// The lock `held` on `session`, whose heartbeat is `evidence`; `kept`
+    /// is a watch already set on our node while it was as we made it.
+    pub(crate) fn new(
+        session: Session,
+        held: Held,
+        evidence: LeaderEvidence,
+        kept: Option<NodeWatch>,
+    ) -> HeldLock {
+        HeldLock {
+            session,
+            held,
+            evidence,
+            kept_watch: Cell::new(kept),
+            lost: Cell::new(None),
         }
-        Err(err) => Err(err),
+    }
+
+    /// Our node: the lock directory, the token and the fencing token.
+    pub(crate) fn held(&self) -> &Held {
+        &self.held
+    }
+
+    /// The session that holds the lock.
+    pub(crate) fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Resolves when the lock is lost, `margin` before the leader could
+    /// expire the session; never while the lock is ours.
+    pub(crate) async fn lost(&self, margin: Duration) -> Loss {
+        let kept = self.kept_watch.take();
+        let loss = lost(&self.session, &self.held, kept, &self.evidence, margin).await;
+        self.lost.set(Some(loss.clone()));
+        loss
+    }
+
+    /// Lets the lock go: deletes our node and closes the session, both in
+    /// one round trip, then waits until the session is closed. If the
+    /// delete is lost with the connection, the client keeps closing the
+    /// session through reconnects, and the server removes our ephemeral
+    /// node with it. After a loss, only our own incarnation of the node is
+    /// deleted (see [`release_after_loss`]).
+    pub(crate) async fn release(self) -> Result<(), zk::Error> {
+        let HeldLock {
+            session,
+            held,
+            evidence,
+            lost,
+            ..
+        } = self;
+        evidence.stop();
+        match lost.into_inner() {
+            None => {}
+            // The server removed our ephemeral node with the session.
+            Some(Loss::SessionEnded(_)) => {
+                session.close().await;
+                return Ok(());
+            }
+            Some(_) => {
+                // Bounded: with the connection down, a request waits for a
+                // reconnect that may never come.
+                let wait = session.session_timeout();
+                let _ = tokio::time::timeout(wait, release_after_loss(&session, &held)).await;
+                session.close().await;
+                return Ok(());
+            }
+        }
+        let delete = session.send_delete(&held.node);
+        let ((), deleted) = tokio::join!(session.close(), delete);
+        match deleted {
+            Ok(()) => Ok(()),
+            Err(err) if err.class() != Class::Normal => {
+                tracing::info!("{err}: not confirmed; the closed session removes the node");
+                Ok(())
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Closes the session and leaves our node to the server: a node with a
+    /// time to live outlives it.
+    pub(crate) async fn leave(self) {
+        self.evidence.stop();
+        self.session.close().await;
+    }
+}
+
+/// After the lock was lost our node may be gone, and its name another's: a
+/// directory deleted and made again restarts its sequence numbers (HBase's
+/// `write-N` at 0). So the node at our token is deleted only while it is
+/// still ours, the incarnation we made (our czxid, our session), as reap
+/// deletes; otherwise it is left alone. Nothing is left behind either way:
+/// the session, closed next, takes an ephemeral node of ours with it.
+async fn release_after_loss(session: &Session, held: &Held) {
+    let ours = |stat: &zk::Stat| stat.czxid == held.fence && stat.ephemeral_owner == session.id();
+    match session.stat(&held.node).await {
+        Ok(Some(stat)) if ours(&stat) => {
+            let node = delete::Seen::new(held.node.clone(), &stat);
+            if let Err(err) = delete::delete_seen(session, [node], |_, _| {}).await {
+                tracing::info!("{err}: the closed session removes our node");
+            }
+        }
+        Ok(Some(_)) => tracing::info!("{} is another's node now: left alone", held.node),
+        Ok(None) => {}
+        Err(err) => tracing::info!("{err}: the closed session removes our node, if any"),
     }
 }

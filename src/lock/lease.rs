@@ -93,11 +93,6 @@ impl<'s> LeaseContention<'s> {
         }
     }
 
-    /// The most leases the semaphore allows.
-    pub(crate) fn max_leases(&self) -> u32 {
-        self.spec.max_leases
-    }
-
     /// Queues on the internal mutex, then waits for room, each according to
     /// `patience`. `on_wait` is called each time the wait starts or what we
     /// wait for changes.

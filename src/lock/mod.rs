@@ -2,6 +2,7 @@
 //! waits, and the acquire/hold/release protocol.
 
 pub(crate) mod acquire;
+pub(crate) mod acquisition;
 pub(crate) mod hold;
 pub(crate) mod lease;
 pub(crate) mod name;
@@ -10,8 +11,9 @@ pub(crate) mod owner;
 pub(crate) mod queue;
 pub(crate) mod semaphore;
 
-pub(crate) use acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, Waiting};
-pub(crate) use lease::{LeaseContention, SemaphoreSpec};
+pub(crate) use acquire::{AcquireError, Held, LockSpec, Outcome, Patience, Waiting};
+pub(crate) use acquisition::{Acquisition, QueueChange};
+pub(crate) use hold::{HeldLock, Loss};
 pub(crate) use name::{ContenderKind, ContenderMode, Dialect};
 pub use owner::Owner;
 pub(crate) use queue::LockQueue;

@@ -71,7 +71,9 @@ impl fmt::Display for Dialect {
     }
 }
 
-/// What a contender asks for.
+/// Which recipe a contender's node takes part in, as its name says: a
+/// mutex, a read or write lock, or an election. How it holds is its
+/// [`ContenderMode`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ContenderKind {
     /// A plain mutex.
@@ -84,8 +86,8 @@ pub enum ContenderKind {
     Election,
 }
 
-/// What a contender asks for: to exclude everyone, to share with readers,
-/// or one of a semaphore's leases.
+/// How a contender holds once it is at the head of its queue: alone, shared
+/// with other readers, or as one of a semaphore's leases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ContenderMode {

@@ -19,21 +19,21 @@ use super::name::{self, Dialect, Parsed};
 use super::owner::Owner;
 use crate::zk;
 
-/// How long a node lives, as far as its stat tells a client.
+/// Which session owns a node, as its stat tells a client: how long it lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Lifetime {
+pub(crate) enum Ownership {
     /// No session owns it: persistent, a container or a TTL node.
     Unowned,
     /// Until its session ends.
     Ephemeral { session: i64 },
 }
 
-impl Lifetime {
-    /// The lifetime of the node with this stat.
-    pub(crate) fn of(stat: &zk::Stat) -> Lifetime {
+impl Ownership {
+    /// The ownership of the node with this stat.
+    pub(crate) fn of(stat: &zk::Stat) -> Ownership {
         match stat.ephemeral_owner {
-            0 => Lifetime::Unowned,
-            session => Lifetime::Ephemeral { session },
+            0 => Ownership::Unowned,
+            session => Ownership::Ephemeral { session },
         }
     }
 }
@@ -62,16 +62,16 @@ pub(crate) fn is_as_created(stat: &zk::Stat) -> bool {
 /// True when the stat alone proves a node named in `dialect` a contender;
 /// when false, only its data can ([`is_contender`]).
 pub(crate) fn is_contender_by_stat(dialect: Dialect, stat: &zk::Stat) -> bool {
-    match Lifetime::of(stat) {
-        Lifetime::Ephemeral { .. } => true,
-        Lifetime::Unowned => dialect == Dialect::Kazoo,
+    match Ownership::of(stat) {
+        Ownership::Ephemeral { .. } => true,
+        Ownership::Unowned => dialect == Dialect::Kazoo,
     }
 }
 
 /// True when a semaphore lease node with this stat is one: Curator and
 /// kazoo make every lease ephemeral, so that it goes with its holder.
 pub(crate) fn is_lease_type(stat: &zk::Stat) -> bool {
-    matches!(Lifetime::of(stat), Lifetime::Ephemeral { .. })
+    matches!(Ownership::of(stat), Ownership::Ephemeral { .. })
 }
 
 #[cfg(test)]
@@ -91,15 +91,15 @@ mod tests {
     const HIGH_SERVER_SESSION: i64 = 0x8100_0000_0000_0001u64 as i64;
 
     #[test]
-    fn lifetimes_come_from_the_ephemeral_owner() {
-        assert_eq!(Lifetime::of(&stat(UNOWNED)), Lifetime::Unowned);
+    fn ownership_comes_from_the_ephemeral_owner() {
+        assert_eq!(Ownership::of(&stat(UNOWNED)), Ownership::Unowned);
         assert_eq!(
-            Lifetime::of(&stat(SESSION)),
-            Lifetime::Ephemeral { session: SESSION }
+            Ownership::of(&stat(SESSION)),
+            Ownership::Ephemeral { session: SESSION }
         );
         assert_eq!(
-            Lifetime::of(&stat(HIGH_SERVER_SESSION)),
-            Lifetime::Ephemeral {
+            Ownership::of(&stat(HIGH_SERVER_SESSION)),
+            Ownership::Ephemeral {
                 session: HIGH_SERVER_SESSION
             }
         );

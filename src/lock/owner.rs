@@ -66,36 +66,16 @@ impl Owner {
 }
 
 fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates
-    // on success (truncation is handled by stopping at the first NUL or the end).
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "unknown".to_owned();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    crate::sys::hostname().unwrap_or_else(|| "unknown".to_owned())
 }
 
 /// The name of the real user: from the password database, else `$USER`,
 /// else `uid N`.
 fn user_name() -> String {
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    // SAFETY: passwd is plain data, for which all zeroes is a valid value.
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut buf = vec![0 as libc::c_char; 4096];
-    let mut found = std::ptr::null_mut();
-    // SAFETY: every pointer refers to memory that lives across the call, and
-    // buf's length is passed with it.
-    let rc = unsafe { libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr(), buf.len(), &mut found) };
-    if rc == 0 && !found.is_null() && !entry.pw_name.is_null() {
-        // SAFETY: on success pw_name points to a NUL-terminated string in buf.
-        return unsafe { std::ffi::CStr::from_ptr(entry.pw_name) }
-            .to_string_lossy()
-            .into_owned();
-    }
-    std::env::var("USER").unwrap_or_else(|_| format!("uid {uid}"))
+    let uid = crate::sys::real_uid();
+    crate::sys::user_name(uid)
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| format!("uid {uid}"))
 }
 
 #[cfg(test)]

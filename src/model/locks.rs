@@ -442,8 +442,8 @@ pub(crate) fn leader_lock(
 ) -> Option<Lock> {
     let read = read.filter(|read| {
         matches!(
-            node::Lifetime::of(&read.stat),
-            node::Lifetime::Ephemeral { .. }
+            node::Ownership::of(&read.stat),
+            node::Ownership::Ephemeral { .. }
         )
     })?;
     leaders::owner(dialect, &read.data)?;

@@ -24,7 +24,7 @@ use std::io::{IsTerminal, Write};
 use serde::Serialize;
 
 pub(crate) use table::{Column, Layout, Table};
-pub(crate) use time::{format_age_ms, format_time_ms};
+pub(crate) use time::{format_age_ms, format_local_ms};
 
 /// `-o/--output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

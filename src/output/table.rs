@@ -87,11 +87,8 @@ impl Layout {
 /// The width of the terminal on stdout: what the terminal says, else
 /// `COLUMNS`, else 80.
 fn stdout_width() -> usize {
-    // SAFETY: TIOCGWINSZ fills the winsize struct it is given and nothing else.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let asked = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
-    if asked == 0 && size.ws_col > 0 {
-        return usize::from(size.ws_col);
+    if let Some(columns) = crate::sys::terminal_columns(libc::STDOUT_FILENO) {
+        return usize::from(columns);
     }
     std::env::var("COLUMNS")
         .ok()

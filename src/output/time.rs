@@ -2,7 +2,7 @@
 //! time is this machine's local time with its date and zone offset
 //! (`2026-11-22 16:20:53 +01:00`), never a bare clock time; a span is a
 //! duration to the second (`3m 12s`). JSON carries UTC RFC 3339 times and
-//! milliseconds instead (`clock::format_time_ms`), for programs.
+//! milliseconds instead (`clock::format_utc_ms`), for programs.
 
 /// A duration for people, to the second: `3m 12s`.
 pub(crate) fn format_age_ms(ms: i64) -> String {
@@ -13,17 +13,9 @@ pub(crate) fn format_age_ms(ms: i64) -> String {
 /// Milliseconds since the epoch as local time with date and zone offset, to
 /// the second: `2026-11-22 16:20:53 +01:00`. Where the local zone cannot be
 /// had, the time is given in UTC, written `+00:00`.
-pub(crate) fn format_time_ms(ms: i64) -> String {
+pub(crate) fn format_local_ms(ms: i64) -> String {
     let secs = ms.div_euclid(1000) as libc::time_t;
-    // SAFETY: localtime_r only writes the tm it is given; a zeroed tm is a
-    // valid value for it to overwrite.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let local = unsafe { libc::localtime_r(&secs, &mut tm) };
-    if local.is_null() {
-        // SAFETY: as above.
-        unsafe { libc::gmtime_r(&secs, &mut tm) };
-        tm.tm_gmtoff = 0;
-    }
+    let tm = crate::sys::local_time(secs);
     let offset = tm.tm_gmtoff;
     let sign = if offset < 0 { '-' } else { '+' };
     let offset = offset.unsigned_abs();
@@ -46,7 +38,7 @@ mod tests {
 
     #[test]
     fn a_point_in_time_has_a_date_and_a_zone() {
-        let shown = format_time_ms(1_700_000_000_000);
+        let shown = format_local_ms(1_700_000_000_000);
         let (date, rest) = shown.split_once(' ').unwrap();
         let (clock, zone) = rest.split_once(' ').unwrap();
         assert_eq!(date.len(), 10, "{shown}");

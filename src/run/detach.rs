@@ -8,7 +8,6 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -16,7 +15,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use tokio::io::AsyncReadExt;
 
-use super::{Signals, pipe};
+use super::Signals;
+use crate::sys::{self, pipe};
 use crate::zk;
 
 /// The hidden option that makes a zklock process the detached holder,
@@ -108,20 +108,15 @@ pub(crate) async fn spawn_holder(
     unsafe {
         command.pre_exec(move || {
             // No controlling terminal, no process group of the caller's.
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            sys::new_session()?;
             for (from, to) in [(report_raw, REPORT_FD), (secrets_raw, SECRETS_FD)] {
-                // dup2 onto itself would keep close-on-exec; clear it instead.
-                let moved = if from == to {
-                    libc::fcntl(to, libc::F_SETFD, 0)
-                } else {
-                    libc::dup2(from, to)
-                };
-                if moved < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+                sys::inherit_as(from, to)?;
             }
+            // Nothing else of the caller's goes with the holder: a CI runner
+            // waiting for EOF on a descriptor it handed zklock must not wait
+            // as long as the lock is held. Closed at the exec, not here, so
+            // that the exec can still report its failure.
+            sys::close_on_exec_from(SECRETS_FD + 1);
             Ok(())
         });
     }
@@ -149,8 +144,7 @@ pub(crate) async fn spawn_holder(
             }
             signal = signals.next(), if interrupted.is_none() => {
                 interrupted = Some(signal);
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe { libc::kill(pid, libc::SIGTERM) };
+                sys::kill(pid, libc::SIGTERM);
             }
         }
     }
@@ -208,13 +202,12 @@ pub(crate) struct Reporter {
 impl Reporter {
     /// The reporter on descriptor `fd`, which the foreground handed over.
     pub(crate) fn from_fd(fd: i32) -> Result<Reporter> {
-        // SAFETY: F_GETFD only checks that the descriptor is open.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        let Some(pipe) = sys::take_inherited(fd) else {
             bail!("{HOLDER_FLAG} {fd}: no such open descriptor");
-        }
-        // SAFETY: the descriptor is open and nothing else in this process owns it.
-        let pipe = unsafe { File::from_raw_fd(fd) };
-        Ok(Reporter { pipe })
+        };
+        Ok(Reporter {
+            pipe: File::from(pipe),
+        })
     }
 
     /// Says the lock is held, and closes the pipe so the caller returns.
@@ -231,11 +224,7 @@ impl Reporter {
 
 /// Resolves when process `pid` has ended (at once if it does not exist).
 pub(crate) async fn process_exit(pid: i32) {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd >= 0 {
-        // SAFETY: pidfd_open returned a new descriptor that we now own.
-        let pidfd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    if let Some(pidfd) = sys::pidfd(pid) {
         // SAFETY: we own the descriptor and keep it open while registered.
         let registered = unsafe {
             tokio::io::unix::AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE)
@@ -251,14 +240,7 @@ pub(crate) async fn process_exit(pid: i32) {
     }
 }
 
-/// True when process `pid` exists (signal 0 succeeds or is refused).
-pub(crate) fn process_exists(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    unsafe {
-        libc::kill(pid, 0) == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-}
+pub(crate) use sys::process_exists;
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@
 //! for SIGKILL when the guard dies, so it dies even when zklock and the guard
 //! are killed together.
 //!
-//! The guard is forked early: by [`stand_by`], from `main`, while zklock is
+//! The guard is forked early: by [`fork`], from `main`, while zklock is
 //! still one thread with a small address space and no descriptor but its
 //! standard streams, so the fork is cheap and the child may run ordinary
 //! code. By the time the lock is ours zklock is a runtime with threads, a
@@ -25,8 +25,11 @@
 //! guard's group, asks for SIGKILL when the guard dies, restores the signal
 //! state zklock started with, and execs. The guard's first word on its
 //! report pipe says whether the exec worked. When zklock gives up instead,
-//! or dies, the guard ends without starting anything ([`dismiss`] makes sure
-//! of it before zklock exits).
+//! or dies, the guard ends without starting anything (a [`Standby`] dropped
+//! unused makes sure of it). The guard's copy of zklock's memory keeps
+//! nothing of the parsed settings: the caller drops them in the guard
+//! before it serves, and a [`Secret`](crate::zk::Secret) wipes its bytes as
+//! it goes.
 //!
 //! From then on the guard adopts the group's orphans (it is a child
 //! subreaper) and waits until the command and every other process of the
@@ -41,76 +44,78 @@
 
 use std::ffi::{CStr, CString};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
-use std::sync::Mutex;
 
-use super::pipe;
-use super::signals::FORWARDED;
+use crate::sys::{self, Forked, Waited, pipe};
 
-/// The guard forked at start-up, until zklock starts the command behind it
-/// or gives up.
-static STANDING_BY: Mutex<Option<Standby>> = Mutex::new(None);
+/// What [`fork`] leaves in each process.
+pub(crate) enum Fork {
+    /// In zklock: the guard, waiting for the command.
+    Zklock(Standby),
+    /// In the guard process: what it runs, once the caller has dropped what
+    /// the guard needs none of (the parsed settings and their secrets).
+    Guard(Guard),
+}
+
+/// The guard process's side of [`fork`], ready to set itself up and wait.
+pub(crate) struct Guard {
+    zklock: libc::pid_t,
+    go: OwnedFd,
+    report: OwnedFd,
+    original_mask: libc::sigset_t,
+}
+
+impl Guard {
+    /// Runs the guard: waits for the command, starts it and watches over
+    /// its group until every process of it has ended. Never returns.
+    pub(crate) fn serve(self) -> ! {
+        guard(self.zklock, self.go, self.report, &self.original_mask)
+    }
+}
 
 /// Forks the guard, which waits for the command until zklock starts it
-/// ([`take`], [`Standby::start`]) or gives up ([`dismiss`]).
+/// ([`Standby::start`]) or gives up (drops the [`Standby`]).
 ///
 /// Only while the process has a single thread: the child runs ordinary code.
-pub(crate) fn stand_by() -> io::Result<()> {
+pub(crate) fn fork() -> io::Result<Fork> {
     let (go_read, go_write) = pipe()?;
     let (report_read, report_write) = pipe()?;
-    // SAFETY: plain libc calls; the caller guarantees a single thread, so
-    // the child may go on with ordinary code.
-    let original_mask = unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut original: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        // Blocked before the fork, so that no signal reaches the guard
-        // before it is ready for it.
-        libc::sigprocmask(libc::SIG_BLOCK, &all, &mut original);
-        original
-    };
+    // Blocked before the fork, so that no signal reaches the guard before
+    // it is ready for it.
+    let original_mask = sys::block_all_signals();
     let zklock = std::process::id() as libc::pid_t;
-    // SAFETY: see above.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        drop((go_write, report_read));
-        guard(zklock, go_read, report_write, &original_mask);
-    }
-    let forked = io::Error::last_os_error();
-    // SAFETY: restores the mask saved above.
-    unsafe { libc::sigprocmask(libc::SIG_SETMASK, &original_mask, std::ptr::null_mut()) };
-    if pid < 0 {
-        return Err(forked);
-    }
+    // The caller guarantees a single thread, so the child may go on with
+    // ordinary code.
+    let forked = match sys::fork() {
+        Ok(Forked::Child) => {
+            drop((go_write, report_read));
+            return Ok(Fork::Guard(Guard {
+                zklock,
+                go: go_read,
+                report: report_write,
+                original_mask,
+            }));
+        }
+        Ok(Forked::Parent(pid)) => Ok(pid),
+        Err(err) => Err(err),
+    };
+    sys::set_signal_mask(&original_mask);
+    let pid = forked?;
     // As the guard does itself: whichever comes first, its group exists
     // before zklock can lend it the terminal.
-    // SAFETY: setpgid has no memory-safety preconditions.
-    unsafe { libc::setpgid(pid, pid) };
+    sys::set_process_group(pid, pid);
     drop((go_read, report_write));
-    let standby = Standby {
+    Ok(Fork::Zklock(Standby {
         pid,
         go: Some(go_write),
         report: Some(report_read),
-    };
-    *STANDING_BY.lock().unwrap_or_else(|p| p.into_inner()) = Some(standby);
-    Ok(())
-}
-
-/// The guard forked at start-up, for the caller to start the command behind.
-pub(super) fn take() -> Option<Standby> {
-    STANDING_BY.lock().unwrap_or_else(|p| p.into_inner()).take()
-}
-
-/// Ends the guard forked at start-up if no command was started behind it:
-/// it is gone when this returns.
-pub(crate) fn dismiss() {
-    drop(take());
+    }))
 }
 
 /// A guard waiting for its command; dropped before the command is handed
 /// over, it is killed and reaped.
-pub(super) struct Standby {
+pub(crate) struct Standby {
     pid: libc::pid_t,
     /// The pipe on which zklock sends the command; closed unused, it tells
     /// the guard to end.
@@ -146,12 +151,10 @@ impl Standby {
 impl Drop for Standby {
     fn drop(&mut self) {
         if self.report.is_some() {
-            // SAFETY: the guard is our unreaped child, so its pid is still
-            // its own; it started nothing that a kill could leave behind.
-            unsafe {
-                libc::kill(self.pid, libc::SIGKILL);
-                libc::waitpid(self.pid, std::ptr::null_mut(), 0);
-            }
+            // The guard is our unreaped child, so its pid is still its own;
+            // it started nothing that a kill could leave behind.
+            sys::kill(self.pid, libc::SIGKILL);
+            sys::wait_pid(self.pid, 0);
         }
     }
 }
@@ -212,17 +215,14 @@ fn death_signal() -> libc::c_int {
 /// watches over its group until every process of it has ended. Never
 /// returns. Every signal is blocked on entry; `original_mask` is zklock's.
 fn guard(zklock: libc::pid_t, go: OwnedFd, report: OwnedFd, original_mask: &libc::sigset_t) -> ! {
-    // SAFETY: plain libc calls on values of our own.
-    unsafe {
-        // Its own process group, for the command to join: zklock forwards
-        // signals to it, and the terminal is lent to it.
-        libc::setpgid(0, 0);
-        libc::prctl(libc::PR_SET_NAME, c"zklock-guard".as_ptr());
-        libc::prctl(libc::PR_SET_PDEATHSIG, death_signal());
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
-        if libc::getppid() != zklock {
-            libc::_exit(0);
-        }
+    // Its own process group, for the command to join: zklock forwards
+    // signals to it, and the terminal is lent to it.
+    sys::set_process_group(0, 0);
+    sys::set_process_name(c"zklock-guard");
+    sys::on_parent_death(death_signal());
+    let _ = sys::become_subreaper();
+    if sys::parent_pid() != zklock {
+        sys::exit_now(0);
     }
     // Whatever does not depend on the command is made ready while zklock
     // waits for the lock: after the fork, the first write to each page of
@@ -230,8 +230,7 @@ fn guard(zklock: libc::pid_t, go: OwnedFd, report: OwnedFd, original_mask: &libc
     let mut launcher = Launcher::new(original_mask);
     let mut message = written_buffer();
     if !wait_for_command(go, &mut message) {
-        // SAFETY: ends the guard without running anything of zklock's.
-        unsafe { libc::_exit(0) }
+        sys::exit_now(0);
     }
     let report = report.as_raw_fd();
     let started = match decode(&message) {
@@ -241,13 +240,12 @@ fn guard(zklock: libc::pid_t, go: OwnedFd, report: OwnedFd, original_mask: &libc
     match started {
         Ok(command) => {
             say(report, STARTED);
-            // SAFETY: see watch_over.
-            unsafe { watch_over(command, report) }
+            watch_over(command, report)
         }
         Err(err) => {
             say(report, err.raw_os_error().unwrap_or(libc::EIO));
-            // SAFETY: ends the guard; the command never ran.
-            unsafe { libc::_exit(127) }
+            // The command never ran.
+            sys::exit_now(127)
         }
     }
 }
@@ -263,29 +261,16 @@ fn written_buffer<T: Copy + Default>() -> Vec<T> {
 /// Reads the command from the go pipe into `message`; false when zklock
 /// closed it without one (it gave up) or died.
 fn wait_for_command(go: OwnedFd, message: &mut Vec<u8>) -> bool {
-    let Some(zklock_died) = death_notice() else {
+    // Readable when the parent-death signal comes (it stays pending,
+    // blocked, for the guard's later wait as well).
+    let Some(zklock_died) = sys::signal_descriptor(&[death_signal()]) else {
         return false;
     };
     let mut go = std::fs::File::from(go);
     let mut chunk = [0u8; 4096];
     loop {
-        let mut ready = [
-            libc::pollfd {
-                fd: zklock_died.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: go.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: poll writes only the two entries we own.
-        if unsafe { libc::poll(ready.as_mut_ptr(), 2, -1) } < 0 {
-            continue;
-        }
-        if ready[0].revents != 0 {
+        let [died, _] = sys::wait_readable([zklock_died.as_raw_fd(), go.as_raw_fd()]);
+        if died {
             return false;
         }
         match go.read(&mut chunk) {
@@ -294,19 +279,6 @@ fn wait_for_command(go: OwnedFd, message: &mut Vec<u8>) -> bool {
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return false,
         }
-    }
-}
-
-/// A descriptor that becomes readable when the parent-death signal comes
-/// (it stays pending, blocked, for the guard's later wait as well).
-fn death_notice() -> Option<OwnedFd> {
-    // SAFETY: sigset_t is plain data; signalfd returns a new descriptor.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, death_signal());
-        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC);
-        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
     }
 }
 
@@ -389,8 +361,8 @@ impl Launcher {
         // again.
         let errno = unsafe { std::ptr::read_volatile(&raw const exec.errno) };
         if errno != 0 {
-            // SAFETY: reaps the child that failed to exec.
-            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            // Reaps the child that failed to exec.
+            sys::wait_pid(pid, 0);
             return Err(io::Error::from_raw_os_error(errno));
         }
         Ok(pid)
@@ -439,102 +411,68 @@ struct Exec {
 /// The command's side, between clone and exec: dies with the guard, takes
 /// the signal state zklock started with, and execs, searching PATH as a
 /// shell does. Shares the guard's memory: nothing here may allocate or take
-/// a lock.
+/// a lock (the [`sys`] calls made here make system calls only).
 extern "C" fn exec_command(exec: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `exec` is the guard's `Exec`, alive until this execs or exits;
-    // the calls are plain system calls and execvpe, which glibc runs without
-    // allocating.
-    unsafe {
-        let exec = &mut *exec.cast::<Exec>();
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != exec.guard {
-            libc::_exit(127);
-        }
-        restore_signals(&exec.original_mask);
-        libc::execvpe(*exec.argv, exec.argv, exec.envp);
-        exec.errno = *libc::__errno_location();
-        libc::_exit(127)
+    // SAFETY: `exec` is the guard's `Exec`, alive until this execs or exits,
+    // and the guard leaves it alone meanwhile (CLONE_VFORK).
+    let exec = unsafe { &mut *exec.cast::<Exec>() };
+    sys::on_parent_death(libc::SIGKILL);
+    if sys::parent_pid() != exec.guard {
+        sys::exit_now(127);
     }
+    restore_signals(&exec.original_mask);
+    // SAFETY: argv and envp are null-terminated arrays of pointers to
+    // NUL-terminated strings that the guard keeps alive; glibc's execvpe
+    // runs without allocating.
+    unsafe { libc::execvpe(*exec.argv, exec.argv, exec.envp) };
+    exec.errno = io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO);
+    sys::exit_now(127)
 }
 
 /// The signal state the command starts with: the one zklock started with,
-/// except that the signals zklock forwards, SIGCHLD and SIGPIPE take their
-/// default action, as they would after an exec of zklock's runtime, which
-/// catches the first ones and ignores SIGPIPE.
-///
-/// # Safety
-/// Async-signal-safe: for the child between fork and exec.
-unsafe fn restore_signals(original_mask: &libc::sigset_t) {
-    // SAFETY: plain libc calls.
-    unsafe {
-        for signal in FORWARDED.into_iter().chain([libc::SIGCHLD, libc::SIGPIPE]) {
-            libc::signal(signal, libc::SIG_DFL);
-        }
-        libc::sigprocmask(libc::SIG_SETMASK, original_mask, std::ptr::null_mut());
+/// which the guard still has (it was forked before zklock caught any
+/// signal), so that a signal ignored when zklock started (`nohup`, `trap ''
+/// HUP`, the SIGINT and SIGQUIT of a background job) stays ignored, as
+/// under flock(1). Only SIGCHLD and SIGPIPE take their default action: the
+/// guard waits for SIGCHLD, and the Rust runtime ignored SIGPIPE before
+/// `main`, whatever zklock was started with. Async-signal-safe: for the
+/// child between clone and exec.
+fn restore_signals(original_mask: &libc::sigset_t) {
+    for signal in [libc::SIGCHLD, libc::SIGPIPE] {
+        sys::default_action(signal);
     }
+    sys::set_signal_mask(original_mask);
 }
 
 /// Writes one word to the report pipe (zklock may be gone: then nobody reads).
 fn say(report: RawFd, word: libc::c_int) {
-    let bytes = word.to_ne_bytes();
-    // SAFETY: writes from a buffer we own.
-    unsafe {
-        libc::write(report, bytes.as_ptr().cast(), bytes.len());
-    }
+    sys::write_once(report, &word.to_ne_bytes());
 }
 
 /// Waits for the command and every other process of its group, reports the
 /// command's wait status, and ends like it. When zklock dies first, kills
-/// the group.
-///
-/// # Safety
-/// Only in the guard, with SIGCHLD and the death signal blocked.
-unsafe fn watch_over(command: libc::pid_t, report: RawFd) -> ! {
-    // SAFETY: plain libc calls on values of our own.
-    unsafe {
-        close_all_but(report);
-        let waited = guard_signals();
-        let mut command_status = None;
-        loop {
-            reap(command, &mut command_status);
-            if let Some(status) = command_status
-                && !group_has_children()
-            {
-                say(report, status);
-                end_like(status);
-            }
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            if libc::sigwaitinfo(&waited, &mut info) == death_signal() {
-                libc::killpg(0, libc::SIGKILL);
-            }
+/// the group. Only in the guard, with SIGCHLD and the death signal blocked.
+fn watch_over(command: libc::pid_t, report: RawFd) -> ! {
+    // Nothing open but the report pipe: not the standard streams, which are
+    // the command's.
+    sys::close_all_but(report);
+    // Its command's end, and zklock's death.
+    let waited = sys::signal_set(&[libc::SIGCHLD, death_signal()]);
+    let mut command_status = None;
+    loop {
+        reap(command, &mut command_status);
+        // While a child of the guard is still in its process group (the
+        // group's processes either are such children or descend from one).
+        if let Some(status) = command_status
+            && !sys::group_has_children(sys::process_group())
+        {
+            say(report, status);
+            end_like(status);
         }
-    }
-}
-
-/// The signals the guard waits for: its command's end, and zklock's death.
-unsafe fn guard_signals() -> libc::sigset_t {
-    // SAFETY: sigset_t is plain data; the calls only fill it.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
-        libc::sigaddset(&mut set, death_signal());
-        set
-    }
-}
-
-/// Holds nothing open but `keep`: not the standard streams, which are the
-/// command's.
-unsafe fn close_all_but(keep: RawFd) {
-    // SAFETY: closing descriptors has no memory-safety preconditions.
-    unsafe {
-        let keep = keep as u32;
-        let below = keep == 0 || libc::syscall(libc::SYS_close_range, 0u32, keep - 1, 0u32) == 0;
-        let above = libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0u32) == 0;
-        if !(below && above) {
-            for fd in (0..1024).filter(|fd| *fd != keep as i32) {
-                libc::close(fd);
-            }
+        if sys::wait_for_signal(&waited) == death_signal() {
+            sys::kill_group(0, libc::SIGKILL);
         }
     }
 }
@@ -542,19 +480,12 @@ unsafe fn close_all_but(keep: RawFd) {
 /// Reaps every child that has ended (the command, and orphans of the group
 /// the guard adopted), noting the command's status. A child stopped by
 /// SIGTSTP (Ctrl-Z) has its group continued: see [`continue_after_ctrl_z`].
-unsafe fn reap(command: libc::pid_t, command_status: &mut Option<libc::c_int>) {
-    // SAFETY: waitpid only writes the status we own.
-    unsafe {
-        loop {
-            let mut status = 0;
-            match libc::waitpid(-1, &mut status, libc::WNOHANG | libc::WUNTRACED) {
-                stopped if stopped > 0 && libc::WIFSTOPPED(status) => {
-                    continue_after_ctrl_z(libc::WSTOPSIG(status));
-                }
-                ended if ended == command => *command_status = Some(status),
-                ended if ended > 0 => {}
-                _ => return,
-            }
+fn reap(command: libc::pid_t, command_status: &mut Option<libc::c_int>) {
+    while let Waited::Child(pid, status) = sys::wait_pid(-1, libc::WNOHANG | libc::WUNTRACED) {
+        if libc::WIFSTOPPED(status) {
+            continue_after_ctrl_z(libc::WSTOPSIG(status));
+        } else if pid == command {
+            *command_status = Some(status);
         }
     }
 }
@@ -567,49 +498,25 @@ unsafe fn reap(command: libc::pid_t, command_status: &mut Option<libc::c_int>) {
 /// instead, so Ctrl-Z does nothing, as for a program that ignores it. Stops
 /// for other reasons (SIGSTOP, or reading the terminal from the background)
 /// are left alone: whoever stopped the command continues it.
-unsafe fn continue_after_ctrl_z(stop_signal: libc::c_int) {
+fn continue_after_ctrl_z(stop_signal: libc::c_int) {
     if stop_signal == libc::SIGTSTP {
-        // SAFETY: killpg has no memory-safety preconditions.
-        unsafe {
-            libc::killpg(0, libc::SIGCONT);
-        }
-    }
-}
-
-/// True while a child of the guard is still in its process group: the
-/// group's processes either are such children or descend from one.
-unsafe fn group_has_children() -> bool {
-    // SAFETY: WNOWAIT leaves the child as it is; the status is ours.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        libc::waitid(
-            libc::P_PGID,
-            libc::getpgrp() as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        ) == 0
+        sys::kill_group(0, libc::SIGCONT);
     }
 }
 
 /// Ends the guard the way the command ended: with its exit code, or killed
 /// by the same signal.
-unsafe fn end_like(status: libc::c_int) -> ! {
-    // SAFETY: plain libc calls.
-    unsafe {
-        if libc::WIFSIGNALED(status) {
-            let signal = libc::WTERMSIG(status);
-            libc::signal(signal, libc::SIG_DFL);
-            // Only that signal: others forwarded to the group wait, blocked,
-            // and must not end the guard in its place.
-            let mut only: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut only);
-            libc::sigaddset(&mut only, signal);
-            libc::sigprocmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
-            libc::kill(libc::getpid(), signal);
-            libc::_exit(128 + signal);
-        }
-        libc::_exit(libc::WEXITSTATUS(status))
+fn end_like(status: libc::c_int) -> ! {
+    if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        sys::default_action(signal);
+        // Only that signal: others forwarded to the group wait, blocked,
+        // and must not end the guard in its place.
+        sys::unblock(&[signal]);
+        sys::kill(std::process::id() as libc::pid_t, signal);
+        sys::exit_now(128 + signal);
     }
+    sys::exit_now(libc::WEXITSTATUS(status))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Running a command under a lock: start it in its own process
 //! group behind a guard that kills the group if zklock dies (forked when
-//! zklock starts, see [`guard`]), forward signals to it, and stop it when the
-//! lock is lost.
+//! zklock starts, see [`guard`], and handed down as a value to here), forward
+//! signals to it, and stop it when the lock is lost.
 
 pub(crate) mod detach;
 pub(crate) mod guard;
@@ -9,7 +9,6 @@ mod signals;
 mod terminal;
 
 use std::future::Future;
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
@@ -17,9 +16,9 @@ use anyhow::{Context, Result};
 use futures::FutureExt;
 use tokio::io::AsyncReadExt;
 
-pub(crate) use signals::Signals;
+use crate::sys::{self, Waited, kill_group};
+pub(crate) use signals::{Signals, stay_out_of_job_control};
 use terminal::Terminal;
-pub(crate) use terminal::ignore_ctrl_z;
 
 /// The command to run and how to stop it.
 #[derive(Clone, Debug)]
@@ -55,14 +54,14 @@ pub(crate) enum Ending<L> {
 /// when this returns (but those that left the group on purpose, and a guard
 /// that has made its report and is only exiting).
 ///
-/// The command starts behind the guard forked at start-up
-/// ([`guard::stand_by`]).
+/// The command starts behind `standby`, the guard forked at start-up
+/// ([`guard::fork`]).
 pub(crate) async fn supervise<L>(
+    standby: guard::Standby,
     spec: &CommandSpec,
     signals: &mut Signals,
     lost: impl Future<Output = L>,
 ) -> Result<Ending<L>> {
-    let standby = guard::take().context("no guard process was started for the command")?;
     adopt_orphans()?;
     tokio::pin!(lost);
     // One poll before the start puts the requests of `lost` (the watch on
@@ -110,11 +109,7 @@ pub(crate) async fn supervise<L>(
 /// guard dies, the command's processes become zklock's children and zklock
 /// can wait for them to end.
 fn adopt_orphans() -> Result<()> {
-    // SAFETY: prctl with plain integer arguments.
-    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("cannot adopt the command's orphans");
-    }
-    Ok(())
+    sys::become_subreaper().context("cannot adopt the command's orphans")
 }
 
 /// The command's process group: the guard (zklock's child, the group
@@ -134,7 +129,7 @@ struct Group {
 /// The read end of the pipe on which the guard reports whether the command
 /// started, then the command's wait status. Only the guard holds the write
 /// end: the pipe's end without a report means the guard died.
-struct Report(tokio::net::unix::pipe::Receiver);
+struct ReportPipe(tokio::net::unix::pipe::Receiver);
 
 /// The guard's first word: how the start of the command went.
 enum Started {
@@ -146,7 +141,7 @@ enum Started {
     GuardDied,
 }
 
-impl Report {
+impl ReportPipe {
     /// The guard's next word; `None` if it died without one.
     async fn word(&mut self) -> Option<i32> {
         let mut bytes = [0u8; 4];
@@ -177,7 +172,7 @@ impl Report {
 impl Group {
     /// Lends the terminal to the group of the guard `standby` and has the
     /// guard start the command; with the guard's report to come.
-    fn start(standby: guard::Standby, spec: &CommandSpec) -> Result<(Group, Report)> {
+    fn start(standby: guard::Standby, spec: &CommandSpec) -> Result<(Group, ReportPipe)> {
         let children_ended = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
             .context("cannot watch for the command's end")?;
         let id = standby.pid();
@@ -198,7 +193,7 @@ impl Group {
             .with_context(|| format!("cannot hand {:?} to the guard process", spec.program()))?;
         let report = tokio::net::unix::pipe::Receiver::from_owned_fd(report)
             .context("cannot wait for the guard's report")?;
-        Ok((group, Report(report)))
+        Ok((group, ReportPipe(report)))
     }
 
     /// The guard died before the command ended (killed from outside): stops
@@ -243,13 +238,11 @@ impl Group {
             if let Some(status) = self.guard_ended {
                 return status;
             }
-            let mut status = 0;
-            // SAFETY: waitpid only writes the status we own.
-            match unsafe { libc::waitpid(self.id, &mut status, libc::WNOHANG) } {
-                0 => self.children_may_have_ended().await,
-                ended if ended == self.id => self.guard_ended = Some(status),
+            match sys::wait_pid(self.id, libc::WNOHANG) {
+                Waited::Running => self.children_may_have_ended().await,
+                Waited::Child(_, status) => self.guard_ended = Some(status),
                 // Not ours to wait for (cannot happen): as if killed.
-                _ => self.guard_ended = Some(libc::SIGKILL),
+                Waited::None => self.guard_ended = Some(libc::SIGKILL),
             }
         }
     }
@@ -264,26 +257,13 @@ impl Group {
     /// are left.
     fn reap_adopted(&self) -> bool {
         loop {
-            let mut status = 0;
-            // SAFETY: waitpid only writes the status we own.
-            match unsafe { libc::waitpid(-self.id, &mut status, libc::WNOHANG) } {
-                0 => return true,
-                ended if ended > 0 => continue,
-                _ => return false,
+            match sys::wait_pid(-self.id, libc::WNOHANG) {
+                Waited::Running => return true,
+                Waited::Child(..) => continue,
+                Waited::None => return false,
             }
         }
     }
-}
-
-/// A pipe with both ends closed on exec: (read end, write end).
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills the two descriptors, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors are fresh and ours alone.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 impl CommandSpec {
@@ -336,13 +316,6 @@ impl CannotRun {
             why,
             source,
         }
-    }
-}
-
-fn kill_group(group: i32, signal: i32) {
-    // SAFETY: killpg has no memory-safety preconditions; a gone group is ESRCH.
-    unsafe {
-        libc::killpg(group, signal);
     }
 }
 

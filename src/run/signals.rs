@@ -1,34 +1,60 @@
-//! The signals zklock forwards to its command or ends a hold on.
+//! The signals zklock forwards to its command or ends a hold on, and the
+//! ones it keeps out of while it holds a lock.
+
+use std::task::Poll;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-/// The signals zklock catches and passes on to its command's group.
-pub(super) const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+/// The signals zklock catches and passes on to its command's group, unless
+/// zklock started with them ignored.
+const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
-/// The [`FORWARDED`] signals, caught from the moment this is made.
+/// The [`FORWARDED`] signals zklock did not start with ignored, caught from
+/// the moment this is made. A signal ignored at the start (`nohup`, `trap ''
+/// HUP`, SIGINT and SIGQUIT for a background job of a non-interactive shell)
+/// stays ignored, for zklock and for its command, as under flock(1).
 pub(crate) struct Signals {
-    streams: [(i32, Signal); 4],
+    streams: Vec<(i32, Signal)>,
 }
 
 impl Signals {
     /// Installs the handlers. Call before acquiring, so a signal that comes
     /// while waiting is caught and the contender node removed.
     pub(crate) fn catch() -> std::io::Result<Signals> {
-        let catch = |n: i32| signal(SignalKind::from_raw(n)).map(|s| (n, s));
-        let [a, b, c, d] = FORWARDED;
-        Ok(Signals {
-            streams: [catch(a)?, catch(b)?, catch(c)?, catch(d)?],
-        })
+        let streams = FORWARDED
+            .into_iter()
+            .filter(|n| !crate::sys::is_ignored(*n))
+            .map(|n| signal(SignalKind::from_raw(n)).map(|s| (n, s)))
+            .collect::<std::io::Result<_>>()?;
+        Ok(Signals { streams })
     }
 
-    /// Waits for the next signal and returns its number.
+    /// Waits for the next signal and returns its number; never resolves
+    /// when every forwarded signal was ignored from the start.
     pub(crate) async fn next(&mut self) -> i32 {
-        let [(a, sa), (b, sb), (c, sc), (d, sd)] = &mut self.streams;
-        tokio::select! {
-            _ = sa.recv() => *a,
-            _ = sb.recv() => *b,
-            _ = sc.recv() => *c,
-            _ = sd.recv() => *d,
-        }
+        std::future::poll_fn(|cx| {
+            for (number, stream) in &mut self.streams {
+                if stream.poll_recv(cx).is_ready() {
+                    return Poll::Ready(*number);
+                }
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+/// Keeps zklock out of job control for as long as it holds a lock: a
+/// stopped zklock sends no heartbeat and never stops its command, while the
+/// lock passes on. While the command owns the terminal zklock sits in a
+/// background group, where writing its `-v` log under `stty tostop`
+/// (SIGTTOU) or reading the terminal (SIGTTIN) would stop it, and SIGTSTP
+/// from `kill` would too. Holding without a command, zklock is in the
+/// foreground, where Ctrl-Z would stop it while the person believes the
+/// lock suspended and held. Ignored, the write goes through and the read
+/// fails; the command's own signal state is the one zklock started with.
+pub(crate) fn stay_out_of_job_control() {
+    for signal in [libc::SIGTTOU, libc::SIGTTIN, libc::SIGTSTP] {
+        crate::sys::ignore(signal);
     }
 }

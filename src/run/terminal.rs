@@ -13,8 +13,10 @@
 //! from there raises SIGTTOU unless the caller blocks it, so every change here
 //! is made with SIGTTOU blocked in the calling thread.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
+
+use crate::sys;
 
 /// The controlling terminal, while zklock is in its foreground group.
 pub(super) struct Terminal {
@@ -38,9 +40,7 @@ impl Terminal {
             .open("/dev/tty")
             .ok()?;
         let tty = OwnedFd::from(tty);
-        // SAFETY: plain calls on a descriptor we own.
-        let (foreground, own_group) =
-            unsafe { (libc::tcgetpgrp(tty.as_raw_fd()), libc::getpgrp()) };
+        let (foreground, own_group) = (sys::foreground_group(tty.as_fd()), sys::process_group());
         (foreground == own_group).then_some(Terminal {
             tty,
             own_group,
@@ -52,8 +52,7 @@ impl Terminal {
     /// dropped. Without the terminal the command still runs, as it would in
     /// the background.
     pub(super) fn lend_to(&mut self, group: libc::pid_t) {
-        // SAFETY: a terminal descriptor we own.
-        if unsafe { set_foreground(self.tty.as_raw_fd(), group) } == 0 {
+        if sys::set_foreground_group(self.tty.as_fd(), group) {
             self.lent_to = Some(group);
         }
     }
@@ -64,38 +63,9 @@ impl Drop for Terminal {
     /// group that handed it on (a shell of its own, say) keeps it.
     fn drop(&mut self) {
         let Some(group) = self.lent_to else { return };
-        let fd = self.tty.as_raw_fd();
-        // SAFETY: plain calls on a descriptor we own.
-        unsafe {
-            if libc::tcgetpgrp(fd) == group {
-                set_foreground(fd, self.own_group);
-            }
+        let tty = self.tty.as_fd();
+        if sys::foreground_group(tty) == group {
+            sys::set_foreground_group(tty, self.own_group);
         }
-    }
-}
-
-/// tcsetpgrp with SIGTTOU blocked in this thread, so that a background
-/// caller is not stopped for it.
-unsafe fn set_foreground(tty: RawFd, group: libc::pid_t) -> libc::c_int {
-    // SAFETY: sigset_t is plain data; the calls only read and fill it.
-    unsafe {
-        let mut ttou: libc::sigset_t = std::mem::zeroed();
-        let mut before: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut ttou);
-        libc::sigaddset(&mut ttou, libc::SIGTTOU);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &ttou, &mut before);
-        let result = libc::tcsetpgrp(tty, group);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
-        result
-    }
-}
-
-/// Makes Ctrl-Z do nothing to zklock itself, for a hold without a command:
-/// a stopped zklock keeps no session alive, so the lock would lapse, and go
-/// to another contender, while the person believes it suspended and held.
-pub(crate) fn ignore_ctrl_z() {
-    // SAFETY: setting a signal to be ignored has no preconditions.
-    unsafe {
-        libc::signal(libc::SIGTSTP, libc::SIG_IGN);
     }
 }

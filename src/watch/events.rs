@@ -113,7 +113,7 @@ impl Serialize for LockEvent {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let contender = self.contender.as_ref();
         LockEventJson {
-            time: clock::format_time_ms(self.time_ms),
+            time: clock::format_utc_ms(self.time_ms),
             time_ms: self.time_ms,
             event: self.kind,
             lock: &self.lock,

@@ -43,8 +43,9 @@ use super::Session;
 /// Why the monitor gave up on the session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Lapse {
-    /// The session ended (expired, closed, authentication failed).
-    Ended(zkc::SessionState),
+    /// The session ended (expired, closed, authentication failed): how, in
+    /// the client library's words (its type stays in `zk`).
+    Ended(String),
     /// The leader may expire the session within `margin`: the latest evidence
     /// that it heard of the session is this old.
     Silent(Duration),
@@ -297,7 +298,7 @@ pub(crate) async fn lapse(session: &Session, evidence: &LeaderEvidence, margin: 
     let mut state = states.state();
     loop {
         if state.is_terminated() {
-            return Lapse::Ended(state);
+            return Lapse::Ended(state.to_string());
         }
         tokio::select! {
             next = states.changed() => {

@@ -24,6 +24,16 @@ impl Secret {
     }
 }
 
+/// Wiped as it goes: a process that keeps a copy of zklock's memory (the
+/// guard, forked before the lock) keeps no secret it dropped.
+impl Drop for Secret {
+    fn drop(&mut self) {
+        let mut bytes = std::mem::take(&mut self.0).into_bytes();
+        bytes.fill(0);
+        std::hint::black_box(&bytes);
+    }
+}
+
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("<secret>")
@@ -56,7 +66,7 @@ impl TlsConfig {
             })?;
         }
         if !self.verify_hostname {
-            // SAFETY (not memory safety): the operator asked to accept any
+            // SAFETY: not memory safety: the operator asked to accept any
             // name in the server's certificate with --tls-no-verify-hostname.
             options = unsafe { options.with_no_hostname_verification() };
         }

@@ -489,3 +489,17 @@ fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
         assert!(stderr.is_empty(), "{args:?} printed: {stderr}");
     }
 }
+
+#[test]
+fn the_version_is_the_same_with_or_without_other_arguments() {
+    let expected = format!("zklock {}\n", env!("CARGO_PKG_VERSION"));
+    for flag in ["--version", "-V"] {
+        let alone = support::Zklock::new([flag]).no_hosts().run();
+        alone.assert_success();
+        assert_eq!(alone.stdout, expected, "{flag}");
+        // With another option, clap answers: the same words.
+        let parsed = support::Zklock::new(["-q", flag]).no_hosts().run();
+        parsed.assert_success();
+        assert_eq!(parsed.stdout, alone.stdout, "{flag} after another option");
+    }
+}

@@ -25,13 +25,20 @@ const HUNG: i32 = 99;
 /// Runs `zklock` on a new terminal, following `steps` (`expect:TEXT`,
 /// `send:TEXT`); the run's stdout is what the terminal showed.
 pub(crate) fn on_terminal(zklock: &Zklock, steps: &[&str]) -> Run {
-    let template = zklock.command();
+    on_terminal_through(&[], zklock, steps)
+}
+
+/// [`on_terminal`], with zklock's command line given to `wrapper` (say,
+/// `sh -c 'stty tostop; exec "$@"' sh`) as its last arguments.
+pub(crate) fn on_terminal_through(wrapper: &[&str], zklock: &Zklock, steps: &[&str]) -> Run {
+    let template = zklock.through(wrapper);
     let mut command = Command::new("/usr/bin/python3");
     command
         .arg(DRIVER)
         .arg(DEADLINE_SECS.to_string())
         .args(steps)
         .arg("--")
+        .args(wrapper)
         .arg(template.get_program())
         .args(template.get_args());
     for (key, value) in template.get_envs() {

@@ -209,7 +209,20 @@ impl Zklock {
 
     /// The `std::process::Command` this stands for (stdio not set).
     pub fn command(&self) -> Command {
-        let mut command = Command::new(ZKLOCK);
+        self.through(&[])
+    }
+
+    /// [`Zklock::command`], with zklock's command line given to `wrapper`
+    /// as its last arguments (`nohup`, `sh -c '...; exec "$@"' sh`).
+    pub fn through(&self, wrapper: &[&str]) -> Command {
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(ZKLOCK);
+                command
+            }
+            None => Command::new(ZKLOCK),
+        };
         command.args(self.argv());
         for key in CLEARED_ENV {
             command.env_remove(key);

@@ -1,6 +1,6 @@
 //! The floor of the reap benchmark: the job of `zklock reap
 //! --all ROOT` on a tree of lock directories (ROOT/DIR/CONTENDER, as
-//! examples/populate.rs makes them) with the fewest round trips a client
+//! bench/populate.rs makes them) with the fewest round trips a client
 //! can make, on the same client crate.
 //!
 //! Usage: `delete_floor HOSTS ROOT`. It lists ROOT, lists every directory

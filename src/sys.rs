@@ -1,0 +1,473 @@
+//! The calls into the C library that the rest of zklock makes, each behind
+//! a safe function, so that the `unsafe` they need is in one place and each
+//! block says why it is sound. (The guard's exec, which runs on memory it
+//! shares with the guard, stays in `run::guard` with its own SAFETY notes.)
+
+use std::os::fd::{AsRawFd, FromRawFd};
+
+/// True when `signal`'s disposition is to be ignored: as the process
+/// started, until zklock changes it.
+pub(crate) fn is_ignored(signal: libc::c_int) -> bool {
+    // SAFETY: sigaction with no new action only writes the current one into
+    // the struct we own; a zeroed sigaction is a valid value to overwrite.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Ignores `signal` from now on (for this process; a command exec'd from
+/// it inherits the ignore).
+pub(crate) fn ignore(signal: libc::c_int) {
+    // SAFETY: setting a disposition to SIG_IGN installs no code of ours and
+    // has no memory-safety preconditions.
+    unsafe {
+        libc::signal(signal, libc::SIG_IGN);
+    }
+}
+
+/// Marks every descriptor from `first` up close-on-exec. Async-signal-safe:
+/// for a child between fork and exec.
+pub(crate) fn close_on_exec_from(first: libc::c_int) {
+    let first = first.max(0) as libc::c_uint;
+    // SAFETY: close_range only changes descriptor flags; it touches no
+    // memory of ours.
+    let marked = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            first,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    } == 0;
+    if !marked {
+        // Kernels before 5.11: one descriptor at a time, up to the limit.
+        // SAFETY: sysconf and fcntl take and return plain integers.
+        unsafe {
+            let limit = libc::sysconf(libc::_SC_OPEN_MAX).clamp(0, 65536) as libc::c_int;
+            for fd in first as libc::c_int..limit {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+/// Gives `signal` its default action again.
+pub(crate) fn default_action(signal: libc::c_int) {
+    // SAFETY: SIG_DFL installs no code of ours and has no memory-safety
+    // preconditions.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+    }
+}
+
+/// A signal set holding `signals`.
+pub(crate) fn signal_set(signals: &[libc::c_int]) -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data, for which all zeroes is a valid value;
+    // sigemptyset and sigaddset only write the set we own.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in signals {
+            libc::sigaddset(&mut set, *signal);
+        }
+        set
+    }
+}
+
+/// Blocks every signal in this thread; returns the mask it had.
+pub(crate) fn block_all_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigfillset and sigprocmask only write
+    // the sets we own.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut before: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_BLOCK, &all, &mut before);
+        before
+    }
+}
+
+/// Sets this thread's signal mask to `mask`.
+pub(crate) fn set_signal_mask(mask: &libc::sigset_t) {
+    // SAFETY: sigprocmask reads the set we own and writes nothing else.
+    unsafe {
+        libc::sigprocmask(libc::SIG_SETMASK, mask, std::ptr::null_mut());
+    }
+}
+
+/// Unblocks `signals` in this thread.
+pub(crate) fn unblock(signals: &[libc::c_int]) {
+    let set = signal_set(signals);
+    // SAFETY: sigprocmask reads the set we own and writes nothing else.
+    unsafe {
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Waits for one of the blocked signals in `set`; returns its number.
+pub(crate) fn wait_for_signal(set: &libc::sigset_t) -> libc::c_int {
+    // SAFETY: siginfo_t is plain data; sigwaitinfo writes only the one we own.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::sigwaitinfo(set, &mut info)
+    }
+}
+
+/// A descriptor that becomes readable when one of `signals` (blocked) is
+/// pending; the signal stays pending for a later wait.
+pub(crate) fn signal_descriptor(signals: &[libc::c_int]) -> Option<std::os::fd::OwnedFd> {
+    let set = signal_set(signals);
+    // SAFETY: signalfd reads the set we own and returns a new descriptor.
+    let fd = unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC) };
+    // SAFETY: the descriptor is new and ours alone.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// Waits until one of `fds` is readable (or hung up); returns which, in
+/// their order. Interrupted waits are retried.
+pub(crate) fn wait_readable<const N: usize>(fds: [std::os::fd::RawFd; N]) -> [bool; N] {
+    let mut ready = fds.map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    // SAFETY: poll writes only the revents of the entries we own, whose
+    // number it is given.
+    while unsafe { libc::poll(ready.as_mut_ptr(), N as libc::nfds_t, -1) } < 0 {}
+    ready.map(|entry| entry.revents != 0)
+}
+
+/// What [`fork`] returns in each process.
+pub(crate) enum Forked {
+    /// In the parent: the child's pid.
+    Parent(libc::pid_t),
+    /// In the child.
+    Child,
+}
+
+/// Forks this process.
+///
+/// The child of a process with threads may only make async-signal-safe
+/// calls until it execs: call this while the process has a single thread,
+/// or make only such calls in the child.
+pub(crate) fn fork() -> std::io::Result<Forked> {
+    // SAFETY: fork has no memory-safety preconditions of its own; what the
+    // child may do is the caller's to keep (see above).
+    match unsafe { libc::fork() } {
+        0 => Ok(Forked::Child),
+        pid if pid > 0 => Ok(Forked::Parent(pid)),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// Moves process `pid` (0: this one) into the process group `group` (0: a
+/// new one it leads). Failure (the child already did it) is harmless here.
+pub(crate) fn set_process_group(pid: libc::pid_t, group: libc::pid_t) {
+    // SAFETY: setpgid takes and returns plain integers.
+    unsafe {
+        libc::setpgid(pid, group);
+    }
+}
+
+/// This process's group.
+pub(crate) fn process_group() -> libc::pid_t {
+    // SAFETY: getpgrp cannot fail.
+    unsafe { libc::getpgrp() }
+}
+
+/// This process's parent.
+pub(crate) fn parent_pid() -> libc::pid_t {
+    // SAFETY: getppid cannot fail.
+    unsafe { libc::getppid() }
+}
+
+/// The real user id.
+pub(crate) fn real_uid() -> libc::uid_t {
+    // SAFETY: getuid cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// Ends this process at once with `code`, running nothing of Rust's (no
+/// destructors, no buffered output flushed): for a child of a fork.
+pub(crate) fn exit_now(code: libc::c_int) -> ! {
+    // SAFETY: _exit is async-signal-safe and never returns.
+    unsafe { libc::_exit(code) }
+}
+
+/// Sends `signal` to process `pid`; false when it failed (no such
+/// process, not ours).
+pub(crate) fn kill(pid: libc::pid_t, signal: libc::c_int) -> bool {
+    // SAFETY: kill takes and returns plain integers.
+    unsafe { libc::kill(pid, signal) == 0 }
+}
+
+/// Sends `signal` to process group `group` (0: this process's own); a gone
+/// group is no error worth telling.
+pub(crate) fn kill_group(group: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: killpg takes and returns plain integers.
+    unsafe {
+        libc::killpg(group, signal);
+    }
+}
+
+/// True when process `pid` exists (signal 0 succeeds or is refused).
+pub(crate) fn process_exists(pid: libc::pid_t) -> bool {
+    kill(pid, 0) || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// What [`wait_pid`] found.
+pub(crate) enum Waited {
+    /// A child ended or stopped: its pid and wait status.
+    Child(libc::pid_t, libc::c_int),
+    /// Children match, none has changed yet (only with `WNOHANG`).
+    Running,
+    /// No child matches.
+    None,
+}
+
+/// waitpid(2) for `pid` (-1: any child; -G: any of group G) with `flags`.
+pub(crate) fn wait_pid(pid: libc::pid_t, flags: libc::c_int) -> Waited {
+    let mut status = 0;
+    // SAFETY: waitpid only writes the status we own.
+    match unsafe { libc::waitpid(pid, &mut status, flags) } {
+        0 => Waited::Running,
+        ended if ended > 0 => Waited::Child(ended, status),
+        _ => Waited::None,
+    }
+}
+
+/// True while a child of this process in group `group` is still there
+/// (ended or not), without reaping it.
+pub(crate) fn group_has_children(group: libc::pid_t) -> bool {
+    // SAFETY: siginfo_t is plain data; with WNOWAIT waitid only reports,
+    // into the struct we own.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_PGID,
+            group as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
+    }
+}
+
+/// Makes this process the parent of its descendants' orphans.
+pub(crate) fn become_subreaper() -> std::io::Result<()> {
+    // SAFETY: prctl with plain integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Asks for `signal` when this thread's parent ends.
+pub(crate) fn on_parent_death(signal: libc::c_int) {
+    // SAFETY: prctl with plain integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, signal);
+    }
+}
+
+/// Names this process (as `ps` and `pkill` see it).
+pub(crate) fn set_process_name(name: &std::ffi::CStr) {
+    // SAFETY: PR_SET_NAME reads the NUL-terminated string we own.
+    unsafe {
+        libc::prctl(libc::PR_SET_NAME, name.as_ptr());
+    }
+}
+
+/// A pipe with both ends closed on exec: (read end, write end).
+pub(crate) fn pipe() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two descriptors, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are fresh and ours alone.
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    })
+}
+
+/// Writes `bytes` to `fd` in one call, ignoring the outcome (the reader
+/// may be gone). Async-signal-safe.
+pub(crate) fn write_once(fd: std::os::fd::RawFd, bytes: &[u8]) {
+    // SAFETY: write reads the buffer we own, for its length.
+    unsafe {
+        libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+    }
+}
+
+/// Closes every descriptor but `keep`.
+pub(crate) fn close_all_but(keep: std::os::fd::RawFd) {
+    let keep = keep as libc::c_uint;
+    // SAFETY: close_range takes plain integers; closing descriptors has no
+    // memory-safety preconditions in this process, which owns them all.
+    let closed = |first: libc::c_uint, last: libc::c_uint| unsafe {
+        libc::syscall(libc::SYS_close_range, first, last, 0 as libc::c_uint) == 0
+    };
+    let below = keep == 0 || closed(0, keep - 1);
+    let above = closed(keep + 1, libc::c_uint::MAX);
+    if !(below && above) {
+        for fd in (0..1024).filter(|fd| *fd != keep as libc::c_int) {
+            // SAFETY: as above.
+            unsafe {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// Takes descriptor `fd`, handed over by the parent at exec and named on
+/// the command line; `None` when it is not open. Call it once per
+/// descriptor, before anything else could have opened one of that number.
+pub(crate) fn take_inherited(fd: std::os::fd::RawFd) -> Option<std::os::fd::OwnedFd> {
+    // SAFETY: F_GETFD only checks that the descriptor is open.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return None;
+    }
+    // SAFETY: the descriptor is open, and (see above) nothing else in this
+    // process owns it.
+    Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// Makes `to` a copy of `from`, kept across exec. Async-signal-safe: for a
+/// child between fork and exec.
+pub(crate) fn inherit_as(from: std::os::fd::RawFd, to: std::os::fd::RawFd) -> std::io::Result<()> {
+    // dup2 onto itself would keep close-on-exec; clear it instead.
+    // SAFETY: fcntl and dup2 take and return plain integers.
+    let moved = unsafe {
+        if from == to {
+            libc::fcntl(to, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(from, to)
+        }
+    };
+    if moved < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Starts a new session led by this process: no controlling terminal.
+/// Async-signal-safe.
+pub(crate) fn new_session() -> std::io::Result<()> {
+    // SAFETY: setsid takes no arguments.
+    if unsafe { libc::setsid() } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A descriptor that becomes readable when process `pid` ends; `None`
+/// without pidfd (kernels before 5.3) or when it is gone.
+pub(crate) fn pidfd(pid: libc::pid_t) -> Option<std::os::fd::OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a new descriptor, ours alone.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as std::os::fd::RawFd) })
+}
+
+/// The terminal `tty`'s foreground process group.
+pub(crate) fn foreground_group(tty: std::os::fd::BorrowedFd<'_>) -> libc::pid_t {
+    // SAFETY: tcgetpgrp takes a descriptor the borrow keeps open.
+    unsafe { libc::tcgetpgrp(tty.as_raw_fd()) }
+}
+
+/// Makes `group` the terminal's foreground group, with SIGTTOU blocked in
+/// this thread so that a background caller is not stopped for it; false
+/// when it failed.
+pub(crate) fn set_foreground_group(tty: std::os::fd::BorrowedFd<'_>, group: libc::pid_t) -> bool {
+    let ttou = signal_set(&[libc::SIGTTOU]);
+    // SAFETY: the sets are ours, plain data; tcsetpgrp takes a descriptor
+    // the borrow keeps open.
+    unsafe {
+        let mut before: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &ttou, &mut before);
+        let result = libc::tcsetpgrp(tty.as_raw_fd(), group);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+        result == 0
+    }
+}
+
+/// The number of columns of the terminal on `fd`, when it is one and says.
+pub(crate) fn terminal_columns(fd: std::os::fd::RawFd) -> Option<u16> {
+    // SAFETY: winsize is plain data; TIOCGWINSZ fills the one we own and
+    // nothing else.
+    unsafe {
+        let mut size: libc::winsize = std::mem::zeroed();
+        (libc::ioctl(fd, libc::TIOCGWINSZ, &mut size) == 0 && size.ws_col > 0)
+            .then_some(size.ws_col)
+    }
+}
+
+/// `secs` since the epoch as local time; as UTC (offset 0) where the local
+/// zone cannot be had.
+pub(crate) fn local_time(secs: libc::time_t) -> libc::tm {
+    // SAFETY: tm is plain data, for which all zeroes is a valid value;
+    // localtime_r and gmtime_r only write the one we own.
+    unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&secs, &mut tm).is_null() {
+            libc::gmtime_r(&secs, &mut tm);
+            tm.tm_gmtoff = 0;
+        }
+        tm
+    }
+}
+
+/// This machine's host name.
+pub(crate) fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; truncation is handled by
+    // stopping at the first NUL or the end.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// The name of user `uid` in the password database.
+pub(crate) fn user_name(uid: libc::uid_t) -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut found = std::ptr::null_mut();
+    // SAFETY: passwd is plain data, for which all zeroes is a valid value;
+    // every pointer refers to memory that lives across the call, and buf's
+    // length is passed with it.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if rc != 0 || found.is_null() || entry.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: on success pw_name points to a NUL-terminated string in buf.
+    let name = unsafe { std::ffi::CStr::from_ptr(entry.pw_name) };
+    Some(name.to_string_lossy().into_owned())
+}
+
+/// Overwrites the value of environment variable `name` in the process's
+/// environment block (what /proc/PID/environ shows) and removes it.
+///
+/// Only while the process has a single thread: nothing may read or change
+/// the environment meanwhile.
+pub(crate) fn wipe_environment_variable(name: &str) {
+    let Ok(key) = std::ffi::CString::new(name) else {
+        return;
+    };
+    // SAFETY: one thread (see above); getenv returns a pointer into the
+    // environment block, valid and writable for the value's length.
+    unsafe {
+        let value = libc::getenv(key.as_ptr());
+        if !value.is_null() {
+            std::ptr::write_bytes(value, 0, libc::strlen(value));
+        }
+        std::env::remove_var(name);
+    }
+}
