@@ -778,7 +778,7 @@ mod tests {
         /// Any time or age a stat can carry is shown, however far off.
         #[test]
         fn any_time_or_age_formats(ms in proptest::prelude::any::<i64>()) {
-            let _ = format_time_ms(ms);
+            let _ = format_local_ms(ms);
             let _ = format_age_ms(ms);
         }
 
