@@ -417,7 +417,7 @@ impl CliCommand {
 /// The format `-o` asked for, else `default`.
 fn format_or(output: Option<OutputFormat>, default: Format) -> Format {
     match output {
-        Some(OutputFormat::Table) => Format::Table,
+        Some(OutputFormat::Table | OutputFormat::Wide) => Format::Table,
         Some(OutputFormat::Json) => Format::Json,
         None => default,
     }
@@ -479,7 +479,7 @@ impl GlobalArgs {
             root,
             admin_port: self.admin_port,
             printer: Printer {
-                truncate: !self.no_trunc,
+                wide: self.no_trunc || matches!(self.output, Some(OutputFormat::Wide)),
                 ..Printer::new(format, self.quiet)
             },
             verbosity: self.verbose,

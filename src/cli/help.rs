@@ -270,10 +270,13 @@ waiters (most first; these two read everything before printing).
 --no-headers leaves out the header line. The default root absent (a fresh
 cluster) or empty is no error: no locks, exit 0, an empty table or [].
 
+The default table shows LOCK, KIND, HOLDERS, WAITERS, HELD FOR and OWNER,
+which fit 80 columns for ordinary names whatever the terminal's width;
+-o wide adds DIALECT and HOST and cuts nothing (--no-trunc is its alias).
 Tables never break an identifier (paths, node names, session ids, headers):
 they are printed whole, and only OWNER is cut with an ellipsis to fit the
-terminal; it is printed whole with --no-trunc or when stdout is not a
-terminal. Column widths come from the first 500 rows; later rows print as
+terminal (or COLUMNS when stdout is not a terminal and it is set; else it is
+printed whole). Column widths come from the first 500 rows; later rows print as
 they come. Points in time are local time with date and zone; spans, like
 HELD FOR, are durations. With -o json, stdout holds one whole document or
 nothing, and an error goes to stderr as {{\"error\", \"exit_code\"}}.

@@ -358,7 +358,7 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
-    /// Print free text in tables (owners, data) whole; it is cut to fit only on a terminal
+    /// The same as -o wide: every column of a table, nothing cut
     #[arg(long, global = true)]
     pub no_trunc: bool,
 
@@ -378,7 +378,10 @@ pub enum SaslArg {
 /// `-o/--output` values.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum OutputFormat {
+    /// A table of the columns that fit 80 columns
     Table,
+    /// A table of every column, with nothing cut
+    Wide,
     Json,
 }
 

@@ -93,11 +93,11 @@ impl LsSort {
 const COLUMNS: &[Column] = &[
     Column::whole("LOCK"),
     Column::whole("KIND"),
-    Column::whole("DIALECT"),
+    Column::whole("DIALECT").wide(),
     Column::whole("HOLDERS"),
     Column::whole("WAITERS"),
     Column::whole("HELD FOR"),
-    Column::whole("HOST"),
+    Column::whole("HOST").wide(),
     Column::text("OWNER"),
 ];
 

@@ -141,22 +141,47 @@ pub fn note_unreadable(printer: &Printer, walked: &WalkProgress) {
     }
 }
 
-/// `holding`, `waiting on NODE`, or `waiting for a lease`; with what is
-/// wrong when the ensemble says so: a session with no connection now (its
-/// client is gone, and its nodes stay until the session expires), or a
-/// waiter that does not watch the node it waits on (it will not wake).
+/// `holding`, `waiting on SEQ` (the sequence number of the node it waits
+/// on, which the SEQ column shows: a node name is too long for a table that
+/// fits 80 columns), or `waiting for a lease`; with what is wrong when the
+/// ensemble says so: a session with no connection now (its client is gone,
+/// and its nodes stay until the session expires), or a waiter that does not
+/// watch the node it waits on (it will not wake).
 pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
     let mut state = match &contender.waiting_on {
         _ if holding => "holding".to_owned(),
-        Some(ahead) => format!("waiting on {}", relative(lock, ahead)),
+        Some(ahead) => format!(
+            "waiting on {}",
+            node_sequence(ahead).unwrap_or_else(|| relative(lock, ahead))
+        ),
         None => "waiting for a lease".to_owned(),
     };
     if contender.client.as_ref().is_some_and(|c| !c.connected) {
-        state += " (session not connected)";
+        state += " (not connected)";
     } else if !holding && contender.watching == Some(false) {
-        state += " (not watching it)";
+        state += " (not watching)";
     }
     state
+}
+
+/// A contender's sequence number as the SEQ column shows it, or `-`.
+pub fn sequence(contender: &Contender) -> String {
+    contender
+        .sequence
+        .map_or("-".to_owned(), |sequence| sequence.to_string())
+}
+
+/// The sequence number ZooKeeper appended to a node's name (its last ten
+/// digits), without leading zeros, as SEQ shows it; `None` for a node
+/// that has none.
+pub fn node_sequence(path: &str) -> Option<&str> {
+    let name = zk::path::basename(path);
+    let digits = name.get(name.len().checked_sub(10)?..)?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let shown = digits.trim_start_matches('0');
+    Some(if shown.is_empty() { "0" } else { shown })
 }
 
 /// `path` relative to the lock directory when it lies below it.
@@ -167,8 +192,15 @@ pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
 }
 
 /// The table of the commands that delete or revoke nodes (`reap`,
-/// `release`): one row per node and what was done to it.
-const NODE_ACTIONS: &[Column] = &[Column::whole("NODE"), Column::text("ACTION")];
+/// `release`): one row per node and what was done to it. The node's full
+/// path is in `-o wide`; the default names it by lock and sequence number,
+/// so that the reason beside it has room.
+const NODE_ACTIONS: &[Column] = &[
+    Column::whole("NODE").wide(),
+    Column::whole("LOCK"),
+    Column::whole("SEQ"),
+    Column::sentence("ACTION"),
+];
 
 /// The rows of [`NODE_ACTIONS`]: each group of paths with its action, then
 /// the nodes left alone, with the reason.
@@ -177,16 +209,29 @@ fn node_action_rows(
     done: &[(&[String], &str)],
     skipped: &[Skipped],
 ) -> std::io::Result<()> {
+    let row = |table: &mut Table<'_>, path: &str, action: String| {
+        let (lock, sequence) = match node_sequence(path) {
+            Some(sequence) => (zk::path::parent(path).unwrap_or(path), sequence),
+            None => (path, "-"),
+        };
+        table.row([
+            path.to_owned(),
+            lock.to_owned(),
+            sequence.to_owned(),
+            action,
+        ])
+    };
     for (paths, action) in done {
         for path in *paths {
-            table.row([path.clone(), (*action).to_owned()])?;
+            row(table, path, (*action).to_owned())?;
         }
     }
     for skipped in skipped {
-        table.row([
-            skipped.path.clone(),
+        row(
+            table,
+            &skipped.path,
             format!("left alone: {}", skipped.reason),
-        ])?;
+        )?;
     }
     Ok(())
 }

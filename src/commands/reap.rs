@@ -16,7 +16,9 @@ use crate::output::{self, Column, Printer, Report, Table};
 use crate::usage::UsageError;
 use crate::zk::Session;
 
-use super::{NODE_ACTIONS, node_action_rows, note_unreadable, show_progress, with_session};
+use super::{
+    NODE_ACTIONS, node_action_rows, node_sequence, note_unreadable, show_progress, with_session,
+};
 
 /// What `reap` was asked for.
 #[derive(Clone, Debug)]
@@ -53,7 +55,7 @@ pub(crate) struct ReapReport {
 }
 
 impl Report for ReapReport {
-    fn heading(&self) -> Option<String> {
+    fn summary(&self) -> Option<String> {
         Some(format!(
             "{}: {} deleted, {} left alone",
             self.path,
@@ -82,7 +84,7 @@ pub(crate) struct DryRunReport {
 }
 
 impl Report for DryRunReport {
-    fn heading(&self) -> Option<String> {
+    fn summary(&self) -> Option<String> {
         Some(format!(
             "{}: would delete {}",
             self.path,
@@ -92,7 +94,9 @@ impl Report for DryRunReport {
 
     fn columns(&self) -> &'static [Column] {
         const COLUMNS: &[Column] = &[
-            Column::whole("NODE"),
+            Column::whole("NODE").wide(),
+            Column::whole("LOCK"),
+            Column::whole("SEQ"),
             Column::whole("WHAT"),
             Column::whole("SESSION"),
             Column::whole("AGE"),
@@ -105,6 +109,8 @@ impl Report for DryRunReport {
         for node in &self.would_delete {
             table.row([
                 node.path.clone(),
+                node.lock.clone(),
+                node_sequence(&node.path).unwrap_or("-").to_owned(),
                 node.what.as_str().to_owned(),
                 node.session.clone().unwrap_or_else(|| "-".to_owned()),
                 output::format_age_ms(node.age_ms),

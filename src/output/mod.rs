@@ -42,9 +42,9 @@ pub trait Report: Serialize {
     /// Writes the rows of the table form.
     fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()>;
 
-    /// Lines printed above the table (not in JSON): a summary of what the
-    /// rows are about.
-    fn heading(&self) -> Option<String> {
+    /// Lines printed below the table (not in JSON): a summary of the rows,
+    /// last, so that it is still on the screen when a long table is done.
+    fn summary(&self) -> Option<String> {
         None
     }
 }
@@ -55,8 +55,8 @@ pub struct Printer {
     pub format: Format,
     pub quiet: bool,
     pub color: bool,
-    /// Cut free text in tables to the terminal's width (`--no-trunc` clears it).
-    pub truncate: bool,
+    /// Tables show every column and cut nothing (`-o wide`, `--no-trunc`).
+    pub wide: bool,
     /// Print the header line of tables (`ls --no-headers` clears it).
     pub headers: bool,
 }
@@ -70,7 +70,7 @@ impl Printer {
             format,
             quiet,
             color: !no_color && std::io::stderr().is_terminal(),
-            truncate: true,
+            wide: false,
             headers: true,
         }
     }
@@ -87,12 +87,13 @@ impl Printer {
                 out.flush()?;
             }
             Format::Table => {
-                if let Some(heading) = report.heading() {
-                    writeln!(out, "{}\n", inert(&heading))?;
-                }
-                let mut table = self.table(Box::new(out), report.columns());
+                let mut table = self.table(Box::new(&mut out), report.columns());
                 report.rows(&mut table)?;
                 table.finish()?;
+                if let Some(summary) = report.summary() {
+                    writeln!(out, "\n{}", inert(&summary))?;
+                }
+                out.flush()?;
             }
         }
         Ok(())
@@ -100,11 +101,7 @@ impl Printer {
 
     /// A table of `columns` written to `out` in this printer's layout.
     fn table<'w>(&self, out: Box<dyn Write + 'w>, columns: &'static [Column]) -> Table<'w> {
-        Table::new(
-            out,
-            columns,
-            Layout::for_stdout(self.truncate, self.headers),
-        )
+        Table::new(out, columns, Layout::for_stdout(self.wide, self.headers))
     }
 
     /// Starts a listing on stdout: one element at a time, as a table of

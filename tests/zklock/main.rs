@@ -28,6 +28,7 @@ mod secured;
 mod semaphores;
 mod sessions;
 mod soak;
+mod tables;
 mod terminal;
 mod unreachable;
 mod watch;

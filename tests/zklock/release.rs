@@ -59,7 +59,7 @@ fn a_detached_lock_is_held_until_released_by_its_token() {
     env.zklock(["lock", "-n", "dx", "--", "true"])
         .run()
         .assert_code(1);
-    env.zklock(["release", &token])
+    env.zklock(["release", &token, "-o", "wide"])
         .run()
         .assert_success()
         .assert_stdout_contains(&token);
