@@ -326,6 +326,13 @@ impl Cli {
             }
             CliCommand::Man { command } => Subcommand::Man(super::man_page(command.as_deref())?),
         };
+        // A lock that may wait keeps trying a server that drops connections
+        // (its per-host limit) for as long as it may wait.
+        if let Subcommand::Lock(args) = &command
+            && !args.no_wait
+        {
+            globals.connect.patience = args.timeout;
+        }
         Ok((globals, command))
     }
 }
@@ -475,6 +482,7 @@ impl GlobalArgs {
                 acl,
                 read_only: self.read_only,
                 retry: RetryPolicy::new(self.retries),
+                patience: None,
             },
             root,
             admin_port: self.admin_port,

@@ -113,8 +113,14 @@ fn refuse(err: clap::Error, args: &[std::ffi::OsString]) -> ! {
     if err.use_stderr() && asks_for_json(args) {
         let message = err.render().to_string();
         let message = message.trim().trim_start_matches("error: ");
-        crate::output::print_error(crate::output::Format::Json, message, 2);
+        crate::output::print_error(crate::output::Format::Json, message, 2, "usage");
         std::process::exit(2);
+    }
+    if err.use_stderr() {
+        // One prefix for every error zklock prints, clap's among them.
+        let message = err.render().to_string();
+        eprint!("zklock: {}", message.trim_start_matches("error: "));
+        std::process::exit(err.exit_code());
     }
     err.exit()
 }
@@ -171,6 +177,22 @@ fn with_hint(mut err: clap::Error) -> clap::Error {
         err.get(ContextKind::Usage),
         Some(ContextValue::StyledStr(usage)) if usage.to_string().contains("-- <COMMAND>")
     );
+    // clap's tip for a word that looks like a flag is to put it after
+    // `--`, which for a negative number (`-w -1`) would make it the command.
+    let negative_number = err.kind() == ErrorKind::UnknownArgument
+        && matches!(
+            err.get(ContextKind::InvalidArg),
+            Some(ContextValue::String(word))
+                if word.strip_prefix('-').is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        );
+    if negative_number {
+        err.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![
+                "durations and counts cannot be negative: write 0 or more (e.g. -w 30s)".into(),
+            ]),
+        );
+    }
     if stray_word && runs_a_command {
         err.insert(
             ContextKind::Suggested,

@@ -114,9 +114,9 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
             print_grant(&globals.printer, &grant)?;
             Ok(ExitStatus::Success)
         }
-        (HolderWord::Failed(code, message), None) => {
+        (HolderWord::Failed(code, cause, message), None) => {
             if !message.is_empty() {
-                eprintln!("zklock: {}", output::inert(&message));
+                output::print_error(globals.printer.format, &message, code, &cause);
             }
             Ok(ExitStatus::Child(code))
         }
@@ -169,13 +169,14 @@ async fn lock_and_hold(
             (Ok(Ok(acquired)), reporter) => (acquired, reporter),
             (Ok(Err(GaveUp { status, message })), reporter) => {
                 if let Some(reporter) = reporter {
-                    reporter.failed(status.code(), &message);
+                    reporter.failed(status.code(), exit::NOT_ACQUIRED, &message);
                 }
                 return Ok(status);
             }
             (Err(err), reporter) => {
                 if let Some(reporter) = reporter {
-                    reporter.failed(exit::status_for(&err).code(), &format!("{err:#}"));
+                    let (code, cause) = (exit::status_for(&err).code(), exit::cause_for(&err));
+                    reporter.failed(code, cause, &format!("{err:#}"));
                 }
                 return Err(err);
             }
@@ -520,7 +521,7 @@ fn not_acquired(args: &LockArgs, holders: &[String]) -> String {
     };
     match args.timeout {
         Some(timeout) if !args.no_wait => format!(
-            "timed out after {} waiting for {}: {what}, by {held_by}",
+            "timed out after {} waiting for {}: {what} by {held_by}",
             humantime::format_duration(timeout),
             args.path
         ),

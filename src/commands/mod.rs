@@ -82,10 +82,13 @@ pub async fn with_session_and_survey<T>(
         zk::connect(&globals.connect),
         sessions::survey(&globals.connect.hosts, globals.admin_port, ask)
     );
+    // The real failure first, and alone: a survey that could not ask a
+    // server that is not there adds nothing to "cannot reach".
+    let session = session?;
     if let Some(why) = survey.why_unknown() {
         globals.printer.note(&why);
     }
-    work_then_close(session?, async |session| work(session, &survey).await).await
+    work_then_close(session, async |session| work(session, &survey).await).await
 }
 
 async fn work_then_close<T>(

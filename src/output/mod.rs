@@ -160,13 +160,18 @@ impl Printer {
 }
 
 /// Reports an error on stderr: a line for people, or with `-o json` one
-/// JSON object `{"error", "exit_code"}`, so a script reading JSON never has
-/// to parse prose. Stdout is left alone.
-pub fn print_error(format: Format, message: &str, exit_code: u8) {
+/// JSON object `{"error", "exit_code", "cause"}`, so a script reading JSON
+/// never has to parse prose (`cause` is a stable word, see
+/// `exit::cause_for`). Stdout is left alone.
+pub fn print_error(format: Format, message: &str, exit_code: u8, cause: &str) {
     match format {
         Format::Table => eprintln!("zklock: {}", inert(message)),
         Format::Json => {
-            let error = serde_json::json!({ "error": message, "exit_code": exit_code });
+            let error = serde_json::json!({
+                "error": message,
+                "exit_code": exit_code,
+                "cause": cause,
+            });
             eprintln!("{}", inert_json(error.to_string()));
         }
     }

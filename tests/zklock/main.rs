@@ -13,6 +13,7 @@ mod support;
 mod cli_basics;
 mod completions;
 mod elections;
+mod errors;
 mod faults;
 mod generated;
 mod guard;

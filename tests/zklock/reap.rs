@@ -265,6 +265,7 @@ fn session(env: &TestEnv) -> (tokio::runtime::Runtime, zk::Session) {
         acl: Default::default(),
         read_only: false,
         retry: RetryPolicy::new(5),
+        patience: None,
     };
     let session = runtime.block_on(zk::connect(&options)).expect("connect");
     (runtime, session)
