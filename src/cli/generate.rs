@@ -8,7 +8,7 @@ use clap::{Arg, Command, CommandFactory, ValueHint};
 
 use super::Cli;
 use crate::commands::generated::Shell;
-use crate::exit::ExitStatus;
+use crate::exit::{CAUSES, ExitStatus};
 use crate::usage::UsageError;
 
 /// zklock's command line as clap parses it: the derived definitions, plus
@@ -272,6 +272,7 @@ fn render_man(command: Command, name: &str, all: &[String]) -> String {
         roff += &rendered(&man, clap_mangen::Man::render_subcommands_section);
     }
     roff += &exit_status_section();
+    roff += &json_errors_section();
     roff += &environment_section(&environment);
     roff += &files_section();
     roff += ".SH EXAMPLES\n";
@@ -318,6 +319,19 @@ fn exit_status_section() -> String {
     let mut roff = String::from(".SH \"EXIT STATUS\"\n");
     for (status, meaning) in ExitStatus::TABLE {
         roff += &entry(&status.documented_code(), meaning);
+    }
+    roff
+}
+
+/// What the JSON error's `cause` may say, word by word.
+fn json_errors_section() -> String {
+    let mut roff = String::from(
+        ".SH \"JSON ERRORS\"\nWith \\-o json, an error goes to stderr as one JSON \
+         object {\"error\", \"exit_code\", \"cause\"}, where cause is one of these \
+         words:\n",
+    );
+    for (cause, meaning) in CAUSES {
+        roff += &entry(cause, meaning);
     }
     roff
 }

@@ -279,7 +279,8 @@ terminal (or COLUMNS when stdout is not a terminal and it is set; else it is
 printed whole). Column widths come from the first 500 rows; later rows print as
 they come. Points in time are local time with date and zone; spans, like
 HELD FOR, are durations. With -o json, stdout holds one whole document or
-nothing, and an error goes to stderr as {{\"error\", \"exit_code\"}}.
+nothing, and an error goes to stderr as {{\"error\", \"exit_code\", \"cause\"}}
+(see JSON ERRORS for the causes).
 
 {LOCKS_EXPLAINED}"
         )
