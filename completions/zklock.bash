@@ -603,7 +603,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__lock)
-            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1185,7 +1185,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__rlock)
-            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1331,7 +1331,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__sem)
-            opts="-n -w -E -C -H -o -q -v -h --max-leases --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --max-leases --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1701,7 +1701,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__wlock)
-            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

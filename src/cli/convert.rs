@@ -161,6 +161,16 @@ impl LockCmdArgs {
         };
         let path = zk::path::resolve(root, &self.lock)?;
         zk::path::check_lock_directory(&path)?;
+        if let Some(oddity) = crate::names::oddity(&self.lock)
+            && !self.allow_odd_name
+        {
+            return Err(UsageError::new(format!(
+                "refusing to create the lock {:?}: it has {oddity}, so it would look like \
+                 another lock and be a different one (--allow-odd-name joins a lock another \
+                 library already uses under this name)",
+                self.lock
+            )));
+        }
         Ok(LockArgs {
             path,
             kind,

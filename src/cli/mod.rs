@@ -515,6 +515,11 @@ pub struct LockCmdArgs {
     #[arg(long, value_enum, default_value_t = DialectArg::Curator)]
     pub dialect: DialectArg,
 
+    /// Take a lock whose name has white space at either end or an invisible character
+    /// (to join a lock another library already uses under such a name)
+    #[arg(long)]
+    pub allow_odd_name: bool,
+
     /// Run COMMAND through `sh -c` (its words joined by spaces)
     #[arg(long, requires = "command")]
     pub shell: bool,

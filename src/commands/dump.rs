@@ -158,7 +158,7 @@ fn contender_row(
     holding: bool,
 ) -> std::io::Result<()> {
     table.row([
-        lock.to_owned(),
+        crate::names::shown(lock).into_owned(),
         relative(lock, &contender.path).to_owned(),
         sequence(contender),
         state(lock, contender, holding),

@@ -219,7 +219,7 @@ fn node_action_rows(
         };
         table.row([
             path.to_owned(),
-            lock.to_owned(),
+            crate::names::shown(lock).into_owned(),
             sequence.to_owned(),
             action,
         ])

@@ -109,7 +109,7 @@ impl Report for DryRunReport {
         for node in &self.would_delete {
             table.row([
                 node.path.clone(),
-                node.lock.clone(),
+                crate::names::shown(&node.lock).into_owned(),
                 node_sequence(&node.path).unwrap_or("-").to_owned(),
                 node.what.as_str().to_owned(),
                 node.session.clone().unwrap_or_else(|| "-".to_owned()),

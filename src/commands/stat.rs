@@ -72,7 +72,7 @@ fn heading(lock: &LockSummary) -> String {
     };
     format!(
         "{}: {what} ({}), {holders}, {}",
-        lock.path,
+        crate::names::shown(&lock.path),
         lock.dialect,
         count(lock.waiters, "waiter", "waiters")
     )

@@ -72,3 +72,35 @@ fn every_table_fits_80_columns_with_long_owners_and_50_waiters() {
     let revoked = shown(env.zklock(["release", "deploy", "--revoke"]));
     assert_eq!(too_wide(&revoked), Vec::<&String>::new());
 }
+
+#[test]
+fn look_alike_names_are_refused_and_told_apart() {
+    let env = TestEnv::new();
+    for odd in ["deploy ", " deploy", "de\u{200b}ploy", "deploy\u{feff}"] {
+        let run = env
+            .zklock(["-o", "json", "lock", odd, "-n", "--detach"])
+            .run();
+        run.assert_code(2);
+        let error: support::json::ErrorReport =
+            serde_json::from_str(run.stderr.trim()).expect("a JSON error");
+        assert_eq!(error.cause, "usage", "{odd:?}");
+    }
+    assert!(env.zk().exists("/locks/deploy ").is_none(), "nothing made");
+    // A lock another library already holds under such a name can be joined.
+    env.zklock(["lock", "deploy ", "-n", "--allow-odd-name", "--", "true"])
+        .run()
+        .assert_success();
+    // Every command reads such names, and tables set them apart.
+    let holder = env.connect();
+    holder.mkdir_p("/locks/deploy");
+    holder.mkdir_p("/locks/deploy ");
+    holder.create_ephemeral_sequential("/locks/deploy/lock-", b"");
+    holder.create_ephemeral_sequential("/locks/deploy /lock-", b"");
+    let rows = shown(env.zklock(["ls"]));
+    let locks: Vec<&str> = rows
+        .iter()
+        .skip(1)
+        .map(|row| row.split("  ").next().unwrap())
+        .collect();
+    assert_eq!(locks, ["/locks/deploy", "\"/locks/deploy \""], "{rows:#?}");
+}
