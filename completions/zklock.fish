@@ -278,6 +278,8 @@ json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l holders -d 'TARGET is a lock: delete the nodes that hold it now'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l revoke -d 'TARGET is a lock: ask its holders to let go by writing __REVOKE__ into their nodes'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l if-exists -d 'A token whose node is already gone is no error'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s y -l yes -d 'With --holders or --revoke --force-after: delete without asking (needed when stdin is not a terminal)'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l dry-run -d 'With --holders or --revoke: list the holders that would be broken, and do nothing'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l read-only -d 'Allow a read-only server (inspection commands only)'

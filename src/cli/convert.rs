@@ -47,10 +47,18 @@ impl ReleaseCmdArgs {
                 ReleaseAction::Token
             }
         };
+        if (self.yes || self.dry_run) && action == ReleaseAction::Token {
+            return Err(UsageError::new(
+                "--yes and --dry-run apply to --holders and --revoke, which break a lock; \
+                 releasing a token deletes that one node",
+            ));
+        }
         Ok(ReleaseArgs {
             target,
             action,
             if_exists: self.if_exists,
+            yes: self.yes,
+            dry_run: self.dry_run,
         })
     }
 }

@@ -114,18 +114,28 @@ wait that gives up deletes our lease and our place in the internal mutex.
 /// `zklock release`.
 pub(super) const RELEASE_EXAMPLES: &str = "\
 Examples:
-  tok=$(zklock lock deploy --detach --while-pid $$); ...; zklock release \"$tok\"
-  zklock release --if-exists \"$tok\"           no error if it is already gone
-  zklock release --holders deploy             delete whatever holds /locks/deploy now
+  # hold in the background, release by token
+  tok=$(zklock lock deploy --detach --while-pid $$)
+  zklock release \"$tok\"
+  # no error if it is already gone
+  zklock release --if-exists \"$tok\"
+  # list, then delete whatever holds /locks/deploy now
+  zklock release --holders deploy --dry-run
+  zklock release --holders deploy --yes
+  # ask the holders to let go (__REVOKE__), delete those left after 30s
   zklock release --revoke --force-after 30s deploy
-                                              ask the holders to let go (Curator's
-                                              revocation: __REVOKE__ in their nodes),
-                                              delete those still there after 30s
+
+--holders and --revoke --force-after delete nodes others hold, as reap
+does: on a terminal they list each holder (session, age, owner, whether
+the session is connected, with a warning when it is) and ask; off a
+terminal they need --yes (without it: exit 2, nothing done); --dry-run
+only lists, as JSON {\"would_break\": [contender]} with -o json.
 
 Only lock contender nodes and semaphore leases are deleted, as ls and stat
 show them: a name a lock library makes, on a node that library makes
-(ephemeral; persistent only for kazoo's lock names and zklock's --ttl nodes). A token naming anything else (a
-persistent config node called lock-0000000001, a node with children), and
+(ephemeral; persistent only for kazoo's lock names and zklock's --ttl
+nodes). A token naming anything else (a persistent config node called
+lock-0000000001, a node with children), and
 a candidate of an election or a leader node (by token, --holders or
 --revoke: that would depose a service's leader), is refused with exit 2.
 Each node is deleted only if it is still the node read
@@ -134,8 +144,8 @@ was made again meanwhile is left alone, and said so (exit 10).
 --revoke writes __REVOKE__ only into holders that obey it: Curator's and
 zklock's own (any dialect); kazoo, HBase and ZooKeeper-recipe holders are
 reported, and only --force-after (a delete) breaks them.
-A token whose node is gone exits 6 (0 with --if-exists). A zklock holder whose
-node is deleted or revoked stops its command and exits 4. A release that
+A token whose node is gone exits 6 (0 with --if-exists). A zklock holder
+whose node is deleted or revoked stops its command and exits 4. A release that
 stops on an error prints what it did before it, then the error; a delete
 refused by the parent's ACL (deleting needs DELETE on the parent) exits 5.
 JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reason\"}]}";

@@ -592,6 +592,15 @@ pub struct ReleaseCmdArgs {
     /// A token whose node is already gone is no error
     #[arg(long, conflicts_with_all = ["holders", "revoke"])]
     pub if_exists: bool,
+
+    /// With --holders or --revoke --force-after: delete without asking (needed when stdin is
+    /// not a terminal)
+    #[arg(short, long)]
+    pub yes: bool,
+
+    /// With --holders or --revoke: list the holders that would be broken, and do nothing
+    #[arg(long, conflicts_with = "yes")]
+    pub dry_run: bool,
 }
 
 /// The arguments of `watch`.

@@ -11,13 +11,14 @@ pub(crate) mod release;
 pub(crate) mod stat;
 pub(crate) mod watch;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
 use crate::output::{Column, Printer, Progress, Table};
+use crate::usage::UsageError;
 use crate::zk::sessions::{self, Ask, Survey};
 use crate::zk::{self, Session};
 
@@ -185,6 +186,65 @@ pub fn node_sequence(path: &str) -> Option<&str> {
     }
     let shown = digits.trim_start_matches('0');
     Some(if shown.is_empty() { "0" } else { shown })
+}
+
+/// Asks `question` on the terminal (stderr, answered on stdin); fails with
+/// a usage error (exit 2) unless the answer is yes.
+pub async fn ask(question: String) -> Result<()> {
+    use std::io::{BufRead, Write};
+    let answer = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
+        let mut stderr = std::io::stderr().lock();
+        stderr.write_all(question.as_bytes())?;
+        stderr.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        Ok(answer)
+    })
+    .await
+    .context("asking for confirmation")?
+    .context("reading the answer from the terminal")?;
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(UsageError::new("not confirmed; nothing was deleted").into()),
+    }
+}
+
+/// One holder as a prompt shows it before breaking it: sequence, session,
+/// age, whether its session is connected, and its owner, cut to a line.
+pub fn holder_line(contender: &Contender) -> String {
+    let connected = match &contender.client {
+        Some(client) if client.connected => "CONNECTED",
+        Some(_) => "not connected",
+        None => "connection unknown",
+    };
+    let line = format!(
+        "  {}  {}  held {}  {connected}  {}",
+        sequence(contender),
+        zk::format_session(contender.session()),
+        crate::output::format_age_ms(contender.age_ms),
+        contender.owner_text()
+    );
+    cut_to_line(&crate::output::inert(&line))
+}
+
+/// `text` cut with "…" to 80 columns: a line of a prompt.
+pub fn cut_to_line(text: &str) -> String {
+    match text.char_indices().nth(79) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// The warning a prompt ends with when `connected` of the sessions whose
+/// nodes it would delete are connected: their processes are alive.
+pub fn connected_warning(connected: usize) -> String {
+    if connected == 0 {
+        return String::new();
+    }
+    format!(
+        "warning: {connected} of these sessions are connected: their processes are alive and \
+         may still be working under the lock\n"
+    )
 }
 
 /// `path` relative to the lock directory when it lies below it.

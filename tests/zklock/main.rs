@@ -23,6 +23,7 @@ mod locks;
 mod modes;
 mod output;
 mod profiles;
+mod prompts;
 mod reap;
 mod release;
 mod secured;
