@@ -248,17 +248,13 @@ fn render_man(command: Command, name: &str, all: &[String]) -> String {
     let examples = command.get_after_help().map(|text| text.to_string());
     let manual = command.get_after_long_help().map(|text| text.to_string());
     let environment = environment(&command);
+    let synopsis = synopsis_section(&command, name);
     let man = clap_mangen::Man::new(command);
     let mut roff = String::new();
-    let sections: [RenderSection; 4] = [
-        clap_mangen::Man::render_title,
-        clap_mangen::Man::render_name_section,
-        clap_mangen::Man::render_synopsis_section,
-        clap_mangen::Man::render_description_section,
-    ];
-    for section in sections {
-        roff += &rendered(&man, section);
-    }
+    roff += &rendered(&man, clap_mangen::Man::render_title);
+    roff += &rendered(&man, clap_mangen::Man::render_name_section);
+    roff += &synopsis;
+    roff += &rendered(&man, clap_mangen::Man::render_description_section);
     // The long help repeats the examples first; the rest explains.
     if let Some(manual) = &manual {
         let explanation = examples
@@ -281,6 +277,60 @@ fn render_man(command: Command, name: &str, all: &[String]) -> String {
     roff
 }
 
+/// The SYNOPSIS: every option with the name of its value (`[-w|--timeout
+/// DUR]`), the command's own first, then the arguments; set ragged and
+/// unhyphenated, so that no option is split across lines.
+fn synopsis_section(command: &Command, name: &str) -> String {
+    let bold = |text: &str| format!("\\fB{}\\fR", escape(text));
+    let mut words = vec![bold(&format!("zklock {name}").trim_end().to_owned())];
+    let (global, own): (Vec<&Arg>, Vec<&Arg>) = command
+        .get_arguments()
+        .filter(|arg| !arg.is_hide_set() && !arg.is_positional())
+        .partition(|arg| arg.is_global_set());
+    for arg in own.into_iter().chain(global) {
+        let mut flags = Vec::new();
+        if let Some(short) = arg.get_short() {
+            flags.push(bold(&format!("-{short}")));
+        }
+        if let Some(long) = arg.get_long() {
+            flags.push(bold(&format!("--{long}")));
+        }
+        let mut item = flags.join("|");
+        if arg.get_action().takes_values() {
+            let value = arg
+                .get_value_names()
+                .and_then(|names| names.first())
+                .map_or_else(|| arg.get_id().as_str().to_uppercase(), |v| v.to_string());
+            // An unbreakable space keeps an option with its value.
+            item += &format!("\\ \\fI{}\\fR", escape(&value));
+        }
+        let repeats = matches!(
+            arg.get_action(),
+            clap::ArgAction::Count | clap::ArgAction::Append
+        );
+        words.push(format!("[{item}]{}", if repeats { "..." } else { "" }));
+    }
+    for arg in command.get_positionals() {
+        let value = arg
+            .get_value_names()
+            .and_then(|names| names.first())
+            .map_or_else(|| arg.get_id().as_str().to_uppercase(), |v| v.to_string());
+        let value = format!("\\fI{}\\fR", escape(&value));
+        words.push(match (arg.is_last_set(), arg.is_required_set()) {
+            (true, _) => format!("[\\-\\- {value}...]"),
+            (false, true) => value,
+            (false, false) => format!("[{value}]"),
+        });
+    }
+    if command.has_subcommands() {
+        words.push("\\fISUBCOMMAND\\fR".to_owned());
+    }
+    format!(
+        ".SH SYNOPSIS\n.nh\n.ad l\n{}\n.ad b\n.hy\n",
+        words.join("\n")
+    )
+}
+
 /// One of clap_mangen's sections.
 type RenderSection = fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>;
 
@@ -290,10 +340,18 @@ fn rendered(man: &clap_mangen::Man, section: RenderSection) -> String {
     String::from_utf8(roff).expect("man pages are UTF-8")
 }
 
-/// Text kept as written (line breaks and indentation), escaped for roff.
+/// Text escaped for roff: indented lines (examples, tables) kept as
+/// written, and prose filled by man to the reader's width, so that a page
+/// fits 80 columns whatever its margin.
 fn preformatted(text: &str) -> String {
     let mut roff = String::from(".PP\n.nf\n");
+    let mut filling = false;
     for line in text.lines() {
+        let prose = !line.is_empty() && !line.starts_with(' ');
+        if prose != filling {
+            roff += if prose { ".fi\n" } else { ".nf\n" };
+            filling = prose;
+        }
         roff += &escape(line);
         roff.push('\n');
     }

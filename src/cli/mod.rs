@@ -205,6 +205,13 @@ fn with_hint(mut err: clap::Error) -> clap::Error {
     err
 }
 
+/// The help headings of the options every subcommand takes, so that a
+/// subcommand's own options come first in its help and the 25 connection
+/// and security options do not bury them.
+const CONNECTION: &str = "Connection options";
+const SECURITY: &str = "Security options (TLS, SASL, credentials, ACLs)";
+const OUTPUT: &str = "Output options";
+
 /// Options every subcommand takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
@@ -215,6 +222,7 @@ pub struct GlobalArgs {
         short = 'C',
         long,
         global = true,
+        help_heading = CONNECTION,
         env = "ZKLOCK_CLUSTER",
         value_name = "NAME"
     )]
@@ -226,6 +234,7 @@ pub struct GlobalArgs {
         short = 'H',
         long,
         global = true,
+        help_heading = CONNECTION,
         env = "ZKLOCK_HOSTS",
         hide_env_values = true,
         value_name = "HOSTS"
@@ -233,17 +242,20 @@ pub struct GlobalArgs {
     pub hosts: Option<String>,
 
     /// Session timeout to ask the server for
-    #[arg(long, global = true, default_value = "10s", value_parser = parse_duration, value_name = "DUR")]
+    #[arg(long, global = true,
+        help_heading = CONNECTION, default_value = "10s", value_parser = parse_duration, value_name = "DUR")]
     pub session_timeout: Duration,
 
     /// Give up when no server answers within this time (exit 3)
-    #[arg(long, global = true, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
+    #[arg(long, global = true,
+        help_heading = CONNECTION, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
     pub connect_timeout: Duration,
 
     /// Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
         env = "ZKLOCK_AUTH",
         value_name = "SCHEME:CREDENTIAL",
         hide_env_values = true
@@ -252,22 +264,26 @@ pub struct GlobalArgs {
 
     /// Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in
     /// the process list
-    #[arg(long, global = true, env = "ZKLOCK_AUTH_FILE", value_name = "FILE")]
+    #[arg(long, global = true,
+        help_heading = SECURITY, env = "ZKLOCK_AUTH_FILE", value_name = "FILE")]
     pub auth_file: Option<PathBuf>,
 
     /// Talk TLS to every host (ZooKeeper's secureClientPort); or name single hosts
     /// tcp+tls://host:port
-    #[arg(long, global = true, env = "ZKLOCK_TLS")]
+    #[arg(long, global = true,
+        help_heading = SECURITY, env = "ZKLOCK_TLS")]
     pub tls: bool,
 
     /// Trust the CA certificates in this PEM file [default: the system's trust store]
-    #[arg(long, global = true, env = "ZKLOCK_TLS_CA", value_name = "FILE")]
+    #[arg(long, global = true,
+        help_heading = SECURITY, env = "ZKLOCK_TLS_CA", value_name = "FILE")]
     pub tls_ca: Option<PathBuf>,
 
     /// Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
         env = "ZKLOCK_TLS_CERT",
         value_name = "FILE",
         requires = "tls_key"
@@ -278,6 +294,7 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
         env = "ZKLOCK_TLS_KEY",
         value_name = "FILE",
         requires = "tls_cert"
@@ -285,7 +302,8 @@ pub struct GlobalArgs {
     pub tls_key: Option<PathBuf>,
 
     /// Accept a server certificate that does not name the host connected to
-    #[arg(long, global = true, env = "ZKLOCK_TLS_NO_VERIFY_HOSTNAME")]
+    #[arg(long, global = true,
+        help_heading = SECURITY, env = "ZKLOCK_TLS_NO_VERIFY_HOSTNAME")]
     pub tls_no_verify_hostname: bool,
 
     /// Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi
@@ -293,6 +311,7 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
         env = "ZKLOCK_SASL",
         value_enum,
         value_name = "MECHANISM"
@@ -300,13 +319,15 @@ pub struct GlobalArgs {
     pub sasl: Option<SaslArg>,
 
     /// The DIGEST-MD5 user name
-    #[arg(long, global = true, env = "ZKLOCK_SASL_USER", value_name = "USER")]
+    #[arg(long, global = true,
+        help_heading = SECURITY, env = "ZKLOCK_SASL_USER", value_name = "USER")]
     pub sasl_user: Option<String>,
 
     /// The file holding the DIGEST-MD5 password (its first line)
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
         env = "ZKLOCK_SASL_PASSWORD_FILE",
         value_name = "FILE"
     )]
@@ -316,6 +337,7 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
         env = "ZKLOCK_SASL_SERVICE",
         default_value = "zookeeper",
         value_name = "NAME"
@@ -323,7 +345,8 @@ pub struct GlobalArgs {
     pub sasl_service: String,
 
     /// The host part of the server's Kerberos principal [default: the host connected to]
-    #[arg(long, global = true, env = "ZKLOCK_SASL_HOST", value_name = "HOST")]
+    #[arg(long, global = true,
+        help_heading = SECURITY, env = "ZKLOCK_SASL_HOST", value_name = "HOST")]
     pub sasl_host: Option<String>,
 
     /// ACL of the nodes zklock creates: open, creator (all for your identities, read for the
@@ -331,6 +354,7 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
         env = "ZKLOCK_ACL",
         value_delimiter = ',',
         value_name = "ACL"
@@ -338,17 +362,20 @@ pub struct GlobalArgs {
     pub acl: Vec<String>,
 
     /// Read the secured-connection settings from this descriptor (a detached holder's)
-    #[arg(long, global = true, hide = true, value_name = "FD")]
+    #[arg(long, global = true,
+        help_heading = CONNECTION, hide = true, value_name = "FD")]
     pub holder_secrets_fd: Option<i32>,
 
     /// Allow a read-only server (inspection commands only)
-    #[arg(long, global = true)]
+    #[arg(long, global = true,
+        help_heading = CONNECTION)]
     pub read_only: bool,
 
     /// Where lock names live: `deploy` means ROOT/deploy
     #[arg(
         long,
         global = true,
+        help_heading = CONNECTION,
         env = "ZKLOCK_ROOT",
         default_value = DEFAULT_ROOT,
         value_name = "PATH",
@@ -361,6 +388,7 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = CONNECTION,
         env = "ZKLOCK_ADMIN_PORT",
         default_value_t = crate::zk::sessions::DEFAULT_ADMIN_PORT,
         value_name = "PORT",
@@ -369,23 +397,28 @@ pub struct GlobalArgs {
     pub admin_port: u16,
 
     /// Retries of a request after a connection loss
-    #[arg(long, global = true, default_value_t = 5, value_name = "N")]
+    #[arg(long, global = true,
+        help_heading = CONNECTION, default_value_t = 5, value_name = "N")]
     pub retries: u32,
 
     /// Output format [default: table; json for dump]
-    #[arg(short, long, global = true, value_enum)]
+    #[arg(short, long, global = true,
+        help_heading = OUTPUT, value_enum)]
     pub output: Option<OutputFormat>,
 
     /// Print nothing but results and errors
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true,
+        help_heading = OUTPUT)]
     pub quiet: bool,
 
     /// The same as -o wide: every column of a table, nothing cut
-    #[arg(long, global = true)]
+    #[arg(long, global = true,
+        help_heading = OUTPUT)]
     pub no_trunc: bool,
 
     /// Log what zklock does to stderr (-vv for more)
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true,
+        help_heading = OUTPUT, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
 

@@ -17,6 +17,7 @@ mod errors;
 mod faults;
 mod generated;
 mod guard;
+mod help;
 mod inspect;
 mod interop;
 mod locks;
