@@ -282,7 +282,7 @@ fn render_man(command: Command, name: &str, all: &[String]) -> String {
 /// unhyphenated, so that no option is split across lines.
 fn synopsis_section(command: &Command, name: &str) -> String {
     let bold = |text: &str| format!("\\fB{}\\fR", escape(text));
-    let mut words = vec![bold(&format!("zklock {name}").trim_end().to_owned())];
+    let mut words = vec![bold(format!("zklock {name}").trim_end())];
     let (global, own): (Vec<&Arg>, Vec<&Arg>) = command
         .get_arguments()
         .filter(|arg| !arg.is_hide_set() && !arg.is_positional())
