@@ -12,6 +12,12 @@
 //! zklock sits in a background group meanwhile: changing the foreground group
 //! from there raises SIGTTOU unless the caller blocks it, so every change here
 //! is made with SIGTTOU blocked in the calling thread.
+//!
+//! As a shell does for a job, zklock saves the terminal's modes before it
+//! lends the terminal and restores them when it takes the terminal back,
+//! whatever ended the command: a full-screen program (an editor, a pager)
+//! stopped by a signal or a lost lock leaves the terminal raw, without
+//! echo, and the person's shell would inherit that.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -23,6 +29,8 @@ pub(super) struct Terminal {
     own_group: libc::pid_t,
     /// The group the terminal was lent to.
     lent_to: Option<libc::pid_t>,
+    /// The terminal's modes before it was lent.
+    modes: Option<libc::termios>,
 }
 
 impl Terminal {
@@ -45,6 +53,7 @@ impl Terminal {
             tty,
             own_group,
             lent_to: None,
+            modes: None,
         })
     }
 
@@ -52,6 +61,12 @@ impl Terminal {
     /// dropped. Without the terminal the command still runs, as it would in
     /// the background.
     pub(super) fn lend_to(&mut self, group: libc::pid_t) {
+        // SAFETY: termios is plain data, which tcgetattr fills.
+        let mut modes: libc::termios = unsafe { std::mem::zeroed() };
+        // SAFETY: a terminal descriptor we own, and a struct to fill.
+        if unsafe { libc::tcgetattr(self.tty.as_raw_fd(), &mut modes) } == 0 {
+            self.modes = Some(modes);
+        }
         // SAFETY: a terminal descriptor we own.
         if unsafe { set_foreground(self.tty.as_raw_fd(), group) } == 0 {
             self.lent_to = Some(group);
@@ -60,8 +75,9 @@ impl Terminal {
 }
 
 impl Drop for Terminal {
-    /// Takes the terminal back, if it is still the command's group's: a
-    /// group that handed it on (a shell of its own, say) keeps it.
+    /// Takes the terminal back, if it is still the command's group's (a
+    /// group that handed it on, a shell of its own say, keeps it), and
+    /// restores the modes it had when it was lent.
     fn drop(&mut self) {
         let Some(group) = self.lent_to else { return };
         let fd = self.tty.as_raw_fd();
@@ -69,6 +85,13 @@ impl Drop for Terminal {
         unsafe {
             if libc::tcgetpgrp(fd) == group {
                 set_foreground(fd, self.own_group);
+            }
+            if let Some(modes) = &self.modes
+                && libc::tcgetpgrp(fd) == self.own_group
+            {
+                // TCSADRAIN: what the command wrote is shown in its own
+                // modes before they change.
+                libc::tcsetattr(fd, libc::TCSADRAIN, modes);
             }
         }
     }

@@ -168,3 +168,71 @@ fn ctrl_z_does_not_stop_a_hold_without_a_command() {
     run.assert_success();
     assert_no_node(&env);
 }
+
+/// Runs `script` with `sh` on a new terminal, as a person's shell would,
+/// where `$ZKLOCK` is the zklock under test (with its connect string); the
+/// run's stdout is what the terminal showed.
+fn shell_on_terminal(env: &TestEnv, script: &str) -> Run {
+    let zklock = env.zklock(Vec::<&str>::new()).command();
+    let mut line = vec![zklock.get_program().to_string_lossy().into_owned()];
+    line.extend(zklock.get_args().map(|a| a.to_string_lossy().into_owned()));
+    let mut command = Command::new("/usr/bin/python3");
+    command
+        .arg(DRIVER)
+        .arg(DEADLINE_SECS.to_string())
+        .args(["--", "sh", "-c", script])
+        .env("ZKLOCK", line.join(" "));
+    for (key, value) in zklock.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let run = Running::start(command, format!("[terminal] sh -c {script}"), None)
+        .wait(Duration::from_secs(u64::from(DEADLINE_SECS) + 30));
+    assert_ne!(run.code, Some(HUNG), "hung on the terminal: {run:?}");
+    run
+}
+
+/// The terminal's modes before and after zklock ran a command that set raw
+/// mode and no echo and was then stopped by `how` (a shell snippet run in
+/// the background once the command is ready, or in the command itself),
+/// with zklock's exit code.
+fn modes_around(env: &TestEnv, stopper: &str, in_command: &str) -> (String, String, String) {
+    let scratch = support::Scratch::new();
+    let path = |name: &str| scratch.file(name).to_string_lossy().into_owned();
+    let (before, after, ready) = (path("before"), path("after"), path("ready"));
+    let script = format!(
+        "stty -a > {before}; \
+         ( while [ ! -e {ready} ]; do sleep 0.1; done; {stopper} ) & \
+         $ZKLOCK lock tty -- sh -c 'stty raw -echo; touch {ready}; {in_command}'; \
+         echo zklock-exit=$?; stty -a > {after}; wait"
+    );
+    let run = shell_on_terminal(env, &script);
+    let code = run
+        .stdout
+        .split("zklock-exit=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no exit code: {run:?}"))
+        .to_owned();
+    let read = |file: &str| std::fs::read_to_string(file).expect("stty -a output");
+    (read(&before), read(&after), code)
+}
+
+#[test]
+fn terminal_modes_are_restored_after_a_lost_lock_and_a_signal() {
+    let env = TestEnv::new();
+    // The lock is broken from elsewhere while the command holds it raw.
+    let (before, after, code) = modes_around(
+        &env,
+        "$ZKLOCK release tty --holders --yes >/dev/null 2>&1",
+        "sleep 60",
+    );
+    assert_eq!(code, "4", "the lock was lost");
+    assert_eq!(before, after, "modes after a lost lock");
+    // The command dies of a signal with the terminal raw.
+    let (before, after, code) = modes_around(&env, "true", "kill -TERM $$");
+    assert_eq!(code, "143", "the command died of SIGTERM");
+    assert_eq!(before, after, "modes after a signal");
+}
