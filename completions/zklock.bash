@@ -1876,5 +1876,14 @@ _zklock_with_command() {
         return 0
     done
     _zklock "$@"
+    # Options only for a word that begins with `-`: `zklock <TAB>` offers
+    # the subcommands, and an argument's place never gets a lone `-`.
+    if [[ ${COMP_WORDS[COMP_CWORD]} != -* ]]; then
+        local word kept=()
+        for word in "${COMPREPLY[@]}"; do
+            [[ $word == -* ]] || kept+=("$word")
+        done
+        COMPREPLY=("${kept[@]}")
+    fi
 }
 complete -F _zklock_with_command -o bashdefault -o default zklock

@@ -105,7 +105,8 @@ fn command_runners(command: &Command) -> Vec<String> {
 /// Bash: after `--` in a subcommand that runs a command, complete that
 /// command as bash would on its own (its name, then its arguments, with
 /// bash-completion's `_command_offset` when loaded); anything else goes to
-/// the generated function.
+/// the generated function, whose options are kept for a word that begins
+/// with `-`.
 fn bash_command_completion(runners: &[String]) -> String {
     let patterns = runners
         .iter()
@@ -135,6 +136,15 @@ _zklock_with_command() {{
         return 0
     done
     _zklock "$@"
+    # Options only for a word that begins with `-`: `zklock <TAB>` offers
+    # the subcommands, and an argument's place never gets a lone `-`.
+    if [[ ${{COMP_WORDS[COMP_CWORD]}} != -* ]]; then
+        local word kept=()
+        for word in "${{COMPREPLY[@]}}"; do
+            [[ $word == -* ]] || kept+=("$word")
+        done
+        COMPREPLY=("${{kept[@]}}")
+    fi
 }}
 complete -F _zklock_with_command -o bashdefault -o default zklock
 "#
