@@ -65,9 +65,14 @@ are never locks: exit 2, before connecting.
 
 At a terminal the command runs in the terminal's foreground, as a shell job:
 it can read the terminal, and Ctrl-C and Ctrl-\\ reach it directly; zklock
-releases after it ends and takes the terminal back. Ctrl-Z does not suspend
-it: zklock keeps the session that holds the lock and continues the command at
-once. A flag that does not apply to the mode is a usage error: --kill-after
+releases after it ends and takes the terminal back, with the terminal's
+modes as they were before (a full-screen command stopped by a signal or a
+lost lock leaves no raw terminal behind). Ctrl-Z does not suspend it:
+zklock keeps the session that holds the lock and continues the command at
+once; nor does Ctrl-Z suspend zklock while it waits or holds without a
+command (it says so), since a stopped zklock would lose its place or the
+lock. While it waits, one line on stderr shows who holds the lock and, with
+-w, how much of the wait has gone ([2s/30s]). A flag that does not apply to the mode is a usage error: --kill-after
 and --kill-signal need a command, --lease and --while-pid need --detach (to
 bound a command, use timeout(1) after --), -E needs -n or -w, and -o json
 applies only with --detach or --ttl.";

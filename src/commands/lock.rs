@@ -218,7 +218,7 @@ async fn hold_as_asked(
         }
         Holding::UntilSignal => {
             globals.printer.line(&held.node)?;
-            run::ignore_ctrl_z();
+            run::refuse_ctrl_z();
             hint_how_to_release(&globals.printer, &held.lock);
             hold_until(hold, &globals.printer, signals, Detached::default()).await
         }
@@ -462,7 +462,8 @@ async fn acquire(
     printer: &Printer,
     signals: &mut Signals,
 ) -> Result<Result<(Held, Option<NodeWatch>), GaveUp>> {
-    let spinner = printer.spinner(&format!("waiting for {}", args.path));
+    run::refuse_ctrl_z();
+    let spinner = printer.spinner(&format!("waiting for {}", args.path), args.timeout);
     let patience = Patience::new(args.no_wait, args.timeout);
     let wait = tokio::select! {
         outcome = contention.acquire(session, args, patience, spinner.as_ref()) => Wait::Done(outcome),

@@ -264,12 +264,26 @@ impl Printer {
     }
 
     /// A spinner with `message`, or `None` when stderr is not a terminal or
-    /// `-q` was given: nothing is ever drawn into a pipe or a log.
-    pub fn spinner(&self, message: &str) -> Option<Spinner> {
+    /// `-q` was given: nothing is ever drawn into a pipe or a log. It keeps
+    /// to one line of the terminal's width (the message is cut to fit), and
+    /// with a `limit` shows the wait's progress against it (`[2s/30s]`).
+    pub fn spinner(&self, message: &str, limit: Option<std::time::Duration>) -> Option<Spinner> {
         if self.quiet || !std::io::stderr().is_terminal() {
             return None;
         }
-        let bar = self.spinning(indicatif::ProgressBar::new_spinner());
+        let bar = indicatif::ProgressBar::new_spinner();
+        let spinner = if self.color {
+            "{spinner:.cyan}"
+        } else {
+            "{spinner}"
+        };
+        let limit = limit.map_or_else(String::new, |limit| {
+            format!("/{}", humantime::format_duration(limit))
+        });
+        let template = format!("{spinner} {{wide_msg}} [{{elapsed}}{limit}]");
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&template) {
+            bar.set_style(style);
+        }
         bar.set_message(inert(message).into_owned());
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         Some(Spinner { bar })
@@ -284,6 +298,14 @@ impl Spinner {
 
     /// Removes the spinner from the terminal.
     pub fn finish(self) {
+        drop(self);
+    }
+}
+
+/// The spinner leaves the terminal whichever way the wait ends: a grant, a
+/// give-up, a signal or an error.
+impl Drop for Spinner {
+    fn drop(&mut self) {
         self.bar.finish_and_clear();
     }
 }

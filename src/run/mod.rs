@@ -19,7 +19,7 @@ use tokio::io::AsyncReadExt;
 
 pub(crate) use signals::Signals;
 use terminal::Terminal;
-pub(crate) use terminal::ignore_ctrl_z;
+pub(crate) use terminal::refuse_ctrl_z;
 
 /// The command to run and how to stop it.
 #[derive(Clone, Debug)]

@@ -113,12 +113,25 @@ unsafe fn set_foreground(tty: RawFd, group: libc::pid_t) -> libc::c_int {
     }
 }
 
-/// Makes Ctrl-Z do nothing to zklock itself, for a hold without a command:
-/// a stopped zklock keeps no session alive, so the lock would lapse, and go
-/// to another contender, while the person believes it suspended and held.
-pub(crate) fn ignore_ctrl_z() {
-    // SAFETY: setting a signal to be ignored has no preconditions.
+/// Makes Ctrl-Z leave zklock running, with a notice on the terminal, while
+/// it waits for a lock or holds one without a command: a stopped zklock
+/// keeps no session alive, so a waiter would lose its place (and `fg`
+/// would find the wait failed) and a holder the lock, which would go to
+/// another contender while the person believes it suspended and held. A
+/// command under the lock is continued the same way by the guard. The
+/// handler is the default again in any program zklock executes.
+pub(crate) fn refuse_ctrl_z() {
+    extern "C" fn notice(_: libc::c_int) {
+        const NOTICE: &[u8] = b"\r\nzklock: Ctrl-Z does not suspend zklock: a stopped zklock \
+            would lose its place or its lock (Ctrl-C gives up or releases)\r\n";
+        // SAFETY: write(2) is async-signal-safe; the buffer is static.
+        unsafe {
+            libc::write(libc::STDERR_FILENO, NOTICE.as_ptr().cast(), NOTICE.len());
+        }
+    }
+    // SAFETY: the handler only calls write(2), which is async-signal-safe.
     unsafe {
-        libc::signal(libc::SIGTSTP, libc::SIG_IGN);
+        let handler: extern "C" fn(libc::c_int) = notice;
+        libc::signal(libc::SIGTSTP, handler as *const () as libc::sighandler_t);
     }
 }

@@ -172,7 +172,7 @@ fn ctrl_z_does_not_stop_a_hold_without_a_command() {
 /// Runs `script` with `sh` on a new terminal, as a person's shell would,
 /// where `$ZKLOCK` is the zklock under test (with its connect string); the
 /// run's stdout is what the terminal showed.
-fn shell_on_terminal(env: &TestEnv, script: &str) -> Run {
+fn shell_on_terminal(env: &TestEnv, script: &str, steps: &[&str]) -> Run {
     let zklock = env.zklock(Vec::<&str>::new()).command();
     let mut line = vec![zklock.get_program().to_string_lossy().into_owned()];
     line.extend(zklock.get_args().map(|a| a.to_string_lossy().into_owned()));
@@ -180,6 +180,7 @@ fn shell_on_terminal(env: &TestEnv, script: &str) -> Run {
     command
         .arg(DRIVER)
         .arg(DEADLINE_SECS.to_string())
+        .args(steps)
         .args(["--", "sh", "-c", script])
         .env("ZKLOCK", line.join(" "));
     for (key, value) in zklock.get_envs() {
@@ -208,7 +209,7 @@ fn modes_around(env: &TestEnv, stopper: &str, in_command: &str) -> (String, Stri
          $ZKLOCK lock tty -- sh -c 'stty raw -echo; touch {ready}; {in_command}'; \
          echo zklock-exit=$?; stty -a > {after}; wait"
     );
-    let run = shell_on_terminal(env, &script);
+    let run = shell_on_terminal(env, &script, &[]);
     let code = run
         .stdout
         .split("zklock-exit=")
@@ -235,4 +236,75 @@ fn terminal_modes_are_restored_after_a_lost_lock_and_a_signal() {
     let (before, after, code) = modes_around(&env, "true", "kill -TERM $$");
     assert_eq!(code, "143", "the command died of SIGTERM");
     assert_eq!(before, after, "modes after a signal");
+}
+
+/// `text` without the terminal's control sequences (`ESC [ ... letter`).
+fn without_escapes(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn the_spinner_is_one_line_of_the_terminal_with_the_waits_progress() {
+    let env = TestEnv::new();
+    let lock = "team-payments/nightly-settlement-batch-for-every-merchant-in-the-eu";
+    let owner = "settlement run for every merchant in the eu region, started by cron";
+    env.zklock(["lock", lock, "--detach", "--lease", "2m", "--data", owner])
+        .run()
+        .assert_success();
+    let run = on_terminal(
+        &env.zklock(["lock", "-w", "2s", lock, "--", "true"])
+            .env("COLUMNS", "80"),
+        &[],
+    );
+    run.assert_code(1);
+    let drawn: Vec<String> = without_escapes(&run.stdout)
+        .split(['\r', '\n'])
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        drawn.iter().any(|line| line.contains("/2s]")),
+        "the wait's progress: {drawn:#?}"
+    );
+    let spinner: Vec<&String> = drawn.iter().filter(|l| l.contains("/2s]")).collect();
+    assert!(
+        spinner.iter().all(|line| line.chars().count() <= 80),
+        "{spinner:#?}"
+    );
+}
+
+#[test]
+fn ctrl_z_while_waiting_leaves_zklock_waiting() {
+    let env = TestEnv::new();
+    env.zklock(["lock", "tty", "--detach", "--lease", "2m"])
+        .run()
+        .assert_success();
+    // A shell with job control runs zklock as a job of its own, as at a
+    // person's prompt; a stopped zklock would be reported as stopped
+    // (exit 148) instead of giving up after its 3 s (exit 1).
+    let run = shell_on_terminal(
+        &env,
+        "set -m; $ZKLOCK lock -w 3s tty -- true; echo zklock-exit=$?",
+        &["expect:waiting for", "send:\\x1a"],
+    );
+    let code = run
+        .stdout
+        .split("zklock-exit=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next());
+    assert_eq!(code, Some("1"), "{run:?}");
 }
