@@ -125,7 +125,7 @@ impl Printer {
         })
     }
 
-    /// Prints the lines above a streamed table (see [`Report::heading`]);
+    /// Prints the lines above a streamed table (a lock's heading in `stat`);
     /// nothing with `-o json`.
     pub fn table_heading(&self, heading: &str) -> anyhow::Result<()> {
         match self.format {
