@@ -255,6 +255,9 @@ pub fn man_page(name: Option<&str>) -> Result<String, UsageError> {
 /// name, synopsis, description and options, then the sections zklock
 /// writes itself.
 fn render_man(command: Command, name: &str, all: &[String]) -> String {
+    // A man page lists every option with its text, also those `-h` leaves
+    // out (clap_mangen takes the short help).
+    let command = command.mut_args(|arg| arg.hide_short_help(false));
     let examples = command.get_after_help().map(|text| text.to_string());
     let manual = command.get_after_long_help().map(|text| text.to_string());
     let environment = environment(&command);

@@ -207,7 +207,8 @@ fn with_hint(mut err: clap::Error) -> clap::Error {
 
 /// The help headings of the options every subcommand takes, so that a
 /// subcommand's own options come first in its help and the 25 connection
-/// and security options do not bury them.
+/// and security options do not bury them (`-h` leaves those out; `--help`
+/// and the man pages list them).
 const CONNECTION: &str = "Connection options";
 const SECURITY: &str = "Security options (TLS, SASL, credentials, ACLs)";
 const OUTPUT: &str = "Output options";
@@ -223,6 +224,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = CONNECTION,
+        hide_short_help = true,
         env = "ZKLOCK_CLUSTER",
         value_name = "NAME"
     )]
@@ -235,6 +237,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = CONNECTION,
+        hide_short_help = true,
         env = "ZKLOCK_HOSTS",
         hide_env_values = true,
         value_name = "HOSTS"
@@ -243,12 +246,14 @@ pub struct GlobalArgs {
 
     /// Session timeout to ask the server for
     #[arg(long, global = true,
-        help_heading = CONNECTION, default_value = "10s", value_parser = parse_duration, value_name = "DUR")]
+        help_heading = CONNECTION,
+        hide_short_help = true, default_value = "10s", value_parser = parse_duration, value_name = "DUR")]
     pub session_timeout: Duration,
 
     /// Give up when no server answers within this time (exit 3)
     #[arg(long, global = true,
-        help_heading = CONNECTION, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
+        help_heading = CONNECTION,
+        hide_short_help = true, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
     pub connect_timeout: Duration,
 
     /// Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)
@@ -256,6 +261,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_AUTH",
         value_name = "SCHEME:CREDENTIAL",
         hide_env_values = true
@@ -265,18 +271,21 @@ pub struct GlobalArgs {
     /// Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in
     /// the process list
     #[arg(long, global = true,
-        help_heading = SECURITY, env = "ZKLOCK_AUTH_FILE", value_name = "FILE")]
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_AUTH_FILE", value_name = "FILE")]
     pub auth_file: Option<PathBuf>,
 
     /// Talk TLS to every host (ZooKeeper's secureClientPort); or name single hosts
     /// tcp+tls://host:port
     #[arg(long, global = true,
-        help_heading = SECURITY, env = "ZKLOCK_TLS")]
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_TLS")]
     pub tls: bool,
 
     /// Trust the CA certificates in this PEM file [default: the system's trust store]
     #[arg(long, global = true,
-        help_heading = SECURITY, env = "ZKLOCK_TLS_CA", value_name = "FILE")]
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_TLS_CA", value_name = "FILE")]
     pub tls_ca: Option<PathBuf>,
 
     /// Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs
@@ -284,6 +293,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_TLS_CERT",
         value_name = "FILE",
         requires = "tls_key"
@@ -295,6 +305,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_TLS_KEY",
         value_name = "FILE",
         requires = "tls_cert"
@@ -303,7 +314,8 @@ pub struct GlobalArgs {
 
     /// Accept a server certificate that does not name the host connected to
     #[arg(long, global = true,
-        help_heading = SECURITY, env = "ZKLOCK_TLS_NO_VERIFY_HOSTNAME")]
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_TLS_NO_VERIFY_HOSTNAME")]
     pub tls_no_verify_hostname: bool,
 
     /// Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi
@@ -312,6 +324,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_SASL",
         value_enum,
         value_name = "MECHANISM"
@@ -320,7 +333,8 @@ pub struct GlobalArgs {
 
     /// The DIGEST-MD5 user name
     #[arg(long, global = true,
-        help_heading = SECURITY, env = "ZKLOCK_SASL_USER", value_name = "USER")]
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_SASL_USER", value_name = "USER")]
     pub sasl_user: Option<String>,
 
     /// The file holding the DIGEST-MD5 password (its first line)
@@ -328,6 +342,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_SASL_PASSWORD_FILE",
         value_name = "FILE"
     )]
@@ -338,6 +353,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_SASL_SERVICE",
         default_value = "zookeeper",
         value_name = "NAME"
@@ -346,7 +362,8 @@ pub struct GlobalArgs {
 
     /// The host part of the server's Kerberos principal [default: the host connected to]
     #[arg(long, global = true,
-        help_heading = SECURITY, env = "ZKLOCK_SASL_HOST", value_name = "HOST")]
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_SASL_HOST", value_name = "HOST")]
     pub sasl_host: Option<String>,
 
     /// ACL of the nodes zklock creates: open, creator (all for your identities, read for the
@@ -355,6 +372,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_ACL",
         value_delimiter = ',',
         value_name = "ACL"
@@ -363,12 +381,14 @@ pub struct GlobalArgs {
 
     /// Read the secured-connection settings from this descriptor (a detached holder's)
     #[arg(long, global = true,
-        help_heading = CONNECTION, hide = true, value_name = "FD")]
+        help_heading = CONNECTION,
+        hide_short_help = true, hide = true, value_name = "FD")]
     pub holder_secrets_fd: Option<i32>,
 
     /// Allow a read-only server (inspection commands only)
     #[arg(long, global = true,
-        help_heading = CONNECTION)]
+        help_heading = CONNECTION,
+        hide_short_help = true)]
     pub read_only: bool,
 
     /// Where lock names live: `deploy` means ROOT/deploy
@@ -376,6 +396,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = CONNECTION,
+        hide_short_help = true,
         env = "ZKLOCK_ROOT",
         default_value = DEFAULT_ROOT,
         value_name = "PATH",
@@ -389,6 +410,7 @@ pub struct GlobalArgs {
         long,
         global = true,
         help_heading = CONNECTION,
+        hide_short_help = true,
         env = "ZKLOCK_ADMIN_PORT",
         default_value_t = crate::zk::sessions::DEFAULT_ADMIN_PORT,
         value_name = "PORT",
@@ -398,7 +420,8 @@ pub struct GlobalArgs {
 
     /// Retries of a request after a connection loss
     #[arg(long, global = true,
-        help_heading = CONNECTION, default_value_t = 5, value_name = "N")]
+        help_heading = CONNECTION,
+        hide_short_help = true, default_value_t = 5, value_name = "N")]
     pub retries: u32,
 
     /// Output format [default: table; json for dump]

@@ -242,8 +242,8 @@ pub fn connected_warning(connected: usize) -> String {
         return String::new();
     }
     format!(
-        "warning: {connected} of these sessions are connected: their processes are alive and \
-         may still be working under the lock\n"
+        "warning: {connected} of these sessions are connected: their processes are\n\
+         alive and may still be working under the lock\n"
     )
 }
 
