@@ -188,11 +188,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -290,11 +290,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -392,11 +392,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -603,7 +603,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__lock)
-            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -734,11 +734,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -852,11 +852,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -954,11 +954,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1064,11 +1064,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1079,7 +1079,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__release)
-            opts="-C -H -o -q -v -h --holders --revoke --force-after --if-exists --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-y -C -H -o -q -v -h --holders --revoke --force-after --if-exists --yes --dry-run --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1170,11 +1170,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1185,7 +1185,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__rlock)
-            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1316,11 +1316,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1331,7 +1331,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__sem)
-            opts="-n -w -E -C -H -o -q -v -h --max-leases --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --max-leases --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1466,11 +1466,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1568,11 +1568,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1686,11 +1686,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1701,7 +1701,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__wlock)
-            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1832,11 +1832,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1876,5 +1876,14 @@ _zklock_with_command() {
         return 0
     done
     _zklock "$@"
+    # Options only for a word that begins with `-`: `zklock <TAB>` offers
+    # the subcommands, and an argument's place never gets a lone `-`.
+    if [[ ${COMP_WORDS[COMP_CWORD]} != -* ]]; then
+        local word kept=()
+        for word in "${COMPREPLY[@]}"; do
+            [[ $word == -* ]] || kept+=("$word")
+        done
+        COMPREPLY=("${kept[@]}")
+    fi
 }
 complete -F _zklock_with_command -o bashdefault -o default zklock

@@ -43,15 +43,16 @@ complete -c zklock -n "__fish_zklock_needs_command" -l acl -d 'ACL of the nodes 
 complete -c zklock -n "__fish_zklock_needs_command" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_needs_command" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_needs_command" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_needs_command" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_needs_command" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_needs_command" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_needs_command" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_needs_command" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_needs_command" -s V -l version -d 'Print version'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
@@ -97,19 +98,21 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l acl -d 'ACL of th
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l data -d 'Text to store in the lock node\'s owner record' -r
@@ -141,19 +144,21 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l acl -d 'ACL of t
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l data -d 'Text to store in the lock node\'s owner record' -r
@@ -185,19 +190,21 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l acl -d 'ACL of t
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-leases -d 'The most leases held at once, by all of the semaphore\'s clients together; every client must give the same number' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
@@ -230,19 +237,21 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l acl -d 'ACL of the
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete the holders still there after DUR' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
@@ -263,18 +272,21 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l acl -d 'ACL of
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l holders -d 'TARGET is a lock: delete the nodes that hold it now'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l revoke -d 'TARGET is a lock: ask its holders to let go by writing __REVOKE__ into their nodes'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l if-exists -d 'A token whose node is already gone is no error'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s y -l yes -d 'With --holders or --revoke --force-after: delete without asking (needed when stdin is not a terminal)'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l dry-run -d 'With --holders or --revoke: list the holders that would be broken, and do nothing'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand release" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -294,15 +306,16 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l acl -d 'ACL of th
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l older-than -d 'Only locks held for at least DUR (by their oldest holder)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l owner -d 'Only locks one of whose holders\' owner (as shown) contains TEXT' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l dialect -d 'Only locks of this dialect (mixed: contenders of several)' -r -f -a "curator\t''
@@ -339,7 +352,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l acl -d 'ACL of the 
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l contended -d 'Only locks that someone waits for'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l held -d 'Only locks held now'
@@ -348,9 +362,9 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls -d 'Talk TLS to
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -370,16 +384,17 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l acl -d 'ACL of th
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sessions -d 'Group the contenders by owner session: what each client holds or waits for'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l until -d 'Exit 0 once no lock under the path is held (free) or some lock is (held)' -r -f -a "free\t''
 held\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s w -l timeout -d 'Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by --connect-timeout)' -r
@@ -403,15 +418,16 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l acl -d 'ACL of t
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session -d 'Contender nodes of this session (0x... or decimal)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
@@ -433,7 +449,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l acl -d 'ACL of th
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l all -d 'Every contender node'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l empty -d 'Also delete empty lock directories (see the man page for which)'
@@ -443,9 +460,9 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls -d 'Talk TLS 
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -465,15 +482,16 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l acl -d 'AC
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -493,15 +511,16 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l acl -d 'ACL of the
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t''
+complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
 json\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'Print free text in tables (owners, data) whole; it is cut to fit only on a terminal'
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
-complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help'
+complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'

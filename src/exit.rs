@@ -148,6 +148,130 @@ pub fn status_of_error(err: &anyhow::Error) -> ExitStatus {
         .unwrap_or(ExitStatus::Other)
 }
 
+/// The `cause` of the JSON error: a stable snake_case word for what went
+/// wrong, finer than the exit code, for scripts and tests to branch on. The
+/// first error in the chain that knows its cause decides; the words are
+/// listed in [`CAUSES`].
+pub fn cause_for(err: &anyhow::Error) -> &'static str {
+    err.chain()
+        .find_map(|cause| {
+            if cause.downcast_ref::<UsageError>().is_some() {
+                Some("usage")
+            } else if let Some(err) = cause.downcast_ref::<CannotRun>() {
+                match err.why {
+                    WhyNot::NotFound => Some("command_not_found"),
+                    WhyNot::NotExecutable => Some("command_not_executable"),
+                    WhyNot::Other => None,
+                }
+            } else if let Some(err) = cause.downcast_ref::<AcquireError>() {
+                Some(match err {
+                    AcquireError::Zk(err) => zk_cause(err),
+                    AcquireError::NodeVanished(_) => "node_vanished",
+                    AcquireError::SessionEnded(_) => "session_lost",
+                    AcquireError::MaxLeasesDiffer { .. } => "max_leases_differ",
+                })
+            } else {
+                cause.downcast_ref::<zk::Error>().map(zk_cause)
+            }
+        })
+        .unwrap_or("other")
+}
+
+/// The cause of a lock not acquired: `--no-wait` found it taken, or
+/// `--timeout` ran out (an outcome, not an error, but reported as one).
+pub const NOT_ACQUIRED: &str = "not_acquired";
+
+/// Every word [`cause_for`] gives, with what it means: the list the man
+/// page prints.
+pub const CAUSES: [(&str, &str); 24] = [
+    (
+        "usage",
+        "a bad flag, path, duration, host string or profile",
+    ),
+    (
+        NOT_ACQUIRED,
+        "--no-wait found the lock taken, or --timeout ran out",
+    ),
+    (
+        "no_such_host",
+        "no host name of the connect string resolves",
+    ),
+    (
+        "connection_refused",
+        "nothing listens on the port of any server",
+    ),
+    (
+        "connection_dropped",
+        "every server closed the connection at once: its limit of connections \
+         from one host (maxClientCnxns), a TLS port, or a server shutting down",
+    ),
+    ("timed_out", "no server answered in time"),
+    ("no_quorum", "a server answers but grants no session"),
+    (
+        "unreachable",
+        "the servers failed in different ways; the message says which",
+    ),
+    ("tls_handshake", "the TLS handshake failed"),
+    ("bad_setup", "the TLS or SASL settings cannot be used"),
+    (
+        "auth_failed",
+        "the authentication (SASL or --auth) was refused",
+    ),
+    ("acl_denied", "an ACL refused the operation"),
+    (
+        "no_chroot",
+        "the chroot of the connect string does not exist",
+    ),
+    ("no_node", "no such lock or node"),
+    ("node_changed", "a node changed between reading and writing"),
+    (
+        "connection_lost",
+        "the connection was lost and retries did not bring it back",
+    ),
+    ("session_lost", "the session ended (expired or closed)"),
+    (
+        "node_vanished",
+        "our contender node was deleted while we waited",
+    ),
+    (
+        "max_leases_differ",
+        "a semaphore's clients disagree on its size",
+    ),
+    ("read_only", "a read-only server cannot do what was asked"),
+    (
+        "unsupported",
+        "the server lacks a feature the operation needs",
+    ),
+    ("command_not_found", "COMMAND was not found"),
+    ("command_not_executable", "COMMAND could not be executed"),
+    ("other", "anything else"),
+];
+
+/// The cause of a ZooKeeper error (see [`cause_for`]).
+fn zk_cause(err: &zk::Error) -> &'static str {
+    use zk::{NoSession, Trouble};
+    match err.trouble() {
+        Trouble::Unreachable(NoSession::NoSuchHost) => "no_such_host",
+        Trouble::Unreachable(NoSession::Refused) => "connection_refused",
+        Trouble::Unreachable(NoSession::Dropped) => "connection_dropped",
+        Trouble::Unreachable(NoSession::TimedOut) => "timed_out",
+        Trouble::Unreachable(NoSession::NoQuorum) => "no_quorum",
+        Trouble::Unreachable(NoSession::Mixed) => "unreachable",
+        Trouble::Handshake => "tls_handshake",
+        Trouble::Setup => "bad_setup",
+        Trouble::AuthFailed => "auth_failed",
+        Trouble::AclDenied => "acl_denied",
+        Trouble::NoChroot => "no_chroot",
+        Trouble::NoNode => "no_node",
+        Trouble::NodeChanged => "node_changed",
+        Trouble::ConnectionLost => "connection_lost",
+        Trouble::SessionLost => "session_lost",
+        Trouble::ReadOnly => "read_only",
+        Trouble::Unsupported => "unsupported",
+        Trouble::Other => "other",
+    }
+}
+
 /// The exit status of a kind of failure.
 pub fn status_of_failure(failure: zk::Failure) -> ExitStatus {
     match failure {

@@ -20,6 +20,7 @@ pub(crate) mod config;
 pub mod exit;
 pub mod lock;
 pub(crate) mod model;
+pub(crate) mod names;
 pub mod output;
 pub(crate) mod run;
 pub(crate) mod sys;

@@ -29,7 +29,8 @@ fn main() -> ExitCode {
         Err(err) if exit::is_closed_pipe(&err) => ExitStatus::Success,
         Err(err) => {
             let status = exit::status_of_error(&err);
-            zklock::output::print_error(format, &format!("{err:#}"), status.code());
+            let cause = exit::cause_for(&err);
+            zklock::output::print_error(format, &format!("{err:#}"), status.code(), cause);
             status
         }
     };

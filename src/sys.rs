@@ -396,6 +396,51 @@ pub(crate) fn set_foreground_group(tty: std::os::fd::BorrowedFd<'_>, group: libc
     }
 }
 
+/// The terminal `tty`'s modes, when it says.
+pub(crate) fn terminal_modes(tty: std::os::fd::BorrowedFd<'_>) -> Option<libc::termios> {
+    // SAFETY: termios is plain data, which tcgetattr fills; the borrow
+    // keeps the descriptor open.
+    unsafe {
+        let mut modes: libc::termios = std::mem::zeroed();
+        (libc::tcgetattr(tty.as_raw_fd(), &mut modes) == 0).then_some(modes)
+    }
+}
+
+/// Gives the terminal `tty` the modes `modes`, once what was written to it
+/// has been shown in the modes it was written in (TCSADRAIN).
+pub(crate) fn restore_terminal_modes(tty: std::os::fd::BorrowedFd<'_>, modes: &libc::termios) {
+    // SAFETY: tcsetattr reads the struct we lend it; the borrow keeps the
+    // descriptor open.
+    unsafe {
+        libc::tcsetattr(tty.as_raw_fd(), libc::TCSADRAIN, modes);
+    }
+}
+
+/// The notice [`write_on_signal`]'s handler writes.
+static SIGNAL_NOTICE: std::sync::OnceLock<&'static [u8]> = std::sync::OnceLock::new();
+
+/// Makes `signal` write `notice` to stderr instead of taking its default
+/// action. A handler, not an ignore, so that the programs zklock executes
+/// start with the default action again. One notice per process: the first
+/// one given stays.
+pub(crate) fn write_on_signal(signal: libc::c_int, notice: &'static [u8]) {
+    extern "C" fn write_notice(_: libc::c_int) {
+        if let Some(notice) = SIGNAL_NOTICE.get() {
+            // SAFETY: write(2) is async-signal-safe, and the notice static.
+            unsafe {
+                libc::write(libc::STDERR_FILENO, notice.as_ptr().cast(), notice.len());
+            }
+        }
+    }
+    let _ = SIGNAL_NOTICE.set(notice);
+    let handler: extern "C" fn(libc::c_int) = write_notice;
+    // SAFETY: the handler only reads a set OnceLock and calls write(2),
+    // which is async-signal-safe.
+    unsafe {
+        libc::signal(signal, handler as *const () as libc::sighandler_t);
+    }
+}
+
 /// The number of columns of the terminal on `fd`, when it is one and says.
 pub(crate) fn terminal_columns(fd: std::os::fd::RawFd) -> Option<u16> {
     // SAFETY: winsize is plain data; TIOCGWINSZ fills the one we own and

@@ -59,13 +59,31 @@ pub(crate) async fn release(
             let token = Seen::new(target, &stat);
             delete_all(session, vec![token], report).await?;
         }
-        ReleaseAction::Holders => {
+        action => {
             let holders = holders(session, target).await?;
+            break_holders(session, action, holders, report).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Does `action` (`Holders` or `Revoke`) to `holders`, as read by
+/// [`holders`] (and, on a terminal, confirmed): each is deleted or written
+/// only if it is still the node that was read.
+pub(crate) async fn break_holders(
+    session: &Session,
+    action: ReleaseAction,
+    holders: Vec<Contender>,
+    report: &mut Released,
+) -> anyhow::Result<()> {
+    match action {
+        ReleaseAction::Token => {}
+        ReleaseAction::Holders => {
             delete_all(session, holders.iter().map(seen), report).await?;
         }
         ReleaseAction::Revoke { force_after } => {
             let mut to_break = Vec::new();
-            for holder in holders(session, target).await? {
+            for holder in holders {
                 if !obeys_revoke(&holder) {
                     match force_after {
                         Some(_) => to_break.push(seen(&holder)),
@@ -147,7 +165,7 @@ impl Released {
 /// The contenders that hold `lock` now, as `stat` shows them (the one lock
 /// model); refuses (exit 2) an election or a leader node,
 /// whose holder is a service's leader, not a stuck lock.
-async fn holders(session: &Session, lock: &str) -> anyhow::Result<Vec<Contender>> {
+pub(crate) async fn holders(session: &Session, lock: &str) -> anyhow::Result<Vec<Contender>> {
     match model::read_lock(session, lock).await? {
         Some(found) if !found.kind.may_be_broken() => Err(refuse_leader(lock, found.kind).into()),
         Some(found) => Ok(found.holders),

@@ -48,10 +48,18 @@ impl ReleaseCmdArgs {
                 ReleaseAction::Token
             }
         };
+        if (self.yes || self.dry_run) && action == ReleaseAction::Token {
+            return Err(UsageError::new(
+                "--yes and --dry-run apply to --holders and --revoke, which break a lock; \
+                 releasing a token deletes that one node",
+            ));
+        }
         Ok(ReleaseArgs {
             target,
             action,
             if_exists: self.if_exists,
+            yes: self.yes,
+            dry_run: self.dry_run,
         })
     }
 }
@@ -182,6 +190,16 @@ impl LockCmdArgs {
         };
         let path = zk::path::resolve(root, &self.lock)?;
         zk::path::check_lock_directory(&path)?;
+        if let Some(oddity) = crate::names::oddity(&self.lock)
+            && !self.allow_odd_name
+        {
+            return Err(UsageError::new(format!(
+                "refusing to create the lock {:?}: it has {oddity}, so it would look like \
+                 another lock and be a different one (--allow-odd-name joins a lock another \
+                 library already uses under this name)",
+                self.lock
+            )));
+        }
         Ok(LockArgs {
             path,
             kind,
@@ -375,6 +393,13 @@ impl Cli {
             }
             CliCommand::Man { command } => Subcommand::Man(super::man_page(command.as_deref())?),
         };
+        // A lock that may wait keeps trying a server that drops connections
+        // (its per-host limit) for as long as it may wait.
+        if let Subcommand::Lock(args) = &command
+            && !args.no_wait
+        {
+            globals.connect.patience = args.timeout;
+        }
         Ok((globals, command))
     }
 }
@@ -463,7 +488,7 @@ impl CliCommand {
 /// The format `-o` asked for, else `default`.
 fn format_or(output: Option<OutputFormat>, default: Format) -> Format {
     match output {
-        Some(OutputFormat::Table) => Format::Table,
+        Some(OutputFormat::Table | OutputFormat::Wide) => Format::Table,
         Some(OutputFormat::Json) => Format::Json,
         None => default,
     }
@@ -521,11 +546,12 @@ impl GlobalArgs {
                 acl,
                 read_only: self.read_only,
                 retry: RetryPolicy::new(self.retries),
+                patience: None,
             },
             root,
             admin_port: self.admin_port,
             printer: Printer {
-                truncate: !self.no_trunc,
+                wide: self.no_trunc || matches!(self.output, Some(OutputFormat::Wide)),
                 ..Printer::new(format, self.quiet)
             },
             verbosity: self.verbose,

@@ -8,7 +8,7 @@ use clap::{Arg, Command, CommandFactory, ValueHint};
 
 use super::Cli;
 use crate::commands::generated::Shell;
-use crate::exit::ExitStatus;
+use crate::exit::{CAUSES, ExitStatus};
 use crate::usage::UsageError;
 
 /// zklock's command line as clap parses it: the derived definitions, plus
@@ -105,7 +105,8 @@ fn command_runners(command: &Command) -> Vec<String> {
 /// Bash: after `--` in a subcommand that runs a command, complete that
 /// command as bash would on its own (its name, then its arguments, with
 /// bash-completion's `_command_offset` when loaded); anything else goes to
-/// the generated function.
+/// the generated function, whose options are kept for a word that begins
+/// with `-`.
 fn bash_command_completion(runners: &[String]) -> String {
     let patterns = runners
         .iter()
@@ -135,6 +136,15 @@ _zklock_with_command() {{
         return 0
     done
     _zklock "$@"
+    # Options only for a word that begins with `-`: `zklock <TAB>` offers
+    # the subcommands, and an argument's place never gets a lone `-`.
+    if [[ ${{COMP_WORDS[COMP_CWORD]}} != -* ]]; then
+        local word kept=()
+        for word in "${{COMPREPLY[@]}}"; do
+            [[ $word == -* ]] || kept+=("$word")
+        done
+        COMPREPLY=("${{kept[@]}}")
+    fi
 }}
 complete -F _zklock_with_command -o bashdefault -o default zklock
 "#
@@ -245,20 +255,19 @@ pub fn man_page(name: Option<&str>) -> Result<String, UsageError> {
 /// name, synopsis, description and options, then the sections zklock
 /// writes itself.
 fn render_man(command: Command, name: &str, all: &[String]) -> String {
+    // A man page lists every option with its text, also those `-h` leaves
+    // out (clap_mangen takes the short help).
+    let command = command.mut_args(|arg| arg.hide_short_help(false));
     let examples = command.get_after_help().map(|text| text.to_string());
     let manual = command.get_after_long_help().map(|text| text.to_string());
     let environment = environment(&command);
+    let synopsis = synopsis_section(&command, name);
     let man = clap_mangen::Man::new(command);
     let mut roff = String::new();
-    let sections: [RenderSection; 4] = [
-        clap_mangen::Man::render_title,
-        clap_mangen::Man::render_name_section,
-        clap_mangen::Man::render_synopsis_section,
-        clap_mangen::Man::render_description_section,
-    ];
-    for section in sections {
-        roff += &rendered(&man, section);
-    }
+    roff += &rendered(&man, clap_mangen::Man::render_title);
+    roff += &rendered(&man, clap_mangen::Man::render_name_section);
+    roff += &synopsis;
+    roff += &rendered(&man, clap_mangen::Man::render_description_section);
     // The long help repeats the examples first; the rest explains.
     if let Some(manual) = &manual {
         let explanation = examples
@@ -272,12 +281,67 @@ fn render_man(command: Command, name: &str, all: &[String]) -> String {
         roff += &rendered(&man, clap_mangen::Man::render_subcommands_section);
     }
     roff += &exit_status_section();
+    roff += &json_errors_section();
     roff += &environment_section(&environment);
     roff += &files_section();
     roff += ".SH EXAMPLES\n";
     roff += &preformatted(examples.as_deref().unwrap_or_default().trim_matches('\n'));
     roff += &see_also_section(name, all);
     roff
+}
+
+/// The SYNOPSIS: every option with the name of its value (`[-w|--timeout
+/// DUR]`), the command's own first, then the arguments; set ragged and
+/// unhyphenated, so that no option is split across lines.
+fn synopsis_section(command: &Command, name: &str) -> String {
+    let bold = |text: &str| format!("\\fB{}\\fR", escape(text));
+    let mut words = vec![bold(format!("zklock {name}").trim_end())];
+    let (global, own): (Vec<&Arg>, Vec<&Arg>) = command
+        .get_arguments()
+        .filter(|arg| !arg.is_hide_set() && !arg.is_positional())
+        .partition(|arg| arg.is_global_set());
+    for arg in own.into_iter().chain(global) {
+        let mut flags = Vec::new();
+        if let Some(short) = arg.get_short() {
+            flags.push(bold(&format!("-{short}")));
+        }
+        if let Some(long) = arg.get_long() {
+            flags.push(bold(&format!("--{long}")));
+        }
+        let mut item = flags.join("|");
+        if arg.get_action().takes_values() {
+            let value = arg
+                .get_value_names()
+                .and_then(|names| names.first())
+                .map_or_else(|| arg.get_id().as_str().to_uppercase(), |v| v.to_string());
+            // An unbreakable space keeps an option with its value.
+            item += &format!("\\ \\fI{}\\fR", escape(&value));
+        }
+        let repeats = matches!(
+            arg.get_action(),
+            clap::ArgAction::Count | clap::ArgAction::Append
+        );
+        words.push(format!("[{item}]{}", if repeats { "..." } else { "" }));
+    }
+    for arg in command.get_positionals() {
+        let value = arg
+            .get_value_names()
+            .and_then(|names| names.first())
+            .map_or_else(|| arg.get_id().as_str().to_uppercase(), |v| v.to_string());
+        let value = format!("\\fI{}\\fR", escape(&value));
+        words.push(match (arg.is_last_set(), arg.is_required_set()) {
+            (true, _) => format!("[\\-\\- {value}...]"),
+            (false, true) => value,
+            (false, false) => format!("[{value}]"),
+        });
+    }
+    if command.has_subcommands() {
+        words.push("\\fISUBCOMMAND\\fR".to_owned());
+    }
+    format!(
+        ".SH SYNOPSIS\n.nh\n.ad l\n{}\n.ad b\n.hy\n",
+        words.join("\n")
+    )
 }
 
 /// One of clap_mangen's sections.
@@ -289,10 +353,18 @@ fn rendered(man: &clap_mangen::Man, section: RenderSection) -> String {
     String::from_utf8(roff).expect("man pages are UTF-8")
 }
 
-/// Text kept as written (line breaks and indentation), escaped for roff.
+/// Text escaped for roff: indented lines (examples, tables) kept as
+/// written, and prose filled by man to the reader's width, so that a page
+/// fits 80 columns whatever its margin.
 fn preformatted(text: &str) -> String {
     let mut roff = String::from(".PP\n.nf\n");
+    let mut filling = false;
     for line in text.lines() {
+        let prose = !line.is_empty() && !line.starts_with(' ');
+        if prose != filling {
+            roff += if prose { ".fi\n" } else { ".nf\n" };
+            filling = prose;
+        }
         roff += &escape(line);
         roff.push('\n');
     }
@@ -318,6 +390,19 @@ fn exit_status_section() -> String {
     let mut roff = String::from(".SH \"EXIT STATUS\"\n");
     for (status, meaning) in ExitStatus::TABLE {
         roff += &entry(&status.documented_code(), meaning);
+    }
+    roff
+}
+
+/// What the JSON error's `cause` may say, word by word.
+fn json_errors_section() -> String {
+    let mut roff = String::from(
+        ".SH \"JSON ERRORS\"\nWith \\-o json, an error goes to stderr as one JSON \
+         object {\"error\", \"exit_code\", \"cause\"}, where cause is one of these \
+         words:\n",
+    );
+    for (cause, meaning) in CAUSES {
+        roff += &entry(cause, meaning);
     }
     roff
 }

@@ -5,40 +5,54 @@
 /// `zklock -h`.
 pub(super) const ZKLOCK_EXAMPLES: &str = "\
 Examples:
-  zklock lock deploy -- ./deploy.sh      run deploy.sh while holding /locks/deploy
-  zklock ls                              every lock under /locks
-  zklock stat /zookeeper                 the zkCli stat fields of a node
-  ZKLOCK_HOSTS=zk1,zk2,zk3/app zklock ls  use an ensemble and a chroot";
+  # run deploy.sh while holding /locks/deploy
+  zklock lock deploy -- ./deploy.sh
+  # every lock under /locks; the zkCli stat fields of a node
+  zklock ls
+  zklock stat /zookeeper
+  # use an ensemble and a chroot
+  ZKLOCK_HOSTS=zk1,zk2,zk3/app zklock ls";
 
 /// `zklock lock`, `rlock` and `wlock`.
 pub(super) const LOCK_EXAMPLES: &str = "\
 Examples:
-  zklock lock deploy -- ./deploy.sh          run deploy.sh holding /locks/deploy
-  zklock lock -n deploy -- ./deploy.sh       give up at once (exit 1) if it is taken
-  zklock lock -w 30s -E 75 deploy -- make    wait at most 30s; exit 75 if not acquired
-  zklock lock --shell deploy -- 'a && b'     run a shell command line
-  zklock lock deploy                         print the token, hold until Ctrl-C
-  zklock lock --dialect kazoo jobs -- ./x    take the lock so kazoo clients see it
+  # run deploy.sh holding /locks/deploy
+  zklock lock deploy -- ./deploy.sh
+  # give up at once (exit 1) if it is taken
+  zklock lock -n deploy -- ./deploy.sh
+  # wait at most 30s; exit 75 if not acquired
+  zklock lock -w 30s -E 75 deploy -- make
+  # run a shell command line
+  zklock lock --shell deploy -- 'a && b'
+  # print the token, hold until Ctrl-C
+  zklock lock deploy
+  # take the lock so that kazoo clients see it
+  zklock lock --dialect kazoo jobs -- ./x
 
 Across script steps:
-  tok=$(zklock lock deploy --detach --while-pid $$)   held until this shell exits,
-  ./step1; ./step2                                    or until:
+  # held until this shell exits, or until released
+  tok=$(zklock lock deploy --detach --while-pid $$)
+  ./step1; ./step2
   zklock release \"$tok\"
-  tok=$(zklock lock deploy --detach --lease 10m)      held at most 10 minutes
-  tok=$(zklock lock maint --ttl 2h)                   a persistent node; no process
-                                                      holds it; the server deletes
-                                                      it 2h after its last change
+  # held at most 10 minutes
+  tok=$(zklock lock deploy --detach --lease 10m)
+  # a persistent node no process holds; the server deletes it 2h after
+  # its last change
+  tok=$(zklock lock maint --ttl 2h)
 
 On a secured ensemble:
-  zklock --tls --tls-ca ca.pem --tls-cert me.pem --tls-key me.key \\
-         -H zk1:2281 lock deploy -- ./deploy.sh          TLS, with a client certificate
-  zklock --sasl digest-md5 --sasl-user bob --sasl-password-file bob.pw \\
-         lock deploy -- ./deploy.sh                      SASL DIGEST-MD5
-  kinit bob; zklock --sasl gssapi lock deploy -- ./x     Kerberos, from the ticket cache
-  zklock --auth-file me.auth --acl creator lock deploy   only my identities may touch it
-  ZKLOCK_ACL=sasl:alice:cdrwa,sasl:bob:cdrwa,world:anyone:r \\
-         zklock lock deploy -- ./x                       only alice and bob may take,
-                                                         give up or break it
+  # TLS, with a client certificate
+  zklock --tls --tls-ca ca.pem --tls-cert c.pem --tls-key c.key lock db
+  # SASL DIGEST-MD5
+  export ZKLOCK_SASL_USER=bob
+  zklock --sasl digest-md5 --sasl-password-file bob.pw lock deploy
+  # Kerberos, from the ticket cache
+  kinit bob; zklock --sasl gssapi lock deploy -- ./x
+  # only my identities may touch it
+  zklock --auth-file me.auth --acl creator lock deploy
+  # only alice and bob may take, give up or break it
+  export ZKLOCK_ACL=sasl:alice:cdrwa,sasl:bob:cdrwa,world:anyone:r
+  zklock lock deploy -- ./x
 
 The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
 fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
@@ -51,9 +65,14 @@ are never locks: exit 2, before connecting.
 
 At a terminal the command runs in the terminal's foreground, as a shell job:
 it can read the terminal, and Ctrl-C and Ctrl-\\ reach it directly; zklock
-releases after it ends and takes the terminal back. Ctrl-Z does not suspend
-it: zklock keeps the session that holds the lock and continues the command at
-once. A flag that does not apply to the mode is a usage error: --kill-after
+releases after it ends and takes the terminal back, with the terminal's
+modes as they were before (a full-screen command stopped by a signal or a
+lost lock leaves no raw terminal behind). Ctrl-Z does not suspend it:
+zklock keeps the session that holds the lock and continues the command at
+once; nor does Ctrl-Z suspend zklock while it waits or holds without a
+command (it says so), since a stopped zklock would lose its place or the
+lock. While it waits, one line on stderr shows who holds the lock and, with
+-w, how much of the wait has gone ([2s/30s]). A flag that does not apply to the mode is a usage error: --kill-after
 and --kill-signal need a command, --lease and --while-pid need --detach (to
 bound a command, use timeout(1) after --), -E needs -n or -w, and -o json
 applies only with --detach or --ttl.";
@@ -61,12 +80,14 @@ applies only with --detach or --ttl.";
 /// `zklock rlock`.
 pub(super) const RLOCK_EXAMPLES: &str = "\
 Examples:
-  zklock rlock config -- ./read-config.sh     read under /locks/config; readers share it
-  zklock rlock -n config -- ./report.sh       give up at once (exit 1) if a writer holds
-                                              or waits ahead
-  zklock rlock -w 30s config -- ./report.sh   wait at most 30s for the writers ahead
+  # read under /locks/config; readers share it
+  zklock rlock config -- ./read-config.sh
+  # give up at once (exit 1) if a writer holds or waits ahead
+  zklock rlock -n config -- ./report.sh
+  # wait at most 30s for the writers ahead
+  zklock rlock -w 30s config -- ./report.sh
+  # hold the read side until this shell exits
   tok=$(zklock rlock config --detach --while-pid $$)
-                                              hold the read side until this shell exits
 
 A reader waits only for the writers queued ahead of it. The options, the
 command's environment and the exit codes are lock's (zklock-lock(1)).";
@@ -74,10 +95,14 @@ command's environment and the exit codes are lock's (zklock-lock(1)).";
 /// `zklock wlock`.
 pub(super) const WLOCK_EXAMPLES: &str = "\
 Examples:
-  zklock wlock config -- ./rewrite-config.sh  write under /locks/config, alone
-  zklock wlock -n config -- ./rewrite.sh      give up at once (exit 1) if anyone holds it
-  zklock wlock -w 1m -E 75 config -- ./x      wait at most 1m; exit 75 if not acquired
-  zklock wlock --dialect kazoo config -- ./x  kazoo's write lock, so kazoo readers wait
+  # write under /locks/config, alone
+  zklock wlock config -- ./rewrite-config.sh
+  # give up at once (exit 1) if anyone holds it
+  zklock wlock -n config -- ./rewrite.sh
+  # wait at most 1m; exit 75 if not acquired
+  zklock wlock -w 1m -E 75 config -- ./x
+  # kazoo's write lock, so kazoo readers wait
+  zklock wlock --dialect kazoo config -- ./x
 
 A writer waits for every reader and writer queued ahead of it. The options,
 the command's environment and the exit codes are lock's (zklock-lock(1)).";
@@ -85,13 +110,15 @@ the command's environment and the exit codes are lock's (zklock-lock(1)).";
 /// `zklock sem`.
 pub(super) const SEM_EXAMPLES: &str = "\
 Examples:
+  # at most 3 migrations at once, fleet-wide
   zklock sem migrate --max-leases 3 -- ./migrate.sh
-                                       at most 3 migrations at once, fleet-wide
+  # give up at once (exit 1) if all 3 are taken
   zklock sem -n migrate --max-leases 3 -- ./migrate.sh
-                                       give up at once (exit 1) if all 3 are taken
-  zklock sem -w 10m batch --max-leases 2 -- ./job   wait at most 10 minutes
+  # wait at most 10 minutes
+  zklock sem -w 10m batch --max-leases 2 -- ./job
+  # share the semaphore with kazoo clients
   zklock sem --dialect kazoo workers --max-leases 4 -- ./work
-                                       share the semaphore with kazoo clients
+  # hold a lease until this shell exits
   tok=$(zklock sem deploy --max-leases 5 --detach --while-pid $$)
 
 A semaphore is shared with other clients of the same path: Curator's
@@ -114,18 +141,28 @@ wait that gives up deletes our lease and our place in the internal mutex.
 /// `zklock release`.
 pub(super) const RELEASE_EXAMPLES: &str = "\
 Examples:
-  tok=$(zklock lock deploy --detach --while-pid $$); ...; zklock release \"$tok\"
-  zklock release --if-exists \"$tok\"           no error if it is already gone
-  zklock release --holders deploy             delete whatever holds /locks/deploy now
+  # hold in the background, release by token
+  tok=$(zklock lock deploy --detach --while-pid $$)
+  zklock release \"$tok\"
+  # no error if it is already gone
+  zklock release --if-exists \"$tok\"
+  # list, then delete whatever holds /locks/deploy now
+  zklock release --holders deploy --dry-run
+  zklock release --holders deploy --yes
+  # ask the holders to let go (__REVOKE__), delete those left after 30s
   zklock release --revoke --force-after 30s deploy
-                                              ask the holders to let go (Curator's
-                                              revocation: __REVOKE__ in their nodes),
-                                              delete those still there after 30s
+
+--holders and --revoke --force-after delete nodes others hold, as reap
+does: on a terminal they list each holder (session, age, owner, whether
+the session is connected, with a warning when it is) and ask; off a
+terminal they need --yes (without it: exit 2, nothing done); --dry-run
+only lists, as JSON {\"would_break\": [contender]} with -o json.
 
 Only lock contender nodes and semaphore leases are deleted, as ls and stat
 show them: a name a lock library makes, on a node that library makes
-(ephemeral; persistent only for kazoo's lock names and zklock's --ttl nodes). A token naming anything else (a
-persistent config node called lock-0000000001, a node with children), and
+(ephemeral; persistent only for kazoo's lock names and zklock's --ttl
+nodes). A token naming anything else (a persistent config node called
+lock-0000000001, a node with children), and
 a candidate of an election or a leader node (by token, --holders or
 --revoke: that would depose a service's leader), is refused with exit 2.
 Each node is deleted only if it is still the node read
@@ -134,8 +171,8 @@ was made again meanwhile is left alone, and said so (exit 10).
 --revoke writes __REVOKE__ only into holders that obey it: Curator's and
 zklock's own (any dialect); kazoo, HBase and ZooKeeper-recipe holders are
 reported, and only --force-after (a delete) breaks them.
-A token whose node is gone exits 6 (0 with --if-exists). A zklock holder whose
-node is deleted or revoked stops its command and exits 4. A release that
+A token whose node is gone exits 6 (0 with --if-exists). A zklock holder
+whose node is deleted or revoked stops its command and exits 4. A release that
 stops on an error prints what it did before it, then the error; a delete
 refused by the parent's ACL (deleting needs DELETE on the parent) exits 5.
 JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reason\"}]}";
@@ -145,15 +182,20 @@ pub(super) mod ls {
     /// Short examples for `zklock ls -h`.
     pub(in crate::cli) const EXAMPLES: &str = "\
 Examples:
-  zklock ls                        every lock under /locks
-  zklock ls app -o json            every lock under /locks/app, as JSON
-  zklock ls /hbase/table-lock      HBase's table locks
-  zklock ls /                      every lock, election and leader node
+  # every lock under /locks; under /locks/app as JSON
+  zklock ls
+  zklock ls app -o json
+  # HBase's table locks; every lock, election and leader node
+  zklock ls /hbase/table-lock
+  zklock ls /
+  # only locks someone waits for, most waiters first
   zklock ls --contended --sort waiters
-                                   only locks someone waits for, most waiters first
-  zklock ls --held --older-than 1h held for an hour or more
+  # held for an hour or more
+  zklock ls --held --older-than 1h
+  # the paths of the locks build7 holds
   zklock ls --owner build7 --no-headers | awk '{print $1}'
-                                   the paths of the locks build7 holds";
+  # every column, nothing cut
+  zklock ls -o wide";
 
     /// What every inspection command's man page says about locks and their JSON.
     pub(in crate::cli) const LOCKS_EXPLAINED: &str = "\
@@ -206,28 +248,32 @@ JSON, a lock: {\"path\", \"kind\", \"dialect\", \"holders\": [contender],
 {\"path\", \"name\", \"sequence\", \"mode\", \"session\", \"ctime_ms\", \"age_ms\",
 \"fence\", \"data\", \"owner\", \"waiting_on\", \"table_lock\", \"client\",
 \"watching\"}:
-  sequence    the sequence suffix; null for kazoo's leases, which have none
+  sequence    the sequence suffix; null for kazoo's leases, which have
+              none
   mode        exclusive, shared, or lease (a semaphore's contenders)
   session     the owner session, 0x...; 0x0 for a persistent (TTL) node
   fence       the fencing token: the node's czxid
-  data        the node's data as lossy UTF-8; null when empty or unreadable
+  data        the node's data as lossy UTF-8; null when empty or
+              unreadable
   owner       zklock's owner record {\"tool\", \"version\", \"host\", \"pid\",
               \"user\", \"command\", \"time\", \"data\"}; null for other data
-  waiting_on  the full path of the node it waits on (the one just ahead; a
-              reader's nearest writer ahead); null for a holder, and for a
-              semaphore acquirer waiting for any lease to go
+  waiting_on  the full path of the node it waits on (the one just
+              ahead; a reader's nearest writer ahead); null for a
+              holder, and for a semaphore acquirer waiting for any
+              lease to go
   table_lock  an HBase contender's decoded TableLock {\"table\", \"owner\",
               \"thread_id\", \"shared\", \"purpose\", \"create_time_ms\",
-              \"undecoded\"} (fields null when absent; undecoded: what could
-              not be decoded, escaped); null for other contenders
-  client      who is behind the session: {\"address\" (host:port it connects
-              from), \"server\" (the member it is connected to), \"connected\"};
-              address and server null and connected false when no member
-              has a connection for it (its client is gone or cut off; its
-              nodes stay until the session expires); null when unknown
-  watching    a waiter's session watches the node it waits on (true/false);
-              null for holders and when unknown. A waiter that watches
-              nothing will not wake when its turn comes
+              \"undecoded\"} (fields null when absent; undecoded: what
+              could not be decoded, escaped); null for other contenders
+  client      who is behind the session: {\"address\" (host:port it
+              connects from), \"server\" (the member it is connected to),
+              \"connected\"}; address and server null and connected false
+              when no member has a connection for it (its client is
+              gone or cut off; its nodes stay until the session
+              expires); null when unknown
+  watching    a waiter's session watches the node it waits on
+              (true/false); null for holders and when unknown. A waiter
+              that watches nothing will not wake when its turn comes
 
 Sessions: every member of the connect string is asked at once, each within
 3 s, with the cons (and, for stat, wchc) four-letter words, or, when a
@@ -251,14 +297,15 @@ stderr when reading takes longer than a moment.";
     pub(in crate::cli) fn manual() -> String {
         format!(
             "{EXAMPLES}\n\n\
-Columns: LOCK, KIND, DIALECT, HOLDERS and WAITERS (how many; a kazoo semaphore
-shows holders/maximum), HELD FOR, HOST and OWNER (of the holder that has held
-it longest: HOST is the address its client connects from, disconnected when
-its session has no connection now, - when unknown; OWNER is zklock's
-user@host pid, HBase's server and table, a leader node's decoded leader,
-Curator's IP or kazoo's identifier, else its session). HELD FOR is the age of that holder's
-node: ZooKeeper does not record when a waiter got the lock, so for a holder
-that waited first it is an upper bound. -o json prints an array of locks,
+Columns: LOCK, KIND, DIALECT (-o wide), HOLDERS and WAITERS (how many; a
+kazoo semaphore shows holders/maximum), HELD FOR, HOST (-o wide) and OWNER
+(of the holder that has held it longest: HOST is the address its client
+connects from, disconnected when its session has no connection now, - when
+unknown; OWNER is zklock's user@host pid, HBase's server and table, a leader
+node's decoded leader, Curator's IP or kazoo's identifier, else its
+session). HELD FOR is the age of that holder's node: ZooKeeper does not
+record when a waiter got the lock, so for a holder that waited first it is
+an upper bound. -o json prints an array of locks,
 written out as they are read.
 
 Filters, for the table and JSON alike (every one given must hold):
@@ -270,13 +317,17 @@ waiters (most first; these two read everything before printing).
 --no-headers leaves out the header line. The default root absent (a fresh
 cluster) or empty is no error: no locks, exit 0, an empty table or [].
 
+The default table shows LOCK, KIND, HOLDERS, WAITERS, HELD FOR and OWNER,
+which fit 80 columns for ordinary names whatever the terminal's width;
+-o wide adds DIALECT and HOST and cuts nothing (--no-trunc is its alias).
 Tables never break an identifier (paths, node names, session ids, headers):
 they are printed whole, and only OWNER is cut with an ellipsis to fit the
-terminal; it is printed whole with --no-trunc or when stdout is not a
-terminal. Column widths come from the first 500 rows; later rows print as
+terminal (or COLUMNS when stdout is not a terminal and it is set; else it is
+printed whole). Column widths come from the first 500 rows; later rows print as
 they come. Points in time are local time with date and zone; spans, like
 HELD FOR, are durations. With -o json, stdout holds one whole document or
-nothing, and an error goes to stderr as {{\"error\", \"exit_code\"}}.
+nothing, and an error goes to stderr as {{\"error\", \"exit_code\", \"cause\"}}
+(see JSON ERRORS for the causes).
 
 {LOCKS_EXPLAINED}"
         )
@@ -299,11 +350,12 @@ Examples:
         format!(
             "{EXAMPLES}\n\n\
 On a lock: its kind, dialect and every contender in queue order, holders
-first: NODE (relative to the lock), SEQ, MODE, STATE (holding, or waiting on
-which node; \"session not connected\" when no member has a connection for
-the session, \"not watching it\" for a waiter whose session sets no watch on
-the node it waits on), SESSION, CLIENT (address via server), AGE, FENCE (the
-czxid, the fencing token) and OWNER (zklock's user@host pid and --data,
+first: NODE (relative to the lock; -o wide), SEQ, MODE, STATE (holding, or
+waiting on the contender of that SEQ; \"not connected\" when no member has
+a connection for the session, \"not watching\" for a waiter whose session
+sets no watch on the node it waits on), SESSION, CLIENT (address via
+server; -o wide), AGE, FENCE (the czxid, the fencing token; -o wide) and
+OWNER (zklock's user@host pid and --data,
 HBase's server, table and purpose, a leader node's decoded leader, Curator's
 IP or kazoo's identifier, else the session). -o json prints the
 lock as ls does.
@@ -327,9 +379,12 @@ pub(super) mod dump {
     /// Short examples for `zklock dump -h`.
     pub(in crate::cli) const EXAMPLES: &str = "\
 Examples:
-  zklock dump > locks.json         every lock under /locks, for a bug report
-  zklock dump app --sessions       what each session holds or waits for
-  zklock dump -o table             one row per contender";
+  # every lock under /locks, for a bug report
+  zklock dump > locks.json
+  # what each session holds or waits for
+  zklock dump app --sessions
+  # one row per contender
+  zklock dump -o table";
 
     /// The full help of `zklock dump --help` and its man page.
     pub(in crate::cli) fn manual() -> String {
@@ -357,11 +412,16 @@ pub(super) mod watch {
     /// Short examples for `zklock watch -h`.
     pub(in crate::cli) const EXAMPLES: &str = "\
 Examples:
-  zklock watch deploy                    follow /locks/deploy until Ctrl-C
-  zklock watch /locks -o json            every lock under /locks, as JSON Lines
-  zklock watch --until free maint        wait until nobody holds /locks/maint
-  zklock watch --until held -w 30s jobs  wait at most 30s for someone to take it
-  zklock watch --count 1 deploy          stop after the next change";
+  # follow /locks/deploy until Ctrl-C
+  zklock watch deploy
+  # every lock under /locks, as JSON Lines
+  zklock watch /locks -o json
+  # wait until nobody holds /locks/maint
+  zklock watch --until free maint
+  # wait at most 30s for someone to take /locks/jobs
+  zklock watch --until held -w 30s jobs
+  # stop after the next change
+  zklock watch --count 1 deploy";
 
     /// The full help of `zklock watch --help` and its man page.
     pub(in crate::cli) fn manual() -> String {
@@ -377,9 +437,10 @@ happens:
   released  a holder's node is gone
   left      a waiter's node is gone before it held
   gone      the lock directory was deleted
-  gap       the connection to ZooKeeper was lost, or the session expired and
-            a new one was made: changes in between may be missing, so
-            everything was read again; the transitions follow this line
+  gap       the connection to ZooKeeper was lost, or the session
+            expired and a new one was made: changes in between may be
+            missing, so everything was read again; the transitions
+            follow this line
 Each line starts with the time watch saw it (UTC). PATH may hold many locks:
 every lock at or below it is followed, and PATH need not exist yet.
 
@@ -402,22 +463,25 @@ when ZooKeeper cannot be reached for a new one.
 JSON Lines (-o json), one object per event:
   {{\"time\", \"time_ms\", \"event\", \"lock\", \"node\", \"mode\", \"session\",
   \"fence\", \"owner_text\", \"waiting_on\", \"holders\", \"waiters\"}}
-  time        when watch saw it, RFC 3339 UTC with milliseconds; time_ms the
-              same in milliseconds since the epoch
-  event       holding, queued, watching, waiting, acquired, released, left,
-              gone or gap
+  time        when watch saw it, RFC 3339 UTC with milliseconds;
+              time_ms the same in milliseconds since the epoch
+  event       holding, queued, watching, waiting, acquired, released,
+              left, gone or gap
   lock        the lock directory; for watching and gap the watched PATH
-  node        the contender's node (full path); null for watching, gone, gap
+  node        the contender's node (full path); null for watching,
+              gone, gap
   mode        exclusive, shared or lease; null without a node
   session     the contender's session, 0x...; null without a node
-  fence       the contender's fencing token (czxid); null without a node
-  owner_text  who the contender is, as text (as stat's OWNER column shows it:
-              zklock's user@host pid, Curator's IP, kazoo's identifier, or
-              the session); null without a node. (Named apart from the
-              owner object of ls/stat/dump, zklock's parsed record.)
+  fence       the contender's fencing token (czxid); null without a
+              node
+  owner_text  who the contender is, as text (as stat's OWNER column
+              shows it: zklock's user@host pid, Curator's IP, kazoo's
+              identifier, or the session); null without a node. (Named
+              apart from the owner object of ls/stat/dump, zklock's
+              parsed record.)
   waiting_on  the node a waiter waits on; null for holders
-  holders     how many hold the lock after this event (watching, gap: in
-              every lock under PATH)
+  holders     how many hold the lock after this event (watching, gap:
+              in every lock under PATH)
   waiters     how many wait, counted the same way"
         )
     }
@@ -428,11 +492,14 @@ pub(super) mod reap {
     /// Short examples for `zklock reap -h`.
     pub(in crate::cli) const EXAMPLES: &str = "\
 Examples:
-  zklock reap --older-than 1h --dry-run     what would go: contenders older than an hour
-  zklock reap --older-than 1h               delete them (asks on a terminal)
+  # what would go: contenders older than an hour
+  zklock reap --older-than 1h --dry-run
+  # delete them (asks on a terminal)
+  zklock reap --older-than 1h
+  # every node of that session under /locks/app
   zklock reap --session 0x1000a2b3c4d0005 --yes app
-                                            every node of that session under /locks/app
-  zklock reap --all --empty --yes old-app   everything under /locks/old-app, directories too";
+  # everything under /locks/old-app, directories too
+  zklock reap --all --empty --yes old-app";
 
     /// The full help of `zklock reap --help` and its man page.
     pub(in crate::cli) fn manual() -> String {
@@ -454,8 +521,9 @@ x-<digits>-N is some application's data and is never touched, nor is any
 other child of a lock directory (broker ids, queue entries). Elections and
 leader nodes (LeaderLatch, Solr, n_N candidates; Kafka's controller, Hadoop
 HA's lock, Helix's and HBase's leaders), which ls shows, are never deleted:
-that would depose a service's leader. Per lock, waiters go first, from the back of the queue, then
-holders, so no waiter is granted a lock only to lose it.
+that would depose a service's leader. Per lock, waiters go first, from the
+back of the queue, then holders, so no waiter is granted a lock only to
+lose it.
 
 --empty also deletes the lock directories this reap empties: a lock
 directory at or below PATH whose every contender this reap deletes, with no

@@ -113,8 +113,14 @@ fn refuse(err: clap::Error, args: &[std::ffi::OsString]) -> ! {
     if err.use_stderr() && asks_for_json(args) {
         let message = err.render().to_string();
         let message = message.trim().trim_start_matches("error: ");
-        crate::output::print_error(crate::output::Format::Json, message, 2);
+        crate::output::print_error(crate::output::Format::Json, message, 2, "usage");
         std::process::exit(2);
+    }
+    if err.use_stderr() {
+        // One prefix for every error zklock prints, clap's among them.
+        let message = err.render().to_string();
+        eprint!("zklock: {}", message.trim_start_matches("error: "));
+        std::process::exit(err.exit_code());
     }
     err.exit()
 }
@@ -160,6 +166,22 @@ fn with_hint(mut err: clap::Error) -> clap::Error {
         err.get(ContextKind::Usage),
         Some(ContextValue::StyledStr(usage)) if usage.to_string().contains("-- <COMMAND>")
     );
+    // clap's tip for a word that looks like a flag is to put it after
+    // `--`, which for a negative number (`-w -1`) would make it the command.
+    let negative_number = err.kind() == ErrorKind::UnknownArgument
+        && matches!(
+            err.get(ContextKind::InvalidArg),
+            Some(ContextValue::String(word))
+                if word.strip_prefix('-').is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        );
+    if negative_number {
+        err.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![
+                "durations and counts cannot be negative: write 0 or more (e.g. -w 30s)".into(),
+            ]),
+        );
+    }
     if stray_word && runs_a_command {
         err.insert(
             ContextKind::Suggested,
@@ -172,6 +194,14 @@ fn with_hint(mut err: clap::Error) -> clap::Error {
     err
 }
 
+/// The help headings of the options every subcommand takes, so that a
+/// subcommand's own options come first in its help and the 25 connection
+/// and security options do not bury them (`-h` leaves those out; `--help`
+/// and the man pages list them).
+const CONNECTION: &str = "Connection options";
+const SECURITY: &str = "Security options (TLS, SASL, credentials, ACLs)";
+const OUTPUT: &str = "Output options";
+
 /// Options every subcommand takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
@@ -182,6 +212,8 @@ pub struct GlobalArgs {
         short = 'C',
         long,
         global = true,
+        help_heading = CONNECTION,
+        hide_short_help = true,
         env = "ZKLOCK_CLUSTER",
         value_name = "NAME"
     )]
@@ -193,6 +225,8 @@ pub struct GlobalArgs {
         short = 'H',
         long,
         global = true,
+        help_heading = CONNECTION,
+        hide_short_help = true,
         env = "ZKLOCK_HOSTS",
         hide_env_values = true,
         value_name = "HOSTS"
@@ -200,17 +234,23 @@ pub struct GlobalArgs {
     pub hosts: Option<String>,
 
     /// Session timeout to ask the server for
-    #[arg(long, global = true, default_value = "10s", value_parser = convert::parse_session_timeout, value_name = "DUR")]
+    #[arg(long, global = true,
+        help_heading = CONNECTION,
+        hide_short_help = true, default_value = "10s", value_parser = convert::parse_session_timeout, value_name = "DUR")]
     pub session_timeout: Duration,
 
     /// Give up when no server answers within this time (exit 3)
-    #[arg(long, global = true, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
+    #[arg(long, global = true,
+        help_heading = CONNECTION,
+        hide_short_help = true, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
     pub connect_timeout: Duration,
 
     /// Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_AUTH",
         value_name = "SCHEME:CREDENTIAL",
         hide_env_values = true
@@ -219,22 +259,30 @@ pub struct GlobalArgs {
 
     /// Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in
     /// the process list
-    #[arg(long, global = true, env = "ZKLOCK_AUTH_FILE", value_name = "FILE")]
+    #[arg(long, global = true,
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_AUTH_FILE", value_name = "FILE")]
     pub auth_file: Option<PathBuf>,
 
     /// Talk TLS to every host (ZooKeeper's secureClientPort); or name single hosts
     /// tcp+tls://host:port
-    #[arg(long, global = true, env = "ZKLOCK_TLS")]
+    #[arg(long, global = true,
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_TLS")]
     pub tls: bool,
 
     /// Trust the CA certificates in this PEM file [default: the system's trust store]
-    #[arg(long, global = true, env = "ZKLOCK_TLS_CA", value_name = "FILE")]
+    #[arg(long, global = true,
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_TLS_CA", value_name = "FILE")]
     pub tls_ca: Option<PathBuf>,
 
     /// Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_TLS_CERT",
         value_name = "FILE",
         requires = "tls_key"
@@ -245,6 +293,8 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_TLS_KEY",
         value_name = "FILE",
         requires = "tls_cert"
@@ -252,7 +302,9 @@ pub struct GlobalArgs {
     pub tls_key: Option<PathBuf>,
 
     /// Accept a server certificate that does not name the host connected to
-    #[arg(long, global = true, env = "ZKLOCK_TLS_NO_VERIFY_HOSTNAME")]
+    #[arg(long, global = true,
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_TLS_NO_VERIFY_HOSTNAME")]
     pub tls_no_verify_hostname: bool,
 
     /// Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi
@@ -260,6 +312,8 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_SASL",
         value_enum,
         value_name = "MECHANISM"
@@ -267,13 +321,17 @@ pub struct GlobalArgs {
     pub sasl: Option<SaslArg>,
 
     /// The DIGEST-MD5 user name
-    #[arg(long, global = true, env = "ZKLOCK_SASL_USER", value_name = "USER")]
+    #[arg(long, global = true,
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_SASL_USER", value_name = "USER")]
     pub sasl_user: Option<String>,
 
     /// The file holding the DIGEST-MD5 password (its first line)
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_SASL_PASSWORD_FILE",
         value_name = "FILE"
     )]
@@ -283,6 +341,8 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_SASL_SERVICE",
         default_value = "zookeeper",
         value_name = "NAME"
@@ -290,7 +350,9 @@ pub struct GlobalArgs {
     pub sasl_service: String,
 
     /// The host part of the server's Kerberos principal [default: the host connected to]
-    #[arg(long, global = true, env = "ZKLOCK_SASL_HOST", value_name = "HOST")]
+    #[arg(long, global = true,
+        help_heading = SECURITY,
+        hide_short_help = true, env = "ZKLOCK_SASL_HOST", value_name = "HOST")]
     pub sasl_host: Option<String>,
 
     /// ACL of the nodes zklock creates: open, creator (all for your identities, read for the
@@ -298,6 +360,8 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = SECURITY,
+        hide_short_help = true,
         env = "ZKLOCK_ACL",
         value_delimiter = ',',
         value_name = "ACL"
@@ -305,17 +369,23 @@ pub struct GlobalArgs {
     pub acl: Vec<String>,
 
     /// Read the secured-connection settings from this descriptor (a detached holder's)
-    #[arg(long, global = true, hide = true, value_name = "FD")]
+    #[arg(long, global = true,
+        help_heading = CONNECTION,
+        hide_short_help = true, hide = true, value_name = "FD")]
     pub holder_secrets_fd: Option<i32>,
 
     /// Allow a read-only server (inspection commands only)
-    #[arg(long, global = true)]
+    #[arg(long, global = true,
+        help_heading = CONNECTION,
+        hide_short_help = true)]
     pub read_only: bool,
 
     /// Where lock names live: `deploy` means ROOT/deploy
     #[arg(
         long,
         global = true,
+        help_heading = CONNECTION,
+        hide_short_help = true,
         env = "ZKLOCK_ROOT",
         default_value = DEFAULT_ROOT,
         value_name = "PATH",
@@ -328,6 +398,8 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
+        help_heading = CONNECTION,
+        hide_short_help = true,
         env = "ZKLOCK_ADMIN_PORT",
         default_value_t = crate::zk::sessions::DEFAULT_ADMIN_PORT,
         value_name = "PORT",
@@ -336,23 +408,29 @@ pub struct GlobalArgs {
     pub admin_port: u16,
 
     /// Retries of a request after a connection loss
-    #[arg(long, global = true, default_value_t = 5, value_name = "N")]
+    #[arg(long, global = true,
+        help_heading = CONNECTION,
+        hide_short_help = true, default_value_t = 5, value_name = "N")]
     pub retries: u32,
 
     /// Output format [default: table; json for dump]
-    #[arg(short, long, global = true, value_enum)]
+    #[arg(short, long, global = true,
+        help_heading = OUTPUT, value_enum)]
     pub output: Option<OutputFormat>,
 
     /// Print nothing but results and errors
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true,
+        help_heading = OUTPUT)]
     pub quiet: bool,
 
-    /// Print free text in tables (owners, data) whole; it is cut to fit only on a terminal
-    #[arg(long, global = true)]
+    /// The same as -o wide: every column of a table, nothing cut
+    #[arg(long, global = true,
+        help_heading = OUTPUT)]
     pub no_trunc: bool,
 
     /// Log what zklock does to stderr (-vv for more)
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true,
+        help_heading = OUTPUT, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
 
@@ -367,7 +445,10 @@ pub enum SaslArg {
 /// `-o/--output` values.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum OutputFormat {
+    /// A table of the columns that fit 80 columns
     Table,
+    /// A table of every column, with nothing cut
+    Wide,
     Json,
 }
 
@@ -479,6 +560,11 @@ pub struct LockCmdArgs {
     #[arg(long, value_enum, default_value_t = DialectArg::Curator)]
     pub dialect: DialectArg,
 
+    /// Take a lock whose name has white space at either end or an invisible character
+    /// (to join a lock another library already uses under such a name)
+    #[arg(long)]
+    pub allow_odd_name: bool,
+
     /// Run COMMAND through `sh -c` (its words joined by spaces)
     #[arg(long, requires = "command")]
     pub shell: bool,
@@ -551,6 +637,15 @@ pub struct ReleaseCmdArgs {
     /// A token whose node is already gone is no error
     #[arg(long, conflicts_with_all = ["holders", "revoke"])]
     pub if_exists: bool,
+
+    /// With --holders or --revoke --force-after: delete without asking (needed when stdin is
+    /// not a terminal)
+    #[arg(short, long)]
+    pub yes: bool,
+
+    /// With --holders or --revoke: list the holders that would be broken, and do nothing
+    #[arg(long, conflicts_with = "yes")]
+    pub dry_run: bool,
 }
 
 /// The arguments of `watch`.

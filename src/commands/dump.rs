@@ -16,7 +16,8 @@ use crate::zk::sessions::{Ask, Survey};
 use crate::zk::{self, Session};
 
 use super::{
-    collect_locks, note_unreadable, relative, show_progress, state, with_session_and_survey,
+    collect_locks, note_unreadable, relative, sequence, show_progress, state,
+    with_session_and_survey,
 };
 
 /// What `dump` was asked for.
@@ -139,13 +140,14 @@ impl Report for SessionDump {
 /// The columns of `dump`'s table: one line per contender.
 const COLUMNS: &[Column] = &[
     Column::whole("LOCK"),
-    Column::whole("NODE"),
+    Column::whole("NODE").wide(),
+    Column::whole("SEQ"),
     Column::whole("STATE"),
     Column::whole("SESSION"),
-    Column::whole("FENCE"),
-    Column::whole("CTIME"),
-    Column::whole("MTIME"),
-    Column::whole("VERSION"),
+    Column::whole("FENCE").wide(),
+    Column::whole("CTIME").wide(),
+    Column::whole("MTIME").wide(),
+    Column::whole("VERSION").wide(),
     Column::text("OWNER"),
 ];
 
@@ -156,8 +158,9 @@ fn contender_row(
     holding: bool,
 ) -> std::io::Result<()> {
     table.row([
-        lock.to_owned(),
+        crate::names::shown(lock).into_owned(),
         relative(lock, &contender.path).to_owned(),
+        sequence(contender),
         state(lock, contender, holding),
         zk::format_session(contender.session()),
         contender.fence().to_string(),

@@ -172,8 +172,8 @@ impl Then {
     /// foreground, which prints the message and exits with the status.
     fn gave_up(self, not_held: NotHeld) -> Result<ExitStatus> {
         if let Then::Report { reporter, .. } = self {
-            let (code, message) = not_held.report();
-            reporter.failed(code, &message);
+            let (code, cause, message) = not_held.report();
+            reporter.failed(code, cause, &message);
         }
         not_held.into_status()
     }
@@ -190,11 +190,18 @@ enum NotHeld {
 }
 
 impl NotHeld {
-    /// The exit code and the message, as the detached holder reports them.
-    fn report(&self) -> (u8, String) {
+    /// The exit code, the cause and the message, as the detached holder
+    /// reports them.
+    fn report(&self) -> (u8, &'static str, String) {
         match self {
-            NotHeld::GaveUp { status, message } => (status.code(), message.clone()),
-            NotHeld::Failed(err) => (exit::status_of_error(err).code(), format!("{err:#}")),
+            NotHeld::GaveUp { status, message } => {
+                (status.code(), exit::NOT_ACQUIRED, message.clone())
+            }
+            NotHeld::Failed(err) => (
+                exit::status_of_error(err).code(),
+                exit::cause_for(err),
+                format!("{err:#}"),
+            ),
         }
     }
 
@@ -225,9 +232,9 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
             print_grant(&globals.printer, &grant)?;
             Ok(ExitStatus::Success)
         }
-        (HolderWord::Failed(code, message), None) => {
+        (HolderWord::Failed(code, cause, message), None) => {
             if !message.is_empty() {
-                eprintln!("zklock: {}", output::inert(&message));
+                output::print_error(globals.printer.format, &message, code, &cause);
             }
             Ok(ExitStatus::Child(code))
         }
@@ -378,7 +385,8 @@ async fn wait(
     printer: &Printer,
     signals: &mut Signals,
 ) -> Result<Held, NotHeld> {
-    let spinner = printer.spinner(&format!("waiting for {}", args.path));
+    run::refuse_ctrl_z();
+    let spinner = printer.spinner(&format!("waiting for {}", args.path), args.timeout);
     let patience = Patience::new(args.no_wait, args.timeout);
     let wait = tokio::select! {
         outcome = queue(session, acquisition, args, patience, spinner.as_ref()) => Wait::Done(outcome),
@@ -471,7 +479,7 @@ fn not_acquired(args: &LockArgs, holders: &[String]) -> String {
     };
     match args.timeout {
         Some(timeout) if !args.no_wait => format!(
-            "timed out after {} waiting for {}: {what}, by {held_by}",
+            "timed out after {} waiting for {}: {what} by {held_by}",
             humantime::format_duration(timeout),
             args.path
         ),

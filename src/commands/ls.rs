@@ -8,6 +8,7 @@ use anyhow::Result;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, LockDialect, WalkProgress};
+use crate::names;
 use crate::output::{self, Column, Listing, Printer, Table};
 use crate::zk::sessions::{Ask, Survey};
 use crate::zk::{self, Session};
@@ -90,11 +91,11 @@ impl LsSort {
 const COLUMNS: &[Column] = &[
     Column::whole("LOCK"),
     Column::whole("KIND"),
-    Column::whole("DIALECT"),
+    Column::whole("DIALECT").wide(),
     Column::whole("HOLDERS"),
     Column::whole("WAITERS"),
     Column::whole("HELD FOR"),
-    Column::whole("HOST"),
+    Column::whole("HOST").wide(),
     Column::text("OWNER"),
 ];
 
@@ -106,7 +107,7 @@ fn row(table: &mut Table<'_>, lock: &Lock) -> std::io::Result<()> {
         None => lock.holders.len().to_string(),
     };
     table.row([
-        lock.path.clone(),
+        names::shown(&lock.path).into_owned(),
         lock.kind.as_str().to_owned(),
         lock.dialect.to_string(),
         holders,

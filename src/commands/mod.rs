@@ -11,7 +11,7 @@ pub(crate) mod release;
 pub(crate) mod stat;
 pub(crate) mod watch;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::admin::reap::Skipped;
 use crate::config::Globals;
@@ -19,6 +19,7 @@ use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
 use crate::output::{Column, Printer, Progress, Table};
 use crate::run::guard::Standby;
+use crate::usage::UsageError;
 use crate::zk::sessions::{self, Ask, Survey};
 use crate::zk::{self, Session};
 
@@ -88,10 +89,13 @@ pub async fn with_session_and_survey<T>(
         zk::connect(&globals.connect),
         sessions::survey(&globals.connect.hosts, globals.admin_port, ask)
     );
+    // The real failure first, and alone: a survey that could not ask a
+    // server that is not there adds nothing to "cannot reach".
+    let session = session?;
     if let Some(why) = survey.why_unknown() {
         globals.printer.note(&why);
     }
-    work_then_close(session?, async |session| work(session, &survey).await).await
+    work_then_close(session, async |session| work(session, &survey).await).await
 }
 
 async fn work_then_close<T>(
@@ -147,22 +151,106 @@ pub fn note_unreadable(printer: &Printer, walked: &WalkProgress) {
     }
 }
 
-/// `holding`, `waiting on NODE`, or `waiting for a lease`; with what is
-/// wrong when the ensemble says so: a session with no connection now (its
-/// client is gone, and its nodes stay until the session expires), or a
-/// waiter that does not watch the node it waits on (it will not wake).
+/// `holding`, `waiting on SEQ` (the sequence number of the node it waits
+/// on, which the SEQ column shows: a node name is too long for a table that
+/// fits 80 columns), or `waiting for a lease`; with what is wrong when the
+/// ensemble says so: a session with no connection now (its client is gone,
+/// and its nodes stay until the session expires), or a waiter that does not
+/// watch the node it waits on (it will not wake).
 pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
     let mut state = match &contender.waiting_on {
         _ if holding => "holding".to_owned(),
-        Some(ahead) => format!("waiting on {}", relative(lock, ahead)),
+        Some(ahead) => format!(
+            "waiting on {}",
+            node_sequence(ahead).unwrap_or_else(|| relative(lock, ahead))
+        ),
         None => "waiting for a lease".to_owned(),
     };
     if contender.client.as_ref().is_some_and(|c| !c.connected) {
-        state += " (session not connected)";
+        state += " (not connected)";
     } else if !holding && contender.watching == Some(false) {
-        state += " (not watching it)";
+        state += " (not watching)";
     }
     state
+}
+
+/// A contender's sequence number as the SEQ column shows it, or `-`.
+pub fn sequence(contender: &Contender) -> String {
+    contender
+        .sequence
+        .map_or("-".to_owned(), |sequence| sequence.to_string())
+}
+
+/// The sequence number ZooKeeper appended to a node's name (its last ten
+/// digits), without leading zeros, as SEQ shows it; `None` for a node
+/// that has none.
+pub fn node_sequence(path: &str) -> Option<&str> {
+    let name = zk::path::basename(path);
+    let digits = name.get(name.len().checked_sub(10)?..)?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let shown = digits.trim_start_matches('0');
+    Some(if shown.is_empty() { "0" } else { shown })
+}
+
+/// Asks `question` on the terminal (stderr, answered on stdin); fails with
+/// a usage error (exit 2) unless the answer is yes.
+pub async fn ask(question: String) -> Result<()> {
+    use std::io::{BufRead, Write};
+    let answer = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
+        let mut stderr = std::io::stderr().lock();
+        stderr.write_all(question.as_bytes())?;
+        stderr.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        Ok(answer)
+    })
+    .await
+    .context("asking for confirmation")?
+    .context("reading the answer from the terminal")?;
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(UsageError::new("not confirmed; nothing was deleted").into()),
+    }
+}
+
+/// One holder as a prompt shows it before breaking it: sequence, session,
+/// age, whether its session is connected, and its owner, cut to a line.
+pub fn holder_line(contender: &Contender) -> String {
+    let connected = match &contender.client {
+        Some(client) if client.connected => "CONNECTED",
+        Some(_) => "not connected",
+        None => "connection unknown",
+    };
+    let line = format!(
+        "  {}  {}  held {}  {connected}  {}",
+        sequence(contender),
+        zk::format_session(contender.session()),
+        crate::output::format_age_ms(contender.age_ms),
+        contender.owner_text()
+    );
+    cut_to_line(&crate::output::inert(&line))
+}
+
+/// `text` cut with "…" to 80 columns: a line of a prompt.
+pub fn cut_to_line(text: &str) -> String {
+    match text.char_indices().nth(79) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// The warning a prompt ends with when `connected` of the sessions whose
+/// nodes it would delete are connected: their processes are alive.
+pub fn connected_warning(connected: usize) -> String {
+    if connected == 0 {
+        return String::new();
+    }
+    format!(
+        "warning: {connected} of these sessions are connected: their processes are\n\
+         alive and may still be working under the lock\n"
+    )
 }
 
 /// `path` relative to the lock directory when it lies below it.
@@ -173,8 +261,15 @@ pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
 }
 
 /// The table of the commands that delete or revoke nodes (`reap`,
-/// `release`): one row per node and what was done to it.
-const NODE_ACTIONS: &[Column] = &[Column::whole("NODE"), Column::text("ACTION")];
+/// `release`): one row per node and what was done to it. The node's full
+/// path is in `-o wide`; the default names it by lock and sequence number,
+/// so that the reason beside it has room.
+const NODE_ACTIONS: &[Column] = &[
+    Column::whole("NODE").wide(),
+    Column::whole("LOCK"),
+    Column::whole("SEQ"),
+    Column::sentence("ACTION"),
+];
 
 /// The rows of [`NODE_ACTIONS`]: each group of paths with its action, then
 /// the nodes left alone, with the reason.
@@ -183,16 +278,29 @@ fn node_action_rows(
     done: &[(&[String], &str)],
     skipped: &[Skipped],
 ) -> std::io::Result<()> {
+    let row = |table: &mut Table<'_>, path: &str, action: String| {
+        let (lock, sequence) = match node_sequence(path) {
+            Some(sequence) => (zk::path::parent(path).unwrap_or(path), sequence),
+            None => (path, "-"),
+        };
+        table.row([
+            path.to_owned(),
+            crate::names::shown(lock).into_owned(),
+            sequence.to_owned(),
+            action,
+        ])
+    };
     for (paths, action) in done {
         for path in *paths {
-            table.row([path.clone(), (*action).to_owned()])?;
+            row(table, path, (*action).to_owned())?;
         }
     }
     for skipped in skipped {
-        table.row([
-            skipped.path.clone(),
+        row(
+            table,
+            &skipped.path,
             format!("left alone: {}", skipped.reason),
-        ])?;
+        )?;
     }
     Ok(())
 }

@@ -4,9 +4,9 @@
 //! is decided in [`crate::admin::reap`]; this module asks, shows and
 //! reports.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use crate::admin::reap::{self, NodeToReap, ReapRole, Reaped, Selector, Skipped};
@@ -15,8 +15,12 @@ use crate::exit::ExitStatus;
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::usage::UsageError;
 use crate::zk::Session;
+use crate::zk::sessions::{Ask, Survey};
 
-use super::{NODE_ACTIONS, node_action_rows, note_unreadable, show_progress, with_session};
+use super::{
+    NODE_ACTIONS, ask, connected_warning, cut_to_line, node_action_rows, node_sequence,
+    note_unreadable, show_progress, with_session_and_survey,
+};
 
 /// What `reap` was asked for.
 #[derive(Clone, Debug)]
@@ -53,7 +57,7 @@ pub(crate) struct ReapReport {
 }
 
 impl Report for ReapReport {
-    fn heading(&self) -> Option<String> {
+    fn summary(&self) -> Option<String> {
         Some(format!(
             "{}: {} deleted, {} left alone",
             self.path,
@@ -82,7 +86,7 @@ pub(crate) struct DryRunReport {
 }
 
 impl Report for DryRunReport {
-    fn heading(&self) -> Option<String> {
+    fn summary(&self) -> Option<String> {
         Some(format!(
             "{}: would delete {}",
             self.path,
@@ -92,7 +96,9 @@ impl Report for DryRunReport {
 
     fn columns(&self) -> &'static [Column] {
         const COLUMNS: &[Column] = &[
-            Column::whole("NODE"),
+            Column::whole("NODE").wide(),
+            Column::whole("LOCK"),
+            Column::whole("SEQ"),
             Column::whole("WHAT"),
             Column::whole("SESSION"),
             Column::whole("AGE"),
@@ -105,6 +111,8 @@ impl Report for DryRunReport {
         for node in &self.would_delete {
             table.row([
                 node.path.clone(),
+                crate::names::shown(&node.lock).into_owned(),
+                node_sequence(&node.path).unwrap_or("-").to_owned(),
                 node.what.as_str().to_owned(),
                 node.session.clone().unwrap_or_else(|| "-".to_owned()),
                 output::format_age_ms(node.age_ms),
@@ -134,10 +142,18 @@ fn summary(nodes: &[NodeToReap]) -> String {
 
 /// Reaps under the path: reads it, lists or confirms, deletes, reports.
 pub(crate) async fn run(globals: &Globals, args: ReapArgs) -> Result<ExitStatus> {
-    with_session(globals, async |session| reap(globals, session, &args).await).await
+    with_session_and_survey(globals, Ask::Connections, async |session, survey| {
+        reap(globals, session, survey, &args).await
+    })
+    .await
 }
 
-async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<ExitStatus> {
+async fn reap(
+    globals: &Globals,
+    session: &Session,
+    survey: &Survey,
+    args: &ReapArgs,
+) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let progress = printer.progress();
     let plan = reap::plan(
@@ -170,7 +186,7 @@ async fn reap(globals: &Globals, session: &Session, args: &ReapArgs) -> Result<E
         return Ok(ExitStatus::Success);
     }
     if !plan.nodes.is_empty() && !args.yes {
-        confirm(&args.path, &plan.nodes).await?;
+        confirm(&args.path, &plan.nodes, survey).await?;
     }
     let total = plan.nodes.len() as u64;
     let bar = printer.progress_bar(total, &format!("deleting under {}", args.path));
@@ -220,7 +236,7 @@ const SHOWN_BEFORE_ASKING: usize = 20;
 
 /// Asks on the terminal whether to delete `nodes`; fails with a usage
 /// error (exit 2) when stdin is no terminal or the answer is not yes.
-async fn confirm(path: &str, nodes: &[NodeToReap]) -> Result<()> {
+async fn confirm(path: &str, nodes: &[NodeToReap], survey: &Survey) -> Result<()> {
     if !std::io::stdin().is_terminal() {
         return Err(UsageError::new(format!(
             "refusing to delete {} under {path} without --yes (stdin is not a terminal to ask \
@@ -233,13 +249,36 @@ async fn confirm(path: &str, nodes: &[NodeToReap]) -> Result<()> {
         "zklock: reap will delete {} under {path}:\n",
         summary(nodes)
     );
+    let mut connected = 0;
     for node in nodes.iter().take(SHOWN_BEFORE_ASKING) {
         question += &format!(
             "  {}  ({})\n",
             output::inert(&node.path),
             node.what.as_str()
         );
+        let Some(session) = &node.session else {
+            continue;
+        };
+        let client = i64::from_str_radix(session.trim_start_matches("0x"), 16)
+            .ok()
+            .and_then(|id| survey.client(id));
+        let state = match client {
+            Some(client) if client.connected => {
+                connected += 1;
+                "CONNECTED"
+            }
+            Some(_) => "not connected",
+            None => "connection unknown",
+        };
+        let details = format!(
+            "      session {session}  age {}  {state}  {}",
+            output::format_age_ms(node.age_ms),
+            node.owner.as_deref().unwrap_or("-")
+        );
+        question += &cut_to_line(&output::inert(&details));
+        question.push('\n');
     }
+    question += &connected_warning(connected);
     if nodes.len() > SHOWN_BEFORE_ASKING {
         question += &format!(
             "  ... and {} more (--dry-run lists them all)\n",
@@ -247,19 +286,5 @@ async fn confirm(path: &str, nodes: &[NodeToReap]) -> Result<()> {
         );
     }
     question += "Delete them? [y/N] ";
-    let answer = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
-        let mut stderr = std::io::stderr().lock();
-        stderr.write_all(question.as_bytes())?;
-        stderr.flush()?;
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        Ok(answer)
-    })
-    .await
-    .context("asking for confirmation")?
-    .context("reading the answer from the terminal")?;
-    match answer.trim().to_ascii_lowercase().as_str() {
-        "y" | "yes" => Ok(()),
-        _ => Err(UsageError::new("not confirmed; nothing was deleted").into()),
-    }
+    ask(question).await
 }

@@ -2,17 +2,25 @@
 //! the token before connecting, and reports what was done as a table or
 //! JSON.
 
-use anyhow::Result;
+use std::io::IsTerminal;
 
-use crate::admin::release::{ReleaseAction, Released, release};
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::admin::release::{ReleaseAction, Released, break_holders, holders, release};
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::lock::{name, semaphore};
-use crate::output::{Column, Report, Table};
+use crate::model::Contender;
+use crate::output::{self, Column, Report, Table};
 use crate::usage::UsageError;
-use crate::zk::{self, path};
+use crate::zk::sessions::{Ask, Survey};
+use crate::zk::{self, Session, path};
 
-use super::{NODE_ACTIONS, node_action_rows, with_session};
+use super::{
+    NODE_ACTIONS, ask, connected_warning, holder_line, node_action_rows, sequence, with_session,
+    with_session_and_survey,
+};
 
 /// What `release` was asked for.
 #[derive(Clone, Debug)]
@@ -22,6 +30,77 @@ pub struct ReleaseArgs {
     pub action: ReleaseAction,
     /// A token whose node is already gone is not an error.
     pub if_exists: bool,
+    /// Break holders without asking.
+    pub yes: bool,
+    /// Only list the holders that would be broken.
+    pub dry_run: bool,
+}
+
+/// True when `action` deletes holders, which is asked about on a terminal
+/// and needs `--yes` elsewhere, as `reap` does.
+fn deletes_holders(action: ReleaseAction) -> bool {
+    matches!(
+        action,
+        ReleaseAction::Holders
+            | ReleaseAction::Revoke {
+                force_after: Some(_)
+            }
+    )
+}
+
+/// The holders a release would break (`--dry-run`).
+#[derive(Serialize)]
+struct WouldBreak<'a> {
+    #[serde(skip)]
+    lock: &'a str,
+    #[serde(skip)]
+    holders: &'a [Contender],
+    would_break: Vec<crate::model::ContenderJson<'a>>,
+}
+
+impl Report for WouldBreak<'_> {
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[
+            Column::whole("NODE").wide(),
+            Column::whole("SEQ"),
+            Column::whole("SESSION"),
+            Column::whole("AGE"),
+            Column::whole("CONNECTED"),
+            Column::text("OWNER"),
+        ];
+        COLUMNS
+    }
+
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
+        would_break_rows(table, self.holders)
+    }
+
+    fn summary(&self) -> Option<String> {
+        Some(format!(
+            "{}: would break {} holder(s)",
+            self.lock,
+            self.would_break.len()
+        ))
+    }
+}
+
+/// The dry run's table rows, from the holders themselves.
+fn would_break_rows(table: &mut Table<'_>, holders: &[Contender]) -> std::io::Result<()> {
+    for holder in holders {
+        table.row([
+            holder.path.clone(),
+            sequence(holder),
+            zk::format_session(holder.session()),
+            output::format_age_ms(holder.age_ms),
+            match &holder.client {
+                Some(client) if client.connected => "yes".to_owned(),
+                Some(_) => "no".to_owned(),
+                None => "-".to_owned(),
+            },
+            holder.owner_text(),
+        ])?;
+    }
+    Ok(())
 }
 
 impl Report for Released {
@@ -56,11 +135,35 @@ pub(crate) fn check_token(target: &str) -> Result<(), UsageError> {
 /// `--if-exists`), 10 when a node changed between reading and deleting. A
 /// release that stops on an error reports what it did before, then fails.
 pub(crate) async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStatus> {
+    let confirm = deletes_holders(args.action) && !args.yes && !args.dry_run;
+    if confirm && !std::io::stdin().is_terminal() {
+        return Err(UsageError::new(format!(
+            "refusing to break the holders of {} without --yes (stdin is not a terminal to \
+             ask on); nothing was done, --dry-run lists them",
+            args.target
+        ))
+        .into());
+    }
     let mut report = Released::default();
-    let result = with_session(globals, async |session| {
-        release(session, &args.target, args.action, &mut report).await
-    })
-    .await;
+    let result = match args.action {
+        ReleaseAction::Token => {
+            with_session(globals, async |session| {
+                release(session, &args.target, args.action, &mut report).await
+            })
+            .await
+        }
+        action => {
+            let broke =
+                with_session_and_survey(globals, Ask::Connections, async |session, survey| {
+                    break_asked(globals, session, survey, &args, action, &mut report).await
+                })
+                .await;
+            match broke {
+                Ok(false) => return Ok(ExitStatus::Success),
+                other => other.map(drop),
+            }
+        }
+    };
     if result.is_err() && !report.is_empty() {
         globals.printer.report(&report)?;
     }
@@ -94,4 +197,49 @@ pub(crate) async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStat
     } else {
         ExitStatus::Other
     })
+}
+
+/// Reads the lock's holders, with whether each session is connected; lists
+/// them (`--dry-run`, returning false) or asks before deleting any (unless
+/// `--yes`), then breaks them as `action` says.
+async fn break_asked(
+    globals: &Globals,
+    session: &Session,
+    survey: &Survey,
+    args: &ReleaseArgs,
+    action: ReleaseAction,
+    report: &mut Released,
+) -> Result<bool> {
+    let mut found = holders(session, &args.target).await?;
+    for holder in &mut found {
+        holder.attach_client(survey);
+    }
+    if args.dry_run {
+        globals.printer.report(&WouldBreak {
+            lock: &args.target,
+            holders: &found,
+            would_break: found.iter().map(|h| h.json(false)).collect(),
+        })?;
+        return Ok(false);
+    }
+    if deletes_holders(action) && !args.yes && !found.is_empty() {
+        let mut question = format!(
+            "zklock: release will delete {} holder(s) of {}:\n",
+            found.len(),
+            output::inert(&args.target)
+        );
+        for holder in &found {
+            question += &holder_line(holder);
+            question.push('\n');
+        }
+        let connected = found
+            .iter()
+            .filter(|h| h.client.as_ref().is_some_and(|c| c.connected))
+            .count();
+        question += &connected_warning(connected);
+        question += "Delete them? [y/N] ";
+        ask(question).await?;
+    }
+    break_holders(session, action, found, report).await?;
+    Ok(true)
 }

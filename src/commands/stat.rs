@@ -11,7 +11,7 @@ use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
 
-use super::{relative, state, with_session_and_survey};
+use super::{relative, sequence, state, with_session_and_survey};
 
 /// What `stat` was asked for.
 #[derive(Debug)]
@@ -72,7 +72,7 @@ fn heading(lock: &LockSummary) -> String {
     };
     format!(
         "{}: {what} ({}), {holders}, {}",
-        lock.path,
+        crate::names::shown(&lock.path),
         lock.dialect,
         count(lock.waiters, "waiter", "waiters")
     )
@@ -80,14 +80,14 @@ fn heading(lock: &LockSummary) -> String {
 
 /// The columns of a lock's table: one row per contender.
 const CONTENDER_COLUMNS: &[Column] = &[
-    Column::whole("NODE"),
+    Column::whole("NODE").wide(),
     Column::whole("SEQ"),
     Column::whole("MODE"),
     Column::whole("STATE"),
     Column::whole("SESSION"),
-    Column::whole("CLIENT"),
+    Column::whole("CLIENT").wide(),
     Column::whole("AGE"),
-    Column::whole("FENCE"),
+    Column::whole("FENCE").wide(),
     Column::text("OWNER"),
 ];
 
@@ -95,9 +95,7 @@ const CONTENDER_COLUMNS: &[Column] = &[
 fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9] {
     [
         relative(lock, &contender.path).to_owned(),
-        contender
-            .sequence
-            .map_or("-".to_owned(), |sequence| sequence.to_string()),
+        sequence(contender),
         contender.mode.as_str().to_owned(),
         state(lock, contender, holding),
         zk::format_session(contender.session()),

@@ -42,9 +42,9 @@ pub trait Report: Serialize {
     /// Writes the rows of the table form.
     fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()>;
 
-    /// Lines printed above the table (not in JSON): a summary of what the
-    /// rows are about.
-    fn heading(&self) -> Option<String> {
+    /// Lines printed below the table (not in JSON): a summary of the rows,
+    /// last, so that it is still on the screen when a long table is done.
+    fn summary(&self) -> Option<String> {
         None
     }
 }
@@ -55,8 +55,8 @@ pub struct Printer {
     pub format: Format,
     pub quiet: bool,
     pub color: bool,
-    /// Cut free text in tables to the terminal's width (`--no-trunc` clears it).
-    pub truncate: bool,
+    /// Tables show every column and cut nothing (`-o wide`, `--no-trunc`).
+    pub wide: bool,
     /// Print the header line of tables (`ls --no-headers` clears it).
     pub headers: bool,
 }
@@ -70,7 +70,7 @@ impl Printer {
             format,
             quiet,
             color: !no_color && std::io::stderr().is_terminal(),
-            truncate: true,
+            wide: false,
             headers: true,
         }
     }
@@ -87,12 +87,13 @@ impl Printer {
                 out.flush()?;
             }
             Format::Table => {
-                if let Some(heading) = report.heading() {
-                    writeln!(out, "{}\n", inert(&heading))?;
-                }
-                let mut table = self.table(Box::new(out), report.columns());
+                let mut table = self.table(Box::new(&mut out), report.columns());
                 report.rows(&mut table)?;
                 table.finish()?;
+                if let Some(summary) = report.summary() {
+                    writeln!(out, "\n{}", inert(&summary))?;
+                }
+                out.flush()?;
             }
         }
         Ok(())
@@ -100,11 +101,7 @@ impl Printer {
 
     /// A table of `columns` written to `out` in this printer's layout.
     fn table<'w>(&self, out: Box<dyn Write + 'w>, columns: &'static [Column]) -> Table<'w> {
-        Table::new(
-            out,
-            columns,
-            Layout::for_stdout(self.truncate, self.headers),
-        )
+        Table::new(out, columns, Layout::for_stdout(self.wide, self.headers))
     }
 
     /// Starts a listing on stdout: one element at a time, as a table of
@@ -128,7 +125,7 @@ impl Printer {
         })
     }
 
-    /// Prints the lines above a streamed table (see [`Report::heading`]);
+    /// Prints the lines above a streamed table (a lock's heading in `stat`);
     /// nothing with `-o json`.
     pub fn table_heading(&self, heading: &str) -> anyhow::Result<()> {
         match self.format {
@@ -184,13 +181,18 @@ pub fn escape_panics() {
 }
 
 /// Reports an error on stderr: a line for people, or with `-o json` one
-/// JSON object `{"error", "exit_code"}`, so a script reading JSON never has
-/// to parse prose. Stdout is left alone.
-pub fn print_error(format: Format, message: &str, exit_code: u8) {
+/// JSON object `{"error", "exit_code", "cause"}`, so a script reading JSON
+/// never has to parse prose (`cause` is a stable word, see
+/// `exit::cause_for`). Stdout is left alone.
+pub fn print_error(format: Format, message: &str, exit_code: u8, cause: &str) {
     match format {
         Format::Table => eprintln!("zklock: {}", inert(message)),
         Format::Json => {
-            let error = serde_json::json!({ "error": message, "exit_code": exit_code });
+            let error = serde_json::json!({
+                "error": message,
+                "exit_code": exit_code,
+                "cause": cause,
+            });
             eprintln!("{}", inert_json(error.to_string()));
         }
     }
@@ -283,12 +285,26 @@ impl Printer {
     }
 
     /// A spinner with `message`, or `None` when stderr is not a terminal or
-    /// `-q` was given: nothing is ever drawn into a pipe or a log.
-    pub fn spinner(&self, message: &str) -> Option<Spinner> {
+    /// `-q` was given: nothing is ever drawn into a pipe or a log. It keeps
+    /// to one line of the terminal's width (the message is cut to fit), and
+    /// with a `limit` shows the wait's progress against it (`[2s/30s]`).
+    pub fn spinner(&self, message: &str, limit: Option<std::time::Duration>) -> Option<Spinner> {
         if self.quiet || !std::io::stderr().is_terminal() {
             return None;
         }
-        let bar = self.spinning(indicatif::ProgressBar::new_spinner());
+        let bar = indicatif::ProgressBar::new_spinner();
+        let spinner = if self.color {
+            "{spinner:.cyan}"
+        } else {
+            "{spinner}"
+        };
+        let limit = limit.map_or_else(String::new, |limit| {
+            format!("/{}", humantime::format_duration(limit))
+        });
+        let template = format!("{spinner} {{wide_msg}} [{{elapsed}}{limit}]");
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&template) {
+            bar.set_style(style);
+        }
         bar.set_message(inert(message).into_owned());
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         Some(Spinner { bar })
@@ -303,6 +319,14 @@ impl Spinner {
 
     /// Removes the spinner from the terminal.
     pub fn finish(self) {
+        drop(self);
+    }
+}
+
+/// The spinner leaves the terminal whichever way the wait ends: a grant, a
+/// give-up, a signal or an error.
+impl Drop for Spinner {
+    fn drop(&mut self) {
         self.bar.finish_and_clear();
     }
 }

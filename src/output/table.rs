@@ -1,15 +1,21 @@
 //! Tables for people, streamed row by row.
 //!
-//! Two promises shape the layout:
+//! Three promises shape the layout:
 //!
+//! - Every table has a fixed default set of columns, chosen to fit 80
+//!   columns for ordinary names whatever the terminal's width, so that a
+//!   script reading a table sees the same columns everywhere; `-o wide`
+//!   adds the rest and cuts nothing.
 //! - An identifier (a path, a node name, a session id, a token, a header) is
 //!   never broken or cut: whatever is printed can be copied back into
 //!   `release` or `reap --session`. A column of identifiers is as wide as
 //!   its widest cell; a longer cell pushes the rest of its line to the right
 //!   rather than wrap.
 //! - Free text (an owner record, node data) is cut with an ellipsis to fit
-//!   the terminal, and printed whole when there is no terminal to fit
-//!   (stdout a pipe or a file) or with `--no-trunc`.
+//!   the width; a sentence (a reason) is never cut but wraps within its
+//!   column. The width is the terminal's when stdout is one, else
+//!   `COLUMNS` when set; with neither (a pipe or a file) every cell is
+//!   printed whole.
 //!
 //! Memory stays flat in the number of rows: column widths come from a
 //! bounded look-ahead of the first [`LOOK_AHEAD`] rows, which are held back
@@ -29,7 +35,7 @@ pub(crate) const LOOK_AHEAD: usize = 500;
 /// Spaces between two columns.
 const GAP: usize = 2;
 
-/// The narrowest a free-text column is ever cut to.
+/// The narrowest a free-text column is ever cut or wrapped to.
 const MIN_TEXT: usize = 10;
 
 /// What a column holds, which decides whether it may be cut.
@@ -37,15 +43,19 @@ const MIN_TEXT: usize = 10;
 pub enum Fit {
     /// Identifiers and short values: always printed whole.
     Whole,
-    /// Free text: cut with "…" to fit the terminal.
+    /// Free text: cut with "…" to fit the width.
     Cut,
+    /// Sentences: wrapped within the column, never cut.
+    Wrap,
 }
 
-/// One column of a table: its header and what it holds.
+/// One column of a table: its header, what it holds, and whether the
+/// default table shows it or only `-o wide`.
 #[derive(Clone, Copy, Debug)]
 pub struct Column {
     pub header: &'static str,
     pub fit: Fit,
+    pub wide_only: bool,
 }
 
 impl Column {
@@ -54,14 +64,31 @@ impl Column {
         Column {
             header,
             fit: Fit::Whole,
+            wide_only: false,
         }
     }
 
-    /// A column of free text, cut to fit the terminal.
+    /// A column of free text, cut to fit the width.
     pub const fn text(header: &'static str) -> Column {
         Column {
-            header,
             fit: Fit::Cut,
+            ..Column::whole(header)
+        }
+    }
+
+    /// A column of sentences, wrapped to fit the width.
+    pub const fn sentence(header: &'static str) -> Column {
+        Column {
+            fit: Fit::Wrap,
+            ..Column::whole(header)
+        }
+    }
+
+    /// This column, shown only with `-o wide`.
+    pub const fn wide(self) -> Column {
+        Column {
+            wide_only: true,
+            ..self
         }
     }
 }
@@ -73,28 +100,40 @@ pub struct Layout {
     pub width: Option<usize>,
     /// Whether the header line is printed.
     pub headers: bool,
+    /// Every column, every cell whole (`-o wide`).
+    pub wide: bool,
 }
 
 impl Layout {
-    /// The layout for stdout: free text fits the terminal when stdout is one
-    /// and `truncate` holds, and is printed whole otherwise.
-    pub fn for_stdout(truncate: bool, headers: bool) -> Layout {
-        let width = (truncate && io::stdout().is_terminal()).then(stdout_width);
-        Layout { width, headers }
+    /// The layout for stdout: the default columns fitted to the width (see
+    /// the module's documentation), or with `wide` every column whole.
+    pub fn for_stdout(wide: bool, headers: bool) -> Layout {
+        let width = if wide {
+            None
+        } else if io::stdout().is_terminal() {
+            Some(terminal_width().or_else(env_columns).unwrap_or(80))
+        } else {
+            env_columns()
+        };
+        Layout {
+            width,
+            headers,
+            wide,
+        }
     }
 }
 
-/// The width of the terminal on stdout: what the terminal says, else
-/// `COLUMNS`, else 80.
-fn stdout_width() -> usize {
-    if let Some(columns) = crate::sys::terminal_columns(libc::STDOUT_FILENO) {
-        return usize::from(columns);
-    }
+/// The width of the terminal on stdout, as the terminal says.
+fn terminal_width() -> Option<usize> {
+    crate::sys::terminal_columns(libc::STDOUT_FILENO).map(usize::from)
+}
+
+/// `COLUMNS`, when it holds a width.
+fn env_columns() -> Option<usize> {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|columns| columns.parse().ok())
         .filter(|&columns| columns > 0)
-        .unwrap_or(80)
 }
 
 /// A table being written: rows go in one at a time, and out once the
@@ -102,18 +141,25 @@ fn stdout_width() -> usize {
 /// A table with no rows prints nothing at all, not even its header.
 pub struct Table<'w> {
     out: Box<dyn Write + 'w>,
-    columns: &'static [Column],
+    /// Which of the columns given are shown, by position.
+    shown: Vec<usize>,
+    columns: Vec<Column>,
     layout: Layout,
     held: Vec<Vec<String>>,
     widths: Option<Vec<usize>>,
 }
 
 impl<'w> Table<'w> {
-    /// A table of `columns` written to `out` as `layout` says.
+    /// A table of `columns` written to `out` as `layout` says: every row
+    /// gives a cell for each of `columns`, and the layout picks those shown.
     pub fn new(out: Box<dyn Write + 'w>, columns: &'static [Column], layout: Layout) -> Table<'w> {
+        let shown: Vec<usize> = (0..columns.len())
+            .filter(|&i| layout.wide || !columns[i].wide_only)
+            .collect();
         Table {
             out,
-            columns,
+            columns: shown.iter().map(|&i| columns[i]).collect(),
+            shown,
             layout,
             held: Vec::new(),
             widths: None,
@@ -122,9 +168,12 @@ impl<'w> Table<'w> {
 
     /// Adds a row: one cell per column, each made safe for a terminal.
     pub fn row(&mut self, cells: impl IntoIterator<Item = String>) -> io::Result<()> {
+        let mut next = self.shown.iter().peekable();
         let cells: Vec<String> = cells
             .into_iter()
-            .map(|cell| match inert(&cell) {
+            .enumerate()
+            .filter(|(i, _)| next.next_if_eq(&i).is_some())
+            .map(|(_, cell)| match inert(&cell) {
                 std::borrow::Cow::Borrowed(_) => cell,
                 std::borrow::Cow::Owned(escaped) => escaped,
             })
@@ -164,7 +213,7 @@ impl<'w> Table<'w> {
                 *width = (*width).max(cell.width());
             }
         }
-        self.widths = Some(fit(self.columns, natural, self.layout.width));
+        self.widths = Some(fit(&self.columns, natural, self.layout.width));
         if headers {
             let header: Vec<String> = self.columns.iter().map(|c| c.header.to_owned()).collect();
             self.write_row(&header)?;
@@ -175,24 +224,42 @@ impl<'w> Table<'w> {
         Ok(())
     }
 
+    /// Writes one row: one line, or more when a sentence wraps, its
+    /// continuation lines blank in every other column.
     fn write_row(&mut self, cells: &[String]) -> io::Result<()> {
         let widths = self.widths.as_deref().unwrap_or_default();
-        let mut line = String::new();
-        let last = cells.len().saturating_sub(1);
-        for (i, (cell, column)) in cells.iter().zip(self.columns).enumerate() {
-            let width = widths.get(i).copied().unwrap_or(0);
-            let shown = match (column.fit, self.layout.width) {
-                (Fit::Cut, Some(_)) => cut(cell, width),
-                _ => std::borrow::Cow::Borrowed(cell.as_str()),
-            };
-            line.push_str(&shown);
-            if i < last {
-                let pad = width.saturating_sub(shown.width()) + GAP;
-                line.extend(std::iter::repeat_n(' ', pad));
+        let pieces: Vec<Vec<std::borrow::Cow<'_, str>>> = cells
+            .iter()
+            .zip(&self.columns)
+            .enumerate()
+            .map(|(i, (cell, column))| {
+                let width = widths.get(i).copied().unwrap_or(0);
+                match (column.fit, self.layout.width) {
+                    (Fit::Cut, Some(_)) => vec![cut(cell, width)],
+                    (Fit::Wrap, Some(_)) => wrap(cell, width),
+                    _ => vec![std::borrow::Cow::Borrowed(cell.as_str())],
+                }
+            })
+            .collect();
+        let lines = pieces.iter().map(Vec::len).max().unwrap_or(0);
+        let mut text = String::new();
+        for n in 0..lines {
+            let line: Vec<&str> = pieces
+                .iter()
+                .map(|cell| cell.get(n).map_or("", |piece| piece.as_ref()))
+                .collect();
+            let last = line.iter().rposition(|piece| !piece.is_empty());
+            for (i, piece) in line.iter().enumerate().take(last.map_or(0, |l| l + 1)) {
+                text.push_str(piece);
+                if Some(i) != last {
+                    let width = widths.get(i).copied().unwrap_or(0);
+                    let pad = width.saturating_sub(piece.width()) + GAP;
+                    text.extend(std::iter::repeat_n(' ', pad));
+                }
             }
+            text.push('\n');
         }
-        line.push('\n');
-        self.out.write_all(line.as_bytes())
+        self.out.write_all(text.as_bytes())
     }
 }
 
@@ -212,7 +279,7 @@ fn fit(columns: &[Column], natural: Vec<usize>, width: Option<usize>) -> Vec<usi
     let gaps = GAP * columns.len().saturating_sub(1);
     let mut room = width.saturating_sub(whole + gaps);
     let mut text: Vec<usize> = (0..columns.len())
-        .filter(|&i| columns[i].fit == Fit::Cut)
+        .filter(|&i| columns[i].fit != Fit::Whole)
         .collect();
     text.sort_by_key(|&i| natural[i]);
     let mut widths = natural;
@@ -246,6 +313,44 @@ fn cut(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(shown)
 }
 
+/// `text` in lines of at most `width` columns, broken between words; a
+/// word longer than a line is broken where the line ends. Nothing is lost.
+fn wrap(text: &str, width: usize) -> Vec<std::borrow::Cow<'_, str>> {
+    if text.width() <= width {
+        return vec![std::borrow::Cow::Borrowed(text)];
+    }
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|word| !word.is_empty()) {
+        let room = if line.is_empty() {
+            width
+        } else {
+            width.saturating_sub(line.width() + 1)
+        };
+        if word.width() <= room {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        for c in word.chars() {
+            if line.width() + c.width().unwrap_or(0) > width && !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            line.push(c);
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines.into_iter().map(std::borrow::Cow::Owned).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,6 +381,7 @@ mod tests {
             Layout {
                 width: Some(60),
                 headers: true,
+                wide: false,
             },
         );
         let lines: Vec<&str> = shown.lines().collect();
@@ -289,6 +395,7 @@ mod tests {
             Layout {
                 width: None,
                 headers: true,
+                wide: true,
             },
         );
         assert!(whole.lines().nth(1).unwrap().ends_with(owner), "{whole}");
@@ -303,6 +410,7 @@ mod tests {
             Layout {
                 width: Some(40),
                 headers: false,
+                wide: false,
             },
         );
         let lines: Vec<&str> = shown.lines().collect();
@@ -316,10 +424,53 @@ mod tests {
         let layout = Layout {
             width: Some(80),
             headers: true,
+            wide: false,
         };
         assert_eq!(render(&[], layout), "");
         let shown = render(&[["/l/\x1b[2J", "0x1", "a\nb"]], layout);
         assert!(shown.contains("/l/\\x1b[2J"), "{shown}");
         assert!(shown.contains("a\\nb"), "{shown}");
+    }
+
+    #[test]
+    fn the_default_table_hides_wide_columns_and_wraps_sentences_whole() {
+        const ACTIONS: &[Column] = &[
+            Column::whole("NODE"),
+            Column::whole("SESSION").wide(),
+            Column::sentence("ACTION"),
+        ];
+        let reason = "left alone: only --force-after can break a kazoo holder, which \
+                      ignores __REVOKE__";
+        let render = |layout: Layout| {
+            let mut out = Vec::new();
+            let mut table = Table::new(Box::new(&mut out), ACTIONS, layout);
+            let cells = ["/locks/deploy/lock-0000000001", "0x1000027b9001d", reason];
+            table.row(cells.map(str::to_owned)).unwrap();
+            table.finish().unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let narrow = render(Layout {
+            width: Some(60),
+            headers: true,
+            wide: false,
+        });
+        assert!(!narrow.contains("SESSION"), "{narrow}");
+        assert!(narrow.lines().all(|line| line.width() <= 60), "{narrow}");
+        let words: Vec<&str> = narrow
+            .lines()
+            .skip(1)
+            .flat_map(|line| line.split_whitespace())
+            .collect();
+        let expected: Vec<&str> = std::iter::once("/locks/deploy/lock-0000000001")
+            .chain(reason.split_whitespace())
+            .collect();
+        assert_eq!(words, expected, "{narrow}");
+        let wide = render(Layout {
+            width: None,
+            headers: true,
+            wide: true,
+        });
+        assert_eq!(wide.lines().count(), 2, "{wide}");
+        assert!(wide.contains("SESSION") && wide.contains(reason), "{wide}");
     }
 }

@@ -69,8 +69,9 @@ pub(crate) struct Grant {
 pub(crate) enum HolderWord {
     /// The lock is held.
     Held(Grant),
-    /// The holder gave up: its exit code and message.
-    Failed(u8, String),
+    /// The holder gave up: its exit code, the cause (the JSON error's
+    /// word) and message.
+    Failed(u8, String, String),
 }
 
 /// Starts the holder (this process's own command line, without its
@@ -186,10 +187,12 @@ fn parse_word(text: &str) -> Result<HolderWord> {
         return Ok(HolderWord::Held(serde_json::from_str(grant)?));
     }
     if let Some(rest) = line.strip_prefix("FAILED ")
-        && let Some((code, message)) = rest.split_once(' ')
+        && let Some((code, rest)) = rest.split_once(' ')
+        && let Some((cause, message)) = rest.split_once(' ')
         && let Ok(code) = code.parse()
     {
-        return Ok(HolderWord::Failed(code, message.replace("\\n", "\n")));
+        let message = message.replace("\\n", "\n");
+        return Ok(HolderWord::Failed(code, cause.to_owned(), message));
     }
     bail!("the background holder ended without saying whether it holds the lock")
 }
@@ -216,9 +219,11 @@ impl Reporter {
         let _ = writeln!(self.pipe, "HELD {grant}");
     }
 
-    /// Says the holder gave up, with its exit code and message.
-    pub(crate) fn failed(mut self, code: u8, message: &str) {
-        let _ = writeln!(self.pipe, "FAILED {code} {}", message.replace('\n', "\\n"));
+    /// Says the holder gave up, with its exit code, cause (one word) and
+    /// message.
+    pub(crate) fn failed(mut self, code: u8, cause: &str, message: &str) {
+        let message = message.replace('\n', "\\n");
+        let _ = writeln!(self.pipe, "FAILED {code} {cause} {message}");
     }
 }
 
@@ -279,8 +284,8 @@ mod tests {
         let word = format!("HELD {}\n", serde_json::to_string(&grant).unwrap());
         assert_eq!(parse_word(&word).unwrap(), HolderWord::Held(grant));
         assert_eq!(
-            parse_word("FAILED 3 cannot reach\\nZooKeeper\n").unwrap(),
-            HolderWord::Failed(3, "cannot reach\nZooKeeper".into())
+            parse_word("FAILED 3 timed_out cannot reach\\nZooKeeper\n").unwrap(),
+            HolderWord::Failed(3, "timed_out".into(), "cannot reach\nZooKeeper".into())
         );
         assert!(parse_word("").is_err());
         assert!(parse_word("FAILED x y").is_err());

@@ -19,6 +19,7 @@ use tokio::io::AsyncReadExt;
 use crate::sys::{self, Waited, kill_group};
 pub(crate) use signals::{Signals, stay_out_of_job_control};
 use terminal::Terminal;
+pub(crate) use terminal::refuse_ctrl_z;
 
 /// The command to run and how to stop it.
 #[derive(Clone, Debug)]

@@ -51,10 +51,12 @@ impl Signals {
 /// (SIGTTOU) or reading the terminal (SIGTTIN) would stop it, and SIGTSTP
 /// from `kill` would too. Holding without a command, zklock is in the
 /// foreground, where Ctrl-Z would stop it while the person believes the
-/// lock suspended and held. Ignored, the write goes through and the read
-/// fails; the command's own signal state is the one zklock started with.
+/// lock suspended and held: it says so instead. Ignored, the write goes
+/// through and the read fails; the command's own signal state is the one
+/// zklock started with.
 pub(crate) fn stay_out_of_job_control() {
-    for signal in [libc::SIGTTOU, libc::SIGTTIN, libc::SIGTSTP] {
+    for signal in [libc::SIGTTOU, libc::SIGTTIN] {
         crate::sys::ignore(signal);
     }
+    super::terminal::refuse_ctrl_z();
 }

@@ -12,6 +12,12 @@
 //! zklock sits in a background group meanwhile: changing the foreground group
 //! from there raises SIGTTOU unless the caller blocks it, so every change here
 //! is made with SIGTTOU blocked in the calling thread.
+//!
+//! As a shell does for a job, zklock saves the terminal's modes before it
+//! lends the terminal and restores them when it takes the terminal back,
+//! whatever ended the command: a full-screen program (an editor, a pager)
+//! stopped by a signal or a lost lock leaves the terminal raw, without
+//! echo, and the person's shell would inherit that.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -25,6 +31,8 @@ pub(super) struct Terminal {
     own_group: libc::pid_t,
     /// The group the terminal was lent to.
     lent_to: Option<libc::pid_t>,
+    /// The terminal's modes before it was lent.
+    modes: Option<libc::termios>,
 }
 
 impl Terminal {
@@ -45,13 +53,15 @@ impl Terminal {
             tty,
             own_group,
             lent_to: None,
+            modes: None,
         })
     }
 
     /// Makes `group` the terminal's foreground group, until this is
-    /// dropped. Without the terminal the command still runs, as it would in
-    /// the background.
+    /// dropped, and keeps the terminal's modes to restore then. Without the
+    /// terminal the command still runs, as it would in the background.
     pub(super) fn lend_to(&mut self, group: libc::pid_t) {
+        self.modes = sys::terminal_modes(self.tty.as_fd());
         if sys::set_foreground_group(self.tty.as_fd(), group) {
             self.lent_to = Some(group);
         }
@@ -59,13 +69,34 @@ impl Terminal {
 }
 
 impl Drop for Terminal {
-    /// Takes the terminal back, if it is still the command's group's: a
-    /// group that handed it on (a shell of its own, say) keeps it.
+    /// Takes the terminal back, if it is still the command's group's (a
+    /// group that handed it on, a shell of its own say, keeps it), and
+    /// restores the modes it had when it was lent.
     fn drop(&mut self) {
         let Some(group) = self.lent_to else { return };
         let tty = self.tty.as_fd();
         if sys::foreground_group(tty) == group {
             sys::set_foreground_group(tty, self.own_group);
         }
+        if let Some(modes) = &self.modes
+            && sys::foreground_group(tty) == self.own_group
+        {
+            sys::restore_terminal_modes(tty, modes);
+        }
     }
+}
+
+/// What Ctrl-Z prints instead of stopping zklock.
+const CTRL_Z_NOTICE: &[u8] = b"\r\nzklock: Ctrl-Z does not suspend zklock: a stopped zklock \
+    would lose its place or its lock (Ctrl-C gives up or releases)\r\n";
+
+/// Makes Ctrl-Z leave zklock running, with a notice on the terminal, while
+/// it waits for a lock or holds one: a stopped zklock keeps no session
+/// alive, so a waiter would lose its place (and `fg` would find the wait
+/// failed) and a holder the lock, which would go to another contender while
+/// the person believes it suspended and held. A command under the lock is
+/// continued the same way by the guard. The handler is the default again in
+/// any program zklock executes.
+pub(crate) fn refuse_ctrl_z() {
+    sys::write_on_signal(libc::SIGTSTP, CTRL_Z_NOTICE);
 }

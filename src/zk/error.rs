@@ -40,14 +40,15 @@ pub(crate) fn class_of(err: &zkc::Error) -> Class {
 /// A failed ZooKeeper interaction, with what was attempted and where.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// No server gave a session: within the connect timeout, or at once
-    /// (`timeout` is `None`) when no host name resolves. `why` says, host
-    /// by host, what went wrong.
-    #[error("cannot reach ZooKeeper at {hosts}{}: {why}", gave_up_after(*.timeout))]
+    /// No server gave a session: after trying for `waited`, or at once
+    /// (`waited` is `None`) when no host name resolves. `why` says, host
+    /// by host, what went wrong; `kind` is what every host had in common.
+    #[error("cannot reach ZooKeeper at {hosts}{}: {why}", gave_up_after(*.waited))]
     Unreachable {
         hosts: String,
-        timeout: Option<Duration>,
+        waited: Option<Duration>,
         why: String,
+        kind: NoSession,
     },
     /// Connecting failed for another reason (authentication, expired session).
     #[error("cannot connect to ZooKeeper at {hosts}: {}", describe(.cause))]
@@ -69,7 +70,7 @@ pub enum Error {
         mechanism: &'static str,
     },
     /// An operation on a path failed.
-    #[error("{op} {path}: {}", describe(.cause))]
+    #[error("{op} {path}: {}", explain(op, path, cause))]
     Operation {
         op: &'static str,
         path: String,
@@ -116,6 +117,14 @@ impl Error {
         }
     }
 
+    /// True when a create failed because the connect string's chroot does
+    /// not exist: the parent of a node right under the root is the root,
+    /// which always exists unless it is a chroot.
+    pub fn is_missing_chroot(&self) -> bool {
+        matches!(self, Error::Operation { op: "create", path, cause: zkc::Error::NoNode }
+            if super::path::parent(path) == Some("/"))
+    }
+
     /// True when the node the operation named does not exist.
     pub fn is_no_node(&self) -> bool {
         matches!(self.cause(), Some(zkc::Error::NoNode))
@@ -158,6 +167,30 @@ impl Error {
         }
     }
 
+    /// What went wrong, for scripts.
+    pub fn trouble(&self) -> Trouble {
+        use zkc::Error::*;
+        match self {
+            Error::Unreachable { kind, .. } => Trouble::Unreachable(*kind),
+            Error::Handshake { .. } => Trouble::Handshake,
+            Error::Setup { .. } => Trouble::Setup,
+            Error::SaslRefused { .. } => Trouble::AuthFailed,
+            Error::DeleteRefused { .. } => Trouble::AclDenied,
+            Error::ReadOnly(_) => Trouble::ReadOnly,
+            Error::Unsupported(_) => Trouble::Unsupported,
+            err if err.is_missing_chroot() => Trouble::NoChroot,
+            Error::Connect { cause, .. } | Error::Operation { cause, .. } => match cause {
+                NoNode => Trouble::NoNode,
+                NoAuth | InvalidAcl => Trouble::AclDenied,
+                AuthFailed => Trouble::AuthFailed,
+                BadVersion | NodeExists | NotEmpty => Trouble::NodeChanged,
+                ConnectionLoss | Timeout | Custom(_) | NoHosts => Trouble::ConnectionLost,
+                SessionExpired | SessionMoved | ClientClosed => Trouble::SessionLost,
+                _ => Trouble::Other,
+            },
+        }
+    }
+
     /// What this failure means to whoever asked, whatever the operation.
     pub fn failure(&self) -> Failure {
         match self {
@@ -169,6 +202,49 @@ impl Error {
             Error::Connect { cause, .. } | Error::Operation { cause, .. } => failure_of(cause),
         }
     }
+}
+
+/// What kept every server from giving a session, when they all agree;
+/// `Mixed` when they differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoSession {
+    /// No host name resolves.
+    NoSuchHost,
+    /// Nothing listens on the port.
+    Refused,
+    /// The server closed the connection at once without a word: its limit
+    /// of connections from one host (`maxClientCnxns`), a TLS port spoken
+    /// to in plaintext, or a server shutting down. A client cannot tell
+    /// these apart, so the first is waited out.
+    Dropped,
+    /// No connection, or no answer, in time.
+    TimedOut,
+    /// The server answers but grants no session (no quorum).
+    NoQuorum,
+    /// The servers failed in different ways, or in another way.
+    Mixed,
+}
+
+/// What went wrong, finer than [`Failure`]: what a script may want to
+/// branch on (the JSON error's `cause` is named from it at the command edge).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trouble {
+    Unreachable(NoSession),
+    Handshake,
+    Setup,
+    AuthFailed,
+    AclDenied,
+    NoChroot,
+    NoNode,
+    /// A node changed, appeared or gained children between a read and a write.
+    NodeChanged,
+    /// The connection was lost and retries did not bring it back.
+    ConnectionLost,
+    /// The session expired, moved or was closed.
+    SessionLost,
+    ReadOnly,
+    Unsupported,
+    Other,
 }
 
 /// The kinds of failure a person or a script tells apart; the exit code of
@@ -199,12 +275,37 @@ fn failure_of(err: &zkc::Error) -> Failure {
     }
 }
 
-/// A sentence for an operator, instead of the library's terse wording.
-/// ` within DURATION` when zklock waited, for the unreachable message.
-fn gave_up_after(timeout: Option<Duration>) -> String {
-    timeout.map_or_else(String::new, |timeout| {
-        format!(" within {}", humantime::format_duration(timeout))
+/// ` (gave up after DURATION)` when zklock tried for a while, for the
+/// unreachable message: the time it really took, in whole seconds (tenths
+/// under ten seconds), so that the words match the clock.
+fn gave_up_after(waited: Option<Duration>) -> String {
+    waited.map_or_else(String::new, |waited| {
+        let tenths = (waited.as_millis() + 50) / 100;
+        let shown = if tenths < 100 && tenths % 10 != 0 {
+            format!("{}.{}s", tenths / 10, tenths % 10)
+        } else {
+            format!("{}s", (tenths + 5) / 10)
+        };
+        format!(" (gave up after {shown})")
     })
+}
+
+/// What went wrong with an operation on `path`, for an operator: a create
+/// refused or failing for reasons that have a known fix says the fix.
+fn explain(op: &str, path: &str, cause: &zkc::Error) -> String {
+    let parent = super::path::parent(path).unwrap_or("/");
+    match (op, cause) {
+        ("create", zkc::Error::NoAuth) => format!(
+            "permission denied by the ACL of its parent {parent} (creating a node needs \
+             CREATE permission on the parent): authenticate as someone the ACL admits with \
+             --auth SCHEME:CREDENTIAL, --auth-file FILE or ZKLOCK_AUTH"
+        ),
+        ("create", zkc::Error::NoNode) if parent == "/" => "the chroot of the connect string \
+             does not exist on this ensemble: create it first (zkCli.sh create /CHROOT), or \
+             correct -H/ZKLOCK_HOSTS"
+            .to_owned(),
+        _ => describe(cause),
+    }
 }
 
 fn describe(err: &zkc::Error) -> String {

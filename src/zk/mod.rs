@@ -24,7 +24,7 @@ use std::time::Duration;
 use zookeeper_client as zkc;
 
 pub(crate) use acl::NodeAcl;
-pub(crate) use error::{Class, Error, Failure, class_of};
+pub(crate) use error::{Class, Error, Failure, NoSession, Trouble, class_of};
 pub use hosts::Hosts;
 pub(crate) use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
 pub use retry::RetryPolicy;
@@ -78,6 +78,10 @@ pub struct ConnectOptions {
     pub acl: NodeAcl,
     pub read_only: bool,
     pub retry: RetryPolicy,
+    /// How long to keep trying when every server drops the connection at
+    /// once (see [`NoSession::Dropped`]): a lock's `-w`; `None` for
+    /// `connect_timeout` × (`retries` + 1).
+    pub patience: Option<Duration>,
 }
 
 /// An open ZooKeeper session and the policy to retry its reads.
@@ -88,8 +92,64 @@ pub struct Session {
 }
 
 /// Opens a session. Fails with [`Error::Unreachable`] (naming the hosts) when
-/// no server answers within the connect timeout.
+/// no server answers within the connect timeout. When every server drops
+/// the connection at once, which is what a server at its limit of
+/// connections from one host does (many processes started together from one
+/// machine), the connect is tried again with backoff for as long as
+/// `options.patience` allows: those connections come free as the other
+/// processes finish.
 pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
+    let started = std::time::Instant::now();
+    let patience = options.patience.unwrap_or_else(|| {
+        options
+            .connect_timeout
+            .saturating_mul(options.retry.retries.saturating_add(1))
+    });
+    let mut attempt = 0;
+    // The reasons of the last try alone are logged: they are what the
+    // error says, and a retried try would repeat them.
+    let mut reasons = Vec::new();
+    loop {
+        // A server at its connection limit drops us, but a slot may come
+        // free between the try and the diagnosis, which then finds a server
+        // that answers: a lock that may wait keeps trying that too.
+        let err = match connect_once(options, started, &mut reasons).await {
+            Err(
+                err @ Error::Unreachable {
+                    kind: NoSession::Dropped,
+                    ..
+                },
+            ) => err,
+            Err(
+                err @ Error::Unreachable {
+                    kind: NoSession::NoQuorum,
+                    ..
+                },
+            ) if options.patience.is_some() => err,
+            done => {
+                reach::log(&reasons);
+                return done;
+            }
+        };
+        let pause = options.retry.backoff(attempt);
+        if started.elapsed() + pause >= patience {
+            reach::log(&reasons);
+            return Err(err);
+        }
+        tracing::info!("every server dropped the connection at once; trying again in {pause:?}");
+        tokio::time::sleep(pause).await;
+        attempt = attempt.saturating_add(1);
+    }
+}
+
+/// One try at a session, for [`connect`], which began at `started`; what
+/// each server did wrong when none gave a session goes into `reasons`.
+async fn connect_once(
+    options: &ConnectOptions,
+    started: std::time::Instant,
+    reasons: &mut Vec<(reach::Target, reach::Reason)>,
+) -> Result<Session, Error> {
+    reasons.clear();
     // A silent connection is given up well inside the session's deadline, so
     // a frozen server costs a reconnect to another one rather than the lock.
     let silence = monitor::Timing::silence_limit(options.session_timeout);
@@ -126,12 +186,13 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
         if every_host_tls { " over TLS" } else { "" }
     );
     let targets = options.hosts.reach_targets(every_host_tls);
-    if let Some(reasons) = reach::none_resolves(&targets).await {
-        reach::log(&reasons);
+    if let Some(found) = reach::none_resolves(&targets).await {
+        *reasons = found;
         return Err(Error::Unreachable {
             hosts: options.hosts.servers(),
-            timeout: None,
-            why: reach::describe(&reasons),
+            waited: None,
+            why: reach::describe(reasons),
+            kind: reach::kind(reasons),
         });
     }
     let attempt = async {
@@ -144,7 +205,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
     let client = match tokio::time::timeout(options.connect_timeout, attempt).await {
         Err(_)
         | Ok(Err(zkc::Error::Timeout | zkc::Error::NoHosts | zkc::Error::ConnectionLoss)) => {
-            return Err(unreachable(options).await);
+            return Err(unreachable(options, started, reasons).await);
         }
         Ok(Err(zkc::Error::AuthFailed)) if options.secured.sasl.is_some() => {
             return Err(Error::SaslRefused {
@@ -180,14 +241,17 @@ pub async fn connect(options: &ConnectOptions) -> Result<Session, Error> {
 /// says why; a SASL mechanism that could not even start (GSSAPI without a
 /// ticket) leaves the client library retrying servers that do answer;
 /// otherwise each server's reason (no such host, refused, silent, hung up).
-async fn unreachable(options: &ConnectOptions) -> Error {
+async fn unreachable(
+    options: &ConnectOptions,
+    started: std::time::Instant,
+    reasons: &mut Vec<(reach::Target, reach::Reason)>,
+) -> Error {
     let hosts = options.hosts.servers();
     let tls = options.secured.tls.clone();
     let every_host_tls = tls.as_ref().is_some_and(|tls| tls.every_host);
     let budget = options.connect_timeout.min(Duration::from_secs(2));
     let targets = options.hosts.reach_targets(every_host_tls);
-    let reasons = reach::diagnose(targets, tls, budget).await;
-    reach::log(&reasons);
+    *reasons = reach::diagnose(targets, tls, budget).await;
     let answered = reasons
         .iter()
         .any(|(_, reason)| *reason == reach::Reason::NoSession);
@@ -209,8 +273,9 @@ async fn unreachable(options: &ConnectOptions) -> Error {
     }
     Error::Unreachable {
         hosts,
-        timeout: Some(options.connect_timeout),
-        why: reach::describe(&reasons),
+        waited: Some(started.elapsed()),
+        why: reach::describe(reasons),
+        kind: reach::kind(reasons),
     }
 }
 

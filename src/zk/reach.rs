@@ -11,6 +11,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+use super::error::NoSession;
 use super::secure::{self, TlsConfig};
 
 /// Why one server gave no session.
@@ -37,6 +38,18 @@ pub(super) enum Reason {
 }
 
 impl Reason {
+    /// What kind of failure this is, for scripts.
+    fn kind(&self) -> NoSession {
+        match self {
+            Reason::NoSuchHost(_) => NoSession::NoSuchHost,
+            Reason::Refused => NoSession::Refused,
+            Reason::ConnectTimedOut(_) | Reason::NoAnswer(_) => NoSession::TimedOut,
+            Reason::HungUp => NoSession::Dropped,
+            Reason::NoSession => NoSession::NoQuorum,
+            Reason::Handshake(_) | Reason::Other(_) => NoSession::Mixed,
+        }
+    }
+
     /// A stable name for the reason, for the JSON log.
     pub(super) fn code(&self) -> &'static str {
         match self {
@@ -68,12 +81,15 @@ impl std::fmt::Display for Reason {
             ),
             Reason::HungUp => write!(
                 f,
-                "the server hung up without answering (a TLS port? then use --tls or tcp+tls://)"
+                "the server closed the connection at once without answering: too many \
+                 connections from this host (the server's maxClientCnxns), a TLS port (then \
+                 use --tls or tcp+tls://), or a server shutting down"
             ),
             Reason::Handshake(why) => write!(f, "TLS handshake failed: {why}"),
             Reason::NoSession => write!(
                 f,
-                "the server answers but granted no session in time (has the ensemble a quorum?)"
+                "the server answers but granted no session in time (has the ensemble a quorum? \
+                 are there too many connections from this host, past its maxClientCnxns?)"
             ),
             Reason::Other(why) => write!(f, "{why}"),
         }
@@ -162,7 +178,7 @@ fn diagnose_one(target: &Target, tls: Option<&TlsConfig>, budget: Duration) -> R
                 std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
                     Reason::ConnectTimedOut(budget)
                 }
-                _ => Reason::Other(err.to_string()),
+                _ => dropped_or_other(err),
             };
         }
     };
@@ -198,7 +214,7 @@ fn probe_plaintext(socket: &mut TcpStream, budget: Duration) -> Reason {
         .and_then(|()| socket.set_write_timeout(Some(budget)))
         .and_then(|()| socket.write_all(b"isro\n"));
     if let Err(err) = asked {
-        return Reason::Other(err.to_string());
+        return dropped_or_other(err);
     }
     let mut first = [0u8; 1];
     match socket.read(&mut first) {
@@ -213,8 +229,28 @@ fn probe_plaintext(socket: &mut TcpStream, budget: Duration) -> Reason {
         {
             Reason::NoAnswer(budget)
         }
-        Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => Reason::HungUp,
-        Err(err) => Reason::Other(err.to_string()),
+        Err(err) => dropped_or_other(err),
+    }
+}
+
+/// A connection closed under us is one dropped at once; any other error
+/// stays as it is.
+fn dropped_or_other(err: std::io::Error) -> Reason {
+    use std::io::ErrorKind::*;
+    match err.kind() {
+        BrokenPipe | ConnectionReset | ConnectionAborted | UnexpectedEof => Reason::HungUp,
+        _ => Reason::Other(err.to_string()),
+    }
+}
+
+/// What every server's reason has in common.
+pub(super) fn kind(reasons: &[(Target, Reason)]) -> NoSession {
+    let mut kinds = reasons.iter().map(|(_, reason)| reason.kind());
+    let first = kinds.next().unwrap_or(NoSession::Mixed);
+    if kinds.all(|kind| kind == first) {
+        first
+    } else {
+        NoSession::Mixed
     }
 }
 

@@ -255,3 +255,31 @@ fn zsh_completes_a_value_whose_name_has_a_colon() {
     // The value is free text, so zsh falls back to files.
     assert!(offered.has("alpha-file.txt"), "{:?}", offered.words);
 }
+
+#[test]
+fn tab_offers_what_fits_the_word() {
+    let mut subcommands: Vec<String> = zklock::cli::command()
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_owned())
+        .collect();
+    subcommands.push("help".to_owned());
+    for (shell, complete) in SHELLS {
+        // At `zklock <TAB>`: the subcommands, not the 30 options first.
+        let first = complete("zklock ");
+        assert!(
+            !first.words.is_empty() && first.words.iter().all(|w| subcommands.contains(w)),
+            "{shell}: {:?}",
+            first.words
+        );
+        // A lone `-` is no completion of anything.
+        let stat = complete("zklock stat ");
+        assert!(!stat.has("-"), "{shell}: {:?}", stat.words);
+        // `man` takes a page name, nothing else.
+        let man = complete("zklock man ");
+        assert!(
+            man.words.iter().all(|w| subcommands.contains(w)),
+            "{shell}: {:?}",
+            man.words
+        );
+    }
+}

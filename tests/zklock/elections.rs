@@ -246,7 +246,7 @@ fn reap_and_release_never_delete_elections_or_leader_nodes() {
             !env.zk().children_if_any(path).is_empty() || *kind == "leader",
             "{path} lost its candidates"
         );
-        env.zklock(["release", "--holders", path.as_str()])
+        env.zklock(["release", "--holders", "--yes", path.as_str()])
             .run()
             .assert_code(2);
     }

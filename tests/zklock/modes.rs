@@ -68,7 +68,7 @@ fn flags_that_do_not_apply_are_usage_errors_before_connecting() {
         &["-o", "json", "rlock", "x"],
         &["--read-only", "lock", "x", "--", "true"],
         &["--read-only", "wlock", "x"],
-        &["--read-only", "release", "--holders", "x"],
+        &["--read-only", "release", "--holders", "--yes", "x"],
         &["--read-only", "reap", "--all", "--yes"],
         &["-o", "json", "completions", "bash"],
     ];

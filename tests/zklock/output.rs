@@ -152,6 +152,14 @@ fn an_absent_or_empty_lock_root_is_no_locks() {
     env.zklock(["ls", "/locks/nope"]).run().assert_code(6);
 }
 
+/// A node's sequence number as tables show it: its last ten digits
+/// without leading zeros.
+fn sequence_of(node: &str) -> String {
+    let digits = &node[node.len() - 10..];
+    let shown = digits.trim_start_matches('0');
+    if shown.is_empty() { "0" } else { shown }.to_owned()
+}
+
 /// The row of the table whose first cell is `first`.
 fn row<'a>(lines: &'a [String], first: &str) -> &'a str {
     lines
@@ -171,16 +179,15 @@ fn tables_on_60_and_80_columns_keep_every_identifier_whole() {
     let waiter = waiter_zk.create_ephemeral_sequential(&format!("{lock}/lock-"), b"");
     let waiter_session = format!("{:#x}", waiter_zk.session_id());
     let holder_node = grant.token.rsplit('/').next().unwrap().to_owned();
-    let waiter_node = waiter.rsplit('/').next().unwrap().to_owned();
+    let holder_seq = sequence_of(&holder_node);
+    let waiter_seq = sequence_of(waiter.rsplit('/').next().unwrap());
 
     for columns in [60, 80] {
         let ls = at_width(env.zklock(["ls"]), columns);
         let header: Vec<&str> = ls[0].split_whitespace().collect();
         assert_eq!(
             header,
-            [
-                "LOCK", "KIND", "DIALECT", "HOLDERS", "WAITERS", "HELD", "FOR", "HOST", "OWNER"
-            ],
+            ["LOCK", "KIND", "HOLDERS", "WAITERS", "HELD", "FOR", "OWNER"],
             "{ls:#?}"
         );
         let lock_row = row(&ls, lock);
@@ -188,8 +195,12 @@ fn tables_on_60_and_80_columns_keep_every_identifier_whole() {
         assert!(!lock_row.contains("scheduler"), "{ls:#?}");
 
         let stat = at_width(env.zklock(["stat", lock]), columns);
-        let holder_row = row(&stat, &holder_node);
-        let waiter_row = row(&stat, &waiter_node);
+        let holder_row = row(&stat, &holder_seq);
+        let waiter_row = row(&stat, &waiter_seq);
+        assert!(
+            waiter_row.contains(&format!("waiting on {holder_seq}")),
+            "a waiter names whom it waits on by sequence number: {stat:#?}"
+        );
         assert!(
             holder_row
                 .split_whitespace()
@@ -221,7 +232,8 @@ fn tables_on_60_and_80_columns_keep_every_identifier_whole() {
         let doomed: Vec<&str> = dry.would_delete.iter().map(|n| n.path.as_str()).collect();
         assert_eq!(doomed, [waiter.as_str()], "{dry:?}");
         let copied_lock = lock_row.split_whitespace().next().unwrap();
-        let copied_node = holder_row.split_whitespace().next().unwrap();
+        let wide = at_width(env.zklock(["stat", lock, "-o", "wide"]), columns);
+        let copied_node = row(&wide, &holder_node).split_whitespace().next().unwrap();
         assert_eq!(format!("{copied_lock}/{copied_node}"), grant.token);
     }
     let released: ReleaseReport = env

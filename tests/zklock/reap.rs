@@ -73,7 +73,7 @@ fn dry_run_lists_and_deletes_nothing() {
     assert!(plan.deleted.is_empty() && plan.skipped.is_empty());
     assert!(nodes.iter().all(|node| exists(&env, node)));
 
-    env.zklock(["reap", "--all", "--dry-run"])
+    env.zklock(["reap", "--all", "--dry-run", "-o", "wide"])
         .run()
         .assert_success()
         .assert_stdout_contains("would delete 1 holder, 1 waiter")
@@ -265,6 +265,7 @@ fn session(env: &TestEnv) -> (tokio::runtime::Runtime, zk::Session) {
         acl: Default::default(),
         read_only: false,
         retry: RetryPolicy::new(5),
+        patience: None,
     };
     let session = runtime.block_on(zk::connect(&options)).expect("connect");
     (runtime, session)

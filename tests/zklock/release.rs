@@ -60,7 +60,7 @@ fn a_detached_lock_is_held_until_released_by_its_token() {
     env.zklock(["lock", "-n", "dx", "--", "true"])
         .run()
         .assert_code(1);
-    env.zklock(["release", &token])
+    env.zklock(["release", &token, "-o", "wide"])
         .run()
         .assert_success()
         .assert_stdout_contains(&token);
@@ -249,7 +249,7 @@ fn release_holders_breaks_a_lock_and_the_holder_stops_its_command() {
         .spawn();
     let pid: i32 = holder.next_line(WAIT).parse().expect("pid");
     let run = env
-        .zklock(["-o", "json", "release", "--holders", "broken"])
+        .zklock(["-o", "json", "release", "--holders", "--yes", "broken"])
         .run();
     run.assert_success();
     let report: serde_json::Value = run.json();
@@ -346,6 +346,7 @@ fn revoke_with_force_after_deletes_a_holder_that_ignores_it() {
             "json",
             "release",
             "--revoke",
+            "--yes",
             "--force-after",
             "500ms",
             "stubborn",
@@ -388,9 +389,16 @@ fn revoke_leaves_a_curator_lease_alone_unless_forced() {
     );
     assert_eq!(report["skipped"][0]["path"], lease.as_str(), "{report}");
     assert_eq!(env.zk().get(&lease), before, "the lease was written to");
-    env.zklock(["release", "--revoke", "--force-after", "100ms", "sem"])
-        .run()
-        .assert_success();
+    env.zklock([
+        "release",
+        "--revoke",
+        "--yes",
+        "--force-after",
+        "100ms",
+        "sem",
+    ])
+    .run()
+    .assert_success();
     wait_until(WAIT, "the forced lease to go", || {
         env.zk().exists(&lease).is_none()
     });
@@ -408,9 +416,16 @@ fn a_revocable_curator_holder_lets_go_when_revoked() {
         &["--revocable"],
     );
     acquired(&mut curator, WAIT);
-    env.zklock(["release", "--revoke", "--force-after", "20s", "polite"])
-        .run()
-        .assert_success();
+    env.zklock([
+        "release",
+        "--revoke",
+        "--yes",
+        "--force-after",
+        "20s",
+        "polite",
+    ])
+    .run()
+    .assert_success();
     assert!(curator.next_line(WAIT).starts_with("REVOKED"));
     assert!(is_free(&env, "polite"));
 }
@@ -493,7 +508,7 @@ fn release_holders_deletes_a_generic_holder_at_the_version_it_read() {
     let node = holder_session.create_ephemeral_sequential("/locks/v/lock-", b"");
     holder_session.set(&node, b"changed once, before release reads it");
     let waiter = holder_session.create_ephemeral_sequential("/locks/v/lock-", b"");
-    env.zklock(["release", "--holders", "v"])
+    env.zklock(["release", "--holders", "--yes", "v"])
         .run()
         .assert_success();
     assert!(env.zk().exists(&node).is_none(), "the holder is deleted");
@@ -549,9 +564,9 @@ fn release_over_a_shared_tree_deletes_and_revokes_only_locks() {
     // The holder among them is the ephemeral one; the persistent config
     // node of the same name pattern is not in the queue.
     let raw = contender_in("/app/config");
-    let report = release_json(&env, &["--holders", "/app/config"], 0);
+    let report = release_json(&env, &["--holders", "--yes", "/app/config"], 0);
     assert_eq!(report.deleted, [raw]);
-    let report = release_json(&env, &["--holders", "/hbase/table-lock/t1"], 0);
+    let report = release_json(&env, &["--holders", "--yes", "/hbase/table-lock/t1"], 0);
     assert!(report.deleted.is_empty(), "{report:?}");
 
     // kazoo does not obey __REVOKE__: nothing is written, and it says so.
@@ -569,7 +584,13 @@ fn release_over_a_shared_tree_deletes_and_revokes_only_locks() {
     // ... only --force-after breaks it.
     let report = release_json(
         &env,
-        &["--revoke", "--force-after", "200ms", "/locks/kazoo-mutex"],
+        &[
+            "--revoke",
+            "--yes",
+            "--force-after",
+            "200ms",
+            "/locks/kazoo-mutex",
+        ],
         0,
     );
     assert_eq!(report.deleted, [kazoo]);
@@ -607,6 +628,7 @@ fn force_after_leaves_a_node_made_again_under_the_same_name() {
             "json",
             "release",
             "--revoke",
+            "--yes",
             "--force-after",
             "5s",
             "again",
@@ -662,7 +684,7 @@ fn release_holders_refused_by_the_parents_acl_names_the_parent() {
             zookeeper_client::AuthId::anyone(),
         )],
     );
-    env.zklock(["release", "--holders", "guarded"])
+    env.zklock(["release", "--holders", "--yes", "guarded"])
         .run()
         .assert_code(5)
         .assert_stderr_contains("parent /locks/guarded");

@@ -201,7 +201,7 @@ fn a_group_named_in_the_acl_can_take_give_up_and_break_the_lock() {
         "bob's node is gone and alice still holds"
     );
     // bob breaks alice's lock.
-    over_sasl("bob", "bob-pw", &["release", &lock, "--holders"])
+    over_sasl("bob", "bob-pw", &["release", &lock, "--holders", "--yes"])
         .run()
         .assert_success();
     let mut alice = alice;
@@ -317,7 +317,7 @@ fn with_acl_creator_anonymous_clients_cannot_touch_the_holders_node() {
         env.zk().children_if_any(dir).len() == 1
     });
     let node = format!("{dir}/{}", env.zk().children(dir)[0]);
-    for how in [&["--holders"][..], &["--revoke"][..]] {
+    for how in [&["--holders", "--yes"][..], &["--revoke"][..]] {
         let mut args = vec!["release", "guarded"];
         args.extend_from_slice(how);
         env.zklock(args).run().assert_code(5);

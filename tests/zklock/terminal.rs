@@ -199,3 +199,143 @@ fn no_color_turns_the_colour_of_the_log_off() {
         assert_eq!(coloured, expected, "NO_COLOR={no_color:?}: {run:?}");
     }
 }
+
+/// Runs `script` with `sh` on a new terminal, as a person's shell would,
+/// where `$ZKLOCK` is the zklock under test (with its connect string); the
+/// run's stdout is what the terminal showed.
+fn shell_on_terminal(env: &TestEnv, script: &str, steps: &[&str]) -> Run {
+    let zklock = env.zklock(Vec::<&str>::new()).command();
+    let mut line = vec![zklock.get_program().to_string_lossy().into_owned()];
+    line.extend(zklock.get_args().map(|a| a.to_string_lossy().into_owned()));
+    let mut command = Command::new("/usr/bin/python3");
+    command
+        .arg(DRIVER)
+        .arg(DEADLINE_SECS.to_string())
+        .args(steps)
+        .args(["--", "sh", "-c", script])
+        .env("ZKLOCK", line.join(" "));
+    for (key, value) in zklock.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let run = Running::start(command, format!("[terminal] sh -c {script}"), None)
+        .wait(Duration::from_secs(u64::from(DEADLINE_SECS) + 30));
+    assert_ne!(run.code, Some(HUNG), "hung on the terminal: {run:?}");
+    run
+}
+
+/// The terminal's modes before and after zklock ran a command that set raw
+/// mode and no echo and was then stopped by `how` (a shell snippet run in
+/// the background once the command is ready, or in the command itself),
+/// with zklock's exit code.
+fn modes_around(env: &TestEnv, stopper: &str, in_command: &str) -> (String, String, String) {
+    let scratch = support::Scratch::new();
+    let path = |name: &str| scratch.file(name).to_string_lossy().into_owned();
+    let (before, after, ready) = (path("before"), path("after"), path("ready"));
+    let script = format!(
+        "stty -a > {before}; \
+         ( while [ ! -e {ready} ]; do sleep 0.1; done; {stopper} ) & \
+         $ZKLOCK lock tty -- sh -c 'stty raw -echo; touch {ready}; {in_command}'; \
+         echo zklock-exit=$?; stty -a > {after}; wait"
+    );
+    let run = shell_on_terminal(env, &script, &[]);
+    let code = run
+        .stdout
+        .split("zklock-exit=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no exit code: {run:?}"))
+        .to_owned();
+    let read = |file: &str| std::fs::read_to_string(file).expect("stty -a output");
+    (read(&before), read(&after), code)
+}
+
+#[test]
+fn terminal_modes_are_restored_after_a_lost_lock_and_a_signal() {
+    let env = TestEnv::new();
+    // The lock is broken from elsewhere while the command holds it raw.
+    let (before, after, code) = modes_around(
+        &env,
+        "$ZKLOCK release tty --holders --yes >/dev/null 2>&1",
+        "sleep 60",
+    );
+    assert_eq!(code, "4", "the lock was lost");
+    assert_eq!(before, after, "modes after a lost lock");
+    // The command dies of a signal with the terminal raw.
+    let (before, after, code) = modes_around(&env, "true", "kill -TERM $$");
+    assert_eq!(code, "143", "the command died of SIGTERM");
+    assert_eq!(before, after, "modes after a signal");
+}
+
+/// `text` without the terminal's control sequences (`ESC [ ... letter`).
+fn without_escapes(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn the_spinner_is_one_line_of_the_terminal_with_the_waits_progress() {
+    let env = TestEnv::new();
+    let lock = "team-payments/nightly-settlement-batch-for-every-merchant-in-the-eu";
+    let owner = "settlement run for every merchant in the eu region, started by cron";
+    env.zklock(["lock", lock, "--detach", "--lease", "2m", "--data", owner])
+        .run()
+        .assert_success();
+    let run = on_terminal(
+        &env.zklock(["lock", "-w", "2s", lock, "--", "true"])
+            .env("COLUMNS", "80"),
+        &[],
+    );
+    run.assert_code(1);
+    let drawn: Vec<String> = without_escapes(&run.stdout)
+        .split(['\r', '\n'])
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        drawn.iter().any(|line| line.contains("/2s]")),
+        "the wait's progress: {drawn:#?}"
+    );
+    let spinner: Vec<&String> = drawn.iter().filter(|l| l.contains("/2s]")).collect();
+    assert!(
+        spinner.iter().all(|line| line.chars().count() <= 80),
+        "{spinner:#?}"
+    );
+}
+
+#[test]
+fn ctrl_z_while_waiting_leaves_zklock_waiting() {
+    let env = TestEnv::new();
+    env.zklock(["lock", "tty", "--detach", "--lease", "2m"])
+        .run()
+        .assert_success();
+    // A shell with job control runs zklock as a job of its own, as at a
+    // person's prompt; a stopped zklock would be reported as stopped
+    // (exit 148) instead of giving up after its 3 s (exit 1).
+    let run = shell_on_terminal(
+        &env,
+        "set -m; $ZKLOCK lock -w 3s tty -- true; echo zklock-exit=$?",
+        &["expect:waiting for", "send:\\x1a"],
+    );
+    let code = run
+        .stdout
+        .split("zklock-exit=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next());
+    assert_eq!(code, Some("1"), "{run:?}");
+}

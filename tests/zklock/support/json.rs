@@ -208,13 +208,16 @@ pub struct ReapNode {
     pub owner: Option<String>,
 }
 
-/// Any command's failure with `-o json`, on stderr: `{"error", "exit_code"}`.
+/// Any command's failure with `-o json`, on stderr: `{"error", "exit_code",
+/// "cause"}`.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorReport {
     /// For people; never matched by tests.
     pub error: String,
     pub exit_code: i32,
+    /// A stable word for what went wrong.
+    pub cause: String,
 }
 
 /// `release -o json`: `{"deleted", "revoked", "skipped"}`.

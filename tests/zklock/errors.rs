@@ -1,0 +1,137 @@
+//! Errors name their cause: each failure below exits with its code and
+//! puts a stable `cause` word in the JSON error on stderr (the wording for
+//! people is not tested). A connection the server drops at once (its limit
+//! of connections from one host) is retried for as long as the lock may
+//! wait, so many processes started together from one host all get the lock.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::support;
+
+use support::json::ErrorReport;
+use support::{Run, TestEnv, ZkOptions, ZkServer, Zklock, dead_port};
+use zookeeper_client as zkc;
+
+/// The JSON error of a failed run, after checking its exit code.
+fn error_of(run: &Run, code: i32) -> ErrorReport {
+    run.assert_code(code);
+    let line = run.stderr.lines().last().unwrap_or_default();
+    let report: ErrorReport = serde_json::from_str(line)
+        .unwrap_or_else(|err| panic!("no JSON error ({err}): {}", run.stderr));
+    assert_eq!(report.exit_code, code, "{report:?}");
+    report
+}
+
+#[test]
+fn each_failure_has_its_exit_code_and_cause() {
+    let env = TestEnv::new();
+    let read_only = [zkc::Acl::new(
+        zkc::Permission::READ,
+        zkc::AuthId::new("world", "anyone"),
+    )];
+    env.zk().mkdir_p("/locks");
+    env.zk().create_with(
+        "/locks/sealed",
+        b"",
+        &zkc::CreateMode::Persistent.with_acls(zkc::Acls::new(&read_only)),
+    );
+    let refused = format!("127.0.0.1:{}", dead_port());
+    let no_chroot = format!("{}/no-such-chroot", env.hosts());
+    let cases: Vec<(Zklock, i32, &str)> = vec![
+        (env.zklock(["-o", "json", "ls", "a//b"]), 2, "usage"),
+        (
+            env.zklock(["-o", "json", "lock", "x", "-w", "-1", "--", "true"]),
+            2,
+            "usage",
+        ),
+        (env.zklock(["-o", "json", "stat", "nope"]), 6, "no_node"),
+        (
+            Zklock::new(["-o", "json", "ls", "--connect-timeout", "1s"]).hosts(refused),
+            3,
+            "connection_refused",
+        ),
+        (
+            env.zklock(["-o", "json", "lock", "sealed/deploy", "-n", "--detach"]),
+            5,
+            "acl_denied",
+        ),
+        (
+            Zklock::new(["-o", "json", "lock", "deploy", "-n", "--detach"]).hosts(no_chroot),
+            6,
+            "no_chroot",
+        ),
+    ];
+    for (zklock, code, cause) in cases {
+        let run = zklock.run();
+        assert_eq!(error_of(&run, code).cause, cause, "{}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+    }
+}
+
+/// A server that accepts every connection and closes it at once, as a
+/// ZooKeeper server does past its limit of connections from one host;
+/// counts the connections.
+fn dropping_server() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address").to_string();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        for connection in listener.incoming() {
+            counter.fetch_add(1, Ordering::SeqCst);
+            drop(connection);
+        }
+    });
+    (address, accepted)
+}
+
+#[test]
+fn a_dropped_connection_is_retried_for_as_long_as_the_lock_may_wait() {
+    let (address, accepted) = dropping_server();
+    let lock = |extra: &[&str]| {
+        let started = Instant::now();
+        let run = Zklock::new(["-o", "json", "--connect-timeout", "1s", "--retries", "1"])
+            .args(["lock", "deploy", "--detach", "--lease", "1m"])
+            .args(extra)
+            .hosts(address.clone())
+            .run();
+        (run, started.elapsed())
+    };
+    // Without -w: connect timeout × (retries + 1) = 2 s, then give up.
+    let (run, took) = lock(&[]);
+    assert_eq!(error_of(&run, 3).cause, "connection_dropped");
+    assert!(
+        took >= Duration::from_millis(1500),
+        "gave up after {took:?}"
+    );
+    // With -w 5s: tried again and again until about 5 s have gone by.
+    let before = accepted.load(Ordering::SeqCst);
+    let (run, took) = lock(&["-w", "5s"]);
+    assert_eq!(error_of(&run, 3).cause, "connection_dropped");
+    assert!(took >= Duration::from_secs(3), "gave up after {took:?}");
+    assert!(took < Duration::from_secs(20), "gave up after {took:?}");
+    assert!(
+        accepted.load(Ordering::SeqCst) - before >= 4,
+        "tried several times"
+    );
+}
+
+#[test]
+fn many_locks_from_one_host_past_the_servers_connection_limit_all_succeed() {
+    let server = ZkServer::with_options(&ZkOptions::default().config("maxClientCnxns=10"));
+    let hosts = server.connect_string();
+    let mut running: Vec<_> = (0..20)
+        .map(|_| {
+            Zklock::new(["lock", "fanout", "-w", "60s", "--", "sleep", "1"])
+                .hosts(hosts.clone())
+                .spawn()
+        })
+        .collect();
+    for (i, process) in running.iter_mut().enumerate() {
+        let run = process.wait(Duration::from_secs(120));
+        assert_eq!(run.code, Some(0), "process {i}: {}", run.stderr);
+    }
+}
