@@ -269,6 +269,14 @@ fn locks_named_in_any_script_exclude_each_other_across_libraries() {
             times_out(&mut kept_out, WAIT);
             holder.signal(libc::SIGTERM);
             holder.wait(WAIT).assert_success();
+            // zklock made the directory a container, which the server
+            // reaps once empty. kazoo's Lock cannot recover when the
+            // directory it found goes before it creates its node (it does
+            // not retry "no node"), so the next peer starts once the empty
+            // container is gone and makes the directory itself.
+            wait_until(WAIT, "the empty lock directory reaped", || {
+                env.zk().exists(&lock).is_none()
+            });
             let mut other = peer(&env, library, &lock, "mutex", &[]);
             acquired(&mut other, WAIT);
             env.zklock(["lock", &lock, "--no-wait", "--", "true"])
