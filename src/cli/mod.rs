@@ -380,6 +380,8 @@ pub enum SaslArg {
 pub enum OutputFormat {
     Table,
     Json,
+    /// The Prometheus text format (`ls` only)
+    Prometheus,
 }
 
 /// The subcommands.
@@ -648,13 +650,19 @@ pub struct LsCmdArgs {
     #[arg(long, value_enum, value_name = "D")]
     pub dialect: Option<LsDialectArg>,
 
-    /// The order of the lines: path, age (longest held first) or waiters (most first)
-    #[arg(long, value_enum, default_value = "path", value_name = "KEY")]
-    pub sort: LsSortArg,
+    /// The order of the lines: path, age (longest held first) or waiters (most first) [default:
+    /// path]
+    #[arg(long, value_enum, value_name = "KEY")]
+    pub sort: Option<LsSortArg>,
 
     /// Print no header line
     #[arg(long)]
     pub no_headers: bool,
+
+    /// With -o prometheus: write the metrics to FILE (replaced whole, atomically, as
+    /// node_exporter's textfile collector needs) instead of stdout
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub output_file: Option<PathBuf>,
 }
 
 /// `ls --dialect` values: every dialect zklock recognises, and `mixed`.

@@ -19,6 +19,7 @@ mod guard;
 mod inspect;
 mod interop;
 mod locks;
+mod monitoring;
 mod modes;
 mod output;
 mod profiles;

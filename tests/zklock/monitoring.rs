@@ -1,0 +1,185 @@
+//! Monitoring output checked by its real consumers: `ls -o prometheus`
+//! read by `promtool check metrics` (Debian's prometheus package), with
+//! its values against a tree of known zklock, kazoo and Curator holders
+//! and waiters, written atomically with `--output-file`.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use support::peers::{self, Library, acquired, peer};
+use support::{Running, Scratch, TestEnv, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// `promtool`, or a failure that names what installs it.
+fn promtool() -> std::path::PathBuf {
+    support::find_on_path("promtool").unwrap_or_else(|| {
+        panic!("promtool is not installed: run scripts/setup (or: apt-get install prometheus)")
+    })
+}
+
+/// Asserts that `promtool check metrics` accepts `text` with no complaint.
+#[track_caller]
+fn promtool_accepts(text: &str) {
+    let mut child = Command::new(promtool())
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run promtool");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(text.as_bytes())
+        .expect("feed promtool");
+    let out = child.wait_with_output().expect("promtool ends");
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool check metrics refused:\n{text}\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The samples of a text exposition: `name` → the value of each series, by
+/// its `lock` label (empty when it has none). Label values here hold no
+/// escaped quote or comma.
+fn samples(text: &str) -> BTreeMap<String, BTreeMap<String, f64>> {
+    let mut samples: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (series, value) = line.rsplit_once(' ').expect("a sample line");
+        let (name, labels) = series.split_once('{').unwrap_or((series, ""));
+        let lock = labels
+            .split(',')
+            .find_map(|label| label.strip_prefix("lock=\""))
+            .map_or("", |value| value.trim_end_matches('}').trim_end_matches('"'));
+        samples
+            .entry(name.to_owned())
+            .or_default()
+            .insert(lock.to_owned(), value.parse().expect("a number"));
+    }
+    samples
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as i64
+}
+
+/// `zklock lock LOCK` holding until SIGTERM, once it holds; and its token.
+fn hold(env: &TestEnv, lock: &str) -> (Running, String) {
+    let mut holder = env.zklock(["lock", lock]).spawn();
+    let token = holder.next_line(WAIT);
+    (holder, token)
+}
+
+/// A waiter on `lock` shows in the tree.
+fn wait_for_waiters(env: &TestEnv, lock: &str, count: usize) {
+    wait_until(WAIT, &format!("{count} contenders wait on {lock}"), || {
+        env.zk().children(lock).len() == count + 1
+    });
+}
+
+#[test]
+fn ls_prints_metrics_promtool_accepts_with_the_tree_s_figures() {
+    let env = TestEnv::new();
+    // /locks/a: a zklock holder, a kazoo and a Curator waiter.
+    let (holder, token) = hold(&env, "a");
+    let kazoo = peer(&env, Library::Kazoo, "/locks/a", "mutex", &[]);
+    wait_for_waiters(&env, "/locks/a", 1);
+    let curator = peer(&env, Library::Curator, "/locks/a", "mutex", &[]);
+    wait_for_waiters(&env, "/locks/a", 2);
+    // /locks/b: a kazoo holder alone.
+    let mut alone = peer(&env, Library::Kazoo, "/locks/b", "mutex", &[]);
+    let alone_node = acquired(&mut alone, WAIT);
+
+    let before = now_ms();
+    let run = env.zklock(["-o", "prometheus", "ls"]).run();
+    let after = now_ms();
+    run.assert_success();
+    promtool_accepts(&run.stdout);
+    let samples = samples(&run.stdout);
+    let value = |name: &str, lock: &str| samples.get(name).and_then(|s| s.get(lock)).copied();
+
+    assert_eq!(value("zklock_lock_holders", "/locks/a"), Some(1.0));
+    assert_eq!(value("zklock_lock_waiters", "/locks/a"), Some(2.0));
+    assert_eq!(value("zklock_lock_holders", "/locks/b"), Some(1.0));
+    assert_eq!(value("zklock_lock_waiters", "/locks/b"), Some(0.0));
+    // Nobody waits on b: its oldest wait is absent, not 0.
+    assert_eq!(value("zklock_lock_oldest_wait_seconds", "/locks/b"), None);
+    // Every member answered: no holder is disconnected.
+    assert_eq!(value("zklock_lock_disconnected_holders", "/locks/a"), Some(0.0));
+    for (lock, node) in [("/locks/a", token.as_str()), ("/locks/b", alone_node.as_str())] {
+        let ctime = env.zk().get(node).1.ctime;
+        let age = value("zklock_lock_holder_age_seconds", lock).expect("a holder age");
+        let (low, high) = ((before - ctime) as f64 / 1e3, (after - ctime) as f64 / 1e3);
+        assert!(
+            age >= low - 1.0 && age <= high + 1.0,
+            "{lock}: age {age}s outside [{low}, {high}]"
+        );
+    }
+    assert!(value("zklock_scrape_duration_seconds", "").is_some());
+    // Owners never become labels.
+    assert!(!run.stdout.contains("owner") && !run.stdout.contains("host="));
+
+    // The ls filters apply.
+    let contended = env.zklock(["-o", "prometheus", "ls", "--contended"]).run();
+    contended.assert_success();
+    let contended = self::samples(&contended.stdout);
+    assert_eq!(
+        contended["zklock_lock_holders"].keys().collect::<Vec<_>>(),
+        ["/locks/a"]
+    );
+
+    peers::release(alone);
+    peers::release(kazoo);
+    peers::release(curator);
+    let mut holder = holder;
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+#[test]
+fn output_file_is_replaced_whole_and_leaves_no_temporary_file() {
+    let env = TestEnv::new();
+    let (mut holder, _) = hold(&env, "f");
+    let scratch = Scratch::new();
+    let file = scratch.file("zklock.prom");
+    std::fs::write(&file, "stale\n").expect("write the old file");
+    env.zklock(["-o", "prometheus", "ls", "--output-file"])
+        .arg(&file)
+        .run()
+        .assert_success();
+    let text = std::fs::read_to_string(&file).expect("read the metrics file");
+    promtool_accepts(&text);
+    assert_eq!(samples(&text)["zklock_lock_holders"]["/locks/f"], 1.0);
+    let dir = file.parent().expect("a directory");
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .expect("list the directory")
+        .map(|entry| entry.expect("an entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["zklock.prom"], "something was left beside the file");
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+#[test]
+fn flags_that_do_not_apply_to_metrics_are_usage_errors() {
+    let env = TestEnv::new();
+    for args in [
+        &["-o", "prometheus", "ls", "--sort", "age"][..],
+        &["-o", "prometheus", "ls", "--no-headers"],
+        &["-o", "prometheus", "stat", "x"],
+        &["ls", "--output-file", "/tmp/zklock-never.prom"],
+    ] {
+        env.zklock(args).run().assert_code(2);
+    }
+}
