@@ -146,13 +146,16 @@ pub(crate) fn client_host(contender: &Contender) -> String {
 /// another order needs the whole listing first, and holds it in memory.
 pub(crate) async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
-    let walked = with_session_and_survey(globals, Ask::Connections, async |session, survey| {
-        match &args.metrics {
-            Some(output) => export(session, &args, survey, output).await,
-            None => list(session, &args, survey, printer).await,
-        }
-    })
-    .await?;
+    let walked =
+        with_session_and_survey(
+            globals,
+            Ask::Connections,
+            async |session, survey| match &args.metrics {
+                Some(output) => export(session, &args, survey, output).await,
+                None => list(session, &args, survey, printer).await,
+            },
+        )
+        .await?;
     note_unreadable(printer, &walked);
     if walked.locks == 0 {
         printer.note(&format!("no locks under {}", args.path));
@@ -224,11 +227,8 @@ async fn export(
         |mut lock| {
             lock.attach_clients(survey);
             if args.filter.admits(&lock) {
-                let labels = prometheus::lock_labels(
-                    &lock.path,
-                    lock.kind.as_str(),
-                    lock.dialect.as_str(),
-                );
+                let labels =
+                    prometheus::lock_labels(&lock.path, lock.kind.as_str(), lock.dialect.as_str());
                 gauges.push(labels, LockFigures::of(&lock));
             }
             Ok(())

@@ -377,7 +377,9 @@ mod tests {
         let empty = Family::new("zklock_unknown", "U.", MetricType::Gauge);
         let families = [counter, histogram, empty];
         let text = render(&families, Exposition::Text);
-        assert!(text.contains("# TYPE zklock_x_total counter\nzklock_x_total{how=\"revoked\"} 2\n"));
+        assert!(
+            text.contains("# TYPE zklock_x_total counter\nzklock_x_total{how=\"revoked\"} 2\n")
+        );
         assert!(text.contains(
             "zklock_d_seconds_bucket{le=\"0.5\"} 1\nzklock_d_seconds_bucket{le=\"1\"} 2\n\
              zklock_d_seconds_bucket{le=\"+Inf\"} 3\nzklock_d_seconds_count 3\n\

@@ -58,7 +58,9 @@ fn samples(text: &str) -> BTreeMap<String, BTreeMap<String, f64>> {
         let lock = labels
             .split(',')
             .find_map(|label| label.strip_prefix("lock=\""))
-            .map_or("", |value| value.trim_end_matches('}').trim_end_matches('"'));
+            .map_or("", |value| {
+                value.trim_end_matches('}').trim_end_matches('"')
+            });
         samples
             .entry(name.to_owned())
             .or_default()
@@ -116,8 +118,14 @@ fn ls_prints_metrics_promtool_accepts_with_the_tree_s_figures() {
     // Nobody waits on b: its oldest wait is absent, not 0.
     assert_eq!(value("zklock_lock_oldest_wait_seconds", "/locks/b"), None);
     // Every member answered: no holder is disconnected.
-    assert_eq!(value("zklock_lock_disconnected_holders", "/locks/a"), Some(0.0));
-    for (lock, node) in [("/locks/a", token.as_str()), ("/locks/b", alone_node.as_str())] {
+    assert_eq!(
+        value("zklock_lock_disconnected_holders", "/locks/a"),
+        Some(0.0)
+    );
+    for (lock, node) in [
+        ("/locks/a", token.as_str()),
+        ("/locks/b", alone_node.as_str()),
+    ] {
         let ctime = env.zk().get(node).1.ctime;
         let age = value("zklock_lock_holder_age_seconds", lock).expect("a holder age");
         let (low, high) = ((before - ctime) as f64 / 1e3, (after - ctime) as f64 / 1e3);
@@ -164,7 +172,13 @@ fn output_file_is_replaced_whole_and_leaves_no_temporary_file() {
     let dir = file.parent().expect("a directory");
     let names: Vec<String> = std::fs::read_dir(dir)
         .expect("list the directory")
-        .map(|entry| entry.expect("an entry").file_name().to_string_lossy().into_owned())
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     assert_eq!(names, ["zklock.prom"], "something was left beside the file");
     holder.signal(libc::SIGTERM);
