@@ -30,13 +30,14 @@
 //! read again, a `gap` event says so, and the transitions follow. An expired
 //! session is replaced by a new one the same way.
 
+mod ends;
 mod events;
 mod feed;
 mod queue;
 mod sites;
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use futures::future;
 
@@ -46,8 +47,9 @@ use crate::model::locks::NodeRead;
 use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
 use crate::zk::{self, ConnectOptions, Session, path};
 
+use ends::{SessionProbe, Timings};
 use events::Counts;
-pub(crate) use events::{EventKind, LockEvent};
+pub(crate) use events::{Ending, EventKind, How, LockEvent};
 use feed::{Feed, News, NodeChanges, WatchMethod, arm, read_tree_armed, wait};
 use queue::LiveQueue;
 use sites::{affected_sites, changed_contenders, owner_of_part};
@@ -64,6 +66,10 @@ pub(crate) struct LockWatch {
     /// Directories known to exist whose deletion is news (`gone`): every
     /// lock seen, and the target.
     dirs: BTreeSet<String>,
+    /// When each hold and wait began, for the durations of their ends.
+    timings: Timings,
+    /// Asks the ensemble whether the session of a hold that ended lives.
+    probe: SessionProbe,
 }
 
 /// A lock as the watch keeps it between readings.
@@ -132,14 +138,19 @@ impl LockWatch {
     /// Connects, starts watching `target` (which need not exist yet) and
     /// reads its locks; returns the watch and the current state as events:
     /// `holding` and `queued` for each contender, then `watching`.
+    /// The ensemble's members are asked about sessions on `admin_port`
+    /// when their four-letter words are refused.
     pub(crate) async fn start(
         connect: ConnectOptions,
+        admin_port: u16,
         target: String,
     ) -> anyhow::Result<(LockWatch, Vec<LockEvent>)> {
         let session = zk::connect(&connect).await?;
         let feed = arm(&session, &target).await?;
         let mut watch = LockWatch {
             states: session.session_states(),
+            timings: Timings::default(),
+            probe: SessionProbe::new(&connect, admin_port),
             connect,
             session,
             target,
@@ -155,7 +166,8 @@ impl LockWatch {
             watch.target,
             watch.method().as_str()
         );
-        let events = watch.read_everything(Occasion::Start).await?;
+        let mut events = watch.read_everything(Occasion::Start).await?;
+        watch.timings.annotate(&mut events);
         Ok((watch, events))
     }
 
@@ -200,9 +212,27 @@ impl LockWatch {
                 }
             };
             if !events.is_empty() {
+                let mut events = events;
+                self.timings.annotate(&mut events);
+                if events.iter().any(|e| e.kind == EventKind::Released) {
+                    let live = self.sessions();
+                    self.probe.explain(&mut events, &live).await;
+                }
                 return Ok(events);
             }
         }
+    }
+
+    /// The sessions of every contender under the target now.
+    fn sessions(&self) -> HashSet<i64> {
+        let now = clock::now_ms();
+        let mut sessions = HashSet::new();
+        for known in self.locks.values() {
+            if let Some(lock) = known.lock(now) {
+                sessions.extend(lock.contenders().map(|c| c.session()));
+            }
+        }
+        sessions
     }
 
     /// Closes the session.
@@ -280,7 +310,12 @@ impl LockWatch {
                     events.push(events::lock_event(EventKind::Gone, path, 0, 0, now));
                 }
             }
-            for dir in gone.iter().filter(|dir| !self.locks.contains_key(*dir)) {
+            // Deepest first: a tree goes from its leaves up.
+            for dir in gone
+                .iter()
+                .rev()
+                .filter(|dir| !self.locks.contains_key(*dir))
+            {
                 events.push(events::lock_event(EventKind::Gone, dir, 0, 0, now));
             }
         }

@@ -1,7 +1,10 @@
 //! Monitoring output checked by its real consumers: `ls -o prometheus`
 //! read by `promtool check metrics` (Debian's prometheus package), with
 //! its values against a tree of known zklock, kazoo and Curator holders
-//! and waiters, written atomically with `--output-file`.
+//! and waiters, written atomically with `--output-file`; and the durations
+//! and `how` of `watch -o json` events against known sequences (a release
+//! by the owner, a delete by another session, a revocation, an expired
+//! session).
 
 use crate::support;
 
@@ -10,8 +13,10 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use support::json::WatchEvent;
 use support::peers::{self, Library, acquired, peer};
-use support::{Running, Scratch, TestEnv, wait_until};
+use support::proxy::FaultProxy;
+use support::{Running, Scratch, TestEnv, ZkServer, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -196,4 +201,142 @@ fn flags_that_do_not_apply_to_metrics_are_usage_errors() {
     ] {
         env.zklock(args).run().assert_code(2);
     }
+}
+
+/// `zklock -o json watch LOCK`, started, once it has printed its
+/// `watching` line.
+fn watch(env: &TestEnv, lock: &str) -> Running {
+    let mut watching = env.zklock(["-o", "json", "watch", lock]).spawn();
+    while next_event(&mut watching).event != "watching" {}
+    watching
+}
+
+/// The next event a JSON watch prints.
+fn next_event(watching: &mut Running) -> WatchEvent {
+    let line = watching.next_line(WAIT);
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?} is no watch event: {e}"))
+}
+
+/// The next event, which must be `kind` about `node`.
+#[track_caller]
+fn expect(watching: &mut Running, kind: &str, node: &str) -> WatchEvent {
+    let event = next_event(watching);
+    assert_eq!(
+        (event.event.as_str(), event.node.as_deref()),
+        (kind, Some(node)),
+        "{event:#?}"
+    );
+    event
+}
+
+#[test]
+fn a_release_by_the_owner_and_a_handoff_carry_durations_and_how() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/d");
+    let mut watching = watch(&env, "d");
+    // The test's own session holds, and lives on after it lets go.
+    let first = env.zk().create_ephemeral_sequential("/locks/d/lock-", b"");
+    let acquired_first = expect(&mut watching, "acquired", &first);
+    // New to the watch and holding at once: it waited for nothing.
+    assert_eq!(acquired_first.waited_ms, Some(0));
+    let mut waiter = env.zklock(["lock", "d"]).spawn();
+    let waiting = next_event(&mut watching);
+    assert_eq!(waiting.event, "waiting", "{waiting:#?}");
+    let second = waiting.node.clone().expect("a node");
+    wait_until(WAIT, "some time passes on the watch's clock", || {
+        now_ms() - waiting.time_ms >= 300
+    });
+    env.zk().delete(&first);
+    let released = expect(&mut watching, "released", &first);
+    let held = released
+        .held_ms
+        .expect("held_ms on a hold the watch saw begin");
+    assert!(
+        held >= 300 && held <= released.time_ms - acquired_first.time_ms,
+        "{released:#?}"
+    );
+    assert_eq!(
+        (released.how.as_deref(), released.how_evidence.as_deref()),
+        (
+            Some("deleted_while_session_alive"),
+            Some("session_connected")
+        ),
+        "{released:#?}"
+    );
+    let acquired_second = expect(&mut watching, "acquired", &second);
+    let waited = acquired_second
+        .waited_ms
+        .expect("waited_ms on a wait it saw begin");
+    assert!(
+        waited >= 300 && waited == acquired_second.time_ms - waiting.time_ms,
+        "{acquired_second:#?}"
+    );
+    assert_eq!(waiter.next_line(WAIT), second);
+    waiter.signal(libc::SIGTERM);
+    waiter.wait(WAIT).assert_success();
+}
+
+#[test]
+fn a_hold_under_way_when_the_watch_began_has_no_duration_and_a_delete_by_another_is_told() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/o");
+    let node = env.zk().create_ephemeral_sequential("/locks/o/lock-", b"");
+    let mut watching = watch(&env, "o");
+    env.zklock(["release", &node]).run().assert_success();
+    let released = expect(&mut watching, "released", &node);
+    assert_eq!(released.held_ms, None, "{released:#?}");
+    // ZooKeeper does not say who deleted it: its session lives, that is all.
+    assert_eq!(
+        released.how.as_deref(),
+        Some("deleted_while_session_alive"),
+        "{released:#?}"
+    );
+}
+
+#[test]
+fn a_revoked_holder_reads_revoked() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/v");
+    let mut watching = watch(&env, "v");
+    let (mut holder, node) = hold(&env, "v");
+    expect(&mut watching, "acquired", &node);
+    env.zklock(["release", "--revoke", "v"])
+        .run()
+        .assert_success();
+    let released = loop {
+        let event = next_event(&mut watching);
+        if event.event == "released" {
+            break event;
+        }
+    };
+    assert_eq!(
+        (released.how.as_deref(), released.how_evidence.as_deref()),
+        (Some("revoked"), Some("revoke_written")),
+        "{released:#?}"
+    );
+    assert!(released.held_ms.is_some(), "{released:#?}");
+    holder.wait(WAIT).assert_code(4);
+}
+
+#[test]
+fn a_hold_whose_session_expired_reads_session_ended() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let proxy = FaultProxy::start(env.servers());
+    env.zk().mkdir_p("/locks/e");
+    let mut watching = watch(&env, "e");
+    let mut holder = support::Zklock::new(["--session-timeout", "1s", "lock", "e"])
+        .hosts(proxy.hosts(&env))
+        .spawn();
+    let node = holder.next_line(WAIT);
+    expect(&mut watching, "acquired", &node);
+    proxy.freeze();
+    let released = expect(&mut watching, "released", &node);
+    assert_eq!(
+        (released.how.as_deref(), released.how_evidence.as_deref()),
+        (Some("session_ended"), Some("session_listed_nowhere")),
+        "{released:#?}"
+    );
+    proxy.pass();
+    holder.wait(WAIT).assert_code(4);
 }
