@@ -12,6 +12,7 @@ use super::{
 };
 use crate::admin::reap::Selector;
 use crate::admin::release::ReleaseAction;
+use crate::commands::exporter::ExporterArgs;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, ReleaseArgs};
 use crate::commands::{Subcommand, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
@@ -322,6 +323,12 @@ impl Cli {
             }),
             CliCommand::Watch(args) => Subcommand::Watch(args.into_watch_args(root)?),
             CliCommand::Reap(args) => Subcommand::Reap(args.into_reap_args(root)?),
+            CliCommand::Exporter(args) => Subcommand::Exporter(ExporterArgs {
+                path: resolve_or_root(root, args.path)?,
+                listen: args.listen,
+                max_locks: args.max_locks as usize,
+                survey_interval: args.survey_interval,
+            }),
             CliCommand::Completions { shell } => {
                 Subcommand::Completions(super::completion_script(shell.into()))
             }
@@ -395,6 +402,11 @@ impl CliCommand {
         let prints_a_grant = self.lock_args().is_some_and(|args| {
             args.detach || args.ttl.is_some() || args.holder_report_fd.is_some()
         });
+        if matches!(self, CliCommand::Exporter(_)) && global.output.is_some() {
+            return Err(UsageError::new(
+                "-o does not apply to exporter: it serves the Prometheus formats over HTTP",
+            ));
+        }
         if matches!(global.output, Some(OutputFormat::Prometheus))
             && !matches!(self, CliCommand::Ls(_))
         {

@@ -438,6 +438,10 @@ pub enum CliCommand {
     #[command(after_help = help::reap::EXAMPLES, after_long_help = help::reap::manual())]
     Reap(ReapCmdArgs),
 
+    /// Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live
+    #[command(after_help = help::exporter::EXAMPLES, after_long_help = help::exporter::manual())]
+    Exporter(ExporterCmdArgs),
+
     /// Print shell completions (bash, zsh, fish)
     #[command(after_help = "Example:\n  zklock completions bash > /etc/bash_completion.d/zklock")]
     Completions {
@@ -622,6 +626,26 @@ pub struct ReapCmdArgs {
     /// Delete without asking (needed when stdin is not a terminal)
     #[arg(short, long, conflicts_with = "dry_run")]
     pub yes: bool,
+}
+
+/// The arguments of `exporter`.
+#[derive(Debug, Args)]
+pub struct ExporterCmdArgs {
+    /// A name under --root or an absolute path [default: --root]
+    pub path: Option<String>,
+
+    /// The address to serve /metrics on
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9731")]
+    pub listen: std::net::SocketAddr,
+
+    /// The most locks with series of their own: the most contended first, kept while they
+    /// exist; the rest are added up under lock="(other)"
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_locks: u32,
+
+    /// How often to ask the ensemble's members who is connected (for disconnected holders)
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", default_value = "30s")]
+    pub survey_interval: Duration,
 }
 
 /// `ls`'s arguments: the path and what to show of it.

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
@@ -229,7 +230,7 @@ async fn export(
             if args.filter.admits(&lock) {
                 let labels =
                     prometheus::lock_labels(&lock.path, lock.kind.as_str(), lock.dialect.as_str());
-                gauges.push(labels, LockFigures::of(&lock));
+                gauges.push(labels, LockFigures::of(&lock, clock::now_ms()));
             }
             Ok(())
         },

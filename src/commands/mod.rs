@@ -3,6 +3,7 @@
 //! and closed around the work, and how a tree walk reports on the terminal.
 
 pub(crate) mod dump;
+pub(crate) mod exporter;
 pub mod generated;
 pub(crate) mod lock;
 pub(crate) mod ls;
@@ -31,6 +32,7 @@ pub enum Subcommand {
     Dump(dump::DumpArgs),
     Watch(watch::WatchArgs),
     Reap(reap::ReapArgs),
+    Exporter(exporter::ExporterArgs),
     /// The completion script to print.
     Completions(String),
     /// The man page to print.
@@ -54,6 +56,7 @@ pub async fn run(globals: &Globals, command: Subcommand) -> Result<ExitStatus> {
         Subcommand::Dump(args) => dump::run(globals, args).await,
         Subcommand::Watch(args) => watch::run(globals, args).await,
         Subcommand::Reap(args) => reap::run(globals, args).await,
+        Subcommand::Exporter(args) => exporter::run(globals, args).await,
         Subcommand::Completions(script) => generated::print(globals, &script),
         Subcommand::Man(page) => generated::print(globals, &page),
     }

@@ -261,9 +261,11 @@ pub(crate) struct LockFigures {
 }
 
 impl LockFigures {
-    /// The figures of `lock` as read.
-    pub(crate) fn of(lock: &Lock) -> LockFigures {
-        let oldest = |contenders: &[Contender]| contenders.iter().map(|c| c.age_ms).max();
+    /// The figures of `lock` at `now_ms` (milliseconds since the epoch):
+    /// ages count from each node's ctime, as a reading then would.
+    pub(crate) fn of(lock: &Lock, now_ms: i64) -> LockFigures {
+        let oldest =
+            |contenders: &[Contender]| contenders.iter().map(|c| now_ms - c.stat.ctime).max();
         LockFigures {
             holders: lock.holders.len(),
             waiters: lock.waiters.len(),
@@ -333,6 +335,55 @@ impl LockGauges {
     }
 }
 
+/// A histogram being filled: how many observations fell at or below each
+/// bound, how many in all, and their sum.
+#[derive(Clone, Debug)]
+pub(crate) struct Histogram {
+    bounds: &'static [f64],
+    /// Observations per bucket (not cumulative); one more for `+Inf`.
+    counts: Vec<u64>,
+    sum: f64,
+}
+
+impl Histogram {
+    /// An empty histogram with the upper `bounds` (increasing) of its buckets.
+    pub(crate) fn new(bounds: &'static [f64]) -> Histogram {
+        Histogram {
+            bounds,
+            counts: vec![0; bounds.len() + 1],
+            sum: 0.0,
+        }
+    }
+
+    pub(crate) fn observe(&mut self, value: f64) {
+        let bucket = self.bounds.partition_point(|bound| *bound < value);
+        self.counts[bucket] += 1;
+        self.sum += value;
+    }
+
+    /// Its sample, cumulative as the formats write it.
+    pub(crate) fn sample(&self, labels: Vec<(&'static str, String)>) -> Sample {
+        let mut cumulative = 0;
+        let buckets = self
+            .bounds
+            .iter()
+            .zip(&self.counts)
+            .map(|(bound, count)| {
+                cumulative += count;
+                (*bound, cumulative)
+            })
+            .collect();
+        Sample {
+            labels,
+            value: Value::Histogram {
+                buckets,
+                count: self.counts.iter().sum(),
+                sum: self.sum,
+            },
+        }
+    }
+}
+
 /// `zklock_scrape_duration_seconds`: how long reading the locks took.
 pub(crate) fn scrape_duration(seconds: f64) -> Family {
     let mut family = Family::new(
@@ -359,6 +410,23 @@ mod tests {
              zklock_lock_holders{lock=\"/l/a\\\"b\\\\c\\\\nd\\\\x1b\",kind=\"mutex\",\
              dialect=\"curator\"} 1\n"
         );
+    }
+
+    #[test]
+    fn a_histogram_counts_each_observation_in_its_bucket_and_above() {
+        let mut histogram = Histogram::new(&[0.1, 1.0]);
+        for value in [0.05, 0.1, 0.5, 7.0] {
+            histogram.observe(value);
+        }
+        let Value::Histogram {
+            buckets,
+            count,
+            sum,
+        } = histogram.sample(Vec::new()).value
+        else {
+            panic!("not a histogram");
+        };
+        assert_eq!((buckets, count, sum), (vec![(0.1, 2), (1.0, 3)], 4, 7.65));
     }
 
     #[test]

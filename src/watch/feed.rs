@@ -78,6 +78,8 @@ pub(super) enum News {
     Nodes(NodeChanges),
     /// A one-shot watch fired: read everything again.
     Fired,
+    /// The connection is lost; the client reconnects by itself.
+    Disconnected,
     /// The connection is back after a loss.
     Reconnected,
     /// The session is over.
@@ -173,7 +175,8 @@ pub(super) async fn wait(feed: &mut Feed, states: &mut zk::SessionStates) -> New
     }
 }
 
-/// The news in a session state change, if any: a reconnect, or the end.
+/// The news in a session state change, if any: a loss, a reconnect, or
+/// the end.
 /// The state watcher reports only the latest state, so a loss and the
 /// reconnect after it may come as one change: any change to connected is
 /// a reconnect.
@@ -181,7 +184,7 @@ fn on_state(state: zk::SessionState) -> Option<News> {
     match state {
         zk::SessionState::Disconnected => {
             tracing::warn!("connection to ZooKeeper lost; reconnecting");
-            None
+            Some(News::Disconnected)
         }
         zk::SessionState::Connected => {
             tracing::info!(event = "reconnected", "reconnected to ZooKeeper");

@@ -38,6 +38,8 @@ mod sites;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::future;
 
@@ -70,6 +72,8 @@ pub(crate) struct LockWatch {
     timings: Timings,
     /// Asks the ensemble whether the session of a hold that ended lives.
     probe: SessionProbe,
+    /// Whether the session is connected and the locks as read are current.
+    connected: Arc<AtomicBool>,
 }
 
 /// A lock as the watch keeps it between readings.
@@ -151,6 +155,7 @@ impl LockWatch {
             states: session.session_states(),
             timings: Timings::default(),
             probe: SessionProbe::new(&connect, admin_port),
+            connected: Arc::new(AtomicBool::new(true)),
             connect,
             session,
             target,
@@ -198,14 +203,23 @@ impl LockWatch {
             let events = match news {
                 News::Nodes(nodes) => self.read_sites(&nodes).await?,
                 News::Fired => self.read_everything(Occasion::Change).await?,
+                News::Disconnected => {
+                    self.connected.store(false, Ordering::Relaxed);
+                    Vec::new()
+                }
                 News::Reconnected => {
                     self.rearm_after_reconnect().await?;
-                    self.read_everything(Occasion::Gap).await?
+                    let events = self.read_everything(Occasion::Gap).await?;
+                    self.connected.store(true, Ordering::Relaxed);
+                    events
                 }
                 News::Ended(zk::SessionState::Expired) => {
                     tracing::warn!("session expired; starting a new one");
+                    self.connected.store(false, Ordering::Relaxed);
                     self.renew().await?;
-                    self.read_everything(Occasion::Gap).await?
+                    let events = self.read_everything(Occasion::Gap).await?;
+                    self.connected.store(true, Ordering::Relaxed);
+                    events
                 }
                 News::Ended(state) => {
                     anyhow::bail!("the ZooKeeper session ended ({state}) while watching")
@@ -223,14 +237,31 @@ impl LockWatch {
         }
     }
 
+    /// True while the session is connected (and so the locks as read are
+    /// current), shared with whoever reads it while the watch waits.
+    pub(crate) fn connected(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.connected)
+    }
+
+    /// The lock at `path` as a reading now would show it; `None` when there
+    /// is none.
+    pub(crate) fn lock(&self, path: &str, now_ms: i64) -> Option<Cow<'_, Lock>> {
+        self.locks.get(path).and_then(|known| known.lock(now_ms))
+    }
+
+    /// Every lock under the target as a reading now would show it.
+    pub(crate) fn locks(&self, now_ms: i64) -> impl Iterator<Item = Cow<'_, Lock>> {
+        self.locks
+            .values()
+            .filter_map(move |known| known.lock(now_ms))
+    }
+
     /// The sessions of every contender under the target now.
     fn sessions(&self) -> HashSet<i64> {
         let now = clock::now_ms();
         let mut sessions = HashSet::new();
-        for known in self.locks.values() {
-            if let Some(lock) = known.lock(now) {
-                sessions.extend(lock.contenders().map(|c| c.session()));
-            }
+        for lock in self.locks(now) {
+            sessions.extend(lock.contenders().map(|c| c.session()));
         }
         sessions
     }

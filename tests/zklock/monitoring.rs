@@ -340,3 +340,219 @@ fn a_hold_whose_session_expired_reads_session_ended() {
     proxy.pass();
     holder.wait(WAIT).assert_code(4);
 }
+
+/// `zklock exporter --listen ADDR EXTRA...` started on a free port, once
+/// it answers; and the address it serves.
+fn exporter(zklock: support::Zklock, extra: &[&str]) -> (Running, String) {
+    let address = format!("127.0.0.1:{}", support::free_ports(1)[0]);
+    let running = zklock
+        .args(["exporter", "--listen", &address])
+        .args(extra)
+        .spawn();
+    wait_until(WAIT, "the exporter answers", || {
+        get(&address, "/metrics", None).is_some_and(|(status, _, _)| status == 200)
+    });
+    (running, address)
+}
+
+/// `GET path` over HTTP/1.0 with `accept`: the status, the content type and
+/// the body; `None` when nothing answers.
+fn get(address: &str, path: &str, accept: Option<&str>) -> Option<(u16, String, String)> {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(address).ok()?;
+    stream.set_read_timeout(Some(WAIT)).ok()?;
+    let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: {address}\r\n{accept}\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    let (head, body) = answer.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    let content_type = head
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase()
+                .strip_prefix("content-type: ")
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    Some((status, content_type, body.to_owned()))
+}
+
+/// The value of the series `name` whose lock label is `lock` ("" for one
+/// without), as the exporter serves it now in the text format.
+fn served(address: &str, name: &str, lock: &str) -> Option<f64> {
+    let (_, _, body) = get(address, "/metrics", None)?;
+    samples(&body).get(name)?.get(lock).copied()
+}
+
+#[test]
+fn the_exporter_negotiates_its_format_bounds_its_series_and_stops_on_sigterm() {
+    let env = TestEnv::new();
+    let held: Vec<(Running, String)> = ["m1", "m2", "m3"].iter().map(|l| hold(&env, l)).collect();
+    let waiter = env.zklock(["lock", "m2"]).spawn();
+    wait_for_waiters(&env, "/locks/m2", 1);
+    let (mut running, address) = exporter(env.zklock(Vec::<&str>::new()), &["--max-locks", "1"]);
+    // The most contended lock has series of its own, the rest add up.
+    wait_until(WAIT, "m2 and the other two are served", || {
+        served(&address, "zklock_lock_waiters", "/locks/m2") == Some(1.0)
+            && served(&address, "zklock_lock_holders", "(other)") == Some(2.0)
+    });
+    assert_eq!(
+        served(&address, "zklock_exporter_locks_aggregated", ""),
+        Some(2.0)
+    );
+    assert_eq!(served(&address, "zklock_exporter_connected", ""), Some(1.0));
+    let (status, content_type, text) = get(&address, "/metrics", None).expect("an answer");
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "text/plain; version=0.0.4; charset=utf-8")
+    );
+    promtool_accepts(&text);
+    assert!(!text.contains("# EOF"));
+    let prometheus_accept =
+        "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5";
+    let (_, content_type, open) =
+        get(&address, "/metrics", Some(prometheus_accept)).expect("an answer");
+    assert!(
+        content_type.starts_with("application/openmetrics-text"),
+        "{content_type}"
+    );
+    assert!(open.ends_with("# EOF\n") && open.contains("# TYPE zklock_acquisitions counter\n"));
+    let (status, _, page) = get(&address, "/", None).expect("an answer");
+    assert!(status == 200 && page.contains("/metrics"), "{page}");
+    assert_eq!(get(&address, "/nothing", None).map(|a| a.0), Some(404));
+
+    running.signal(libc::SIGTERM);
+    running.wait(WAIT).assert_success();
+    waiter.signal(libc::SIGTERM);
+    for (mut holder, _) in held {
+        holder.signal(libc::SIGTERM);
+        holder.wait(WAIT).assert_success();
+    }
+}
+
+/// Percent-encodes a PromQL query for a URL.
+fn url_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A Prometheus server of its own, scraping `target` every second.
+struct Prometheus {
+    _running: Running,
+    _scratch: Scratch,
+    address: String,
+}
+
+impl Prometheus {
+    fn start(target: &str) -> Prometheus {
+        let binary = support::find_on_path("prometheus").unwrap_or_else(|| {
+            panic!(
+                "prometheus is not installed: run scripts/setup (or: apt-get install prometheus)"
+            )
+        });
+        let scratch = Scratch::new();
+        let config = scratch.file("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: zklock\n    \
+                 static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .expect("write the Prometheus config");
+        let address = format!("127.0.0.1:{}", support::free_ports(1)[0]);
+        let mut command = Command::new(binary);
+        command
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                scratch.file("data").display()
+            ))
+            .arg(format!("--web.listen-address={address}"));
+        let running = Running::start(command, "prometheus".to_owned(), None);
+        let prometheus = Prometheus {
+            _running: running,
+            _scratch: scratch,
+            address,
+        };
+        wait_until(Duration::from_secs(60), "Prometheus is ready", || {
+            get(&prometheus.address, "/-/ready", None).is_some_and(|a| a.0 == 200)
+        });
+        prometheus
+    }
+
+    /// The value of the one series `query` selects now; `None` when none.
+    fn value(&self, query: &str) -> Option<f64> {
+        let path = format!("/api/v1/query?query={}", url_encoded(query));
+        let (_, _, body) = get(&self.address, &path, None)?;
+        let answer: serde_json::Value = serde_json::from_str(&body).ok()?;
+        let result = answer["data"]["result"].as_array()?;
+        result.first()?["value"][1].as_str()?.parse().ok()
+    }
+}
+
+#[test]
+fn a_real_prometheus_scraping_the_exporter_sees_holds_begin_and_end() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/p");
+    let (_exporter, address) = exporter(env.zklock(Vec::<&str>::new()), &[]);
+    let prometheus = Prometheus::start(&address);
+    let holders = r#"zklock_lock_holders{lock="/locks/p"}"#;
+    let seen = |query: &str, value: f64| {
+        wait_until(
+            Duration::from_secs(60),
+            &format!("Prometheus has {query} = {value}"),
+            || prometheus.value(query) == Some(value),
+        );
+    };
+    seen("zklock_exporter_connected", 1.0);
+    let (mut holder, _) = hold(&env, "p");
+    seen(holders, 1.0);
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+    seen("zklock_acquisitions_total", 1.0);
+    seen("sum(zklock_hold_ends_total)", 1.0);
+    seen("zklock_hold_duration_seconds_count", 1.0);
+}
+
+#[test]
+fn the_exporter_serves_the_last_state_through_a_lost_session_and_recovers() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let proxy = FaultProxy::start(env.servers());
+    env.zk().mkdir_p("/locks/q");
+    let (_exporter, address) = exporter(
+        support::Zklock::new(["--session-timeout", "1s"]).hosts(proxy.hosts(&env)),
+        &[],
+    );
+    wait_until(WAIT, "the exporter is connected", || {
+        served(&address, "zklock_exporter_connected", "") == Some(1.0)
+    });
+    proxy.freeze();
+    wait_until(WAIT, "the exporter says it is cut off", || {
+        served(&address, "zklock_exporter_connected", "") == Some(0.0)
+    });
+    // Cut off, it still answers, with what it knew.
+    assert!(served(&address, "zklock_exporter_last_update_seconds", "").is_some());
+    let (mut holder, _) = hold(&env, "q");
+    proxy.pass();
+    wait_until(
+        WAIT,
+        "the exporter is back and sees the hold made meanwhile",
+        || {
+            served(&address, "zklock_exporter_connected", "") == Some(1.0)
+                && served(&address, "zklock_lock_holders", "/locks/q") == Some(1.0)
+        },
+    );
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
