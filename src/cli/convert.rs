@@ -15,6 +15,7 @@ use crate::admin::release::ReleaseAction;
 use crate::commands::exporter::ExporterArgs;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, ReleaseArgs};
+use crate::commands::top::TopArgs;
 use crate::commands::{Subcommand, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
 use crate::config::Globals;
 use crate::lock::{ContenderKind, Dialect, name};
@@ -323,6 +324,9 @@ impl Cli {
             }),
             CliCommand::Watch(args) => Subcommand::Watch(args.into_watch_args(root)?),
             CliCommand::Reap(args) => Subcommand::Reap(args.into_reap_args(root)?),
+            CliCommand::Top { path } => Subcommand::Top(TopArgs {
+                path: resolve_or_root(root, path)?,
+            }),
             CliCommand::Exporter(args) => Subcommand::Exporter(ExporterArgs {
                 path: resolve_or_root(root, args.path)?,
                 listen: args.listen,
@@ -402,9 +406,12 @@ impl CliCommand {
         let prints_a_grant = self.lock_args().is_some_and(|args| {
             args.detach || args.ttl.is_some() || args.holder_report_fd.is_some()
         });
-        if matches!(self, CliCommand::Exporter(_)) && global.output.is_some() {
+        if matches!(self, CliCommand::Exporter(_) | CliCommand::Top { .. })
+            && global.output.is_some()
+        {
             return Err(UsageError::new(
-                "-o does not apply to exporter: it serves the Prometheus formats over HTTP",
+                "-o does not apply to exporter (it serves the Prometheus formats over HTTP) or \
+                 top (a full-screen view)",
             ));
         }
         if matches!(global.output, Some(OutputFormat::Prometheus))

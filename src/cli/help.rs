@@ -455,6 +455,35 @@ JSON Lines (-o json), one object per event:
     }
 }
 
+/// `zklock top`.
+pub(super) mod top {
+    /// Short examples for `zklock top -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  zklock top                  every lock under /locks, most contended first
+  zklock top app              the locks under /locks/app";
+
+    /// The full help of `zklock top --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}
+
+top shows the locks under PATH full screen, kept current from the live
+watch (as watch follows them): LOCK, HOLD and WAIT (how many), HELD (the
+oldest holding node's age), WAITED (the oldest waiting node's age), OWNER
+and HOST (of the oldest holder; the host its client connects from, asked of
+every member every 10 s, disconnected when its session has no connection).
+Keys: s sorts by contention (most waiters first) or by hold age; / filters
+by name (Enter ends the filter, Esc clears it); Up/Down or j/k choose a
+lock and Enter opens it (its queue: each contender, holding or waiting, its
+age, session and owner; Esc goes back); q or Ctrl-C quits. Usable at 80x24;
+NO_COLOR turns colour off. The terminal is restored however top ends: q,
+Ctrl-C, SIGTERM, a lost connection. On a non-terminal top exits 2: use ls
+or watch there."
+        )
+    }
+}
+
 /// `zklock exporter`.
 pub(super) mod exporter {
     /// Short examples for `zklock exporter -h`.

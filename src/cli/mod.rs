@@ -442,6 +442,13 @@ pub enum CliCommand {
     #[command(after_help = help::exporter::EXAMPLES, after_long_help = help::exporter::manual())]
     Exporter(ExporterCmdArgs),
 
+    /// Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait
+    #[command(after_help = help::top::EXAMPLES, after_long_help = help::top::manual())]
+    Top {
+        /// A name under --root or an absolute path [default: --root]
+        path: Option<String>,
+    },
+
     /// Print shell completions (bash, zsh, fish)
     #[command(after_help = "Example:\n  zklock completions bash > /etc/bash_completion.d/zklock")]
     Completions {

@@ -10,6 +10,7 @@ pub(crate) mod ls;
 pub(crate) mod reap;
 pub(crate) mod release;
 pub(crate) mod stat;
+pub(crate) mod top;
 pub(crate) mod watch;
 
 use anyhow::Result;
@@ -33,6 +34,7 @@ pub enum Subcommand {
     Watch(watch::WatchArgs),
     Reap(reap::ReapArgs),
     Exporter(exporter::ExporterArgs),
+    Top(top::TopArgs),
     /// The completion script to print.
     Completions(String),
     /// The man page to print.
@@ -57,6 +59,7 @@ pub async fn run(globals: &Globals, command: Subcommand) -> Result<ExitStatus> {
         Subcommand::Watch(args) => watch::run(globals, args).await,
         Subcommand::Reap(args) => reap::run(globals, args).await,
         Subcommand::Exporter(args) => exporter::run(globals, args).await,
+        Subcommand::Top(args) => top::run(globals, args).await,
         Subcommand::Completions(script) => generated::print(globals, &script),
         Subcommand::Man(page) => generated::print(globals, &page),
     }

@@ -249,6 +249,38 @@ impl LockWatch {
         self.locks.get(path).and_then(|known| known.lock(now_ms))
     }
 
+    /// Brings `copy`, a copy of the locks by path kept outside the watch,
+    /// up to date after `events`: the locks they touched are taken again,
+    /// or all of them after a gap or at the start.
+    pub(crate) fn update_copy(
+        &self,
+        copy: &mut BTreeMap<String, Lock>,
+        events: &[LockEvent],
+        now_ms: i64,
+    ) {
+        let everything = events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Gap | EventKind::Watching));
+        if everything {
+            *copy = self
+                .locks(now_ms)
+                .map(|lock| (lock.path.clone(), lock.into_owned()))
+                .collect();
+            return;
+        }
+        let touched: BTreeSet<&str> = events.iter().map(|e| e.lock.as_str()).collect();
+        for path in touched {
+            match self.lock(path, now_ms) {
+                Some(lock) => {
+                    copy.insert(path.to_owned(), lock.into_owned());
+                }
+                None => {
+                    copy.remove(path);
+                }
+            }
+        }
+    }
+
     /// Every lock under the target as a reading now would show it.
     pub(crate) fn locks(&self, now_ms: i64) -> impl Iterator<Item = Cow<'_, Lock>> {
         self.locks

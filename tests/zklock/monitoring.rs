@@ -556,3 +556,170 @@ fn the_exporter_serves_the_last_state_through_a_lost_session_and_recovers() {
     holder.signal(libc::SIGTERM);
     holder.wait(WAIT).assert_success();
 }
+
+/// A tmux server of its own with one 80×24 window running a plain shell.
+struct Tmux {
+    socket: String,
+    _scratch: Scratch,
+}
+
+/// The shell prompt in the tmux window, to tell when a command has ended.
+const PROMPT: &str = "zk-top-test$";
+
+impl Tmux {
+    fn start() -> Tmux {
+        support::find_on_path("tmux").unwrap_or_else(|| {
+            panic!("tmux is not installed: run scripts/setup (or: apt-get install tmux)")
+        });
+        let tmux = Tmux {
+            socket: format!("zklock-test-{}-{}", std::process::id(), support::unique()),
+            _scratch: Scratch::new(),
+        };
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-s",
+            "top",
+            "env",
+            "-i",
+            "TERM=xterm-256color",
+            "PATH=/usr/bin:/bin",
+            &format!("PS1={PROMPT} "),
+            "bash",
+            "--norc",
+            "--noprofile",
+        ]);
+        wait_until(WAIT, "the shell prompt shows", || {
+            tmux.screen().contains(PROMPT)
+        });
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("run tmux");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types `keys` (tmux key names, or text) into the window.
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "top"];
+        args.extend(keys);
+        self.run(&args);
+    }
+
+    /// What the window shows now.
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "top"])
+    }
+
+    /// Waits until the shell's prompt is the last line shown again.
+    fn wait_for_prompt(&self) {
+        wait_until(WAIT, "the shell prompt is back", || {
+            let screen = self.screen();
+            screen
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.trim_end() == PROMPT)
+        });
+    }
+
+    /// The terminal settings as `stty -a` prints them now.
+    fn stty(&self, file: &std::path::Path) -> String {
+        let _ = std::fs::remove_file(file);
+        self.send(&[&format!("stty -a > {}", file.display()), "Enter"]);
+        self.wait_for_prompt();
+        wait_until(WAIT, "stty wrote its settings", || {
+            std::fs::read_to_string(file).is_ok_and(|s| s.contains("speed"))
+        });
+        std::fs::read_to_string(file).expect("read stty's settings")
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// `line`'s position among the screen's lines that mention a lock.
+fn row_of(screen: &str, lock: &str) -> Option<usize> {
+    screen.lines().position(|line| line.contains(lock))
+}
+
+#[test]
+fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c() {
+    let env = TestEnv::new();
+    // t1 held first and alone; t2 held later, with a waiter.
+    let (mut older, _) = hold(&env, "t1");
+    let (mut contended, _) = hold(&env, "t2");
+    let waiter = env.zklock(["lock", "t2"]).spawn();
+    wait_for_waiters(&env, "/locks/t2", 1);
+    let tmux = Tmux::start();
+    let scratch = Scratch::new();
+    let before = tmux.stty(&scratch.file("before"));
+    let command: Vec<String> = env
+        .zklock(["top"])
+        .argv()
+        .iter()
+        .map(|arg| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''")))
+        .collect();
+    let command = format!("'{}' {}", support::cmd::ZKLOCK, command.join(" "));
+    for quit in [&["q"][..], &["C-c"]] {
+        tmux.send(&[&command, "Enter"]);
+        let screen = support::wait_for(WAIT, "top shows both locks", || {
+            let screen = tmux.screen();
+            (screen.contains("sort: contention")
+                && screen.contains("/locks/t1")
+                && screen.contains("/locks/t2"))
+            .then_some(screen)
+        });
+        assert!(
+            row_of(&screen, "/locks/t2") < row_of(&screen, "/locks/t1"),
+            "{screen}"
+        );
+        assert!(screen.lines().all(|line| line.chars().count() <= 80));
+        tmux.send(&["s"]);
+        let screen = support::wait_for(WAIT, "top sorts by hold age", || {
+            let screen = tmux.screen();
+            screen.contains("sort: hold age").then_some(screen)
+        });
+        assert!(
+            row_of(&screen, "/locks/t1") < row_of(&screen, "/locks/t2"),
+            "{screen}"
+        );
+        tmux.send(quit);
+        tmux.wait_for_prompt();
+        assert_eq!(
+            tmux.stty(&scratch.file("after")),
+            before,
+            "top left the terminal changed"
+        );
+    }
+    waiter.signal(libc::SIGTERM);
+    for holder in [&mut older, &mut contended] {
+        holder.signal(libc::SIGTERM);
+        holder.wait(WAIT).assert_success();
+    }
+}
+
+#[test]
+fn top_off_a_terminal_is_a_usage_error() {
+    let env = TestEnv::new();
+    env.zklock(["top"]).run().assert_code(2);
+}

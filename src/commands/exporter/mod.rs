@@ -88,8 +88,7 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
                 _ = signals.next() => return,
             };
             backoff = Duration::from_secs(1);
-            lock(&state).restart(&watch, clock::now_ms());
-            drop(first);
+            lock(&state).restart(&watch, &first, clock::now_ms());
             loop {
                 let events = tokio::select! {
                     events = watch.next() => events,

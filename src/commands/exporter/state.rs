@@ -6,7 +6,7 @@
 //! it once a second; a scrape reads neither (it is served the document
 //! rendered last), so a scrape costs the same however large the tree.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -69,10 +69,12 @@ impl State {
         }
     }
 
-    /// A new watch began: its locks replace what was known.
-    pub(super) fn restart(&mut self, watch: &LockWatch, now_ms: i64) {
+    /// A new watch began with the events `first`: its locks replace what
+    /// was known.
+    pub(super) fn restart(&mut self, watch: &LockWatch, first: &[LockEvent], now_ms: i64) {
         self.connected = Some(watch.connected());
-        self.reread_all(watch, now_ms);
+        self.locks.clear();
+        watch.update_copy(&mut self.locks, first, now_ms);
         self.held_since.clear();
     }
 
@@ -85,67 +87,48 @@ impl State {
         self.survey = Some(survey);
     }
 
-    fn reread_all(&mut self, watch: &LockWatch, now_ms: i64) {
-        self.locks = watch
-            .locks(now_ms)
-            .map(|lock| (lock.path.clone(), lock.into_owned()))
-            .collect();
-    }
-
     /// Counts the events of one change and takes the locks they touched
     /// from the watch.
     pub(super) fn apply(&mut self, events: &[LockEvent], watch: &LockWatch, now_ms: i64) {
-        let mut touched = HashSet::new();
-        let mut everything = false;
         for event in events {
-            let seconds = |ms: i64| ms.max(0) as f64 / 1000.0;
-            match event.kind {
-                EventKind::Acquired => {
-                    self.acquisitions += 1;
-                    if let Some(ms) = event.ending.waited_ms {
-                        self.wait_durations.observe(seconds(ms));
-                    }
-                    if event.holders == 1 {
-                        self.held_since
-                            .entry(event.lock.clone())
-                            .or_insert(event.time_ms);
-                    }
-                }
-                EventKind::Released => {
-                    if let Some(ms) = event.ending.held_ms {
-                        self.hold_durations.observe(seconds(ms));
-                    }
-                    let how = event.ending.how.map_or(How::Unknown, |end| end.how);
-                    *self.hold_ends.entry(how).or_default() += 1;
-                    if event.holders == 0 {
-                        self.held_since.remove(&event.lock);
-                    }
-                }
-                EventKind::Gone => {
-                    self.held_since.remove(&event.lock);
-                }
-                EventKind::Gap | EventKind::Watching => everything = true,
-                EventKind::Waiting | EventKind::Left | EventKind::Holding | EventKind::Queued => {}
-            }
-            touched.insert(event.lock.as_str());
+            self.count(event);
         }
-        if everything {
-            self.reread_all(watch, now_ms);
-        } else {
-            for path in touched {
-                match watch.lock(path, now_ms) {
-                    Some(lock) => {
-                        self.locks.insert(path.to_owned(), lock.into_owned());
-                    }
-                    None => {
-                        self.locks.remove(path);
-                    }
-                }
-            }
-        }
+        watch.update_copy(&mut self.locks, events, now_ms);
         let locks = &self.locks;
         self.held_since
             .retain(|path, _| locks.get(path).is_some_and(|l| !l.holders.is_empty()));
+    }
+
+    /// Counts one event.
+    fn count(&mut self, event: &LockEvent) {
+        let seconds = |ms: i64| ms.max(0) as f64 / 1000.0;
+        match event.kind {
+            EventKind::Acquired => {
+                self.acquisitions += 1;
+                if let Some(ms) = event.ending.waited_ms {
+                    self.wait_durations.observe(seconds(ms));
+                }
+                if event.holders == 1 {
+                    self.held_since
+                        .entry(event.lock.clone())
+                        .or_insert(event.time_ms);
+                }
+            }
+            EventKind::Released => {
+                if let Some(ms) = event.ending.held_ms {
+                    self.hold_durations.observe(seconds(ms));
+                }
+                let how = event.ending.how.map_or(How::Unknown, |end| end.how);
+                *self.hold_ends.entry(how).or_default() += 1;
+                if event.holders == 0 {
+                    self.held_since.remove(&event.lock);
+                }
+            }
+            EventKind::Gone => {
+                self.held_since.remove(&event.lock);
+            }
+            _ => {}
+        }
     }
 
     /// Every family as it stands at `now_ms`.
