@@ -263,7 +263,7 @@ impl OneShotWatches {
     }
 }
 
-/// [`read_tree`] with a one-shot watch on every directory before it is
+/// [`read_tree`](super::read_tree) with a one-shot watch on every directory before it is
 /// read: the target (an existence watch while it is missing), the
 /// directories whose watches fired, and any directory a reading lists that
 /// is not watched yet, after which the tree is read again, until a reading
