@@ -723,3 +723,25 @@ fn top_off_a_terminal_is_a_usage_error() {
     let env = TestEnv::new();
     env.zklock(["top"]).run().assert_code(2);
 }
+
+#[test]
+fn two_exporters_serve_the_same_tree_side_by_side() {
+    let env = TestEnv::new();
+    let (mut holder, _) = hold(&env, "s");
+    let (_first, one) = exporter(env.zklock(Vec::<&str>::new()), &[]);
+    let (_second, other) = exporter(env.zklock(Vec::<&str>::new()), &[]);
+    for address in [&one, &other] {
+        wait_until(WAIT, "each exporter serves the hold", || {
+            served(address, "zklock_lock_holders", "/locks/s") == Some(1.0)
+        });
+    }
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+    for address in [&one, &other] {
+        // With no contender left, the directory is no lock: its series go.
+        wait_until(WAIT, "each exporter sees the hold end", || {
+            served(address, "zklock_exporter_connected", "") == Some(1.0)
+                && served(address, "zklock_lock_holders", "/locks/s").is_none()
+        });
+    }
+}
