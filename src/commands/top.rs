@@ -31,7 +31,7 @@ use crate::model::{Contender, Lock};
 use crate::output::{self, inert};
 use crate::run::Signals;
 use crate::usage::UsageError;
-use crate::watch::LockWatch;
+use crate::watch::{LockWatch, Stale};
 use crate::zk;
 use crate::zk::sessions::{self, Ask, Survey};
 
@@ -103,7 +103,9 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
     )
     .await?;
     let locks = RefCell::new(Locks::new());
-    watch.update_copy(&mut locks.borrow_mut(), &first, clock::now_ms());
+    let mut stale = Stale::default();
+    stale.note(&first);
+    watch.update_copy(&mut locks.borrow_mut(), &mut stale, clock::now_ms());
     let connected = watch.connected();
     let mut view = View {
         path: args.path.clone(),
@@ -122,7 +124,10 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
     let follow = async {
         loop {
             match watch.next().await {
-                Ok(events) => watch.update_copy(&mut locks.borrow_mut(), &events, clock::now_ms()),
+                Ok(events) => {
+                    stale.note(&events);
+                    watch.update_copy(&mut locks.borrow_mut(), &mut stale, clock::now_ms());
+                }
                 Err(err) => return Err::<ExitStatus, _>(err),
             }
         }

@@ -56,6 +56,31 @@ use feed::{Feed, News, NodeChanges, WatchMethod, arm, read_tree_armed, wait};
 use queue::LiveQueue;
 use sites::{affected_sites, changed_contenders, owner_of_part};
 
+/// The locks of a copy kept outside the watch that changes have made
+/// stale, gathered from their events until the copy is brought up to date
+/// ([`LockWatch::update_copy`]): copying a long queue after every change
+/// would cost more than following it.
+#[derive(Debug, Default)]
+pub(crate) struct Stale {
+    paths: BTreeSet<String>,
+    /// Everything was read again (a gap, the start): every lock is stale.
+    all: bool,
+}
+
+impl Stale {
+    /// Notes the locks `events` changed.
+    pub(crate) fn note(&mut self, events: &[LockEvent]) {
+        for event in events {
+            match event.kind {
+                EventKind::Gap | EventKind::Watching => self.all = true,
+                _ => {
+                    self.paths.insert(event.lock.clone());
+                }
+            }
+        }
+    }
+}
+
 /// The locks at and below a path, kept up to date.
 pub(crate) struct LockWatch {
     connect: ConnectOptions,
@@ -199,7 +224,31 @@ impl LockWatch {
     /// or a replacement for an expired one cannot be had.
     pub(crate) async fn next(&mut self) -> anyhow::Result<Vec<LockEvent>> {
         loop {
-            let news = wait(&mut self.feed, &mut self.states).await;
+            if let Some(events) = self.next_before(None).await? {
+                return Ok(events);
+            }
+        }
+    }
+
+    /// [`LockWatch::next`], or `None` when no news has come by `deadline`.
+    /// Only the wait for news is given up at the deadline, never the
+    /// reading of a change that came, so no change is lost.
+    pub(crate) async fn next_before(
+        &mut self,
+        deadline: Option<tokio::time::Instant>,
+    ) -> anyhow::Result<Option<Vec<LockEvent>>> {
+        loop {
+            let deadline = async {
+                match deadline {
+                    Some(deadline) => tokio::time::sleep_until(deadline).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let news = tokio::select! {
+                biased;
+                news = wait(&mut self.feed, &mut self.states) => news,
+                () = deadline => return Ok(None),
+            };
             let events = match news {
                 News::Nodes(nodes) => self.read_sites(&nodes).await?,
                 News::Fired => self.read_everything(Occasion::Change).await?,
@@ -232,7 +281,7 @@ impl LockWatch {
                     let live = self.sessions();
                     self.probe.explain(&mut events, &live).await;
                 }
-                return Ok(events);
+                return Ok(Some(events));
             }
         }
     }
@@ -250,32 +299,29 @@ impl LockWatch {
     }
 
     /// Brings `copy`, a copy of the locks by path kept outside the watch,
-    /// up to date after `events`: the locks they touched are taken again,
-    /// or all of them after a gap or at the start.
+    /// up to date: the locks `stale` names are taken again (all of them
+    /// after a gap or at the start), and `stale` is emptied.
     pub(crate) fn update_copy(
         &self,
         copy: &mut BTreeMap<String, Lock>,
-        events: &[LockEvent],
+        stale: &mut Stale,
         now_ms: i64,
     ) {
-        let everything = events
-            .iter()
-            .any(|e| matches!(e.kind, EventKind::Gap | EventKind::Watching));
-        if everything {
+        let stale = std::mem::take(stale);
+        if stale.all {
             *copy = self
                 .locks(now_ms)
                 .map(|lock| (lock.path.clone(), lock.into_owned()))
                 .collect();
             return;
         }
-        let touched: BTreeSet<&str> = events.iter().map(|e| e.lock.as_str()).collect();
-        for path in touched {
-            match self.lock(path, now_ms) {
+        for path in stale.paths {
+            match self.lock(&path, now_ms) {
                 Some(lock) => {
-                    copy.insert(path.to_owned(), lock.into_owned());
+                    copy.insert(path, lock.into_owned());
                 }
                 None => {
-                    copy.remove(path);
+                    copy.remove(&path);
                 }
             }
         }

@@ -89,16 +89,20 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
             };
             backoff = Duration::from_secs(1);
             lock(&state).restart(&watch, &first, clock::now_ms());
+            // The changed locks are copied out of the watch at most once per
+            // rendering, not after every change.
+            let mut due = tokio::time::Instant::now() + RENDER_INTERVAL;
             loop {
                 let events = tokio::select! {
-                    events = watch.next() => events,
+                    events = watch.next_before(Some(due)) => events,
                     _ = signals.next() => {
                         watch.close().await;
                         return;
                     }
                 };
                 match events {
-                    Ok(events) => lock(&state).apply(&events, &watch, clock::now_ms()),
+                    Ok(Some(events)) => lock(&state).apply(&events),
+                    Ok(None) => {}
                     Err(err) => {
                         globals
                             .printer
@@ -107,6 +111,10 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
                         watch.close().await;
                         break;
                     }
+                }
+                if tokio::time::Instant::now() >= due {
+                    due = tokio::time::Instant::now() + RENDER_INTERVAL;
+                    lock(&state).refresh(&watch, clock::now_ms());
                 }
             }
         }

@@ -14,7 +14,7 @@ use crate::model::Lock;
 use crate::output::prometheus::{
     self, Exposition, Family, Histogram, LockFigures, LockGauges, MetricType,
 };
-use crate::watch::{EventKind, How, LockEvent, LockWatch};
+use crate::watch::{EventKind, How, LockEvent, LockWatch, Stale};
 use crate::zk::sessions::Survey;
 
 /// The bounds of the duration histograms, in seconds: from a millisecond
@@ -30,8 +30,10 @@ pub(super) const OTHER_LOCKS: &str = "(other)";
 
 /// What the exporter knows.
 pub(super) struct State {
-    /// The locks under the path as last read, by path.
+    /// The locks under the path as last taken from the watch, by path.
     locks: BTreeMap<String, Lock>,
+    /// The locks changed since.
+    stale: Stale,
     /// When the exporter saw each lock's hold begin (milliseconds since the
     /// epoch), by lock path; a hold under way when it began is not here.
     held_since: HashMap<String, i64>,
@@ -56,6 +58,7 @@ impl State {
     pub(super) fn new(max_locks: usize) -> State {
         State {
             locks: BTreeMap::new(),
+            stale: Stale::default(),
             held_since: HashMap::new(),
             acquisitions: 0,
             hold_ends: How::ALL.into_iter().map(|how| (how, 0)).collect(),
@@ -73,8 +76,8 @@ impl State {
     /// was known.
     pub(super) fn restart(&mut self, watch: &LockWatch, first: &[LockEvent], now_ms: i64) {
         self.connected = Some(watch.connected());
-        self.locks.clear();
-        watch.update_copy(&mut self.locks, first, now_ms);
+        self.stale.note(first);
+        self.refresh(watch, now_ms);
         self.held_since.clear();
     }
 
@@ -87,13 +90,18 @@ impl State {
         self.survey = Some(survey);
     }
 
-    /// Counts the events of one change and takes the locks they touched
-    /// from the watch.
-    pub(super) fn apply(&mut self, events: &[LockEvent], watch: &LockWatch, now_ms: i64) {
+    /// Counts the events of one change and notes the locks they touched,
+    /// to be taken from the watch at the next [`State::refresh`].
+    pub(super) fn apply(&mut self, events: &[LockEvent]) {
         for event in events {
             self.count(event);
         }
-        watch.update_copy(&mut self.locks, events, now_ms);
+        self.stale.note(events);
+    }
+
+    /// Takes the locks that changed since the last time from the watch.
+    pub(super) fn refresh(&mut self, watch: &LockWatch, now_ms: i64) {
+        watch.update_copy(&mut self.locks, &mut self.stale, now_ms);
         let locks = &self.locks;
         self.held_since
             .retain(|path, _| locks.get(path).is_some_and(|l| !l.holders.is_empty()));
