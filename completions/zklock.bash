@@ -22,6 +22,9 @@ _zklock() {
             zklock,dump)
                 cmd="zklock__subcmd__dump"
                 ;;
+            zklock,exporter)
+                cmd="zklock__subcmd__exporter"
+                ;;
             zklock,help)
                 cmd="zklock__subcmd__help"
                 ;;
@@ -49,6 +52,9 @@ _zklock() {
             zklock,stat)
                 cmd="zklock__subcmd__stat"
                 ;;
+            zklock,top)
+                cmd="zklock__subcmd__top"
+                ;;
             zklock,watch)
                 cmd="zklock__subcmd__watch"
                 ;;
@@ -60,6 +66,9 @@ _zklock() {
                 ;;
             zklock__subcmd__help,dump)
                 cmd="zklock__subcmd__help__subcmd__dump"
+                ;;
+            zklock__subcmd__help,exporter)
+                cmd="zklock__subcmd__help__subcmd__exporter"
                 ;;
             zklock__subcmd__help,help)
                 cmd="zklock__subcmd__help__subcmd__help"
@@ -88,6 +97,9 @@ _zklock() {
             zklock__subcmd__help,stat)
                 cmd="zklock__subcmd__help__subcmd__stat"
                 ;;
+            zklock__subcmd__help,top)
+                cmd="zklock__subcmd__help__subcmd__top"
+                ;;
             zklock__subcmd__help,watch)
                 cmd="zklock__subcmd__help__subcmd__watch"
                 ;;
@@ -101,7 +113,7 @@ _zklock() {
 
     case "${cmd}" in
         zklock)
-            opts="-C -H -o -q -v -h -V --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help --version lock rlock wlock sem release stat ls dump watch reap completions man help"
+            opts="-C -H -o -q -v -h -V --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help --version lock rlock wlock sem release stat ls dump watch reap exporter top completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -188,11 +200,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -290,11 +302,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -392,11 +404,125 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__exporter)
+            opts="-C -H -o -q -v -h --listen --max-locks --survey-interval --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-locks)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --survey-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -H)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl)
+                    COMPREPLY=($(compgen -W "digest-md5 gssapi" -- "${cur}"))
+                    return 0
+                    ;;
+                --sasl-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-service)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --acl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --admin-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -407,7 +533,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help)
-            opts="lock rlock wlock sem release stat ls dump watch reap completions man help"
+            opts="lock rlock wlock sem release stat ls dump watch reap exporter top completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -435,6 +561,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help__subcmd__dump)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__help__subcmd__exporter)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -561,6 +701,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help__subcmd__stat)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__help__subcmd__top)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -734,11 +888,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -749,7 +903,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__ls)
-            opts="-C -H -o -q -v -h --contended --held --older-than --owner --dialect --sort --no-headers --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-C -H -o -q -v -h --contended --held --older-than --owner --dialect --sort --no-headers --output-file --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -771,6 +925,21 @@ _zklock() {
                     COMPREPLY=($(compgen -W "path age waiters" -- "${cur}"))
                     return 0
                     ;;
+                --output-file)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -852,11 +1021,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -867,7 +1036,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__man)
-            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help lock rlock wlock sem release stat ls dump watch reap completions man"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help lock rlock wlock sem release stat ls dump watch reap exporter top completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -954,11 +1123,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1064,11 +1233,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1170,11 +1339,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1316,11 +1485,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1466,11 +1635,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1568,11 +1737,113 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__top)
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -H)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl)
+                    COMPREPLY=($(compgen -W "digest-md5 gssapi" -- "${cur}"))
+                    return 0
+                    ;;
+                --sasl-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-service)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --acl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --admin-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1686,11 +1957,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1832,11 +2103,11 @@ _zklock() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
                     return 0
                     ;;
                 *)

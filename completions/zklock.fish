@@ -45,7 +45,8 @@ complete -c zklock -n "__fish_zklock_needs_command" -l admin-port -d 'The ensemb
 complete -c zklock -n "__fish_zklock_needs_command" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_needs_command" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_needs_command" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_needs_command" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -64,6 +65,8 @@ complete -c zklock -n "__fish_zklock_needs_command" -f -a "ls" -d 'List every lo
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "exporter" -d 'Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "top" -d 'Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -100,7 +103,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l admin-port -d 'Th
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
@@ -146,7 +150,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l admin-port -d 'T
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
@@ -192,7 +197,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l admin-port -d 'T
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
@@ -239,7 +245,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l admin-port -d 'The
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
@@ -274,7 +281,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l admin-port -d 
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l holders -d 'TARGET is a lock: delete the nodes that hold it now'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l revoke -d 'TARGET is a lock: ask its holders to let go by writing __REVOKE__ into their nodes'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l if-exists -d 'A token whose node is already gone is no error'
@@ -308,7 +316,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l admin-port -d 'Th
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -330,9 +339,10 @@ hadoop\t''
 helix\t''
 generic\t''
 mixed\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sort -d 'The order of the lines: path, age (longest held first) or waiters (most first)' -r -f -a "path\t''
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sort -d 'The order of the lines: path, age (longest held first) or waiters (most first) [default: path]' -r -f -a "path\t''
 age\t''
 waiters\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l output-file -d 'With -o prometheus: write the metrics to FILE (replaced whole, atomically, as node_exporter\'s textfile collector needs) instead of stdout' -r -F
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -354,7 +364,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l admin-port -d 'The 
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l contended -d 'Only locks that someone waits for'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l held -d 'Only locks held now'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-headers -d 'Print no header line'
@@ -386,7 +397,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l admin-port -d 'Th
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sessions -d 'Group the contenders by owner session: what each client holds or waits for'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
@@ -420,7 +432,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l admin-port -d 'T
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -451,7 +464,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l admin-port -d 'Th
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l all -d 'Every contender node'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l empty -d 'Also delete empty lock directories (see the man page for which)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l dry-run -d 'Only list what would be deleted'
@@ -463,6 +477,69 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -s q -l quiet -d 'Pr
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l listen -d 'The address to serve /metrics on' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l max-locks -d 'The most locks with series of their own: the most contended first, kept while they exist; the rest are added up under lock="(other)"' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l survey-interval -d 'How often to ask the ensemble\'s members who is connected (for disconnected holders)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -484,7 +561,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l admin-port
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -513,7 +591,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l admin-port -d 'The
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
 wide\t'A table of every column, with nothing cut'
-json\t''"
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -521,21 +600,23 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Pri
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "exporter" -d 'Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "top" -d 'Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump watch reap exporter top completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -f -a "bash zsh fish"
-complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release stat ls dump watch reap completions man"
+complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release stat ls dump watch reap exporter top completions man"
 
 # The command run under a lock (after `--`): its name, then its own arguments.
 function __fish_zklock_after_separator

@@ -12,8 +12,10 @@ use super::{
 };
 use crate::admin::reap::Selector;
 use crate::admin::release::ReleaseAction;
+use crate::commands::exporter::ExporterArgs;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, ReleaseArgs};
+use crate::commands::top::TopArgs;
 use crate::commands::{Subcommand, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
 use crate::config::Globals;
 use crate::lock::{ContenderKind, Dialect, name};
@@ -346,6 +348,7 @@ impl Cli {
             return Err(err);
         }
         self.command.check_global_flags_apply(&self.global)?;
+        let output = self.global.output;
         let mut globals = self
             .global
             .into_globals(self.command.default_format(), self.command.is_offline())?;
@@ -381,13 +384,22 @@ impl Cli {
             CliCommand::Stat { target } => Subcommand::Stat(StatArgs {
                 path: zk::path::resolve(root, &target)?,
             }),
-            CliCommand::Ls(args) => Subcommand::Ls(args.into_ls_args(root)?),
+            CliCommand::Ls(args) => Subcommand::Ls(args.into_ls_args(root, output)?),
             CliCommand::Dump { path, sessions } => Subcommand::Dump(dump::DumpArgs {
                 path: resolve_or_root(root, path)?,
                 sessions,
             }),
             CliCommand::Watch(args) => Subcommand::Watch(args.into_watch_args(root)?),
             CliCommand::Reap(args) => Subcommand::Reap(args.into_reap_args(root)?),
+            CliCommand::Top { path } => Subcommand::Top(TopArgs {
+                path: resolve_or_root(root, path)?,
+            }),
+            CliCommand::Exporter(args) => Subcommand::Exporter(ExporterArgs {
+                path: resolve_or_root(root, args.path)?,
+                listen: args.listen,
+                max_locks: args.max_locks as usize,
+                survey_interval: args.survey_interval,
+            }),
             CliCommand::Completions { shell } => {
                 Subcommand::Completions(super::completion_script(shell.into()))
             }
@@ -405,9 +417,30 @@ impl Cli {
 }
 
 impl LsCmdArgs {
-    /// The checked `ls` arguments.
-    fn into_ls_args(self, root: &str) -> Result<ls::LsArgs, UsageError> {
+    /// The checked `ls` arguments; `output` is `-o`, which decides whether
+    /// `ls` prints metrics, and so which of its own flags apply.
+    fn into_ls_args(
+        self,
+        root: &str,
+        output: Option<OutputFormat>,
+    ) -> Result<ls::LsArgs, UsageError> {
+        let metrics = matches!(output, Some(OutputFormat::Prometheus));
+        if metrics && (self.sort.is_some() || self.no_headers) {
+            return Err(UsageError::new(
+                "--sort and --no-headers do not apply to -o prometheus: metrics have no order and \
+                 no header line",
+            ));
+        }
+        if !metrics && self.output_file.is_some() {
+            return Err(UsageError::new(
+                "--output-file applies only with -o prometheus (for the textfile collector); \
+                 redirect stdout for the other formats",
+            ));
+        }
         Ok(ls::LsArgs {
+            metrics: metrics.then_some(ls::MetricsOutput {
+                file: self.output_file,
+            }),
             named: self.path.is_some(),
             path: resolve_or_root(root, self.path)?,
             filter: ls::LsFilter {
@@ -418,9 +451,9 @@ impl LsCmdArgs {
                 dialect: self.dialect.map(LockDialect::from),
             },
             sort: match self.sort {
-                LsSortArg::Path => ls::LsSort::Path,
-                LsSortArg::Age => ls::LsSort::Age,
-                LsSortArg::Waiters => ls::LsSort::Waiters,
+                None | Some(LsSortArg::Path) => ls::LsSort::Path,
+                Some(LsSortArg::Age) => ls::LsSort::Age,
+                Some(LsSortArg::Waiters) => ls::LsSort::Waiters,
             },
         })
     }
@@ -444,6 +477,21 @@ impl CliCommand {
         let prints_a_grant = self.lock_args().is_some_and(|args| {
             args.detach || args.ttl.is_some() || args.holder_report_fd.is_some()
         });
+        if matches!(self, CliCommand::Exporter(_) | CliCommand::Top { .. })
+            && global.output.is_some()
+        {
+            return Err(UsageError::new(
+                "-o does not apply to exporter (it serves the Prometheus formats over HTTP) or \
+                 top (a full-screen view)",
+            ));
+        }
+        if matches!(global.output, Some(OutputFormat::Prometheus))
+            && !matches!(self, CliCommand::Ls(_))
+        {
+            return Err(UsageError::new(
+                "-o prometheus applies to ls only (zklock exporter serves the same metrics live)",
+            ));
+        }
         let json = matches!(global.output, Some(OutputFormat::Json));
         if json && ((takes_a_lock && !prints_a_grant) || self.is_offline()) {
             return Err(UsageError::new(
@@ -488,7 +536,9 @@ impl CliCommand {
 /// The format `-o` asked for, else `default`.
 fn format_or(output: Option<OutputFormat>, default: Format) -> Format {
     match output {
-        Some(OutputFormat::Table | OutputFormat::Wide) => Format::Table,
+        // Metrics go to stdout or a file on their own path; what zklock says
+        // besides them (notes, errors) is text for people.
+        Some(OutputFormat::Table | OutputFormat::Wide | OutputFormat::Prometheus) => Format::Table,
         Some(OutputFormat::Json) => Format::Json,
         None => default,
     }

@@ -320,6 +320,20 @@ cluster) or empty is no error: no locks, exit 0, an empty table or [].
 The default table shows LOCK, KIND, HOLDERS, WAITERS, HELD FOR and OWNER,
 which fit 80 columns for ordinary names whatever the terminal's width;
 -o wide adds DIALECT and HOST and cuts nothing (--no-trunc is its alias).
+
+Metrics (-o prometheus): the Prometheus text format, as node_exporter's
+textfile collector and promtool read it, for the locks that pass the
+filters, each series labelled lock, kind and dialect (owners never become
+labels): zklock_lock_holders, zklock_lock_waiters,
+zklock_lock_holder_age_seconds (the oldest holding node's age, which
+includes any time it waited; absent when free),
+zklock_lock_oldest_wait_seconds (absent when nobody waits),
+zklock_lock_disconnected_holders (absent when some member could not be
+asked), and zklock_scrape_duration_seconds. --output-file FILE replaces FILE
+whole: written to a hidden temporary file beside it, then renamed. --sort
+and --no-headers do not apply (usage error). docs/MONITORING.md has the
+reference and alert rules; zklock exporter serves the same live.
+
 Tables never break an identifier (paths, node names, session ids, headers):
 they are printed whole, and only OWNER is cut with an ellipsis to fit the
 terminal (or COLUMNS when stdout is not a terminal and it is set; else it is
@@ -460,9 +474,21 @@ exit 0 after N changes (the state at the start and gap lines do not count).
 If the session expires, watch makes a new one (a gap line says so); exit 3
 when ZooKeeper cannot be reached for a new one.
 
+How long and how: an acquired line says how long the contender waited, a
+released line how long it held (when watch saw the wait or the hold begin,
+on its own clock), and how the hold ended, as far as a client can tell
+(ZooKeeper does not say who deleted a node), with the evidence:
+  deleted_while_session_alive  released by its owner or broken by another:
+            its session has other nodes here, or a member lists it connected
+  session_ended  closed or expired: every member answered, none lists it
+  revoked   __REVOKE__ was written into the node before it went
+  unknown   a persistent node, or a member could not be asked within 0.5 s
+Members are asked (cons, as ls does) at most once a second.
+
 JSON Lines (-o json), one object per event:
   {{\"time\", \"time_ms\", \"event\", \"lock\", \"node\", \"mode\", \"session\",
-  \"fence\", \"owner_text\", \"waiting_on\", \"holders\", \"waiters\"}}
+  \"fence\", \"owner_text\", \"waiting_on\", \"holders\", \"waiters\",
+  \"held_ms\", \"waited_ms\", \"how\", \"how_evidence\"}}
   time        when watch saw it, RFC 3339 UTC with milliseconds;
               time_ms the same in milliseconds since the epoch
   event       holding, queued, watching, waiting, acquired, released,
@@ -482,7 +508,98 @@ JSON Lines (-o json), one object per event:
   waiting_on  the node a waiter waits on; null for holders
   holders     how many hold the lock after this event (watching, gap:
               in every lock under PATH)
-  waiters     how many wait, counted the same way"
+  waiters     how many wait, counted the same way
+  held_ms     on released, how long it held; null when unseen
+  waited_ms   on acquired, how long it waited; null when unseen
+  how         on released: deleted_while_session_alive, session_ended,
+              revoked or unknown; null otherwise
+  how_evidence  what how rests on: revoke_written,
+              session_has_other_nodes, session_connected,
+              session_listed_nowhere, members_silent or no_session"
+        )
+    }
+}
+
+/// `zklock top`.
+pub(super) mod top {
+    /// Short examples for `zklock top -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  # every lock under /locks, most contended first
+  zklock top
+  # the locks under /locks/app
+  zklock top app";
+
+    /// The full help of `zklock top --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}
+
+top shows the locks under PATH full screen, kept current from the live
+watch (as watch follows them): LOCK, HOLD and WAIT (how many), HELD (the
+oldest holding node's age), WAITED (the oldest waiting node's age), OWNER
+and HOST (of the oldest holder; the host its client connects from, asked of
+every member every 10 s, disconnected when its session has no connection).
+Keys: s sorts by contention (most waiters first) or by hold age; / filters
+by name (Enter ends the filter, Esc clears it); Up/Down or j/k choose a
+lock and Enter opens it (its queue: each contender, holding or waiting, its
+age, session and owner; Esc goes back); q or Ctrl-C quits. Usable at 80x24;
+NO_COLOR turns colour off. The terminal is restored however top ends: q,
+Ctrl-C, SIGTERM, a lost connection. On a non-terminal top exits 2: use ls
+or watch there."
+        )
+    }
+}
+
+/// `zklock exporter`.
+pub(super) mod exporter {
+    /// Short examples for `zklock exporter -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  # the locks under /locks, at http://127.0.0.1:9731/metrics
+  zklock exporter
+  # the locks under /locks/app, on every interface
+  zklock exporter app --listen 0.0.0.0:9731
+  # the same gauges once, for node_exporter's textfile collector
+  zklock -o prometheus ls --output-file /var/lib/node_exporter/zklock.prom";
+
+    /// The full help of `zklock exporter --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}
+
+exporter follows the locks under PATH live (as watch does) and serves their
+metrics over HTTP: /metrics in OpenMetrics when the scraper asks for it in
+Accept (Prometheus does), else the Prometheus text format; / says what it
+is. Scrapes are answered from figures rendered once a second, never by
+reading ZooKeeper, so a scrape costs the same however large the tree.
+
+Series: the gauges of ls -o prometheus (zklock_lock_holders, _waiters,
+_holder_age_seconds, _oldest_wait_seconds, _disconnected_holders, labels
+lock, kind, dialect), zklock_lock_held_seconds (since the exporter saw the
+hold begin), the counters zklock_acquisitions_total and
+zklock_hold_ends_total{{how}} (how as watch tells it), the histograms
+zklock_hold_duration_seconds and zklock_wait_duration_seconds (1 ms to a
+day), and zklock_exporter_connected, zklock_exporter_last_update_seconds
+(when the figures were last known current) and
+zklock_exporter_locks_aggregated. A figure it cannot know is absent, never
+0: disconnected holders until the first session survey, and wherever some
+member could not be asked.
+
+--max-locks N (default 500): at most N locks get series of their own, the
+most contended first; a lock keeps its series while it exists, and the rest
+are added up under lock=\"(other)\". --survey-interval DUR (default 30s):
+how often every member is asked who is connected (cons, or the AdminServer
+on --admin-port).
+
+The exporter never writes to ZooKeeper and connects read-only where the
+server allows, so several can run side by side and the last known figures
+are served through a quorum loss (zklock_exporter_connected 0). A lost
+connection or an expired session is recovered by reading everything again;
+a watch that fails is started again with backoff. SIGTERM or SIGINT stops
+it: the session is closed and it exits 0. Failing to listen on ADDR exits
+10. docs/MONITORING.md has the metrics reference, a scrape config and alert
+rules."
         )
     }
 }

@@ -450,6 +450,8 @@ pub enum OutputFormat {
     /// A table of every column, with nothing cut
     Wide,
     Json,
+    /// The Prometheus text format (`ls` only)
+    Prometheus,
 }
 
 /// The subcommands.
@@ -505,6 +507,17 @@ pub enum CliCommand {
     /// Delete stale lock contender nodes (by age, session, or all) and empty lock directories
     #[command(after_help = help::reap::EXAMPLES, after_long_help = help::reap::manual())]
     Reap(ReapCmdArgs),
+
+    /// Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live
+    #[command(after_help = help::exporter::EXAMPLES, after_long_help = help::exporter::manual())]
+    Exporter(ExporterCmdArgs),
+
+    /// Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait
+    #[command(after_help = help::top::EXAMPLES, after_long_help = help::top::manual())]
+    Top {
+        /// A name under --root or an absolute path [default: --root]
+        path: Option<String>,
+    },
 
     /// Print shell completions (bash, zsh, fish)
     #[command(after_help = "Example:\n  zklock completions bash > /etc/bash_completion.d/zklock")]
@@ -706,6 +719,26 @@ pub struct ReapCmdArgs {
     pub yes: bool,
 }
 
+/// The arguments of `exporter`.
+#[derive(Debug, Args)]
+pub struct ExporterCmdArgs {
+    /// A name under --root or an absolute path [default: --root]
+    pub path: Option<String>,
+
+    /// The address to serve /metrics on
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9731")]
+    pub listen: std::net::SocketAddr,
+
+    /// The most locks with series of their own: the most contended first, kept while they
+    /// exist; the rest are added up under lock="(other)"
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_locks: u32,
+
+    /// How often to ask the ensemble's members who is connected (for disconnected holders)
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", default_value = "30s")]
+    pub survey_interval: Duration,
+}
+
 /// `ls`'s arguments: the path and what to show of it.
 #[derive(Debug, clap::Args)]
 pub struct LsCmdArgs {
@@ -732,13 +765,19 @@ pub struct LsCmdArgs {
     #[arg(long, value_enum, value_name = "D")]
     pub dialect: Option<LsDialectArg>,
 
-    /// The order of the lines: path, age (longest held first) or waiters (most first)
-    #[arg(long, value_enum, default_value = "path", value_name = "KEY")]
-    pub sort: LsSortArg,
+    /// The order of the lines: path, age (longest held first) or waiters (most first) [default:
+    /// path]
+    #[arg(long, value_enum, value_name = "KEY")]
+    pub sort: Option<LsSortArg>,
 
     /// Print no header line
     #[arg(long)]
     pub no_headers: bool,
+
+    /// With -o prometheus: write the metrics to FILE (replaced whole, atomically, as
+    /// node_exporter's textfile collector needs) instead of stdout
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub output_file: Option<PathBuf>,
 }
 
 /// `ls --dialect` values: every dialect zklock recognises, and `mixed`.

@@ -1,14 +1,18 @@
 //! `zklock ls [PATH]`: every lock under PATH, recursively, one line each,
 //! narrowed by filters and sorted as asked.
 
-use std::time::Duration;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
+use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, LockDialect, WalkProgress};
 use crate::names;
+use crate::output::prometheus::{self, Exposition, LockFigures, LockGauges};
 use crate::output::{self, Column, Listing, Printer, Table};
 use crate::zk::sessions::{Ask, Survey};
 use crate::zk::{self, Session};
@@ -25,6 +29,15 @@ pub struct LsArgs {
     pub named: bool,
     pub filter: LsFilter,
     pub sort: LsSort,
+    /// Print metrics (`-o prometheus`) instead of a listing.
+    pub metrics: Option<MetricsOutput>,
+}
+
+/// Where `ls -o prometheus` puts its metrics.
+#[derive(Debug)]
+pub struct MetricsOutput {
+    /// The file to replace (`--output-file`); stdout when `None`.
+    pub file: Option<PathBuf>,
 }
 
 /// Which locks `ls` shows; every condition given must hold.
@@ -132,10 +145,16 @@ pub(crate) fn client_host(contender: &Contender) -> String {
 /// another order needs the whole listing first, and holds it in memory.
 pub(crate) async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
-    let walked = with_session_and_survey(globals, Ask::Connections, async |session, survey| {
-        list(session, &args, survey, printer).await
-    })
-    .await?;
+    let walked =
+        with_session_and_survey(
+            globals,
+            Ask::Connections,
+            async |session, survey| match &args.metrics {
+                Some(output) => export(session, &args, survey, output).await,
+                None => list(session, &args, survey, printer).await,
+            },
+        )
+        .await?;
     note_unreadable(printer, &walked);
     if walked.locks == 0 {
         printer.note(&format!("no locks under {}", args.path));
@@ -186,6 +205,87 @@ async fn list(
         walked => walked,
     };
     listing.close(walked)
+}
+
+/// Reads the locks under the path and writes the gauges of those that pass
+/// the filter in the Prometheus text format, to stdout or atomically to the
+/// file asked for. Only the gauges are kept during the walk, not the locks.
+async fn export(
+    session: &Session,
+    args: &LsArgs,
+    survey: &Survey,
+    output: &MetricsOutput,
+) -> Result<WalkProgress> {
+    let started = Instant::now();
+    let mut gauges = LockGauges::default();
+    let walked = model::walk(
+        session,
+        &args.path,
+        Depth::Tree,
+        |_| {},
+        |mut lock| {
+            lock.attach_clients(survey);
+            if args.filter.admits(&lock) {
+                let labels =
+                    prometheus::lock_labels(&lock.path, lock.kind.as_str(), lock.dialect.as_str());
+                gauges.push(labels, LockFigures::of(&lock, clock::now_ms()));
+            }
+            Ok(())
+        },
+    )
+    .await;
+    let walked = match walked {
+        Err(err) if !args.named && is_absent(&err, &args.path) => WalkProgress::default(),
+        walked => walked?,
+    };
+    let families: Vec<_> = gauges
+        .into_families()
+        .into_iter()
+        .chain([prometheus::scrape_duration(started.elapsed().as_secs_f64())])
+        .collect();
+    let text = prometheus::render(&families, Exposition::Text);
+    match &output.file {
+        Some(file) => replace_file(file, text.as_bytes())?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(walked)
+}
+
+/// Replaces `file` with `contents` at once: written to a temporary file in
+/// the same directory (so the rename cannot cross file systems) whose name
+/// does not end in `.prom` (so the textfile collector never reads it half
+/// written), flushed to disk, then renamed over `file`.
+fn replace_file(file: &Path, contents: &[u8]) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = file
+        .file_name()
+        .with_context(|| format!("--output-file {}: not a file name", file.display()))?;
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut temporary_name = std::ffi::OsString::from(".");
+    temporary_name.push(name);
+    temporary_name.push(format!(".{}.tmp", std::process::id()));
+    let temporary = dir.join(temporary_name);
+    let written = (|| {
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(&temporary)?;
+        out.write_all(contents)?;
+        out.sync_all()?;
+        std::fs::rename(&temporary, file)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written.with_context(|| format!("writing {}", file.display()))
 }
 
 /// True when `err` says that `path` itself does not exist.

@@ -3,12 +3,14 @@
 //! and closed around the work, and how a tree walk reports on the terminal.
 
 pub(crate) mod dump;
+pub(crate) mod exporter;
 pub mod generated;
 pub(crate) mod lock;
 pub(crate) mod ls;
 pub(crate) mod reap;
 pub(crate) mod release;
 pub(crate) mod stat;
+pub(crate) mod top;
 pub(crate) mod watch;
 
 use anyhow::{Context, Result};
@@ -33,6 +35,8 @@ pub enum Subcommand {
     Dump(dump::DumpArgs),
     Watch(watch::WatchArgs),
     Reap(reap::ReapArgs),
+    Exporter(exporter::ExporterArgs),
+    Top(top::TopArgs),
     /// The completion script to print.
     Completions(String),
     /// The man page to print.
@@ -61,6 +65,8 @@ pub(crate) async fn run(
         Subcommand::Dump(args) => dump::run(globals, args).await,
         Subcommand::Watch(args) => watch::run(globals, args).await,
         Subcommand::Reap(args) => reap::run(globals, args).await,
+        Subcommand::Exporter(args) => exporter::run(globals, args).await,
+        Subcommand::Top(args) => top::run(globals, args).await,
         Subcommand::Completions(script) => generated::print(globals, &script),
         Subcommand::Man(page) => generated::print(globals, &page),
     }

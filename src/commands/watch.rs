@@ -11,7 +11,7 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::output::{self, Format, Printer};
 use crate::run::Signals;
-use crate::watch::{EventKind, LockEvent, LockWatch};
+use crate::watch::{Ending, EventKind, LockEvent, LockWatch};
 use crate::zk;
 
 use super::state;
@@ -60,7 +60,7 @@ pub(crate) async fn run(globals: &Globals, args: WatchArgs) -> Result<ExitStatus
     // Connecting is bounded by --connect-timeout; --timeout counts from the
     // first reading, so a state that already holds is always seen.
     let started = tokio::select! {
-        started = LockWatch::start(globals.connect.clone(), args.target.clone()) => started?,
+        started = LockWatch::start(globals.connect.clone(), globals.admin_port, args.target.clone()) => started?,
         signal = signals.next() => return Ok(ExitStatus::Interrupted(signal)),
     };
     let (mut watch, first) = started;
@@ -155,10 +155,27 @@ fn line(event: &LockEvent) -> String {
         _ => format!("  {}", state(&event.lock, contender, false)),
     };
     format!(
-        "{time}  {kind:<8}  {}  {}{standing}  session {}  {}  {counts}",
+        "{time}  {kind:<8}  {}  {}{standing}  session {}  {}{}  {counts}",
         contender.path,
         contender.mode.as_str(),
         zk::format_session(contender.session()),
         contender.owner_text(),
+        ending(&event.ending),
     )
+}
+
+/// What an event says of the hold or wait it ends: how long it lasted
+/// and how a hold ended, with the evidence; empty when it ends none.
+fn ending(ending: &Ending) -> String {
+    let mut text = String::new();
+    if let Some(ms) = ending.waited_ms {
+        text += &format!("  waited {}", output::format_age_ms(ms));
+    }
+    if let Some(ms) = ending.held_ms {
+        text += &format!("  held {}", output::format_age_ms(ms));
+    }
+    if let Some(end) = ending.how {
+        text += &format!("  {} ({})", end.how.as_str(), end.evidence.as_str());
+    }
+    text
 }

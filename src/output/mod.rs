@@ -16,6 +16,7 @@
 //! node can move the cursor, retitle or clear the terminal, or reorder what
 //! is shown with bidirectional overrides.
 
+pub(crate) mod prometheus;
 pub(crate) mod table;
 mod time;
 

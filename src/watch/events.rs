@@ -90,6 +90,97 @@ pub(crate) struct LockEvent {
     pub holders: usize,
     /// Waiters after the event, counted like `holders`.
     pub waiters: usize,
+    /// How long the hold or wait that this event ends lasted, and how a
+    /// hold ended, as far as the watch can tell (see `ends`).
+    pub ending: Ending,
+}
+
+/// What the watch knows of a hold or a wait that an event ends.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Ending {
+    /// On `released`: how long the contender held, when the watch saw the
+    /// hold begin.
+    pub held_ms: Option<i64>,
+    /// On `acquired`: how long the contender waited, when the watch saw it
+    /// arrive.
+    pub waited_ms: Option<i64>,
+    /// On `released`: how the hold ended.
+    pub how: Option<HoldEnd>,
+}
+
+/// How a hold ended, and what says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HoldEnd {
+    pub how: How,
+    pub evidence: Evidence,
+}
+
+/// How a hold ended, as far as a client can tell: ZooKeeper does not say
+/// who deleted a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum How {
+    /// The node was deleted while its session lived on: released by its
+    /// owner, or broken by another client.
+    DeletedWhileSessionAlive,
+    /// Its session ended (closed or expired), which deletes its nodes.
+    SessionEnded,
+    /// `__REVOKE__` was written into the node before it went.
+    Revoked,
+    /// Nothing tells.
+    Unknown,
+}
+
+impl How {
+    /// The name used in output and as the exporter's `how` label.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            How::DeletedWhileSessionAlive => "deleted_while_session_alive",
+            How::SessionEnded => "session_ended",
+            How::Revoked => "revoked",
+            How::Unknown => "unknown",
+        }
+    }
+
+    /// Every value, for counters that start at 0.
+    pub(crate) const ALL: [How; 4] = [
+        How::DeletedWhileSessionAlive,
+        How::SessionEnded,
+        How::Revoked,
+        How::Unknown,
+    ];
+}
+
+/// What a [`How`] rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Evidence {
+    /// The node's data was `__REVOKE__` when last read.
+    RevokeWritten,
+    /// Another node of the same session is still in the watched tree.
+    SessionHasOtherNodes,
+    /// An ensemble member lists a connection of the session.
+    SessionConnected,
+    /// Every member answered, and none lists the session.
+    SessionListedNowhere,
+    /// Some member could not be asked about its sessions.
+    MembersSilent,
+    /// A persistent node (a TTL lock) has no session to ask about.
+    NoSession,
+}
+
+impl Evidence {
+    /// The evidence for people.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Evidence::RevokeWritten => "__REVOKE__ was written into the node",
+            Evidence::SessionHasOtherNodes => "its session still has other nodes here",
+            Evidence::SessionConnected => "its session is still connected",
+            Evidence::SessionListedNowhere => "no ensemble member lists its session",
+            Evidence::MembersSilent => "some ensemble member could not be asked",
+            Evidence::NoSession => "a persistent node has no session",
+        }
+    }
 }
 
 /// A lock event as JSON: one object per line of `watch -o json`.
@@ -107,6 +198,10 @@ struct LockEventJson<'a> {
     waiting_on: Option<&'a str>,
     holders: usize,
     waiters: usize,
+    held_ms: Option<i64>,
+    waited_ms: Option<i64>,
+    how: Option<How>,
+    how_evidence: Option<Evidence>,
 }
 
 impl Serialize for LockEvent {
@@ -125,6 +220,10 @@ impl Serialize for LockEvent {
             waiting_on: contender.and_then(|c| c.waiting_on.as_deref()),
             holders: self.holders,
             waiters: self.waiters,
+            held_ms: self.ending.held_ms,
+            waited_ms: self.ending.waited_ms,
+            how: self.ending.how.map(|end| end.how),
+            how_evidence: self.ending.how.map(|end| end.evidence),
         }
         .serialize(serializer)
     }
@@ -145,6 +244,7 @@ pub(super) fn snapshot(lock: &Lock, time_ms: i64) -> Vec<LockEvent> {
             contender: Some(contender.clone()),
             holders: lock.holders.len(),
             waiters: lock.waiters.len(),
+            ending: Ending::default(),
         })
         .collect()
 }
@@ -255,6 +355,7 @@ impl Counts {
             contender: Some(contender.clone()),
             holders: self.holders,
             waiters: self.waiters,
+            ending: Ending::default(),
         })
     }
 }
@@ -274,6 +375,7 @@ pub(super) fn lock_event(
         contender: None,
         holders,
         waiters,
+        ending: Ending::default(),
     }
 }
 

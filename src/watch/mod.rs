@@ -30,51 +30,53 @@
 //! read again, a `gap` event says so, and the transitions follow. An expired
 //! session is replaced by a new one the same way.
 
+mod ends;
 mod events;
+mod feed;
 mod queue;
+mod sites;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures::FutureExt;
-use futures::future::{self, BoxFuture};
-use futures::stream::{FuturesUnordered, StreamExt};
+use futures::future;
 
 use crate::clock;
-use crate::lock::name;
-use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS, KAZOO_LOCK_SUFFIX};
-use crate::model::layout::{self, Depth};
+use crate::model::layout::Depth;
 use crate::model::locks::NodeRead;
 use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
 use crate::zk::{self, ConnectOptions, Session, path};
 
+use ends::{SessionProbe, Timings};
 use events::Counts;
-pub(crate) use events::{EventKind, LockEvent};
+pub(crate) use events::{Ending, EventKind, How, LockEvent};
+use feed::{Feed, News, NodeChanges, WatchMethod, arm, read_tree_armed, wait};
 use queue::LiveQueue;
+use sites::{affected_sites, changed_contenders, owner_of_part};
 
-/// How a watch hears of changes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum WatchMethod {
-    /// A persistent recursive watch (ZooKeeper 3.6+).
-    PersistentRecursive,
-    /// One-shot child watches on every directory, re-armed as they fire.
-    OneShot,
+/// The locks of a copy kept outside the watch that changes have made
+/// stale, gathered from their events until the copy is brought up to date
+/// ([`LockWatch::update_copy`]): copying a long queue after every change
+/// would cost more than following it.
+#[derive(Debug, Default)]
+pub(crate) struct Stale {
+    paths: BTreeSet<String>,
+    /// Everything was read again (a gap, the start): every lock is stale.
+    all: bool,
 }
 
-impl WatchMethod {
-    /// The name of the `watching` log event's `method` field.
-    fn name(self) -> &'static str {
-        match self {
-            WatchMethod::PersistentRecursive => "persistent",
-            WatchMethod::OneShot => "one-shot",
-        }
-    }
-
-    /// The name used in messages.
-    fn as_str(self) -> &'static str {
-        match self {
-            WatchMethod::PersistentRecursive => "a persistent recursive watch",
-            WatchMethod::OneShot => "one-shot watches (the server has no persistent watches)",
+impl Stale {
+    /// Notes the locks `events` changed.
+    pub(crate) fn note(&mut self, events: &[LockEvent]) {
+        for event in events {
+            match event.kind {
+                EventKind::Gap | EventKind::Watching => self.all = true,
+                _ => {
+                    self.paths.insert(event.lock.clone());
+                }
+            }
         }
     }
 }
@@ -91,29 +93,12 @@ pub(crate) struct LockWatch {
     /// Directories known to exist whose deletion is news (`gone`): every
     /// lock seen, and the target.
     dirs: BTreeSet<String>,
-}
-
-/// Where notifications come from.
-enum Feed {
-    Persistent {
-        main: zk::TreeWatch,
-        /// The watch on a kazoo semaphore's internal lock beside the target.
-        beside: Option<zk::TreeWatch>,
-        /// A terminal session state a watcher delivered: it must not be
-        /// polled again.
-        ended: Option<zk::SessionState>,
-    },
-    OneShot(OneShotWatches),
-}
-
-/// The armed one-shot watches: the directories they are on, and their
-/// firings.
-#[derive(Default)]
-struct OneShotWatches {
-    armed: HashSet<String>,
-    fired: FuturesUnordered<BoxFuture<'static, zk::WatchEvent>>,
-    /// Directories whose watches fired, to arm again before the next reading.
-    rearm: Vec<String>,
+    /// When each hold and wait began, for the durations of their ends.
+    timings: Timings,
+    /// Asks the ensemble whether the session of a hold that ended lives.
+    probe: SessionProbe,
+    /// Whether the session is connected and the locks as read are current.
+    connected: Arc<AtomicBool>,
 }
 
 /// A lock as the watch keeps it between readings.
@@ -155,22 +140,6 @@ impl Known {
     }
 }
 
-/// The nodes a persistent watch reported, and how each changed, in the
-/// order it reported them.
-type NodeChanges = Vec<(String, zk::NodeChange)>;
-
-/// What woke the watch up.
-enum News {
-    /// These nodes changed (persistent watch).
-    Nodes(NodeChanges),
-    /// A one-shot watch fired: read everything again.
-    Fired,
-    /// The connection is back after a loss.
-    Reconnected,
-    /// The session is over.
-    Ended(zk::SessionState),
-}
-
 /// What reading one lock directory found.
 enum Reading {
     /// For a queue kept node by node: its contenders that changed, each
@@ -198,14 +167,20 @@ impl LockWatch {
     /// Connects, starts watching `target` (which need not exist yet) and
     /// reads its locks; returns the watch and the current state as events:
     /// `holding` and `queued` for each contender, then `watching`.
+    /// The ensemble's members are asked about sessions on `admin_port`
+    /// when their four-letter words are refused.
     pub(crate) async fn start(
         connect: ConnectOptions,
+        admin_port: u16,
         target: String,
     ) -> anyhow::Result<(LockWatch, Vec<LockEvent>)> {
         let session = zk::connect(&connect).await?;
         let feed = arm(&session, &target).await?;
         let mut watch = LockWatch {
             states: session.session_states(),
+            timings: Timings::default(),
+            probe: SessionProbe::new(&connect, admin_port),
+            connected: Arc::new(AtomicBool::new(true)),
             connect,
             session,
             target,
@@ -221,7 +196,8 @@ impl LockWatch {
             watch.target,
             watch.method().as_str()
         );
-        let events = watch.read_everything(Occasion::Start).await?;
+        let mut events = watch.read_everything(Occasion::Start).await?;
+        watch.timings.annotate(&mut events);
         Ok((watch, events))
     }
 
@@ -248,27 +224,124 @@ impl LockWatch {
     /// or a replacement for an expired one cannot be had.
     pub(crate) async fn next(&mut self) -> anyhow::Result<Vec<LockEvent>> {
         loop {
-            let news = wait(&mut self.feed, &mut self.states).await;
+            if let Some(events) = self.next_before(None).await? {
+                return Ok(events);
+            }
+        }
+    }
+
+    /// [`LockWatch::next`], or `None` when no news has come by `deadline`.
+    /// Only the wait for news is given up at the deadline, never the
+    /// reading of a change that came, so no change is lost.
+    pub(crate) async fn next_before(
+        &mut self,
+        deadline: Option<tokio::time::Instant>,
+    ) -> anyhow::Result<Option<Vec<LockEvent>>> {
+        loop {
+            let deadline = async {
+                match deadline {
+                    Some(deadline) => tokio::time::sleep_until(deadline).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let news = tokio::select! {
+                biased;
+                news = wait(&mut self.feed, &mut self.states) => news,
+                () = deadline => return Ok(None),
+            };
             let events = match news {
                 News::Nodes(nodes) => self.read_sites(&nodes).await?,
                 News::Fired => self.read_everything(Occasion::Change).await?,
+                News::Disconnected => {
+                    self.connected.store(false, Ordering::Relaxed);
+                    Vec::new()
+                }
                 News::Reconnected => {
                     self.rearm_after_reconnect().await?;
-                    self.read_everything(Occasion::Gap).await?
+                    let events = self.read_everything(Occasion::Gap).await?;
+                    self.connected.store(true, Ordering::Relaxed);
+                    events
                 }
                 News::Ended(zk::SessionState::Expired) => {
                     tracing::warn!("session expired; starting a new one");
+                    self.connected.store(false, Ordering::Relaxed);
                     self.renew().await?;
-                    self.read_everything(Occasion::Gap).await?
+                    let events = self.read_everything(Occasion::Gap).await?;
+                    self.connected.store(true, Ordering::Relaxed);
+                    events
                 }
                 News::Ended(state) => {
                     anyhow::bail!("the ZooKeeper session ended ({state}) while watching")
                 }
             };
             if !events.is_empty() {
-                return Ok(events);
+                let mut events = events;
+                self.timings.annotate(&mut events);
+                if events.iter().any(|e| e.kind == EventKind::Released) {
+                    let live = self.sessions();
+                    self.probe.explain(&mut events, &live).await;
+                }
+                return Ok(Some(events));
             }
         }
+    }
+
+    /// True while the session is connected (and so the locks as read are
+    /// current), shared with whoever reads it while the watch waits.
+    pub(crate) fn connected(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.connected)
+    }
+
+    /// The lock at `path` as a reading now would show it; `None` when there
+    /// is none.
+    pub(crate) fn lock(&self, path: &str, now_ms: i64) -> Option<Cow<'_, Lock>> {
+        self.locks.get(path).and_then(|known| known.lock(now_ms))
+    }
+
+    /// Brings `copy`, a copy of the locks by path kept outside the watch,
+    /// up to date: the locks `stale` names are taken again (all of them
+    /// after a gap or at the start), and `stale` is emptied.
+    pub(crate) fn update_copy(
+        &self,
+        copy: &mut BTreeMap<String, Lock>,
+        stale: &mut Stale,
+        now_ms: i64,
+    ) {
+        let stale = std::mem::take(stale);
+        if stale.all {
+            *copy = self
+                .locks(now_ms)
+                .map(|lock| (lock.path.clone(), lock.into_owned()))
+                .collect();
+            return;
+        }
+        for path in stale.paths {
+            match self.lock(&path, now_ms) {
+                Some(lock) => {
+                    copy.insert(path, lock.into_owned());
+                }
+                None => {
+                    copy.remove(&path);
+                }
+            }
+        }
+    }
+
+    /// Every lock under the target as a reading now would show it.
+    pub(crate) fn locks(&self, now_ms: i64) -> impl Iterator<Item = Cow<'_, Lock>> {
+        self.locks
+            .values()
+            .filter_map(move |known| known.lock(now_ms))
+    }
+
+    /// The sessions of every contender under the target now.
+    fn sessions(&self) -> HashSet<i64> {
+        let now = clock::now_ms();
+        let mut sessions = HashSet::new();
+        for lock in self.locks(now) {
+            sessions.extend(lock.contenders().map(|c| c.session()));
+        }
+        sessions
     }
 
     /// Closes the session.
@@ -346,7 +419,12 @@ impl LockWatch {
                     events.push(events::lock_event(EventKind::Gone, path, 0, 0, now));
                 }
             }
-            for dir in gone.iter().filter(|dir| !self.locks.contains_key(*dir)) {
+            // Deepest first: a tree goes from its leaves up.
+            for dir in gone
+                .iter()
+                .rev()
+                .filter(|dir| !self.locks.contains_key(*dir))
+            {
                 events.push(events::lock_event(EventKind::Gone, dir, 0, 0, now));
             }
         }
@@ -510,208 +588,6 @@ impl LockWatch {
     }
 }
 
-/// The changes among `changes` that touch the lock at `site`, when each is
-/// of a contender node directly in it: then reading those nodes again is
-/// reading the lock again. `None` when anything else there changed (the
-/// directory itself, a part of a semaphore, something named otherwise).
-fn changed_contenders<'c>(
-    target: &str,
-    site: &str,
-    changes: &'c NodeChanges,
-) -> Option<Vec<(&'c str, zk::NodeChange)>> {
-    let mut changed = Vec::new();
-    for (node, change) in changes {
-        let touches = affected_sites(target, &BTreeSet::from([node.clone()]));
-        if !touches.contains(site) {
-            continue;
-        }
-        let contender_here = path::parent(node) == Some(site)
-            && name::parse(path::basename(node)).is_some()
-            && touches.len() == 1;
-        if !contender_here {
-            return None;
-        }
-        changed.push((node.as_str(), *change));
-    }
-    Some(changed)
-}
-
-/// Sets the persistent recursive watches, or returns an empty set of
-/// one-shot watches when the server has no persistent ones.
-async fn arm(session: &Session, target: &str) -> Result<Feed, zk::Error> {
-    let main = match session.watch_tree(target).await {
-        Ok(main) => main,
-        Err(err) if err.is_unimplemented() => {
-            tracing::info!("the server has no persistent watches; using one-shot watches");
-            // Such a server closes the connection after its answer: one
-            // answered request later the client is connected again, and
-            // the state watcher made after this sees no reconnect.
-            session.stat(target).await?;
-            return Ok(Feed::OneShot(OneShotWatches::default()));
-        }
-        Err(err) => return Err(err),
-    };
-    let beside = match layout::kazoo_lock_beside(target) {
-        Some(beside) => Some(session.watch_tree(&beside).await?),
-        None => None,
-    };
-    Ok(Feed::Persistent {
-        main,
-        beside,
-        ended: None,
-    })
-}
-
-/// What a wait woke up to, before it is understood.
-enum Woke {
-    State(zk::SessionState),
-    Main(zk::WatchEvent),
-    Beside(zk::WatchEvent),
-    Fired(zk::WatchEvent),
-}
-
-/// Waits for news: a change, a reconnect, the session's end.
-async fn wait(feed: &mut Feed, states: &mut zk::SessionStates) -> News {
-    loop {
-        let woke = match feed {
-            Feed::Persistent {
-                ended: Some(state), ..
-            } => return News::Ended(*state),
-            Feed::Persistent { main, beside, .. } => {
-                let beside_event = async {
-                    match beside {
-                        Some(watcher) => watcher.changed().await,
-                        None => future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    state = states.changed() => Woke::State(state),
-                    event = main.changed() => Woke::Main(event),
-                    event = beside_event => Woke::Beside(event),
-                }
-            }
-            Feed::OneShot(watches) => {
-                let fired = async {
-                    match watches.fired.next().await {
-                        Some(event) => event,
-                        None => future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    state = states.changed() => Woke::State(state),
-                    event = fired => Woke::Fired(event),
-                }
-            }
-        };
-        let news = match (woke, &mut *feed) {
-            (Woke::State(state), _) => on_state(state),
-            (Woke::Main(event), Feed::Persistent { main, ended, .. }) => {
-                Some(drain(event, main, ended))
-            }
-            (
-                Woke::Beside(event),
-                Feed::Persistent {
-                    beside: Some(beside),
-                    ended,
-                    ..
-                },
-            ) => Some(drain(event, beside, ended)),
-            (Woke::Fired(event), Feed::OneShot(watches)) => Some(watches.on_fired(event)),
-            _ => unreachable!("a wait wakes up to its own feed"),
-        };
-        if let Some(news) = news {
-            return news;
-        }
-    }
-}
-
-/// The news in a session state change, if any: a reconnect, or the end.
-/// The state watcher reports only the latest state, so a loss and the
-/// reconnect after it may come as one change: any change to connected is
-/// a reconnect.
-fn on_state(state: zk::SessionState) -> Option<News> {
-    match state {
-        zk::SessionState::Disconnected => {
-            tracing::warn!("connection to ZooKeeper lost; reconnecting");
-            None
-        }
-        zk::SessionState::Connected => {
-            tracing::info!(event = "reconnected", "reconnected to ZooKeeper");
-            Some(News::Reconnected)
-        }
-        ended => Some(News::Ended(ended)),
-    }
-}
-
-/// The nodes of `first` and of every notification already waiting behind
-/// it; a terminal session state ends the feed.
-fn drain(
-    first: zk::WatchEvent,
-    watcher: &mut zk::TreeWatch,
-    ended: &mut Option<zk::SessionState>,
-) -> News {
-    let mut nodes = Vec::new();
-    let mut next = Some(first);
-    while let Some(event) = next.take() {
-        match event {
-            zk::WatchEvent::Session(state) if state.is_over() => {
-                *ended = Some(state);
-                break;
-            }
-            zk::WatchEvent::Session(_) => {}
-            zk::WatchEvent::Node { path, change } => nodes.push((path, change)),
-        }
-        next = watcher.changed().now_or_never();
-    }
-    match (nodes.is_empty(), *ended) {
-        (true, Some(state)) => News::Ended(state),
-        _ => News::Nodes(nodes),
-    }
-}
-
-impl OneShotWatches {
-    /// Notes that a watch fired; its directory must be armed again.
-    fn on_fired(&mut self, event: zk::WatchEvent) -> News {
-        let mut next = Some(event);
-        while let Some(event) = next.take() {
-            let path = match event {
-                zk::WatchEvent::Session(state) => return News::Ended(state),
-                zk::WatchEvent::Node { path, .. } => path,
-            };
-            self.armed.remove(&path);
-            self.rearm.push(path);
-            next = self.fired.next().now_or_never().flatten();
-        }
-        News::Fired
-    }
-
-    /// Arms a child watch on each of `dirs` (all requests sent at once),
-    /// or, for a directory of `even_if_missing` that does not exist, an
-    /// existence watch. A directory that is gone is left alone: its
-    /// parent's watch tells when it comes back.
-    async fn arm(
-        &mut self,
-        session: &Session,
-        dirs: Vec<String>,
-        even_if_missing: &[String],
-    ) -> Result<(), zk::Error> {
-        let armed = future::try_join_all(dirs.into_iter().map(|dir| async move {
-            let watcher = session
-                .watch_dir(&dir, even_if_missing.contains(&dir))
-                .await?;
-            Ok::<_, zk::Error>((dir, watcher))
-        }))
-        .await?;
-        for (dir, watcher) in armed {
-            if let Some(watcher) = watcher {
-                self.armed.insert(dir);
-                self.fired.push(watcher.changed().boxed());
-            }
-        }
-        Ok(())
-    }
-}
-
 /// Every lock at and below `target`, and whether `target` exists; `on_dir`
 /// hears of every directory listed.
 async fn read_tree(
@@ -739,44 +615,6 @@ async fn read_tree(
     }
 }
 
-/// [`read_tree`] with a one-shot watch on every directory before it is
-/// read: the target (an existence watch while it is missing), the
-/// directories whose watches fired, and any directory a reading lists that
-/// is not watched yet, after which the tree is read again, until a reading
-/// lists none new.
-async fn read_tree_armed(
-    session: &Session,
-    target: &str,
-    watches: &mut OneShotWatches,
-) -> anyhow::Result<(BTreeMap<String, Lock>, bool)> {
-    let must_watch: Vec<String> = std::iter::once(target.to_owned())
-        .chain(layout::kazoo_lock_beside(target))
-        .collect();
-    let mut unwatched: Vec<String> = must_watch
-        .iter()
-        .cloned()
-        .chain(std::mem::take(&mut watches.rearm))
-        .collect();
-    loop {
-        unwatched.sort();
-        unwatched.dedup();
-        unwatched.retain(|dir| !watches.armed.contains(dir));
-        watches
-            .arm(session, std::mem::take(&mut unwatched), &must_watch)
-            .await?;
-        let mut listed = Vec::new();
-        let reading = read_tree(session, target, |dir| listed.push(dir.to_owned())).await?;
-        unwatched = listed
-            .into_iter()
-            .chain(must_watch.iter().cloned())
-            .filter(|dir| !watches.armed.contains(dir))
-            .collect();
-        if unwatched.is_empty() {
-            return Ok(reading);
-        }
-    }
-}
-
 fn is_no_node(err: &anyhow::Error) -> bool {
     err.downcast_ref::<zk::Error>()
         .is_some_and(zk::Error::is_no_node)
@@ -789,100 +627,5 @@ async fn read_site(session: &Session, site: &str) -> anyhow::Result<Reading> {
         Ok(None) => Ok(Reading::NoLock),
         Err(err) if is_no_node(&err) => Ok(Reading::Missing),
         Err(err) => Err(err),
-    }
-}
-
-/// The lock directories whose state a change of `nodes` may have changed:
-/// a contender's or lease's directory, any other node itself; with the
-/// semaphore a part belongs to. Only directories at or below `target`
-/// count, and the target for the internal lock a kazoo semaphore keeps
-/// beside it.
-fn affected_sites(target: &str, nodes: &BTreeSet<String>) -> BTreeSet<String> {
-    let beside = layout::kazoo_lock_beside(target);
-    let mut sites = BTreeSet::new();
-    for node in nodes {
-        let name = path::basename(node);
-        let is_leaf = name::parse(name).is_some() || semaphore::parse_lease(name).is_some();
-        let dir = match path::parent(node) {
-            Some(parent) if is_leaf => parent,
-            _ => node.as_str(),
-        };
-        if beside
-            .as_deref()
-            .is_some_and(|b| path::is_at_or_below(dir, b))
-        {
-            sites.insert(target.to_owned());
-            continue;
-        }
-        for site in std::iter::once(dir.to_owned()).chain(owner_of_part(dir)) {
-            if path::is_at_or_below(&site, target) {
-                sites.insert(site);
-            }
-        }
-    }
-    sites
-}
-
-/// The semaphore `dir` would be a part of: the parent of a `leases` or
-/// `locks` directory (Curator), the node beside a `-__lock__` one (kazoo).
-fn owner_of_part(dir: &str) -> Option<String> {
-    let name = path::basename(dir);
-    if name == CURATOR_LEASES || name == CURATOR_LOCKS {
-        return path::parent(dir).map(str::to_owned);
-    }
-    dir.strip_suffix(KAZOO_LOCK_SUFFIX)
-        .filter(|owner| !owner.is_empty() && !owner.ends_with('/'))
-        .map(str::to_owned)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sites(target: &str, nodes: &[&str]) -> Vec<String> {
-        let nodes = nodes.iter().map(|n| n.to_string()).collect();
-        affected_sites(target, &nodes).into_iter().collect()
-    }
-
-    #[test]
-    fn a_contender_change_touches_its_directory() {
-        assert_eq!(
-            sites(
-                "/locks",
-                &["/locks/a/_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-lock-0000000001"]
-            ),
-            ["/locks/a"]
-        );
-        assert_eq!(
-            sites("/locks/a", &["/locks/a/lock-0000000001"]),
-            ["/locks/a"]
-        );
-        // A directory itself (made, deleted, its data changed).
-        assert_eq!(
-            sites("/locks", &["/locks/b", "/locks/b/c"]),
-            ["/locks/b", "/locks/b/c"]
-        );
-        // Nothing outside the target.
-        assert!(sites("/locks/a", &["/locks/ab/lock-0000000001", "/locks"]).is_empty());
-    }
-
-    #[test]
-    fn a_semaphore_part_touches_the_semaphore() {
-        let lease = "/l/s/leases/_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-lease-0000000001";
-        assert_eq!(sites("/l", &[lease]), ["/l/s", "/l/s/leases"]);
-        assert_eq!(
-            sites("/l/s", &["/l/s/locks/lock-0000000001"]),
-            ["/l/s", "/l/s/locks"]
-        );
-        assert_eq!(
-            sites(
-                "/l",
-                &["/l/k-__lock__/0123456789abcdef0123456789abcdef__lock__0000000001"]
-            ),
-            ["/l/k", "/l/k-__lock__"]
-        );
-        // The internal lock beside the target belongs to the target.
-        assert_eq!(sites("/l/k", &["/l/k-__lock__/lock-0000000002"]), ["/l/k"]);
-        assert_eq!(owner_of_part("/-__lock__"), None);
     }
 }

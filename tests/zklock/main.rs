@@ -27,6 +27,7 @@ mod interop;
 mod layers;
 mod locks;
 mod modes;
+mod monitoring;
 mod output;
 mod profiles;
 mod promises;

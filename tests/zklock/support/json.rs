@@ -166,6 +166,15 @@ pub struct WatchEvent {
     pub waiting_on: Option<String>,
     pub holders: u64,
     pub waiters: u64,
+    /// On `released`, when the watch saw the hold begin.
+    pub held_ms: Option<i64>,
+    /// On `acquired`, when the watch saw the wait begin.
+    pub waited_ms: Option<i64>,
+    /// On `released`: `deleted_while_session_alive`, `session_ended`,
+    /// `revoked` or `unknown`.
+    pub how: Option<String>,
+    /// What `how` rests on.
+    pub how_evidence: Option<String>,
 }
 
 /// `reap -o json`: `{"deleted", "skipped"}`.

@@ -1,0 +1,174 @@
+//! How long holds and waits lasted, and how each hold ended, added to the
+//! events of a change after they are found.
+//!
+//! Durations count on the watch's own clock, from the event that began a
+//! hold or a wait to the one that ends it; a hold or wait already under way
+//! when the watch began, or whose end fell in a gap, has none (the node's
+//! ctime would mix the server's clock with ours, and a gap hides when it
+//! ended).
+//!
+//! ZooKeeper does not say who deleted a node, so how a hold ended rests on
+//! what a client can see right after: the `__REVOKE__` its node last held;
+//! another node of its session still in the tree (the session lives); else
+//! what the ensemble members say of the session's connections.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use crate::lock::hold::REVOKE;
+use crate::zk::sessions::{self, Ask, Survey};
+use crate::zk::{ConnectOptions, Hosts};
+
+use super::events::{EventKind, Evidence, HoldEnd, How, LockEvent};
+
+/// The least time between two surveys of the ensemble, so that a busy tree
+/// costs its members at most one `cons` each per interval.
+const SURVEY_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How long the events of a change wait for the survey: a member that does
+/// not answer must not hold up the stream (the hold's end is then `unknown`).
+const SURVEY_WAIT: Duration = Duration::from_millis(500);
+
+/// When the watch saw each contender's hold or wait begin, by node path.
+#[derive(Default)]
+pub(super) struct Timings {
+    began: HashMap<String, Began>,
+}
+
+/// When the watch saw a contender begin waiting or holding; `None` when it
+/// was already under way, or began unseen.
+#[derive(Clone, Copy, Default)]
+struct Began {
+    waiting: Option<i64>,
+    holding: Option<i64>,
+}
+
+impl Timings {
+    /// Adds `held_ms` and `waited_ms` to `events` (one change, in order)
+    /// and notes the holds and waits they begin.
+    pub(super) fn annotate(&mut self, events: &mut [LockEvent]) {
+        // After a gap, the time of an end is only when it was noticed.
+        let mut after_gap = false;
+        for event in events {
+            let time = event.time_ms;
+            let node = match (&event.contender, event.kind) {
+                (_, EventKind::Gap) => {
+                    after_gap = true;
+                    continue;
+                }
+                (_, EventKind::Gone) => {
+                    let lock = format!("{}/", event.lock);
+                    self.began.retain(|node, _| !node.starts_with(&lock));
+                    continue;
+                }
+                (Some(contender), _) => contender.path.clone(),
+                (None, _) => continue,
+            };
+            match event.kind {
+                EventKind::Holding | EventKind::Queued => {
+                    self.began.insert(node, Began::default());
+                }
+                EventKind::Waiting => {
+                    let began = self.began.entry(node).or_default();
+                    began.waiting = (!after_gap).then_some(time);
+                    began.holding = None;
+                }
+                EventKind::Acquired => {
+                    // A contender new to the watch that holds at once waited
+                    // for nothing.
+                    let began = self.began.entry(node).or_insert(Began {
+                        waiting: (!after_gap).then_some(time),
+                        holding: None,
+                    });
+                    event.ending.waited_ms = began.waiting.map(|since| time - since);
+                    began.holding = (!after_gap).then_some(time);
+                }
+                EventKind::Released => {
+                    let began = self.began.remove(&node).unwrap_or_default();
+                    event.ending.held_ms = began
+                        .holding
+                        .filter(|_| !after_gap)
+                        .map(|since| time - since);
+                }
+                EventKind::Left => {
+                    self.began.remove(&node);
+                }
+                EventKind::Watching | EventKind::Gone | EventKind::Gap => {}
+            }
+        }
+    }
+}
+
+/// Asks the ensemble about sessions, at most once per [`SURVEY_INTERVAL`].
+pub(super) struct SessionProbe {
+    hosts: Hosts,
+    admin_port: u16,
+    last: Option<Instant>,
+}
+
+impl SessionProbe {
+    pub(super) fn new(connect: &ConnectOptions, admin_port: u16) -> SessionProbe {
+        SessionProbe {
+            hosts: connect.hosts.clone(),
+            admin_port,
+            last: None,
+        }
+    }
+
+    /// A survey taken now, or as soon as the interval allows; `None` when
+    /// it takes longer than [`SURVEY_WAIT`].
+    async fn survey(&mut self) -> Option<Survey> {
+        if let Some(last) = self.last {
+            tokio::time::sleep_until((last + SURVEY_INTERVAL).into()).await;
+        }
+        self.last = Some(Instant::now());
+        let survey = sessions::survey(&self.hosts, self.admin_port, Ask::Connections);
+        tokio::time::timeout(SURVEY_WAIT, survey).await.ok()
+    }
+
+    /// Adds `how` to each `released` event of `events`. `live_sessions`
+    /// are the sessions of every contender still in the watched tree.
+    pub(super) async fn explain(&mut self, events: &mut [LockEvent], live_sessions: &HashSet<i64>) {
+        let mut survey = None;
+        for event in events.iter_mut().filter(|e| e.kind == EventKind::Released) {
+            let Some(contender) = &event.contender else {
+                continue;
+            };
+            let session = contender.session();
+            let (how, evidence) = if contender.data == REVOKE {
+                (How::Revoked, Evidence::RevokeWritten)
+            } else if session == 0 {
+                (How::Unknown, Evidence::NoSession)
+            } else if live_sessions.contains(&session) {
+                (
+                    How::DeletedWhileSessionAlive,
+                    Evidence::SessionHasOtherNodes,
+                )
+            } else {
+                let survey = match &survey {
+                    Some(survey) => survey,
+                    None => survey.insert(self.survey().await),
+                };
+                match survey {
+                    Some(survey) => from_survey(survey, session),
+                    None => (How::Unknown, Evidence::MembersSilent),
+                }
+            };
+            event.ending.how = Some(HoldEnd { how, evidence });
+        }
+    }
+}
+
+/// What the survey says of `session`: a member lists a connection of it
+/// (alive), every member answered and none lists it (ended: a session
+/// between connections is not listed either, but its nodes stay until it
+/// expires), or some member did not answer.
+fn from_survey(survey: &Survey, session: i64) -> (How, Evidence) {
+    match survey.client(session) {
+        Some(client) if client.connected => {
+            (How::DeletedWhileSessionAlive, Evidence::SessionConnected)
+        }
+        Some(_) => (How::SessionEnded, Evidence::SessionListedNowhere),
+        None => (How::Unknown, Evidence::MembersSilent),
+    }
+}

@@ -1,0 +1,747 @@
+//! Monitoring output checked by its real consumers: `ls -o prometheus`
+//! read by `promtool check metrics` (Debian's prometheus package), with
+//! its values against a tree of known zklock, kazoo and Curator holders
+//! and waiters, written atomically with `--output-file`; and the durations
+//! and `how` of `watch -o json` events against known sequences (a release
+//! by the owner, a delete by another session, a revocation, an expired
+//! session).
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use support::json::WatchEvent;
+use support::peers::{self, Library, acquired, peer};
+use support::proxy::FaultProxy;
+use support::{Running, Scratch, TestEnv, ZkServer, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// `promtool`, or a failure that names what installs it.
+fn promtool() -> std::path::PathBuf {
+    support::find_on_path("promtool").unwrap_or_else(|| {
+        panic!("promtool is not installed: run scripts/setup (or: apt-get install prometheus)")
+    })
+}
+
+/// Asserts that `promtool check metrics` accepts `text` with no complaint.
+#[track_caller]
+fn promtool_accepts(text: &str) {
+    let mut child = Command::new(promtool())
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run promtool");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(text.as_bytes())
+        .expect("feed promtool");
+    let out = child.wait_with_output().expect("promtool ends");
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool check metrics refused:\n{text}\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The samples of a text exposition: `name` → the value of each series, by
+/// its `lock` label (empty when it has none). Label values here hold no
+/// escaped quote or comma.
+fn samples(text: &str) -> BTreeMap<String, BTreeMap<String, f64>> {
+    let mut samples: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (series, value) = line.rsplit_once(' ').expect("a sample line");
+        let (name, labels) = series.split_once('{').unwrap_or((series, ""));
+        let lock = labels
+            .split(',')
+            .find_map(|label| label.strip_prefix("lock=\""))
+            .map_or("", |value| {
+                value.trim_end_matches('}').trim_end_matches('"')
+            });
+        samples
+            .entry(name.to_owned())
+            .or_default()
+            .insert(lock.to_owned(), value.parse().expect("a number"));
+    }
+    samples
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as i64
+}
+
+/// `zklock lock LOCK` holding until SIGTERM, once it holds; and its token.
+fn hold(env: &TestEnv, lock: &str) -> (Running, String) {
+    let mut holder = env.zklock(["lock", lock]).spawn();
+    let token = holder.next_line(WAIT);
+    (holder, token)
+}
+
+/// A waiter on `lock` shows in the tree.
+fn wait_for_waiters(env: &TestEnv, lock: &str, count: usize) {
+    wait_until(WAIT, &format!("{count} contenders wait on {lock}"), || {
+        env.zk().children(lock).len() == count + 1
+    });
+}
+
+#[test]
+fn ls_prints_metrics_promtool_accepts_with_the_tree_s_figures() {
+    let env = TestEnv::new();
+    // /locks/a: a zklock holder, a kazoo and a Curator waiter.
+    let (holder, token) = hold(&env, "a");
+    let kazoo = peer(&env, Library::Kazoo, "/locks/a", "mutex", &[]);
+    wait_for_waiters(&env, "/locks/a", 1);
+    let curator = peer(&env, Library::Curator, "/locks/a", "mutex", &[]);
+    wait_for_waiters(&env, "/locks/a", 2);
+    // /locks/b: a kazoo holder alone.
+    let mut alone = peer(&env, Library::Kazoo, "/locks/b", "mutex", &[]);
+    let alone_node = acquired(&mut alone, WAIT);
+
+    let before = now_ms();
+    let run = env.zklock(["-o", "prometheus", "ls"]).run();
+    let after = now_ms();
+    run.assert_success();
+    promtool_accepts(&run.stdout);
+    let samples = samples(&run.stdout);
+    let value = |name: &str, lock: &str| samples.get(name).and_then(|s| s.get(lock)).copied();
+
+    assert_eq!(value("zklock_lock_holders", "/locks/a"), Some(1.0));
+    assert_eq!(value("zklock_lock_waiters", "/locks/a"), Some(2.0));
+    assert_eq!(value("zklock_lock_holders", "/locks/b"), Some(1.0));
+    assert_eq!(value("zklock_lock_waiters", "/locks/b"), Some(0.0));
+    // Nobody waits on b: its oldest wait is absent, not 0.
+    assert_eq!(value("zklock_lock_oldest_wait_seconds", "/locks/b"), None);
+    // Every member answered: no holder is disconnected.
+    assert_eq!(
+        value("zklock_lock_disconnected_holders", "/locks/a"),
+        Some(0.0)
+    );
+    for (lock, node) in [
+        ("/locks/a", token.as_str()),
+        ("/locks/b", alone_node.as_str()),
+    ] {
+        let ctime = env.zk().get(node).1.ctime;
+        let age = value("zklock_lock_holder_age_seconds", lock).expect("a holder age");
+        let (low, high) = ((before - ctime) as f64 / 1e3, (after - ctime) as f64 / 1e3);
+        assert!(
+            age >= low - 1.0 && age <= high + 1.0,
+            "{lock}: age {age}s outside [{low}, {high}]"
+        );
+    }
+    assert!(value("zklock_scrape_duration_seconds", "").is_some());
+    // Owners never become labels.
+    assert!(!run.stdout.contains("owner") && !run.stdout.contains("host="));
+
+    // The ls filters apply.
+    let contended = env.zklock(["-o", "prometheus", "ls", "--contended"]).run();
+    contended.assert_success();
+    let contended = self::samples(&contended.stdout);
+    assert_eq!(
+        contended["zklock_lock_holders"].keys().collect::<Vec<_>>(),
+        ["/locks/a"]
+    );
+
+    peers::release(alone);
+    peers::release(kazoo);
+    peers::release(curator);
+    let mut holder = holder;
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+#[test]
+fn output_file_is_replaced_whole_and_leaves_no_temporary_file() {
+    let env = TestEnv::new();
+    let (mut holder, _) = hold(&env, "f");
+    let scratch = Scratch::new();
+    let file = scratch.file("zklock.prom");
+    std::fs::write(&file, "stale\n").expect("write the old file");
+    env.zklock(["-o", "prometheus", "ls", "--output-file"])
+        .arg(&file)
+        .run()
+        .assert_success();
+    let text = std::fs::read_to_string(&file).expect("read the metrics file");
+    promtool_accepts(&text);
+    assert_eq!(samples(&text)["zklock_lock_holders"]["/locks/f"], 1.0);
+    let dir = file.parent().expect("a directory");
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .expect("list the directory")
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(names, ["zklock.prom"], "something was left beside the file");
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+#[test]
+fn flags_that_do_not_apply_to_metrics_are_usage_errors() {
+    let env = TestEnv::new();
+    for args in [
+        &["-o", "prometheus", "ls", "--sort", "age"][..],
+        &["-o", "prometheus", "ls", "--no-headers"],
+        &["-o", "prometheus", "stat", "x"],
+        &["ls", "--output-file", "/tmp/zklock-never.prom"],
+    ] {
+        env.zklock(args).run().assert_code(2);
+    }
+}
+
+/// `zklock -o json watch LOCK`, started, once it has printed its
+/// `watching` line.
+fn watch(env: &TestEnv, lock: &str) -> Running {
+    let mut watching = env.zklock(["-o", "json", "watch", lock]).spawn();
+    while next_event(&mut watching).event != "watching" {}
+    watching
+}
+
+/// The next event a JSON watch prints.
+fn next_event(watching: &mut Running) -> WatchEvent {
+    let line = watching.next_line(WAIT);
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?} is no watch event: {e}"))
+}
+
+/// The next event, which must be `kind` about `node`.
+#[track_caller]
+fn expect(watching: &mut Running, kind: &str, node: &str) -> WatchEvent {
+    let event = next_event(watching);
+    assert_eq!(
+        (event.event.as_str(), event.node.as_deref()),
+        (kind, Some(node)),
+        "{event:#?}"
+    );
+    event
+}
+
+#[test]
+fn a_release_by_the_owner_and_a_handoff_carry_durations_and_how() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/d");
+    let mut watching = watch(&env, "d");
+    // The test's own session holds, and lives on after it lets go.
+    let first = env.zk().create_ephemeral_sequential("/locks/d/lock-", b"");
+    let acquired_first = expect(&mut watching, "acquired", &first);
+    // New to the watch and holding at once: it waited for nothing.
+    assert_eq!(acquired_first.waited_ms, Some(0));
+    let mut waiter = env.zklock(["lock", "d"]).spawn();
+    let waiting = next_event(&mut watching);
+    assert_eq!(waiting.event, "waiting", "{waiting:#?}");
+    let second = waiting.node.clone().expect("a node");
+    wait_until(WAIT, "some time passes on the watch's clock", || {
+        now_ms() - waiting.time_ms >= 300
+    });
+    env.zk().delete(&first);
+    let released = expect(&mut watching, "released", &first);
+    let held = released
+        .held_ms
+        .expect("held_ms on a hold the watch saw begin");
+    assert!(
+        held >= 300 && held <= released.time_ms - acquired_first.time_ms,
+        "{released:#?}"
+    );
+    assert_eq!(
+        (released.how.as_deref(), released.how_evidence.as_deref()),
+        (
+            Some("deleted_while_session_alive"),
+            Some("session_connected")
+        ),
+        "{released:#?}"
+    );
+    let acquired_second = expect(&mut watching, "acquired", &second);
+    let waited = acquired_second
+        .waited_ms
+        .expect("waited_ms on a wait it saw begin");
+    assert!(
+        waited >= 300 && waited == acquired_second.time_ms - waiting.time_ms,
+        "{acquired_second:#?}"
+    );
+    assert_eq!(waiter.next_line(WAIT), second);
+    waiter.signal(libc::SIGTERM);
+    waiter.wait(WAIT).assert_success();
+}
+
+#[test]
+fn a_hold_under_way_when_the_watch_began_has_no_duration_and_a_delete_by_another_is_told() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/o");
+    let node = env.zk().create_ephemeral_sequential("/locks/o/lock-", b"");
+    let mut watching = watch(&env, "o");
+    env.zklock(["release", &node]).run().assert_success();
+    let released = expect(&mut watching, "released", &node);
+    assert_eq!(released.held_ms, None, "{released:#?}");
+    // ZooKeeper does not say who deleted it: its session lives, that is all.
+    assert_eq!(
+        released.how.as_deref(),
+        Some("deleted_while_session_alive"),
+        "{released:#?}"
+    );
+}
+
+#[test]
+fn a_revoked_holder_reads_revoked() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/v");
+    let mut watching = watch(&env, "v");
+    let (mut holder, node) = hold(&env, "v");
+    expect(&mut watching, "acquired", &node);
+    env.zklock(["release", "--revoke", "v"])
+        .run()
+        .assert_success();
+    let released = loop {
+        let event = next_event(&mut watching);
+        if event.event == "released" {
+            break event;
+        }
+    };
+    assert_eq!(
+        (released.how.as_deref(), released.how_evidence.as_deref()),
+        (Some("revoked"), Some("revoke_written")),
+        "{released:#?}"
+    );
+    assert!(released.held_ms.is_some(), "{released:#?}");
+    holder.wait(WAIT).assert_code(4);
+}
+
+#[test]
+fn a_hold_whose_session_expired_reads_session_ended() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let proxy = FaultProxy::start(env.servers());
+    env.zk().mkdir_p("/locks/e");
+    let mut watching = watch(&env, "e");
+    let mut holder = support::Zklock::new(["--session-timeout", "1s", "lock", "e"])
+        .hosts(proxy.hosts(&env))
+        .spawn();
+    let node = holder.next_line(WAIT);
+    expect(&mut watching, "acquired", &node);
+    proxy.freeze();
+    let released = expect(&mut watching, "released", &node);
+    assert_eq!(
+        (released.how.as_deref(), released.how_evidence.as_deref()),
+        (Some("session_ended"), Some("session_listed_nowhere")),
+        "{released:#?}"
+    );
+    proxy.pass();
+    holder.wait(WAIT).assert_code(4);
+}
+
+/// `zklock exporter --listen ADDR EXTRA...` started on a free port, once
+/// it answers; and the address it serves.
+fn exporter(zklock: support::Zklock, extra: &[&str]) -> (Running, String) {
+    let address = format!("127.0.0.1:{}", support::free_ports(1)[0]);
+    let running = zklock
+        .args(["exporter", "--listen", &address])
+        .args(extra)
+        .spawn();
+    wait_until(WAIT, "the exporter answers", || {
+        get(&address, "/metrics", None).is_some_and(|(status, _, _)| status == 200)
+    });
+    (running, address)
+}
+
+/// `GET path` over HTTP/1.0 with `accept`: the status, the content type and
+/// the body; `None` when nothing answers.
+fn get(address: &str, path: &str, accept: Option<&str>) -> Option<(u16, String, String)> {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(address).ok()?;
+    stream.set_read_timeout(Some(WAIT)).ok()?;
+    let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: {address}\r\n{accept}\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    let (head, body) = answer.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    let content_type = head
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase()
+                .strip_prefix("content-type: ")
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    Some((status, content_type, body.to_owned()))
+}
+
+/// The value of the series `name` whose lock label is `lock` ("" for one
+/// without), as the exporter serves it now in the text format.
+fn served(address: &str, name: &str, lock: &str) -> Option<f64> {
+    let (_, _, body) = get(address, "/metrics", None)?;
+    samples(&body).get(name)?.get(lock).copied()
+}
+
+#[test]
+fn the_exporter_negotiates_its_format_bounds_its_series_and_stops_on_sigterm() {
+    let env = TestEnv::new();
+    let held: Vec<(Running, String)> = ["m1", "m2", "m3"].iter().map(|l| hold(&env, l)).collect();
+    let waiter = env.zklock(["lock", "m2"]).spawn();
+    wait_for_waiters(&env, "/locks/m2", 1);
+    let (mut running, address) = exporter(env.zklock(Vec::<&str>::new()), &["--max-locks", "1"]);
+    // The most contended lock has series of its own, the rest add up.
+    wait_until(WAIT, "m2 and the other two are served", || {
+        served(&address, "zklock_lock_waiters", "/locks/m2") == Some(1.0)
+            && served(&address, "zklock_lock_holders", "(other)") == Some(2.0)
+    });
+    assert_eq!(
+        served(&address, "zklock_exporter_locks_aggregated", ""),
+        Some(2.0)
+    );
+    assert_eq!(served(&address, "zklock_exporter_connected", ""), Some(1.0));
+    let (status, content_type, text) = get(&address, "/metrics", None).expect("an answer");
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "text/plain; version=0.0.4; charset=utf-8")
+    );
+    promtool_accepts(&text);
+    assert!(!text.contains("# EOF"));
+    let prometheus_accept =
+        "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5";
+    let (_, content_type, open) =
+        get(&address, "/metrics", Some(prometheus_accept)).expect("an answer");
+    assert!(
+        content_type.starts_with("application/openmetrics-text"),
+        "{content_type}"
+    );
+    assert!(open.ends_with("# EOF\n") && open.contains("# TYPE zklock_acquisitions counter\n"));
+    let (status, _, page) = get(&address, "/", None).expect("an answer");
+    assert!(status == 200 && page.contains("/metrics"), "{page}");
+    assert_eq!(get(&address, "/nothing", None).map(|a| a.0), Some(404));
+
+    running.signal(libc::SIGTERM);
+    running.wait(WAIT).assert_success();
+    waiter.signal(libc::SIGTERM);
+    for (mut holder, _) in held {
+        holder.signal(libc::SIGTERM);
+        holder.wait(WAIT).assert_success();
+    }
+}
+
+/// Percent-encodes a PromQL query for a URL.
+fn url_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A Prometheus server of its own, scraping `target` every second.
+struct Prometheus {
+    _running: Running,
+    _scratch: Scratch,
+    address: String,
+}
+
+impl Prometheus {
+    fn start(target: &str) -> Prometheus {
+        let binary = support::find_on_path("prometheus").unwrap_or_else(|| {
+            panic!(
+                "prometheus is not installed: run scripts/setup (or: apt-get install prometheus)"
+            )
+        });
+        let scratch = Scratch::new();
+        let config = scratch.file("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: zklock\n    \
+                 static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .expect("write the Prometheus config");
+        let address = format!("127.0.0.1:{}", support::free_ports(1)[0]);
+        let mut command = Command::new(binary);
+        command
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                scratch.file("data").display()
+            ))
+            .arg(format!("--web.listen-address={address}"));
+        let running = Running::start(command, "prometheus".to_owned(), None);
+        let prometheus = Prometheus {
+            _running: running,
+            _scratch: scratch,
+            address,
+        };
+        wait_until(Duration::from_secs(60), "Prometheus is ready", || {
+            get(&prometheus.address, "/-/ready", None).is_some_and(|a| a.0 == 200)
+        });
+        prometheus
+    }
+
+    /// The value of the one series `query` selects now; `None` when none.
+    fn value(&self, query: &str) -> Option<f64> {
+        let path = format!("/api/v1/query?query={}", url_encoded(query));
+        let (_, _, body) = get(&self.address, &path, None)?;
+        let answer: serde_json::Value = serde_json::from_str(&body).ok()?;
+        let result = answer["data"]["result"].as_array()?;
+        result.first()?["value"][1].as_str()?.parse().ok()
+    }
+}
+
+#[test]
+fn a_real_prometheus_scraping_the_exporter_sees_holds_begin_and_end() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/p");
+    let (_exporter, address) = exporter(env.zklock(Vec::<&str>::new()), &[]);
+    let prometheus = Prometheus::start(&address);
+    let holders = r#"zklock_lock_holders{lock="/locks/p"}"#;
+    let seen = |query: &str, value: f64| {
+        wait_until(
+            Duration::from_secs(60),
+            &format!("Prometheus has {query} = {value}"),
+            || prometheus.value(query) == Some(value),
+        );
+    };
+    seen("zklock_exporter_connected", 1.0);
+    let (mut holder, _) = hold(&env, "p");
+    seen(holders, 1.0);
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+    seen("zklock_acquisitions_total", 1.0);
+    seen("sum(zklock_hold_ends_total)", 1.0);
+    seen("zklock_hold_duration_seconds_count", 1.0);
+}
+
+#[test]
+fn the_exporter_serves_the_last_state_through_a_lost_session_and_recovers() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let proxy = FaultProxy::start(env.servers());
+    env.zk().mkdir_p("/locks/q");
+    let (_exporter, address) = exporter(
+        support::Zklock::new(["--session-timeout", "1s"]).hosts(proxy.hosts(&env)),
+        &[],
+    );
+    wait_until(WAIT, "the exporter is connected", || {
+        served(&address, "zklock_exporter_connected", "") == Some(1.0)
+    });
+    proxy.freeze();
+    wait_until(WAIT, "the exporter says it is cut off", || {
+        served(&address, "zklock_exporter_connected", "") == Some(0.0)
+    });
+    // Cut off, it still answers, with what it knew.
+    assert!(served(&address, "zklock_exporter_last_update_seconds", "").is_some());
+    let (mut holder, _) = hold(&env, "q");
+    proxy.pass();
+    wait_until(
+        WAIT,
+        "the exporter is back and sees the hold made meanwhile",
+        || {
+            served(&address, "zklock_exporter_connected", "") == Some(1.0)
+                && served(&address, "zklock_lock_holders", "/locks/q") == Some(1.0)
+        },
+    );
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+/// A tmux server of its own with one 80×24 window running a plain shell.
+struct Tmux {
+    socket: String,
+    _scratch: Scratch,
+}
+
+/// The shell prompt in the tmux window, to tell when a command has ended.
+const PROMPT: &str = "zk-top-test$";
+
+impl Tmux {
+    fn start() -> Tmux {
+        support::find_on_path("tmux").unwrap_or_else(|| {
+            panic!("tmux is not installed: run scripts/setup (or: apt-get install tmux)")
+        });
+        let tmux = Tmux {
+            socket: format!("zklock-test-{}-{}", std::process::id(), support::unique()),
+            _scratch: Scratch::new(),
+        };
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "-s",
+            "top",
+            "env",
+            "-i",
+            "TERM=xterm-256color",
+            "PATH=/usr/bin:/bin",
+            &format!("PS1={PROMPT} "),
+            "bash",
+            "--norc",
+            "--noprofile",
+        ]);
+        wait_until(WAIT, "the shell prompt shows", || {
+            tmux.screen().contains(PROMPT)
+        });
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("run tmux");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types `keys` (tmux key names, or text) into the window.
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "top"];
+        args.extend(keys);
+        self.run(&args);
+    }
+
+    /// What the window shows now.
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "top"])
+    }
+
+    /// Waits until the shell's prompt is the last line shown again.
+    fn wait_for_prompt(&self) {
+        wait_until(WAIT, "the shell prompt is back", || {
+            let screen = self.screen();
+            screen
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.trim_end() == PROMPT)
+        });
+    }
+
+    /// The terminal settings as `stty -a` prints them now.
+    fn stty(&self, file: &std::path::Path) -> String {
+        let _ = std::fs::remove_file(file);
+        self.send(&[&format!("stty -a > {}", file.display()), "Enter"]);
+        self.wait_for_prompt();
+        wait_until(WAIT, "stty wrote its settings", || {
+            std::fs::read_to_string(file).is_ok_and(|s| s.contains("speed"))
+        });
+        std::fs::read_to_string(file).expect("read stty's settings")
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// `line`'s position among the screen's lines that mention a lock.
+fn row_of(screen: &str, lock: &str) -> Option<usize> {
+    screen.lines().position(|line| line.contains(lock))
+}
+
+#[test]
+fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c() {
+    let env = TestEnv::new();
+    // t1 held first and alone; t2 held later, with a waiter.
+    let (mut older, _) = hold(&env, "t1");
+    let (mut contended, _) = hold(&env, "t2");
+    let waiter = env.zklock(["lock", "t2"]).spawn();
+    wait_for_waiters(&env, "/locks/t2", 1);
+    let tmux = Tmux::start();
+    let scratch = Scratch::new();
+    let before = tmux.stty(&scratch.file("before"));
+    let command: Vec<String> = env
+        .zklock(["top"])
+        .argv()
+        .iter()
+        .map(|arg| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''")))
+        .collect();
+    let command = format!("'{}' {}", support::cmd::ZKLOCK, command.join(" "));
+    for quit in [&["q"][..], &["C-c"]] {
+        tmux.send(&[&command, "Enter"]);
+        let screen = support::wait_for(WAIT, "top shows both locks", || {
+            let screen = tmux.screen();
+            (screen.contains("sort: contention")
+                && screen.contains("/locks/t1")
+                && screen.contains("/locks/t2"))
+            .then_some(screen)
+        });
+        assert!(
+            row_of(&screen, "/locks/t2") < row_of(&screen, "/locks/t1"),
+            "{screen}"
+        );
+        assert!(screen.lines().all(|line| line.chars().count() <= 80));
+        tmux.send(&["s"]);
+        let screen = support::wait_for(WAIT, "top sorts by hold age", || {
+            let screen = tmux.screen();
+            screen.contains("sort: hold age").then_some(screen)
+        });
+        assert!(
+            row_of(&screen, "/locks/t1") < row_of(&screen, "/locks/t2"),
+            "{screen}"
+        );
+        tmux.send(quit);
+        tmux.wait_for_prompt();
+        assert_eq!(
+            tmux.stty(&scratch.file("after")),
+            before,
+            "top left the terminal changed"
+        );
+    }
+    waiter.signal(libc::SIGTERM);
+    for holder in [&mut older, &mut contended] {
+        holder.signal(libc::SIGTERM);
+        holder.wait(WAIT).assert_success();
+    }
+}
+
+#[test]
+fn top_off_a_terminal_is_a_usage_error() {
+    let env = TestEnv::new();
+    env.zklock(["top"]).run().assert_code(2);
+}
+
+#[test]
+fn two_exporters_serve_the_same_tree_side_by_side() {
+    let env = TestEnv::new();
+    let (mut holder, _) = hold(&env, "s");
+    let (_first, one) = exporter(env.zklock(Vec::<&str>::new()), &[]);
+    let (_second, other) = exporter(env.zklock(Vec::<&str>::new()), &[]);
+    for address in [&one, &other] {
+        wait_until(WAIT, "each exporter serves the hold", || {
+            served(address, "zklock_lock_holders", "/locks/s") == Some(1.0)
+        });
+    }
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+    for address in [&one, &other] {
+        // With no contender left, the directory is no lock: its series go.
+        wait_until(WAIT, "each exporter sees the hold end", || {
+            served(address, "zklock_exporter_connected", "") == Some(1.0)
+                && served(address, "zklock_lock_holders", "/locks/s").is_none()
+        });
+    }
+}
