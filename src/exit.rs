@@ -20,6 +20,8 @@ pub enum ExitStatus {
     NotAcquired(u8),
     /// 1: `watch --timeout` ran out before its end condition.
     TimedOut,
+    /// 1: `deadlocks` found a cycle.
+    Found,
     /// 2: bad flag, bad path, bad duration, bad host string.
     Usage,
     /// 3: ZooKeeper could not be reached, or the session ended before the lock was ours.
@@ -48,7 +50,7 @@ impl ExitStatus {
         match self {
             ExitStatus::Success => 0,
             ExitStatus::NotAcquired(code) | ExitStatus::Child(code) => code,
-            ExitStatus::TimedOut => 1,
+            ExitStatus::TimedOut | ExitStatus::Found => 1,
             ExitStatus::Usage => 2,
             ExitStatus::Unreachable => 3,
             ExitStatus::LockLost => 4,
@@ -67,7 +69,7 @@ impl ExitStatus {
     /// man pages print, so that it lists exactly the codes [`code`] gives.
     ///
     /// [`code`]: ExitStatus::code
-    pub const TABLE: [(ExitStatus, &'static str); 13] = [
+    pub const TABLE: [(ExitStatus, &'static str); 14] = [
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
@@ -77,6 +79,10 @@ impl ExitStatus {
         (
             ExitStatus::TimedOut,
             "watch --timeout ran out before its end condition",
+        ),
+        (
+            ExitStatus::Found,
+            "deadlocks found a wait-for cycle (with --certain: a certain one)",
         ),
         (
             ExitStatus::Usage,

@@ -14,7 +14,9 @@ use crate::admin::reap::Selector;
 use crate::admin::release::ReleaseAction;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, ReleaseArgs};
-use crate::commands::{Subcommand, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
+use crate::commands::{
+    Subcommand, deadlocks, dump, generated::Shell, ls, reap, stat::StatArgs, watch,
+};
 use crate::config::Globals;
 use crate::lock::{ContenderKind, Dialect, name};
 use crate::output::{Format, Printer};
@@ -318,6 +320,15 @@ impl Cli {
             CliCommand::Dump { path, sessions } => Subcommand::Dump(dump::DumpArgs {
                 path: resolve_or_root(root, path)?,
                 sessions,
+            }),
+            CliCommand::Deadlocks {
+                path,
+                min_age,
+                certain,
+            } => Subcommand::Deadlocks(deadlocks::DeadlocksArgs {
+                path: resolve_or_root(root, path)?,
+                min_age,
+                certain,
             }),
             CliCommand::Watch(args) => Subcommand::Watch(args.into_watch_args(root)?),
             CliCommand::Reap(args) => Subcommand::Reap(args.into_reap_args(root)?),

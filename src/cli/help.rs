@@ -320,6 +320,50 @@ A node that does not exist exits 6.
     }
 }
 
+/// `zklock deadlocks`.
+pub(super) mod deadlocks {
+    /// Short examples for `zklock deadlocks -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  zklock deadlocks                 every cycle among the locks under /locks
+  zklock deadlocks / -o json       every cycle anywhere, as JSON
+  zklock deadlocks --certain --min-age 1m && echo none
+                                   fail a check on a cycle that will never clear";
+
+    /// The full help of `zklock deadlocks --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}\n\n\
+A waiter waits on the contenders its lock's rules name (a writer behind
+several readers on all of them; a semaphore's waiter on any lease holder).
+A holder lets go only when its owner goes on, and its owner may be waiting
+on another lock: two contenders have one owner when they share a ZooKeeper
+session, when one zklock holds several locks, or when a zklock's owner
+record says it is nested in the other's hold (it proved so from its own
+process ancestry). A cycle of such waits never clears by itself; for a
+semaphore, only a knot does (every lease holder waits).
+
+A cycle is certain when every edge is proven (nesting, one zklock holding
+several locks, an exclusive holder), no waiter in it gives up by itself (no
+-w deadline in its owner record), and a second reading after a sync finds
+its nodes unchanged; otherwise it is possible: an edge that rests on a
+shared session alone may be two threads that will go on. Elections never
+take part. Owner records count only as written when the node was created.
+
+The heading names each cycle, whether it is certain, how long it has stood
+(the age of its youngest contender) and the release that breaks it there.
+Each line is one wait: CYCLE, WAITER and HOLDER (sessions), VIA (how the
+holder's owner waits on: session, nesting or locks) and LOCK.
+
+JSON: an array of {{\"certain\", \"since_ms\", \"edges\": [{{\"lock\", \"waiter\":
+{{\"node\", \"session\", \"owner\"}}, \"holder\": {{...}}, \"via\"}}], \"break_with\"}}.
+
+Exit 0 when no cycle is found, 1 when one is (with --certain: a certain
+one), as grep does. See docs/WAIT-CHAINS.md."
+        )
+    }
+}
+
 /// `zklock dump`.
 pub(super) mod dump {
     use super::ls::LOCKS_EXPLAINED;

@@ -140,6 +140,8 @@ async fn lock_and_hold(
         // while the connection is being made, not before or after it.
         let (session, owner) = tokio::join!(biased; connect_writable(globals), async {
             Owner::of_this_process(recorded, args.data.clone())
+                .in_group(run::guard::group())
+                .with_deadline(args.timeout.filter(|_| !args.no_wait))
         });
         let session = session?;
         let kill_after = match args.command().map(|c| kill_after_for(&session, c)) {

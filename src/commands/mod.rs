@@ -2,6 +2,7 @@
 //! returns the exit status, and the plumbing they share: a session opened
 //! and closed around the work, and how a tree walk reports on the terminal.
 
+pub(crate) mod deadlocks;
 pub(crate) mod dump;
 pub mod generated;
 pub(crate) mod lock;
@@ -29,6 +30,7 @@ pub enum Subcommand {
     Stat(stat::StatArgs),
     Ls(ls::LsArgs),
     Dump(dump::DumpArgs),
+    Deadlocks(deadlocks::DeadlocksArgs),
     Watch(watch::WatchArgs),
     Reap(reap::ReapArgs),
     /// The completion script to print.
@@ -52,6 +54,7 @@ pub async fn run(globals: &Globals, command: Subcommand) -> Result<ExitStatus> {
         Subcommand::Stat(args) => stat::run(globals, args).await,
         Subcommand::Ls(args) => ls::run(globals, args).await,
         Subcommand::Dump(args) => dump::run(globals, args).await,
+        Subcommand::Deadlocks(args) => deadlocks::run(globals, args).await,
         Subcommand::Watch(args) => watch::run(globals, args).await,
         Subcommand::Reap(args) => reap::run(globals, args).await,
         Subcommand::Completions(script) => generated::print(globals, &script),

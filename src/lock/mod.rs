@@ -13,6 +13,6 @@ pub(crate) mod semaphore;
 pub(crate) use acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, Waiting};
 pub(crate) use lease::{LeaseContention, SemaphoreSpec};
 pub(crate) use name::{ContenderKind, ContenderMode, Dialect};
-pub use owner::Owner;
+pub use owner::{Identity, Owner};
 pub(crate) use queue::LockQueue;
 pub(crate) use semaphore::SemaphoreQueue;

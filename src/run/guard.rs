@@ -102,6 +102,14 @@ pub(super) fn take() -> Option<Standby> {
     STANDING_BY.lock().unwrap_or_else(|p| p.into_inner()).take()
 }
 
+/// The process group the command will join, the guard's, while one stands
+/// by: the owner record names it, so that a zklock run by the command can
+/// prove it is nested in our hold.
+pub(crate) fn group() -> Option<libc::pid_t> {
+    let standing_by = STANDING_BY.lock().unwrap_or_else(|p| p.into_inner());
+    standing_by.as_ref().map(Standby::pid)
+}
+
 /// Ends the guard forked at start-up if no command was started behind it:
 /// it is gone when this returns.
 pub(crate) fn dismiss() {
