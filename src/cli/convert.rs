@@ -326,6 +326,7 @@ impl Cli {
                 min_age,
                 certain,
             } => Subcommand::Deadlocks(deadlocks::DeadlocksArgs {
+                named: path.is_some(),
                 path: resolve_or_root(root, path)?,
                 min_age,
                 certain,

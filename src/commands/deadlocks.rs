@@ -14,6 +14,7 @@ use crate::model::{self, Depth, Lock, WalkProgress};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::{self, Session};
 
+use super::ls::is_absent;
 use super::{note_unreadable, show_progress, with_session};
 
 /// What `deadlocks` was asked for.
@@ -21,6 +22,9 @@ use super::{note_unreadable, show_progress, with_session};
 pub struct DeadlocksArgs {
     /// The absolute path to look below.
     pub path: String,
+    /// Whether PATH was named: a named path that does not exist is an
+    /// error, while an absent default root only means there is no cycle.
+    pub named: bool,
     /// Only cycles that have stood at least this long.
     pub min_age: Option<Duration>,
     /// Only certain cycles.
@@ -107,7 +111,10 @@ impl Report for Deadlocks {
 pub(crate) async fn run(globals: &Globals, args: DeadlocksArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let (walked, found) = with_session(globals, async |session| {
-        let (walked, graph) = wait_graph(session, &args.path, printer).await?;
+        let (walked, graph) = match wait_graph(session, &args.path, printer).await {
+            Err(err) if !args.named && is_absent(&err, &args.path) => Default::default(),
+            read => read?,
+        };
         let cycles = confirmed(session, &args.path, &graph, graph.cycles()).await?;
         let found = cycles
             .into_iter()

@@ -12,6 +12,7 @@ mod support;
 
 mod cli_basics;
 mod completions;
+mod deadlocks;
 mod elections;
 mod faults;
 mod generated;
