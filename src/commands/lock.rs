@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
 use crate::lock::hold::{self, Loss};
+use crate::lock::nesting;
 use crate::lock::{
     AcquireError, ContenderKind, Contention, Dialect, Held, LeaseContention, LockSpec, Outcome,
     Owner, Patience, SemaphoreSpec, Waiting,
@@ -144,6 +145,7 @@ async fn lock_and_hold(
                 .with_deadline(args.timeout.filter(|_| !args.no_wait))
         });
         let session = session?;
+        let owner = owner.nested_in(nesting::proven(&session).await);
         let kill_after = match args.command().map(|c| kill_after_for(&session, c)) {
             Some(Err(err)) => {
                 session.close().await;
@@ -628,6 +630,7 @@ async fn run_command(
             ("ZKLOCK_NODE".into(), held.node.clone()),
             ("ZKLOCK_FENCE".into(), held.fence.to_string()),
             ("ZKLOCK_SESSION".into(), zk::format_session(session.id())),
+            (nesting::HELD.into(), nesting::held_for_command(&held.node)),
         ],
         kill_signal: command.kill_signal,
         kill_after,

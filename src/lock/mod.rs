@@ -5,6 +5,7 @@ pub(crate) mod acquire;
 pub(crate) mod hold;
 pub(crate) mod lease;
 pub(crate) mod name;
+pub(crate) mod nesting;
 pub(crate) mod node;
 pub(crate) mod owner;
 pub(crate) mod queue;

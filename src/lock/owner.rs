@@ -95,18 +95,18 @@ impl Owner {
             command,
             time: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
             data,
-            identity: Identity::of_group(own_group()),
+            identity: None,
             deadline_ms: None,
             nested_in: Vec::new(),
         }
     }
 
     /// The record naming `group` as the command's process group (the
-    /// guard's, which the command joins), instead of zklock's own.
+    /// guard's, which the command joins). Without a command there is
+    /// nothing to nest in the hold, and the record names no group: zklock's
+    /// own group is its caller's, whose other children are not nested.
     pub fn in_group(mut self, group: Option<i32>) -> Owner {
-        if let Some(group) = group {
-            self.identity = Identity::of_group(group).or(self.identity);
-        }
+        self.identity = group.and_then(Identity::of_group);
         self
     }
 
@@ -148,12 +148,6 @@ impl Owner {
     pub fn summary(&self) -> String {
         format!("{}@{} pid {}", self.user, self.host, self.pid)
     }
-}
-
-/// zklock's own process group.
-fn own_group() -> i32 {
-    // SAFETY: getpgrp cannot fail.
-    unsafe { libc::getpgrp() }
 }
 
 fn hostname() -> String {
@@ -204,9 +198,20 @@ mod tests {
         assert_eq!(Owner::parse(b""), None);
     }
 
+    /// The test's own process group.
+    fn own_group() -> i32 {
+        // SAFETY: getpgrp cannot fail.
+        unsafe { libc::getpgrp() }
+    }
+
     #[test]
     fn identifies_its_process_group_and_reads_records_without_it() {
         let owner = Owner::of_this_process(None, None);
+        assert_eq!(
+            owner.identity, None,
+            "no command, nothing nests in the hold"
+        );
+        let owner = owner.in_group(Some(own_group()));
         let identity = owner.identity.clone().expect("Linux's /proc says");
         assert_eq!(identity.group, own_group());
         assert!(identity.is(own_group()));

@@ -262,15 +262,13 @@ impl WaitGraph {
     }
 
     /// `locks` when every member is one zklock (trusted records naming the
-    /// same process on the same boot), else `session`.
+    /// same process on the same host and boot: a zklock never shares its
+    /// session between threads of work), else `session`.
     fn session_via(&self, members: &[usize]) -> Via {
         let process = |m: &usize| {
             let owner = self.contenders[*m].record.as_ref()?;
-            Some((
-                owner.host.clone(),
-                owner.pid,
-                owner.identity.clone()?.boot_id,
-            ))
+            let boot = owner.identity.as_ref().map(|i| i.boot_id.clone());
+            Some((owner.host.clone(), owner.pid, boot))
         };
         let first = process(&members[0]);
         if first.is_some() && members.iter().all(|m| process(m) == first) {
@@ -352,6 +350,9 @@ impl WaitGraph {
                 edges.push((waiter, holder, via));
             }
         }
+        if edges.is_empty() {
+            return None;
+        }
         let members = || part.iter().copied().filter(|&v| v < count);
         let youngest = members().min_by_key(|&v| self.contenders[v].age_ms)?;
         let certain = edges.iter().all(|&(waiter, holder, via)| {
@@ -359,7 +360,7 @@ impl WaitGraph {
                 && self.contenders[holder].mode == ContenderMode::Exclusive
                 && self.locks[self.contenders[holder].lock].kind != LockKind::Semaphore
                 && !self.contenders[waiter].deadline
-        }) && !edges.is_empty();
+        });
         Some(Cycle {
             edges,
             certain,

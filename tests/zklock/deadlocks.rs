@@ -300,3 +300,99 @@ fn deadlocks_under_a_path_that_does_not_exist_exits_6() {
     let env = TestEnv::new();
     env.zklock(["deadlocks", "/nowhere"]).run().assert_code(6);
 }
+
+/// `zklock lock OUTER -- sh -c '…'`: once holding OUTER, the command marks
+/// `ready`, waits for `go`, then runs `INNER` (a zklock taking the next
+/// lock) through `wrap` (`env -i` to drop the environment, say).
+fn nested(
+    env: &TestEnv,
+    scratch: &Scratch,
+    outer: &str,
+    inner: &str,
+    wrap: &str,
+) -> support::Running {
+    let ready = scratch.file(&format!("ready{}", outer.replace('/', "-")));
+    let script = format!(
+        "touch '{ready}'; while [ ! -e '{go}' ]; do sleep 0.05; done; \
+         {wrap} '{zklock}' -H '{hosts}' lock {inner} -- true; true",
+        ready = ready.display(),
+        go = scratch.file("go").display(),
+        zklock = env!("CARGO_BIN_EXE_zklock"),
+        hosts = env.hosts(),
+    );
+    let running = env
+        .zklock(["lock", outer, "--", "sh", "-c", &script])
+        .spawn();
+    wait_until(WAIT, &format!("{outer} is held"), || ready.exists());
+    running
+}
+
+/// Two nested zklocks crossing two locks, directly or through `wrap`.
+fn nested_cycle(wrap: &str) {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let mut one = nested(&env, &scratch, "/y/a", "/y/b", wrap);
+    let mut two = nested(&env, &scratch, "/y/b", "/y/a", wrap);
+    std::fs::write(scratch.file("go"), b"").unwrap();
+    wait_for_children(env.zk(), "/y/a", 2);
+    wait_for_children(env.zk(), "/y/b", 2);
+
+    let (code, cycles) = deadlocks(&env, &["/y", "--certain"]);
+    assert_eq!(code, 1, "{cycles:#?}");
+    assert_eq!(cycles.len(), 1);
+    let vias: Vec<&Value> = cycles[0]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["via"])
+        .collect();
+    assert_eq!(vias, [&json!("nesting"), &json!("nesting")]);
+    for zklock in [&mut one, &mut two] {
+        zklock.signal(libc::SIGTERM);
+        zklock.wait(WAIT);
+    }
+    wait_for_children(env.zk(), "/y/a", 0);
+    wait_for_children(env.zk(), "/y/b", 0);
+}
+
+#[test]
+fn nested_zklocks_crossing_two_locks_are_a_certain_cycle() {
+    nested_cycle("");
+}
+
+#[test]
+fn nesting_is_proven_from_the_ancestry_when_env_i_dropped_the_environment() {
+    nested_cycle("env -i");
+}
+
+#[test]
+fn a_copied_zklock_held_proves_no_nesting() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let mut one = nested(&env, &scratch, "/y/a", "/y/b", "");
+    let enclosing = format!("/y/a/{}", env.zk().children("/y/a")[0]);
+    // An unrelated zklock, with a copy of the variable one's command has.
+    let mut two = env
+        .zklock(["lock", "/y/a", "--", "true"])
+        .env("ZKLOCK_HELD", &enclosing)
+        .spawn();
+    wait_for_children(env.zk(), "/y/a", 2);
+    let waiter = env
+        .zk()
+        .children("/y/a")
+        .into_iter()
+        .map(|name| format!("/y/a/{name}"))
+        .find(|path| *path != enclosing)
+        .unwrap();
+    let record: Value = serde_json::from_slice(&env.zk().get(&waiter).0).unwrap();
+    assert_eq!(record["tool"], "zklock");
+    assert_eq!(
+        record.get("nested_in"),
+        None,
+        "a copied variable is no proof: {record:#}"
+    );
+    for zklock in [&mut two, &mut one] {
+        zklock.signal(libc::SIGTERM);
+        zklock.wait(WAIT);
+    }
+}

@@ -1,0 +1,130 @@
+//! Nesting: a zklock started, however indirectly, by the command of a
+//! zklock that holds a lock is nested in that hold.
+//!
+//! The environment only says where to look: `ZKLOCK_HELD` lists every
+//! enclosing hold, one node path a line, innermost last. `sudo`, `env -i`
+//! and ssh drop it, so when it is not ours we look for it in our
+//! ancestors' environments; and anyone can copy it, so a hold counts only
+//! when its owner record, as written at the node's creation, names a
+//! command (a process group whose leader started at a given time, on this
+//! boot, in this pid namespace) that is among our own ancestors.
+
+use super::owner::{Identity, Owner};
+use crate::zk::Session;
+
+/// The variable that lists the enclosing holds.
+pub(crate) const HELD: &str = "ZKLOCK_HELD";
+
+/// How far up the process tree to look: deeper chains are not nesting
+/// anyone set up on purpose.
+const MAX_ANCESTORS: usize = 64;
+
+/// `ZKLOCK_HELD` for a command run under our hold of `node`: the enclosing
+/// holds we were given, then `node`.
+pub(crate) fn held_for_command(node: &str) -> String {
+    let mut held = std::env::var(HELD).unwrap_or_default();
+    if !held.is_empty() && !held.ends_with('\n') {
+        held.push('\n');
+    }
+    held + node
+}
+
+/// The enclosing holds this process is proven to be nested in: of the
+/// hints, those whose node is still there, with a zklock owner record
+/// written at its creation that names a command among our ancestors. Costs
+/// one read per hint, and nothing when there is none.
+pub(crate) async fn proven(session: &Session) -> Vec<String> {
+    let mut holds = Vec::new();
+    for hint in hints() {
+        let Ok((data, stat)) = session.get_data(&hint).await else {
+            continue;
+        };
+        let identity = (stat.mzxid == stat.czxid)
+            .then(|| Owner::parse(&data)?.identity)
+            .flatten();
+        if identity.is_some_and(|identity| descends_from(&identity)) {
+            holds.push(hint);
+        }
+    }
+    holds
+}
+
+/// The holds `ZKLOCK_HELD` names: ours, or else the nearest ancestor's.
+fn hints() -> Vec<String> {
+    let held = std::env::var(HELD)
+        .ok()
+        .or_else(|| ancestors().find_map(|pid| variable_of(pid, HELD)))
+        .unwrap_or_default();
+    held.lines()
+        .filter(|line| line.starts_with('/'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// True when the command `identity` names is one of our ancestors.
+fn descends_from(identity: &Identity) -> bool {
+    ancestors().any(|pid| identity.is(pid))
+}
+
+/// Our ancestors, parent first, up to (not including) init.
+fn ancestors() -> impl Iterator<Item = i32> {
+    // SAFETY: getppid cannot fail.
+    let parent = unsafe { libc::getppid() };
+    std::iter::successors(Some(parent), |&pid| parent_of(pid))
+        .take_while(|&pid| pid > 1)
+        .take(MAX_ANCESTORS)
+}
+
+/// The parent of process `pid`, from `/proc/PID/stat`.
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The program name, in parentheses, may hold anything: the fields
+    // that follow start after the last `)`.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The value of `name` in the environment process `pid` started with,
+/// when we may read it (our own user's processes).
+fn variable_of(pid: i32, name: &str) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    environ.split(|&b| b == 0).find_map(|entry| {
+        let value = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
+        Some(String::from_utf8_lossy(value).into_owned())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_ancestry_starts_with_our_parent_and_ends_before_init() {
+        let mut ancestors = ancestors();
+        // SAFETY: getppid cannot fail.
+        assert_eq!(ancestors.next(), Some(unsafe { libc::getppid() }));
+        assert!(ancestors.all(|pid| pid > 1));
+        let ours = std::process::id() as i32;
+        assert_eq!(parent_of(ours), Some(unsafe { libc::getppid() }));
+        assert!(variable_of(ours, "PATH").is_some());
+        assert_eq!(variable_of(ours, "ZKLOCK_NO_SUCH_VARIABLE"), None);
+    }
+
+    #[test]
+    fn a_group_among_our_ancestors_is_proven_and_a_copy_is_not() {
+        // SAFETY: getpgrp cannot fail.
+        let group = unsafe { libc::getpgrp() };
+        let parent_group = Identity::of_group(unsafe { libc::getppid() });
+        if let Some(parent) = parent_group {
+            assert!(descends_from(&parent), "our parent is our ancestor");
+        }
+        let ours = Identity::of_group(std::process::id() as i32).unwrap();
+        assert!(!descends_from(&ours), "we are not our own ancestor");
+        let copied = Identity {
+            group_start: ours.group_start + 1,
+            group,
+            ..ours
+        };
+        assert!(!descends_from(&copied));
+    }
+}
