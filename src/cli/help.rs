@@ -41,7 +41,14 @@ On a secured ensemble:
                                                          give up or break it
 
 The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
-fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
+fencing token that grows with every new holder), ZKLOCK_SESSION and
+ZKLOCK_HELD (every enclosing hold's node, one a line, this one last). A
+zklock the command starts, however indirectly (even through env -i or sudo),
+records in its owner record the holds it is nested in, once it has checked
+that the command each hold's record names is among its own ancestors (a
+copied ZKLOCK_HELD proves nothing); zklock deadlocks then shows a cycle of
+nested zklocks as certain. The owner record also carries the -w deadline,
+which keeps a cycle through it possible, not certain. zklock
 exits with the command's exit code (128+n if it died of signal n), 127 or 126
 if it could not run (not found, not executable), 1 if the lock was not
 acquired (change with -E; the message names the holder), 3 if ZooKeeper was
@@ -306,7 +313,16 @@ the node it waits on), SESSION, CLIENT (address via server), AGE, FENCE (the
 czxid, the fencing token) and OWNER (zklock's user@host pid and --data,
 HBase's server, table and purpose, a leader node's decoded leader, Curator's
 IP or kazoo's identifier, else the session). -o json prints the
-lock as ls does.
+lock as ls does, and each waiter also carries blocked_by: its chain beyond
+the lock's queue, a list of hops {{\"lock\", \"node\", \"session\", \"owner\",
+\"age_ms\", \"via\", \"loops\"}}. Its first hop is where the owner of the lock's
+longest holder waits: the holder there that has held longest, and via how
+the two are one owner (session: the same ZooKeeper session; nesting: a
+zklock nested in the hold; locks: one zklock holding several locks); and so
+on to the root blocker, whose owner waits on nothing. loops is true on the
+hop that comes back to a blocker already on the chain: a cycle (see zklock
+deadlocks). Chains are followed among the locks under --root (the whole tree
+for a lock outside it); the table form prints the chain below the table.
 
 On any other node (no contender below it): zkCli's stat fields and the data.
 JSON: {{\"path\", \"stat\": {{\"czxid\", \"ctime_ms\", \"mzxid\", \"mtime_ms\", \"pzxid\",
