@@ -32,6 +32,8 @@ pub enum ExitStatus {
     PermissionDenied,
     /// 6: no such lock or node.
     NoNode,
+    /// 7: waiting would deadlock: a write inside a read of the same lock.
+    WouldDeadlock,
     /// 10: anything else.
     Other,
     /// 126: the command was found but could not be executed.
@@ -56,6 +58,7 @@ impl ExitStatus {
             ExitStatus::LockLost => 4,
             ExitStatus::PermissionDenied => 5,
             ExitStatus::NoNode => 6,
+            ExitStatus::WouldDeadlock => 7,
             ExitStatus::Other => 10,
             ExitStatus::CommandNotExecutable => 126,
             ExitStatus::CommandNotFound => 127,
@@ -69,7 +72,7 @@ impl ExitStatus {
     /// man pages print, so that it lists exactly the codes [`code`] gives.
     ///
     /// [`code`]: ExitStatus::code
-    pub const TABLE: [(ExitStatus, &'static str); 14] = [
+    pub const TABLE: [(ExitStatus, &'static str); 15] = [
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
@@ -103,6 +106,11 @@ impl ExitStatus {
             "permission denied: an ACL or the authentication refused",
         ),
         (ExitStatus::NoNode, "no such lock or node"),
+        (
+            ExitStatus::WouldDeadlock,
+            "waiting would deadlock: a write lock asked inside a read hold of the same lock \
+             (an upgrade that is never granted)",
+        ),
         (ExitStatus::Other, "any other error"),
         (
             ExitStatus::CommandNotExecutable,

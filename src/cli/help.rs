@@ -47,8 +47,10 @@ zklock the command starts, however indirectly (even through env -i or sudo),
 records in its owner record the holds it is nested in, once it has checked
 that the command each hold's record names is among its own ancestors (a
 copied ZKLOCK_HELD proves nothing); zklock deadlocks then shows a cycle of
-nested zklocks as certain. The owner record also carries the -w deadline,
-which keeps a cycle through it possible, not certain. zklock
+nested zklocks as certain. A write lock asked inside a read hold of the same
+lock (an upgrade, never granted) exits 7 at once. The owner record also
+carries the -w deadline, which keeps a cycle through it possible, not
+certain. zklock
 exits with the command's exit code (128+n if it died of signal n), 127 or 126
 if it could not run (not found, not executable), 1 if the lock was not
 acquired (change with -E; the message names the holder), 3 if ZooKeeper was

@@ -146,6 +146,21 @@ async fn lock_and_hold(
         });
         let session = session?;
         let owner = owner.nested_in(nesting::proven(&session).await);
+        let asked = args.kind.mode();
+        let upgrade = args
+            .max_leases
+            .is_none()
+            .then(|| nesting::upgrade(&args.path, asked, &owner.nested_in));
+        if let Some(hold) = upgrade.flatten() {
+            session.close().await;
+            let message = format!(
+                "waiting would deadlock: this process runs under the read hold {hold}, and a \
+                 write lock of the same lock is never granted while that hold lasts"
+            );
+            globals.printer.note(&message);
+            let status = ExitStatus::WouldDeadlock;
+            return Ok(Err(GaveUp { status, message }));
+        }
         let kill_after = match args.command().map(|c| kill_after_for(&session, c)) {
             Some(Err(err)) => {
                 session.close().await;

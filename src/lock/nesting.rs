@@ -9,8 +9,10 @@
 //! command (a process group whose leader started at a given time, on this
 //! boot, in this pid namespace) that is among our own ancestors.
 
+use super::name::ContenderMode;
 use super::owner::{Identity, Owner};
-use crate::zk::Session;
+use super::queue::QueueEntry;
+use crate::zk::{Session, path};
 
 /// The variable that lists the enclosing holds.
 pub(crate) const HELD: &str = "ZKLOCK_HELD";
@@ -47,6 +49,26 @@ pub(crate) async fn proven(session: &Session) -> Vec<String> {
         }
     }
     holds
+}
+
+/// The enclosing hold that makes asking for `lock` in `asked` mode an
+/// upgrade, which the queue never grants: a read hold of the same lock,
+/// when the request is exclusive. Our request would queue behind our own
+/// hold, which cannot end before we do.
+pub(crate) fn upgrade<'a>(
+    lock: &str,
+    asked: ContenderMode,
+    holds: &'a [String],
+) -> Option<&'a str> {
+    let shared = |hold: &&String| {
+        QueueEntry::parse(path::basename(hold)).is_some_and(|e| e.mode() == ContenderMode::Shared)
+    };
+    holds
+        .iter()
+        .filter(|_| asked == ContenderMode::Exclusive)
+        .filter(|hold| path::parent(hold) == Some(lock))
+        .find(shared)
+        .map(String::as_str)
 }
 
 /// The holds `ZKLOCK_HELD` names: ours, or else the nearest ancestor's.
@@ -97,6 +119,34 @@ fn variable_of(pid: i32, name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_write_inside_a_read_of_the_same_lock_is_an_upgrade() {
+        const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+        let read = format!("/locks/a/_c_{UUID}-__READ__0000000001");
+        let write = format!("/locks/a/_c_{UUID}-__WRIT__0000000002");
+        let elsewhere = format!("/locks/b/_c_{UUID}-__READ__0000000003");
+        let holds = [elsewhere.clone(), read.clone()];
+        assert_eq!(
+            upgrade("/locks/a", ContenderMode::Exclusive, &holds),
+            Some(read.as_str())
+        );
+        assert_eq!(
+            upgrade("/locks/a", ContenderMode::Shared, &holds),
+            None,
+            "read in read"
+        );
+        assert_eq!(
+            upgrade("/locks/b/x", ContenderMode::Exclusive, &holds),
+            None
+        );
+        let holds = [write, elsewhere];
+        assert_eq!(
+            upgrade("/locks/a", ContenderMode::Exclusive, &holds),
+            None,
+            "write in write"
+        );
+    }
 
     #[test]
     fn our_ancestry_starts_with_our_parent_and_ends_before_init() {

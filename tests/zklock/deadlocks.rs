@@ -396,3 +396,42 @@ fn a_copied_zklock_held_proves_no_nesting() {
         zklock.wait(WAIT);
     }
 }
+
+#[test]
+fn a_write_lock_inside_a_read_hold_of_the_same_lock_exits_7_at_once() {
+    let env = TestEnv::new();
+    let zklock = env!("CARGO_BIN_EXE_zklock");
+    let hosts = env.hosts();
+    let inner = |mode: &str, lock: &str| -> Vec<String> {
+        [zklock, "-H", &hosts, mode, lock, "--", "true"]
+            .map(String::from)
+            .to_vec()
+    };
+    let run = |outer: &str, inner: Vec<String>| {
+        let mut args = vec![outer.to_owned(), "/r/a".to_owned(), "--".to_owned()];
+        args.extend(inner);
+        env.zklock(args).timeout(WAIT).run()
+    };
+    let upgrade = run("rlock", inner("wlock", "/r/a"));
+    upgrade.assert_code(7);
+    assert!(
+        upgrade.elapsed < Duration::from_secs(20),
+        "at once: {upgrade:?}"
+    );
+    assert!(
+        env.zk().children_if_any("/r/a").is_empty(),
+        "no node is left behind"
+    );
+    // Not an upgrade: a read inside a read, a write elsewhere.
+    run("rlock", inner("rlock", "/r/a")).assert_success();
+    run("rlock", inner("wlock", "/r/b")).assert_success();
+    // A copied variable is no proof: an unrelated writer just waits.
+    let mut reader = env.zklock(["rlock", "/r/a"]).spawn();
+    let token = reader.next_line(WAIT);
+    env.zklock(["wlock", "/r/a", "-n", "--", "true"])
+        .env("ZKLOCK_HELD", &token)
+        .run()
+        .assert_code(1);
+    reader.signal(libc::SIGTERM);
+    reader.wait(WAIT).assert_success();
+}
