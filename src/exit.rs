@@ -32,7 +32,8 @@ pub enum ExitStatus {
     PermissionDenied,
     /// 6: no such lock or node.
     NoNode,
-    /// 7: waiting would deadlock: a write inside a read of the same lock.
+    /// 7: waiting would deadlock: a write inside a read of the same lock,
+    /// or a certain wait-for cycle through our wait.
     WouldDeadlock,
     /// 10: anything else.
     Other,
@@ -109,7 +110,7 @@ impl ExitStatus {
         (
             ExitStatus::WouldDeadlock,
             "waiting would deadlock: a write lock asked inside a read hold of the same lock \
-             (an upgrade that is never granted)",
+             (an upgrade that is never granted), or a certain wait-for cycle through this wait",
         ),
         (ExitStatus::Other, "any other error"),
         (

@@ -48,7 +48,9 @@ records in its owner record the holds it is nested in, once it has checked
 that the command each hold's record names is among its own ancestors (a
 copied ZKLOCK_HELD proves nothing); zklock deadlocks then shows a cycle of
 nested zklocks as certain. A write lock asked inside a read hold of the same
-lock (an upgrade, never granted) exits 7 at once. The owner record also
+lock (an upgrade, never granted) exits 7 at once, and so does a nested
+zklock that finds, once its node is made or on a wake-up, a certain wait-for
+cycle through its own wait (docs/WAIT-CHAINS.md). The owner record also
 carries the -w deadline, which keeps a cycle through it possible, not
 certain. zklock
 exits with the command's exit code (128+n if it died of signal n), 127 or 126

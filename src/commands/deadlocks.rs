@@ -197,6 +197,52 @@ async fn confirmed(
     Ok(kept)
 }
 
+/// Waits until a certain cycle runs through our session `ours`, looking
+/// each time `woke` says we wait (once our node is made, and on each
+/// wake-up): a `sync`, a reading of the locks under `under`, and a second
+/// reading of the cycle's nodes, so that of two waiters that close a cycle
+/// together at least one sees it. Returns the release that would break it.
+/// A zklock nested in no hold is never part of a certain cycle (nothing
+/// proven leads to its one node), so without `under` it never looks.
+pub(super) async fn certain_cycle(
+    session: &Session,
+    under: Option<&str>,
+    woke: &tokio::sync::Notify,
+) -> String {
+    let Some(under) = under else {
+        return std::future::pending().await;
+    };
+    loop {
+        woke.notified().await;
+        // A look that fails leaves the wait as it was: the check must never
+        // be what makes a lock fail.
+        match through_us(session, under).await {
+            Ok(Some(break_with)) => return break_with,
+            Ok(None) => {}
+            Err(err) => tracing::warn!("could not look for a wait-for cycle: {err:#}"),
+        }
+    }
+}
+
+/// The release that breaks a certain cycle through our session, if one
+/// runs through it now.
+async fn through_us(session: &Session, under: &str) -> Result<Option<String>> {
+    session.sync(under).await?;
+    let quiet = Printer::new(output::Format::Table, true);
+    let (_, graph) = wait_graph(session, under, &quiet).await?;
+    let ours = |cycle: &Cycle| {
+        cycle.certain
+            && cycle
+                .edges
+                .iter()
+                .any(|&(waiter, _, _)| graph.contenders[waiter].session == session.id())
+    };
+    let cycles: Vec<Cycle> = graph.cycles().into_iter().filter(ours).collect();
+    let confirmed = confirmed(session, under, &graph, cycles).await?;
+    let certain = confirmed.iter().find(|cycle| cycle.certain);
+    Ok(certain.map(|cycle| found(&graph, cycle).break_with))
+}
+
 /// A cycle as printed, from the graph's indexes.
 fn found(graph: &WaitGraph, cycle: &Cycle) -> Found {
     let party = |v: usize| {

@@ -26,6 +26,8 @@ use crate::usage::UsageError;
 use crate::zk::monitor::{LeaderEvidence, Timing};
 use crate::zk::{self, NodeWatch, Session};
 
+use super::{deadlocks, stat};
+
 /// What `lock`, `rlock`, `wlock` and `sem` were asked for.
 #[derive(Clone, Debug)]
 pub struct LockArgs {
@@ -171,7 +173,17 @@ async fn lock_and_hold(
         };
         let evidence = LeaderEvidence::track(&session, connect_sent);
         let acquisition = Acquisition::new(&session, args, owner.to_bytes());
-        match acquire(&session, acquisition, args, &globals.printer, signals).await {
+        let cycles =
+            (!owner.nested_in.is_empty()).then(|| stat::chains_under(&globals.root, &args.path));
+        match acquire(
+            &session,
+            acquisition,
+            (args, cycles),
+            &globals.printer,
+            signals,
+        )
+        .await
+        {
             Ok(Ok((held, kept_watch))) => Ok(Ok((session, held, kept_watch, evidence, kill_after))),
             Ok(Err(status)) => {
                 close(session, evidence).await;
@@ -373,6 +385,8 @@ struct GaveUp {
 enum Wait {
     Done(Result<Outcome, AcquireError>),
     Signal(i32),
+    /// A certain cycle runs through our wait; the release that breaks it.
+    Cycle(String),
 }
 
 /// What zklock queues for: a lock, with its contender node, or a lease of a
@@ -417,11 +431,13 @@ impl<'s> Acquisition<'s> {
         args: &LockArgs,
         patience: Patience,
         spinner: Option<&Spinner>,
+        woke: &tokio::sync::Notify,
     ) -> Result<Outcome, AcquireError> {
         let path = args.path.as_str();
         match self {
             Acquisition::Lock(contention) => {
                 let update = |waiting: &Waiting| {
+                    woke.notify_one();
                     if let Some(spinner) = spinner {
                         spinner.set(describe_wait(path, waiting));
                     }
@@ -435,7 +451,10 @@ impl<'s> Acquisition<'s> {
                 // once per change, and only for a spinner.
                 let max_leases = contention.max_leases();
                 let changed = tokio::sync::Notify::new();
-                let acquire = contention.acquire(patience, || changed.notify_one());
+                let acquire = contention.acquire(patience, || {
+                    changed.notify_one();
+                    woke.notify_one();
+                });
                 let refresh = async {
                     while let Some(spinner) = spinner {
                         changed.notified().await;
@@ -473,18 +492,23 @@ impl<'s> Acquisition<'s> {
 
 /// Waits for the lock. The inner `Err` is the exit status when we gave up
 /// (conflict, timeout, signal); our nodes are deleted on each such path.
+///
+/// A nested zklock also watches for a certain cycle under `cycles` each time
+/// it finds it must wait, and gives up with exit 7 when one runs through it.
 async fn acquire(
     session: &Session,
     mut contention: Acquisition<'_>,
-    args: &LockArgs,
+    (args, cycles): (&LockArgs, Option<&str>),
     printer: &Printer,
     signals: &mut Signals,
 ) -> Result<Result<(Held, Option<NodeWatch>), GaveUp>> {
     let spinner = printer.spinner(&format!("waiting for {}", args.path));
     let patience = Patience::new(args.no_wait, args.timeout);
+    let woke = tokio::sync::Notify::new();
     let wait = tokio::select! {
-        outcome = contention.acquire(session, args, patience, spinner.as_ref()) => Wait::Done(outcome),
+        outcome = contention.acquire(session, args, patience, spinner.as_ref(), &woke) => Wait::Done(outcome),
         signal = signals.next() => Wait::Signal(signal),
+        cycle = deadlocks::certain_cycle(session, cycles, &woke) => Wait::Cycle(cycle),
     };
     if let Some(spinner) = spinner {
         spinner.finish();
@@ -515,6 +539,17 @@ async fn acquire(
             } else {
                 err
             })
+        }
+        Wait::Cycle(cycle) => {
+            contention.abandon().await?;
+            let message = format!(
+                "waiting for {} would deadlock: a certain wait-for cycle runs through this \
+                 wait (it would be broken by: {})",
+                args.path, cycle
+            );
+            printer.note(&message);
+            let status = ExitStatus::WouldDeadlock;
+            Ok(Err(GaveUp { status, message }))
         }
         Wait::Signal(signal) => {
             contention.abandon().await?;

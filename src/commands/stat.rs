@@ -233,7 +233,7 @@ async fn print_lock(
 
 /// Where chains are followed: the tree under the root, or the whole tree
 /// for a lock outside it.
-fn chains_under<'a>(root: &'a str, lock: &str) -> &'a str {
+pub(super) fn chains_under<'a>(root: &'a str, lock: &str) -> &'a str {
     let below = lock
         .strip_prefix(root)
         .is_some_and(|rest| rest.starts_with('/') || root == "/");
