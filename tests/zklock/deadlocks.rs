@@ -465,3 +465,62 @@ fn a_write_lock_inside_a_read_hold_of_the_same_lock_exits_7_at_once() {
     reader.signal(libc::SIGTERM);
     reader.wait(WAIT).assert_success();
 }
+
+#[test]
+fn a_curator_and_a_kazoo_session_crossing_two_locks_are_a_possible_cycle() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let go = scratch.file("go");
+    let go = go.to_str().unwrap();
+    let mut curator = peer(
+        &env,
+        Library::Curator,
+        "/m/a",
+        "mutex",
+        &["--then", "/m/b", "--then-after", go],
+    );
+    let mut kazoo = peer(
+        &env,
+        Library::Kazoo,
+        "/m/b",
+        "mutex",
+        &["--then", "/m/a", "--then-after", go],
+    );
+    acquired(&mut curator, WAIT);
+    acquired(&mut kazoo, WAIT);
+    std::fs::write(go, b"").unwrap();
+    wait_for_children(env.zk(), "/m/a", 2);
+    wait_for_children(env.zk(), "/m/b", 2);
+    // A zklock queues on /m/a too: it waits on the cycle, it is not in it.
+    let mut waiter = env.zklock(["lock", "/m/a", "--", "true"]).spawn();
+    wait_for_children(env.zk(), "/m/a", 3);
+
+    let (code, cycles) = deadlocks(&env, &["/m"]);
+    assert_eq!(code, 1);
+    assert_eq!(cycles.len(), 1, "{cycles:#?}");
+    assert_eq!(cycles[0]["certain"], false);
+    let edges = cycles[0]["edges"].as_array().unwrap();
+    assert_eq!(
+        edges.len(),
+        2,
+        "the zklock waiter is no part of it: {edges:#?}"
+    );
+    let mut locks: Vec<&str> = edges.iter().map(|e| e["lock"].as_str().unwrap()).collect();
+    locks.sort();
+    assert_eq!(locks, ["/m/a", "/m/b"]);
+
+    let lock: Value = env
+        .zklock(["stat", "/m/a", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    for waiter in lock["waiters"].as_array().unwrap() {
+        let chain = waiter["blocked_by"].as_array().unwrap();
+        assert_eq!(chain.last().unwrap()["loops"], true, "{chain:#?}");
+    }
+    waiter.signal(libc::SIGTERM);
+    waiter.wait(WAIT);
+    peers::release(curator);
+    peers::release(kazoo);
+    wait_for_children(env.zk(), "/m/a", 0);
+}
