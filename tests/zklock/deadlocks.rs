@@ -524,3 +524,58 @@ fn a_curator_and_a_kazoo_session_crossing_two_locks_are_a_possible_cycle() {
     peers::release(kazoo);
     wait_for_children(env.zk(), "/m/a", 0);
 }
+
+/// `zklock ARGS -- sh -c '…'`: once holding, the command marks `ready`,
+/// waits for `go`, then runs the zklock `INNER`.
+fn nested_with(env: &TestEnv, scratch: &Scratch, args: &[&str], inner: &str) -> support::Running {
+    let ready = scratch.file(&format!("ready{}", support::unique()));
+    let script = format!(
+        "touch '{ready}'; while [ ! -e '{go}' ]; do sleep 0.05; done; '{zklock}' -H '{hosts}' {inner}",
+        ready = ready.display(),
+        go = scratch.file("go").display(),
+        zklock = env!("CARGO_BIN_EXE_zklock"),
+        hosts = env.hosts(),
+    );
+    let mut argv: Vec<&str> = args.to_vec();
+    argv.extend(["--", "sh", "-c", &script]);
+    let running = env.zklock(argv).spawn();
+    wait_until(WAIT, "the outer zklock holds", || ready.exists());
+    running
+}
+
+#[test]
+fn a_semaphore_whose_every_lease_holder_waits_is_a_knot_and_a_free_lease_is_none() {
+    for (max, knot) in [("1", true), ("2", false)] {
+        let env = TestEnv::new();
+        let scratch = Scratch::new();
+        // The lease holder waits on /m; /m's holder waits for a lease.
+        let mut one = nested_with(
+            &env,
+            &scratch,
+            &["sem", "/s", "--max-leases", max],
+            "lock /m -- true",
+        );
+        let inner = format!("sem /s --max-leases {max} -- true");
+        let mut two = nested_with(&env, &scratch, &["lock", "/m"], &inner);
+        std::fs::write(scratch.file("go"), b"").unwrap();
+        if knot {
+            wait_for_children(env.zk(), "/m", 2);
+            wait_until(WAIT, "a lease waits", || {
+                let lock: Value = env.zklock(["stat", "/s", "-o", "json"]).run().json();
+                lock["waiters"].as_array().is_some_and(|w| !w.is_empty())
+            });
+            let (code, cycles) = deadlocks(&env, &["/"]);
+            assert_eq!(code, 1, "{cycles:#?}");
+            assert_eq!(cycles.len(), 1);
+            assert_eq!(cycles[0]["certain"], false, "a lease is no exclusive hold");
+            for zklock in [&mut one, &mut two] {
+                zklock.signal(libc::SIGTERM);
+                zklock.wait(WAIT);
+            }
+        } else {
+            one.wait(WAIT).assert_success();
+            two.wait(WAIT).assert_success();
+            assert_eq!(deadlocks(&env, &["/"]), (0, Vec::new()));
+        }
+    }
+}
