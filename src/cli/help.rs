@@ -325,8 +325,9 @@ the two are one owner (session: the same ZooKeeper session; nesting: a
 zklock nested in the hold; locks: one zklock holding several locks); and so
 on to the root blocker, whose owner waits on nothing. loops is true on the
 hop that comes back to a blocker already on the chain: a cycle (see zklock
-deadlocks). Chains are followed among the locks under --root (the whole tree
-for a lock outside it); the table form prints the chain below the table.
+deadlocks). Chains are followed among the locks under --root (for a lock
+outside it, under its directory's parent); the table form prints the chain
+below the table.
 
 On any other node (no contender below it): zkCli's stat fields and the data.
 JSON: {{\"path\", \"stat\": {{\"czxid\", \"ctime_ms\", \"mzxid\", \"mtime_ms\", \"pzxid\",

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::waitfor::{Cycle, Via, WaitGraph};
-use crate::model::{self, Depth, Lock, WalkProgress};
+use crate::model::waitfor::{Cycle, GraphBuilder, Via, WaitGraph};
+use crate::model::{self, Depth, WalkProgress};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::{self, Session};
 
@@ -139,28 +139,26 @@ pub(crate) async fn run(globals: &Globals, args: DeadlocksArgs) -> Result<ExitSt
 }
 
 /// The wait-for graph of the contended locks under `path`, read in one
-/// walk; only the contended locks are kept.
+/// walk; only the contended locks' contenders are kept.
 pub(super) async fn wait_graph(
     session: &Session,
     path: &str,
     printer: &Printer,
 ) -> Result<(WalkProgress, WaitGraph)> {
     let progress = printer.progress();
-    let mut contended: Vec<Lock> = Vec::new();
+    let mut graph = GraphBuilder::default();
     let walked = model::walk(
         session,
         path,
         Depth::Tree,
         |p| show_progress(progress.as_ref(), path, p),
         |lock| {
-            if !lock.waiters.is_empty() {
-                contended.push(lock);
-            }
+            graph.add(&lock);
             Ok(())
         },
     )
     .await?;
-    Ok((walked, WaitGraph::new(&contended)))
+    Ok((walked, graph.finish()))
 }
 
 /// The cycles still there at a second reading after a `sync`: a cycle one

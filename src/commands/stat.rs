@@ -231,13 +231,15 @@ async fn print_lock(
     Ok(())
 }
 
-/// Where chains are followed: the tree under the root, or the whole tree
-/// for a lock outside it.
-pub(super) fn chains_under<'a>(root: &'a str, lock: &str) -> &'a str {
-    let below = lock
-        .strip_prefix(root)
-        .is_some_and(|rest| rest.starts_with('/') || root == "/");
-    if below { root } else { "/" }
+/// Where chains are followed: the tree under the root; for a lock outside
+/// it, the tree its directory is in (the directory's parent), rather than
+/// the whole ensemble.
+pub(super) fn chains_under<'a>(root: &'a str, lock: &'a str) -> &'a str {
+    if zk::path::is_at_or_below(lock, root) {
+        root
+    } else {
+        zk::path::parent(lock).unwrap_or(lock)
+    }
 }
 
 fn count(n: usize, one: &str, many: &str) -> String {

@@ -134,21 +134,42 @@ pub(crate) struct Hop {
     pub loops: bool,
 }
 
-impl WaitGraph {
-    /// The graph of `locks`: the contended ones count, elections and leader
-    /// nodes never (their participants are not blocked).
-    pub(crate) fn new<'a>(locks: impl IntoIterator<Item = &'a Lock>) -> WaitGraph {
-        let mut graph = WaitGraph::default();
-        let mut by_path = HashMap::new();
-        let mut queue_edges = Vec::new();
-        for lock in locks {
-            if lock.waiters.is_empty() || !lock.kind.may_be_broken() {
-                continue;
-            }
-            graph.add_lock(lock, &mut by_path, &mut queue_edges);
+/// Builds a [`WaitGraph`] a lock at a time, as a walk hands them over, so
+/// that only the contended locks' contenders are kept, and only what the
+/// graph needs of them.
+#[derive(Debug, Default)]
+pub(crate) struct GraphBuilder {
+    graph: WaitGraph,
+    by_path: HashMap<String, usize>,
+    queue_edges: Vec<(Vec<usize>, Need)>,
+}
+
+impl GraphBuilder {
+    /// Adds `lock` when it is contended; elections and leader nodes never
+    /// count (their participants are not blocked).
+    pub(crate) fn add(&mut self, lock: &Lock) {
+        if !lock.waiters.is_empty() && lock.kind.may_be_broken() {
+            let graph = &mut self.graph;
+            graph.add_lock(lock, &mut self.by_path, &mut self.queue_edges);
         }
-        graph.link_owners(&by_path, queue_edges);
-        graph
+    }
+
+    /// The graph of every lock added.
+    pub(crate) fn finish(mut self) -> WaitGraph {
+        self.graph.link_owners(&self.by_path, self.queue_edges);
+        self.graph
+    }
+}
+
+impl WaitGraph {
+    /// The graph of `locks` (see [`GraphBuilder::add`]).
+    #[cfg(test)]
+    pub(crate) fn new<'a>(locks: impl IntoIterator<Item = &'a Lock>) -> WaitGraph {
+        let mut builder = GraphBuilder::default();
+        for lock in locks {
+            builder.add(lock);
+        }
+        builder.finish()
     }
 
     fn add_lock(
@@ -199,7 +220,8 @@ impl WaitGraph {
         }
     }
 
-    /// Adds the owners' vertices and every edge.
+    /// Adds the owners' vertices and every edge. The owner records are not
+    /// needed after, and go: they would be most of the graph's memory.
     fn link_owners(
         &mut self,
         by_path: &HashMap<String, usize>,
@@ -250,6 +272,9 @@ impl WaitGraph {
         }
         self.edges = edges;
         self.need = need;
+        for vertex in &mut self.contenders {
+            vertex.record = None;
+        }
     }
 
     /// The trusted owner records of the contenders, by index.
