@@ -47,7 +47,12 @@ zklock the command starts, however indirectly (even through env -i or sudo),
 records in its owner record the holds it is nested in, once it has checked
 that the command each hold's record names is among its own ancestors (a
 copied ZKLOCK_HELD proves nothing); zklock deadlocks then shows a cycle of
-nested zklocks as certain. A write lock asked inside a read hold of the same
+nested zklocks as certain. Nested in a hold of the same lock that holds now
+and covers the request (anything inside an exclusive or write hold, a read
+inside a read hold with no one else's writer queued), the command runs at
+once under that hold, with no node of its own, and is stopped (exit 4) if
+that hold ends; siblings nested in one hold all do, and may run together. A
+write lock asked inside a read hold of the same
 lock (an upgrade, never granted) exits 7 at once, and so does a nested
 zklock that finds, once its node is made or on a wake-up, a certain wait-for
 cycle through its own wait (docs/WAIT-CHAINS.md). The owner record also
@@ -365,7 +370,7 @@ process ancestry). A cycle of such waits never clears by itself; for a
 semaphore, only a knot does (every lease holder waits).
 
 A cycle is certain when every edge is proven (nesting, one zklock holding
-several locks, an exclusive holder), no waiter in it gives up by itself (no
+several locks, a queue's wait; not a semaphore's lease), no waiter in it gives up by itself (no
 -w deadline in its owner record), and a second reading after a sync finds
 its nodes unchanged; otherwise it is possible: an edge that rests on a
 shared session alone may be two threads that will go on. Elections never

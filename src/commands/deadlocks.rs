@@ -229,11 +229,8 @@ async fn through_us(session: &Session, under: &str) -> Result<Option<String>> {
     let quiet = Printer::new(output::Format::Table, true);
     let (_, graph) = wait_graph(session, under, &quiet).await?;
     let ours = |cycle: &Cycle| {
-        cycle.certain
-            && cycle
-                .edges
-                .iter()
-                .any(|&(waiter, _, _)| graph.contenders[waiter].session == session.id())
+        let ours = |&v: &usize| graph.contenders[v].session == session.id();
+        cycle.certain && cycle.contenders.iter().any(ours)
     };
     let cycles: Vec<Cycle> = graph.cycles().into_iter().filter(ours).collect();
     let confirmed = confirmed(session, under, &graph, cycles).await?;

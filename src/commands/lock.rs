@@ -15,8 +15,8 @@ use crate::exit::{self, ExitStatus};
 use crate::lock::hold::{self, Loss};
 use crate::lock::nesting;
 use crate::lock::{
-    AcquireError, ContenderKind, Contention, Dialect, Held, LeaseContention, LockSpec, Outcome,
-    Owner, Patience, SemaphoreSpec, Waiting,
+    AcquireError, ContenderKind, Contention, Dialect, Held, LeaseContention, LockQueue, LockSpec,
+    Outcome, Owner, Patience, SemaphoreSpec, Waiting,
 };
 use crate::model::{self, Lock};
 use crate::output::{self, Format, Printer, Spinner};
@@ -172,6 +172,14 @@ async fn lock_and_hold(
             None => Duration::ZERO,
         };
         let evidence = LeaderEvidence::track(&session, connect_sent);
+        let running = (kill_after, &globals.printer, &mut *signals);
+        if let Some(status) = reenter(&session, &evidence, args, &owner.nested_in, running).await? {
+            close(session, evidence).await;
+            return Ok(Err(GaveUp {
+                status,
+                message: String::new(),
+            }));
+        }
         let acquisition = Acquisition::new(&session, args, owner.to_bytes());
         let cycles =
             (!owner.nested_in.is_empty()).then(|| stat::chains_under(&globals.root, &args.path));
@@ -297,6 +305,48 @@ fn hint_how_to_release(printer: &Printer, lock: &str) {
 async fn close(session: Session, evidence: LeaderEvidence) {
     evidence.stop();
     session.close().await;
+}
+
+/// Re-entry: when an enclosing hold of ours holds this lock now in a mode
+/// that covers the request ([`nesting::reentry`]), runs the command at once
+/// under that hold, with no node of its own, and stops it if that hold
+/// ends; the hold is its owner's to release, never ours. `None` when there
+/// is no such hold or no command.
+async fn reenter(
+    session: &Session,
+    evidence: &LeaderEvidence,
+    args: &LockArgs,
+    holds: &[String],
+    (kill_after, printer, signals): (Duration, &Printer, &mut Signals),
+) -> Result<Option<ExitStatus>> {
+    let Some(command) = args.command() else {
+        return Ok(None);
+    };
+    if holds.is_empty() || args.max_leases.is_some() {
+        return Ok(None);
+    }
+    let queue = LockQueue::from_children(session.children(&args.path).await.unwrap_or_default());
+    let Some(node) = nesting::reentry(&args.path, args.kind.mode(), holds, &queue) else {
+        return Ok(None);
+    };
+    let Some(stat) = session.stat(node).await? else {
+        return Ok(None);
+    };
+    tracing::info!("re-entering {} under the enclosing hold {node}", args.path);
+    let held = Held {
+        lock: args.path.clone(),
+        node: node.to_owned(),
+        fence: stat.czxid,
+    };
+    let hold = Hold {
+        session,
+        held: &held,
+        evidence,
+        kept_watch: Cell::new(None),
+    };
+    run_command(&hold, command, kill_after, printer, signals)
+        .await
+        .map(Some)
 }
 
 /// A lock being held: its session, its node, and what shows that the leader

@@ -11,7 +11,7 @@
 
 use super::name::ContenderMode;
 use super::owner::{Identity, Owner};
-use super::queue::QueueEntry;
+use super::queue::{LockQueue, QueueEntry, Standing};
 use crate::zk::{Session, path};
 
 /// The variable that lists the enclosing holds.
@@ -22,13 +22,14 @@ pub(crate) const HELD: &str = "ZKLOCK_HELD";
 const MAX_ANCESTORS: usize = 64;
 
 /// `ZKLOCK_HELD` for a command run under our hold of `node`: the enclosing
-/// holds we were given, then `node`.
+/// holds we were given, then `node`;
+/// `node` is named once, as a command re-entered under an enclosing hold
+/// runs under that same hold.
 pub(crate) fn held_for_command(node: &str) -> String {
-    let mut held = std::env::var(HELD).unwrap_or_default();
-    if !held.is_empty() && !held.ends_with('\n') {
-        held.push('\n');
-    }
-    held + node
+    let given = std::env::var(HELD).unwrap_or_default();
+    let mut held: Vec<&str> = given.lines().filter(|hold| *hold != node).collect();
+    held.push(node);
+    held.join("\n")
 }
 
 /// The enclosing holds this process is proven to be nested in: of the
@@ -68,6 +69,38 @@ pub(crate) fn upgrade<'a>(
         .filter(|_| asked == ContenderMode::Exclusive)
         .filter(|hold| path::parent(hold) == Some(lock))
         .find(shared)
+        .map(String::as_str)
+}
+
+/// The enclosing hold under which a request for `lock` in `asked` mode
+/// re-enters, by the queue's own rules: one of ours that holds the lock now
+/// and covers the request (an exclusive hold covers anything; a read hold
+/// covers a read when no exclusive contender but ours is in the queue, as
+/// a new read node would otherwise queue behind it).
+pub(crate) fn reentry<'a>(
+    lock: &str,
+    asked: ContenderMode,
+    holds: &'a [String],
+    queue: &LockQueue,
+) -> Option<&'a str> {
+    let ours = |name: &str| holds.iter().any(|hold| path::join(lock, name) == *hold);
+    let others_exclusive = queue
+        .contenders()
+        .iter()
+        .any(|c| c.mode() != ContenderMode::Shared && !ours(&c.name));
+    holds
+        .iter()
+        .filter(|hold| path::parent(hold) == Some(lock))
+        .find(|hold| {
+            let name = path::basename(hold);
+            let holding = matches!(queue.standing_of(name), Some((Standing::Holding, _)));
+            let covers = match QueueEntry::parse(name).map(|e| e.mode()) {
+                Some(ContenderMode::Shared) => asked == ContenderMode::Shared && !others_exclusive,
+                Some(_) => true,
+                None => false,
+            };
+            holding && covers
+        })
         .map(String::as_str)
 }
 
@@ -145,6 +178,58 @@ mod tests {
             upgrade("/locks/a", ContenderMode::Exclusive, &holds),
             None,
             "write in write"
+        );
+    }
+
+    #[test]
+    fn a_holding_enclosing_hold_that_covers_the_request_is_reentered() {
+        const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+        let name = |kind: &str, seq: i32| format!("_c_{UUID}-{kind}{seq:010}");
+        let at = |name: &str| format!("/locks/a/{name}");
+        let (mutex, r1, w2, r3) = (
+            name("lock-", 1),
+            name("__READ__", 1),
+            name("__WRIT__", 2),
+            name("__READ__", 3),
+        );
+        use ContenderMode::{Exclusive as X, Shared as S};
+
+        let queue = LockQueue::from_children([mutex.clone(), name("lock-", 2)]);
+        let holds = [at(&mutex)];
+        assert_eq!(
+            reentry("/locks/a", X, &holds, &queue),
+            Some(holds[0].as_str()),
+            "lock in lock"
+        );
+        assert_eq!(reentry("/locks/b", X, &holds, &queue), None, "another lock");
+        let queue = LockQueue::from_children([name("lock-", 0), mutex.clone()]);
+        assert_eq!(
+            reentry("/locks/a", X, &holds, &queue),
+            None,
+            "our node does not hold"
+        );
+
+        let queue = LockQueue::from_children([r1.clone(), r3.clone()]);
+        let holds = [at(&r1)];
+        assert_eq!(
+            reentry("/locks/a", S, &holds, &queue),
+            Some(holds[0].as_str()),
+            "read in read"
+        );
+        assert_eq!(reentry("/locks/a", X, &holds, &queue), None, "an upgrade");
+        let queue = LockQueue::from_children([r1.clone(), w2.clone()]);
+        assert_eq!(
+            reentry("/locks/a", S, &holds, &queue),
+            None,
+            "a writer waits in between"
+        );
+
+        let queue = LockQueue::from_children([w2.clone(), r3]);
+        let holds = [at(&w2)];
+        assert_eq!(
+            reentry("/locks/a", S, &holds, &queue),
+            Some(holds[0].as_str()),
+            "read in write"
         );
     }
 

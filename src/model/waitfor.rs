@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::locks::{Contender, Lock, LockKind};
-use crate::lock::{ContenderMode, Owner, queue};
+use crate::lock::{Owner, queue};
 
 /// How a contender's owner is known to wait elsewhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -61,7 +61,6 @@ pub(crate) struct Vertex {
     pub owner_text: String,
     pub age_ms: i64,
     pub holding: bool,
-    mode: ContenderMode,
     /// The node's czxid and mzxid, to tell it was not changed since.
     pub zxids: (i64, i64),
     /// True when the trusted owner record has a `-w` deadline.
@@ -116,12 +115,17 @@ pub(crate) struct Cycle {
     /// Each wait of the cycle: (waiter, holder, how the holder's owner
     /// waits on), as indexes of the graph's contenders.
     pub edges: Vec<(usize, usize, Via)>,
-    /// True when every edge is proven and no waiter gives up by itself.
+    /// True when every edge is proven (a wait in a queue, not for a
+    /// semaphore's lease, which any holder may free) and no waiter gives up
+    /// by itself.
     pub certain: bool,
     /// How long the cycle has stood: the age of its youngest contender.
     pub since_ms: i64,
     /// Its youngest contender, where deleting one node breaks it.
     pub youngest: usize,
+    /// Every contender on it, including the waiters whose wait is on
+    /// another waiter of their own queue (not an edge of their own).
+    pub contenders: Vec<usize>,
 }
 
 /// One hop of a wait chain: a blocker in another lock, and how the
@@ -382,7 +386,6 @@ impl WaitGraph {
         let youngest = members().min_by_key(|&v| self.contenders[v].age_ms)?;
         let certain = edges.iter().all(|&(waiter, holder, via)| {
             via.proven()
-                && self.contenders[holder].mode == ContenderMode::Exclusive
                 && self.locks[self.contenders[holder].lock].kind != LockKind::Semaphore
                 && !self.contenders[waiter].deadline
         });
@@ -391,6 +394,7 @@ impl WaitGraph {
             certain,
             since_ms: self.contenders[youngest].age_ms,
             youngest,
+            contenders: members().collect(),
         })
     }
 
@@ -459,7 +463,6 @@ fn vertex(lock: usize, contender: &Contender, holding: bool) -> Vertex {
         owner_text: contender.owner_text(),
         age_ms: contender.age_ms,
         holding,
-        mode: contender.mode,
         zxids: (contender.stat.czxid, contender.stat.mzxid),
         deadline: record.as_ref().is_some_and(|r| r.deadline_ms.is_some()),
         record,
@@ -529,7 +532,7 @@ fn strongly_connected(edges: &[Vec<usize>], keep: &[bool]) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::Dialect;
+    use crate::lock::{ContenderMode, Dialect};
     use crate::model::LockDialect;
     use crate::zk;
 

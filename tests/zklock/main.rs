@@ -21,6 +21,7 @@ mod inspect;
 mod interop;
 mod locks;
 mod modes;
+mod nesting;
 mod output;
 mod profiles;
 mod reap;
