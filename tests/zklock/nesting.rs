@@ -112,3 +112,46 @@ fn a_read_inside_a_read_with_a_writer_queued_between_exits_7() {
     );
     writer.wait(WAIT).assert_success();
 }
+
+#[test]
+fn the_re_entered_command_stops_when_the_enclosing_zklock_is_killed() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let pid_file = scratch.file("pid");
+    let script = format!("echo $$ > '{}'; exec sleep 600", pid_file.display());
+    let mut outer = nested(&env, "lock", "lock", &script).spawn();
+    let pid: i32 = support::wait_for(WAIT, "the re-entered command runs", || {
+        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
+    });
+    outer.kill();
+    wait_until(WAIT, "the re-entered command is stopped", || {
+        !support::process_alive(pid)
+    });
+}
+
+#[test]
+fn siblings_nested_in_one_hold_all_re_enter_and_run_together() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let zklock = env!("CARGO_BIN_EXE_zklock");
+    let hosts = env.hosts();
+    // Each sibling marks itself and waits until the other has too: they
+    // finish only if both run at the same time.
+    let sibling = |me: &str, other: &str| {
+        format!(
+            "'{zklock}' -H '{hosts}' lock /e/a -- sh -c \"touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done\"",
+            scratch.file(me).display(),
+            scratch.file(other).display()
+        )
+    };
+    let script = format!(
+        "{} & {} & wait",
+        sibling("one", "two"),
+        sibling("two", "one")
+    );
+    env.zklock(["lock", "/e/a", "--", "sh", "-c", &script])
+        .timeout(WAIT)
+        .run()
+        .assert_success();
+    assert!(scratch.file("one").exists() && scratch.file("two").exists());
+}
