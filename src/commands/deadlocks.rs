@@ -92,18 +92,30 @@ impl Report for Deadlocks {
         }
         Ok(())
     }
+}
 
-    fn heading(&self) -> Option<String> {
-        let lines = self.0.iter().enumerate().map(|(number, cycle)| {
-            let how = if cycle.certain { "certain" } else { "possible" };
-            format!(
-                "cycle {}: {how}, for {}; break it with: {}",
-                number + 1,
-                output::format_age_ms(cycle.since_ms),
-                cycle.break_with
-            )
-        });
-        Some(lines.collect::<Vec<_>>().join("\n")).filter(|text| !text.is_empty())
+impl Deadlocks {
+    /// The lines above the table, one per cycle: whether it is certain, how
+    /// long it has stood and the release that breaks it; then a blank one.
+    fn heading_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .0
+            .iter()
+            .enumerate()
+            .map(|(number, cycle)| {
+                let how = if cycle.certain { "certain" } else { "possible" };
+                format!(
+                    "cycle {}: {how}, for {}; break it with: {}",
+                    number + 1,
+                    output::format_age_ms(cycle.since_ms),
+                    cycle.break_with
+                )
+            })
+            .collect();
+        if !lines.is_empty() {
+            lines.push(String::new());
+        }
+        lines
     }
 }
 
@@ -130,6 +142,9 @@ pub(crate) async fn run(globals: &Globals, args: DeadlocksArgs) -> Result<ExitSt
     .await?;
     note_unreadable(printer, &walked);
     let found = Deadlocks(found);
+    for line in found.heading_lines() {
+        printer.table_heading(&line)?;
+    }
     printer.report(&found)?;
     Ok(if found.0.is_empty() {
         ExitStatus::Success

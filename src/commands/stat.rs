@@ -159,24 +159,27 @@ struct WaiterJson<'a> {
 
 /// The lines after a lock's table that show its chain: where its holder's
 /// owner waits, on whom, and so on to the root blocker.
-fn chain_lines(hops: &[Hop]) -> String {
-    let mut text = String::from("\nBeyond this lock, its holder's owner waits:\n");
-    for hop in hops {
-        text += &format!(
-            "  via {} on {} (session {}, held {}, {}){}\n",
+fn chain_lines(hops: &[Hop]) -> Vec<String> {
+    let intro = [
+        String::new(),
+        "Beyond this lock, its holder's owner waits:".to_owned(),
+    ];
+    let hops = hops.iter().map(|hop| {
+        let loops = if hop.loops {
+            ": back on this chain, a cycle"
+        } else {
+            ""
+        };
+        format!(
+            "  via {} on {} (session {}, held {}, {}){loops}",
             hop.via.as_str(),
             hop.node,
             hop.session,
             output::format_age_ms(hop.age_ms),
             hop.owner,
-            if hop.loops {
-                ": back on this chain, a cycle"
-            } else {
-                ""
-            }
-        );
-    }
-    text
+        )
+    });
+    intro.into_iter().chain(hops).collect()
 }
 
 /// Prints a lock in full as its windows come in: as a heading and a table
@@ -226,7 +229,9 @@ async fn print_lock(
     .await;
     listing.close(printed)?;
     if !hops.is_empty() {
-        printer.table_heading(chain_lines(&hops).trim_end())?;
+        for line in chain_lines(&hops) {
+            printer.table_heading(&line)?;
+        }
     }
     Ok(())
 }
