@@ -142,8 +142,10 @@ pub(crate) async fn run(globals: &Globals, args: DeadlocksArgs) -> Result<ExitSt
     .await?;
     note_unreadable(printer, &walked);
     let found = Deadlocks(found);
-    for line in found.heading_lines() {
-        printer.table_heading(&line)?;
+    if printer.format == output::Format::Table {
+        for line in found.heading_lines() {
+            printer.line(&line)?;
+        }
     }
     printer.report(&found)?;
     Ok(if found.0.is_empty() {

@@ -228,9 +228,9 @@ async fn print_lock(
     }
     .await;
     listing.close(printed)?;
-    if !hops.is_empty() {
+    if printer.format == output::Format::Table && !hops.is_empty() {
         for line in chain_lines(&hops) {
-            printer.table_heading(&line)?;
+            printer.line(&line)?;
         }
     }
     Ok(())
