@@ -20,6 +20,8 @@ pub enum ExitStatus {
     NotAcquired(u8),
     /// 1: `watch --timeout` ran out before its end condition.
     TimedOut,
+    /// 1: `deadlocks` found a cycle.
+    Found,
     /// 2: bad flag, bad path, bad duration, bad host string.
     Usage,
     /// 3: ZooKeeper could not be reached, or the session ended before the lock was ours.
@@ -30,6 +32,9 @@ pub enum ExitStatus {
     PermissionDenied,
     /// 6: no such lock or node.
     NoNode,
+    /// 7: waiting would deadlock: a write inside a read of the same lock,
+    /// or a certain wait-for cycle through our wait.
+    WouldDeadlock,
     /// 10: anything else.
     Other,
     /// 126: the command was found but could not be executed.
@@ -48,12 +53,13 @@ impl ExitStatus {
         match self {
             ExitStatus::Success => 0,
             ExitStatus::NotAcquired(code) | ExitStatus::Child(code) => code,
-            ExitStatus::TimedOut => 1,
+            ExitStatus::TimedOut | ExitStatus::Found => 1,
             ExitStatus::Usage => 2,
             ExitStatus::Unreachable => 3,
             ExitStatus::LockLost => 4,
             ExitStatus::PermissionDenied => 5,
             ExitStatus::NoNode => 6,
+            ExitStatus::WouldDeadlock => 7,
             ExitStatus::Other => 10,
             ExitStatus::CommandNotExecutable => 126,
             ExitStatus::CommandNotFound => 127,
@@ -67,7 +73,7 @@ impl ExitStatus {
     /// man pages print, so that it lists exactly the codes [`code`] gives.
     ///
     /// [`code`]: ExitStatus::code
-    pub const TABLE: [(ExitStatus, &'static str); 13] = [
+    pub const TABLE: [(ExitStatus, &'static str); 15] = [
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
@@ -77,6 +83,10 @@ impl ExitStatus {
         (
             ExitStatus::TimedOut,
             "watch --timeout ran out before its end condition",
+        ),
+        (
+            ExitStatus::Found,
+            "deadlocks found a wait-for cycle (with --certain: a certain one)",
         ),
         (
             ExitStatus::Usage,
@@ -97,6 +107,11 @@ impl ExitStatus {
             "permission denied: an ACL or the authentication refused",
         ),
         (ExitStatus::NoNode, "no such lock or node"),
+        (
+            ExitStatus::WouldDeadlock,
+            "waiting would deadlock: a write lock asked inside a read hold of the same lock \
+             (an upgrade that is never granted), or a certain wait-for cycle through this wait",
+        ),
         (ExitStatus::Other, "any other error"),
         (
             ExitStatus::CommandNotExecutable,

@@ -16,7 +16,9 @@ use crate::commands::exporter::ExporterArgs;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, ReleaseArgs};
 use crate::commands::top::TopArgs;
-use crate::commands::{Subcommand, dump, generated::Shell, ls, reap, stat::StatArgs, watch};
+use crate::commands::{
+    Subcommand, deadlocks, dump, generated::Shell, ls, reap, stat::StatArgs, watch,
+};
 use crate::config::Globals;
 use crate::lock::{ContenderKind, Dialect, name};
 use crate::model::LockDialect;
@@ -388,6 +390,16 @@ impl Cli {
             CliCommand::Dump { path, sessions } => Subcommand::Dump(dump::DumpArgs {
                 path: resolve_or_root(root, path)?,
                 sessions,
+            }),
+            CliCommand::Deadlocks {
+                path,
+                min_age,
+                certain,
+            } => Subcommand::Deadlocks(deadlocks::DeadlocksArgs {
+                named: path.is_some(),
+                path: resolve_or_root(root, path)?,
+                min_age,
+                certain,
             }),
             CliCommand::Watch(args) => Subcommand::Watch(args.into_watch_args(root)?),
             CliCommand::Reap(args) => Subcommand::Reap(args.into_reap_args(root)?),

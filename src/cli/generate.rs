@@ -435,9 +435,11 @@ const OTHER_VARIABLES: [(&str, &str); 7] = [
         "The Kerberos ticket cache --sasl gssapi authenticates from.",
     ),
     (
-        "ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE, ZKLOCK_SESSION",
+        "ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE, ZKLOCK_SESSION, ZKLOCK_HELD",
         "Set by zklock for a command run under a lock: the lock, its node, \
-         the fencing token (the node's czxid) and the session.",
+         the fencing token (the node's czxid), the session, and every \
+         enclosing hold's node, one a line (a hint for a nested zklock, \
+         which proves nesting from its ancestry).",
     ),
 ];
 

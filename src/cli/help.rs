@@ -55,7 +55,23 @@ On a secured ensemble:
   zklock lock deploy -- ./x
 
 The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
-fencing token that grows with every new holder) and ZKLOCK_SESSION. zklock
+fencing token that grows with every new holder), ZKLOCK_SESSION and
+ZKLOCK_HELD (every enclosing hold's node, one a line, this one last). A
+zklock the command starts, however indirectly (even through env -i or sudo),
+records in its owner record the holds it is nested in, once it has checked
+that the command each hold's record names is among its own ancestors (a
+copied ZKLOCK_HELD proves nothing); zklock deadlocks then shows a cycle of
+nested zklocks as certain. Nested in a hold of the same lock that holds now
+and covers the request (anything inside an exclusive or write hold, a read
+inside a read hold with no one else's writer queued), the command runs at
+once under that hold, with no node of its own, and is stopped (exit 4) if
+that hold ends; siblings nested in one hold all do, and may run together. A
+write lock asked inside a read hold of the same
+lock (an upgrade, never granted) exits 7 at once, and so does a nested
+zklock that finds, once its node is made or on a wake-up, a certain wait-for
+cycle through its own wait (docs/WAIT-CHAINS.md). The owner record also
+carries the -w deadline, which keeps a cycle through it possible, not
+certain. zklock
 exits with the command's exit code (128+n if it died of signal n), 127 or 126
 if it could not run (not found, not executable), 1 if the lock was not
 acquired (change with -E; the message names the holder), 3 if ZooKeeper was
@@ -372,7 +388,17 @@ server; -o wide), AGE, FENCE (the czxid, the fencing token; -o wide) and
 OWNER (zklock's user@host pid and --data,
 HBase's server, table and purpose, a leader node's decoded leader, Curator's
 IP or kazoo's identifier, else the session). -o json prints the
-lock as ls does.
+lock as ls does, and each waiter also carries blocked_by: its chain beyond
+the lock's queue, a list of hops {{\"lock\", \"node\", \"session\", \"owner\",
+\"age_ms\", \"via\", \"loops\"}}. Its first hop is where the owner of the lock's
+longest holder waits: the holder there that has held longest, and via how
+the two are one owner (session: the same ZooKeeper session; nesting: a
+zklock nested in the hold; locks: one zklock holding several locks); and so
+on to the root blocker, whose owner waits on nothing. loops is true on the
+hop that comes back to a blocker already on the chain: a cycle (see zklock
+deadlocks). Chains are followed among the locks under --root (for a lock
+outside it, under its directory's parent); the table form prints the chain
+below the table.
 
 On any other node (no contender below it): zkCli's stat fields and the data.
 JSON: {{\"path\", \"stat\": {{\"czxid\", \"ctime_ms\", \"mzxid\", \"mtime_ms\", \"pzxid\",
@@ -382,6 +408,50 @@ JSON: {{\"path\", \"stat\": {{\"czxid\", \"ctime_ms\", \"mzxid\", \"mtime_ms\", 
 A node that does not exist exits 6.
 
 {LOCKS_EXPLAINED}"
+        )
+    }
+}
+
+/// `zklock deadlocks`.
+pub(super) mod deadlocks {
+    /// Short examples for `zklock deadlocks -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  zklock deadlocks                 every cycle among the locks under /locks
+  zklock deadlocks / -o json       every cycle anywhere, as JSON
+  zklock deadlocks --certain --min-age 1m && echo none
+                                   fail a check on a cycle that will never clear";
+
+    /// The full help of `zklock deadlocks --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}\n\n\
+A waiter waits on the contenders its lock's rules name (a writer behind
+several readers on all of them; a semaphore's waiter on any lease holder).
+A holder lets go only when its owner goes on, and its owner may be waiting
+on another lock: two contenders have one owner when they share a ZooKeeper
+session, when one zklock holds several locks, or when a zklock's owner
+record says it is nested in the other's hold (it proved so from its own
+process ancestry). A cycle of such waits never clears by itself; for a
+semaphore, only a knot does (every lease holder waits).
+
+A cycle is certain when every edge is proven (nesting, one zklock holding
+several locks, a queue's wait; not a semaphore's lease), no waiter in it gives up by itself (no
+-w deadline in its owner record), and a second reading after a sync finds
+its nodes unchanged; otherwise it is possible: an edge that rests on a
+shared session alone may be two threads that will go on. Elections never
+take part. Owner records count only as written when the node was created.
+
+The heading names each cycle, whether it is certain, how long it has stood
+(the age of its youngest contender) and the release that breaks it there.
+Each line is one wait: CYCLE, WAITER and HOLDER (sessions), VIA (how the
+holder's owner waits on: session, nesting or locks) and LOCK.
+
+JSON: an array of {{\"certain\", \"since_ms\", \"edges\": [{{\"lock\", \"waiter\":
+{{\"node\", \"session\", \"owner\"}}, \"holder\": {{...}}, \"via\"}}], \"break_with\"}}.
+
+Exit 0 when no cycle is found, 1 when one is (with --certain: a certain
+one), as grep does. See docs/WAIT-CHAINS.md."
         )
     }
 }

@@ -500,6 +500,22 @@ pub enum CliCommand {
         sessions: bool,
     },
 
+    /// Find every wait-for cycle across the locks under PATH: who waits on whom, certain or
+    /// possible, and the release that breaks it (exit 1 when one is found)
+    #[command(after_help = help::deadlocks::EXAMPLES, after_long_help = help::deadlocks::manual())]
+    Deadlocks {
+        /// A name under --root or an absolute path [default: --root]
+        path: Option<String>,
+
+        /// Only cycles that have stood at least DUR (since their youngest contender came)
+        #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+        min_age: Option<Duration>,
+
+        /// Only certain cycles: every edge proven, no waiter that gives up by itself
+        #[arg(long)]
+        certain: bool,
+    },
+
     /// Follow a lock (or every lock under a path) live: waiting, acquired, released, gone
     #[command(after_help = help::watch::EXAMPLES, after_long_help = help::watch::manual())]
     Watch(WatchCmdArgs),

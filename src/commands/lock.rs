@@ -11,9 +11,10 @@ use tokio::time::Instant;
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
+use crate::lock::nesting;
 use crate::lock::{
-    AcquireError, Acquisition, ContenderKind, Dialect, Held, HeldLock, LockSpec, Loss, Outcome,
-    Owner, Patience, QueueChange, Waiting,
+    AcquireError, Acquisition, ContenderKind, Dialect, Held, HeldLock, LockQueue, LockSpec, Loss,
+    Outcome, Owner, Patience, QueueChange, Waiting,
 };
 use crate::model::{self, Lock};
 use crate::output::{self, Format, Printer, Spinner};
@@ -23,6 +24,8 @@ use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
 use crate::zk::monitor::{LeaderEvidence, Timing};
 use crate::zk::{self, Session};
+
+use super::{deadlocks, stat};
 
 /// What `lock`, `rlock`, `wlock` and `sem` were asked for.
 #[derive(Clone, Debug)]
@@ -107,7 +110,7 @@ pub(crate) async fn run(
         },
         Holding::Ttl(_) => Then::Leave,
     };
-    let lock = match take(globals, &args, &mut signals).await {
+    let lock = match take(globals, &args, then.command_group(), &mut signals).await {
         Ok(lock) => lock,
         Err(not_held) => return then.gave_up(not_held),
     };
@@ -138,6 +141,16 @@ enum Then {
 }
 
 impl Then {
+    /// The process group the command will run in (the guard's), which the
+    /// owner record names so that a zklock the command starts can prove it
+    /// is nested in this hold.
+    fn command_group(&self) -> Option<libc::pid_t> {
+        match self {
+            Then::Run { guard, .. } => Some(guard.pid()),
+            _ => None,
+        }
+    }
+
     /// Holds `lock` as asked, then lets it go. An error on the way (the
     /// command cannot run, stdout is closed) comes back after the release.
     async fn hold(
@@ -243,9 +256,15 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
 
 /// Connects, and waits in the queue `args` name until the lock is ours; on
 /// every other path our nodes are deleted and the session closed.
+///
+/// A zklock nested in an enclosing hold of ours (proven from its ancestry)
+/// may not queue at all: an upgrade that can never be granted gives up at
+/// once, and a request that hold covers re-enters it. `command_group` is
+/// the process group the command will run in, for the owner record.
 async fn take(
     globals: &Globals,
     args: &LockArgs,
+    command_group: Option<libc::pid_t>,
     signals: &mut Signals,
 ) -> Result<HeldLock, NotHeld> {
     let connect_sent = Instant::now();
@@ -256,14 +275,43 @@ async fn take(
     // while the connection is being made, not before or after it.
     let (session, owner) = tokio::join!(biased; connect_writable(globals), async {
         Owner::of_this_process(recorded, args.data.clone())
+            .in_group(command_group)
+            .with_deadline(args.timeout.filter(|_| !args.no_wait))
     });
     let session = session.map_err(failed)?;
+    let owner = owner.nested_in(nesting::proven(&session).await);
+    if let Some(hold) = upgrade_under(args, &owner.nested_in) {
+        session.close().await;
+        let message = format!(
+            "waiting would deadlock: this process runs under the read hold {hold}, and a \
+             write lock of the same lock is never granted while that hold lasts"
+        );
+        globals.printer.note(&message);
+        let status = ExitStatus::WouldDeadlock;
+        return Err(NotHeld::GaveUp { status, message });
+    }
     // Checked before the queue is entered: the command's run reads it again.
     if let Some(Err(err)) = args.command().map(|c| kill_after_for(&session, c)) {
         session.close().await;
         return Err(failed(err));
     }
     let evidence = LeaderEvidence::track(&session, connect_sent);
+    let enclosing = match enclosing_hold(&session, args, &owner.nested_in).await {
+        Ok(enclosing) => enclosing,
+        Err(err) => {
+            evidence.stop();
+            session.close().await;
+            return Err(failed(err));
+        }
+    };
+    if let Some(held) = enclosing {
+        tracing::info!(
+            "re-entering {} under the enclosing hold {}",
+            args.path,
+            held.node
+        );
+        return Ok(HeldLock::reentered(session, held, evidence));
+    }
     let spec = LockSpec {
         path: args.path.clone(),
         kind: args.kind,
@@ -271,8 +319,19 @@ async fn take(
         data: owner.to_bytes(),
         ttl: args.ttl(),
     };
+    // Only a nested zklock can close a cycle that it could prove certain;
+    // a free lock costs no extra round trip.
+    let cycles =
+        (!owner.nested_in.is_empty()).then(|| stat::chains_under(&globals.root, &args.path));
     let mut acquisition = Acquisition::new(&session, spec, args.max_leases);
-    let waited = wait(&session, &mut acquisition, args, &globals.printer, signals).await;
+    let waited = wait(
+        &session,
+        &mut acquisition,
+        (args, cycles),
+        &globals.printer,
+        signals,
+    )
+    .await;
     let kept_watch = acquisition.take_own_watch();
     drop(acquisition);
     match waited {
@@ -283,6 +342,38 @@ async fn take(
             Err(not_held)
         }
     }
+}
+
+/// The read hold of ours that a write request of the same lock sits under
+/// (an upgrade, never granted while that hold lasts), if any.
+fn upgrade_under<'a>(args: &LockArgs, holds: &'a [String]) -> Option<&'a str> {
+    if args.max_leases.is_some() {
+        return None;
+    }
+    nesting::upgrade(&args.path, args.kind.mode(), holds)
+}
+
+/// Re-entry: the enclosing hold of ours that holds this lock now in a mode
+/// that covers the request ([`nesting::reentry`]), for the command to run
+/// under at once, with no node of its own; stopped if that hold ends, and
+/// never released by us. `None` when there is no such hold or no command.
+async fn enclosing_hold(
+    session: &Session,
+    args: &LockArgs,
+    holds: &[String],
+) -> Result<Option<Held>, zk::Error> {
+    if args.command().is_none() || holds.is_empty() || args.max_leases.is_some() {
+        return Ok(None);
+    }
+    let queue = LockQueue::from_children(session.children(&args.path).await.unwrap_or_default());
+    let Some(node) = nesting::reentry(&args.path, args.kind.mode(), holds, &queue) else {
+        return Ok(None);
+    };
+    Ok(session.stat(node).await?.map(|stat| Held {
+        lock: args.path.clone(),
+        node: node.to_owned(),
+        fence: stat.czxid,
+    }))
 }
 
 /// What a held lock is, for whoever releases or fences with it.
@@ -373,24 +464,32 @@ async fn connect_writable(globals: &Globals) -> Result<Session> {
 enum Wait {
     Done(Result<Outcome, AcquireError>),
     Signal(i32),
+    /// A certain cycle runs through our wait; the release that breaks it.
+    Cycle(String),
 }
 
 /// Waits for the lock, or a signal, keeping a spinner (at a terminal) told
 /// who holds and how many wait. Our nodes are deleted on every path that
 /// gives up.
+///
+/// With `cycles` (a nested zklock), each time the queue ahead changes it
+/// also looks for a certain wait-for cycle under that path running through
+/// our wait, and gives up with exit 7 when there is one.
 async fn wait(
     session: &Session,
     acquisition: &mut Acquisition<'_>,
-    args: &LockArgs,
+    (args, cycles): (&LockArgs, Option<&str>),
     printer: &Printer,
     signals: &mut Signals,
 ) -> Result<Held, NotHeld> {
     run::refuse_ctrl_z();
     let spinner = printer.spinner(&format!("waiting for {}", args.path), args.timeout);
     let patience = Patience::new(args.no_wait, args.timeout);
+    let woke = tokio::sync::Notify::new();
     let wait = tokio::select! {
-        outcome = queue(session, acquisition, args, patience, spinner.as_ref()) => Wait::Done(outcome),
+        outcome = queue(session, acquisition, args, patience, (spinner.as_ref(), &woke)) => Wait::Done(outcome),
         signal = signals.next() => Wait::Signal(signal),
+        cycle = deadlocks::certain_cycle(session, cycles, &woke) => Wait::Cycle(cycle),
     };
     if let Some(spinner) = spinner {
         spinner.finish();
@@ -422,6 +521,19 @@ async fn wait(
                 err
             }))
         }
+        Wait::Cycle(cycle) => {
+            acquisition.abandon().await.map_err(failed)?;
+            let message = format!(
+                "waiting for {} would deadlock: a certain wait-for cycle runs through this \
+                 wait (it would be broken by: {cycle})",
+                args.path
+            );
+            printer.note(&message);
+            Err(NotHeld::GaveUp {
+                status: ExitStatus::WouldDeadlock,
+                message,
+            })
+        }
         Wait::Signal(signal) => {
             acquisition.abandon().await.map_err(failed)?;
             Err(NotHeld::GaveUp {
@@ -433,22 +545,27 @@ async fn wait(
 }
 
 /// Queues as `patience` allows, keeping `spinner` (when there is one) told
-/// who holds and how many wait.
+/// who holds and how many wait, and telling `woke` of every change ahead.
 async fn queue(
     session: &Session,
     acquisition: &mut Acquisition<'_>,
     args: &LockArgs,
     patience: Patience,
-    spinner: Option<&Spinner>,
+    (spinner, woke): (Option<&Spinner>, &tokio::sync::Notify),
 ) -> Result<Outcome, AcquireError> {
     let path = args.path.as_str();
     // A semaphore's holders and queue are the model's to read, once per
     // change, and only for a spinner.
     let leases_changed = tokio::sync::Notify::new();
-    let on_change = |change: QueueChange<'_>| match (change, spinner) {
-        (QueueChange::Lock(waiting), Some(spinner)) => spinner.set(describe_wait(path, waiting)),
-        (QueueChange::Semaphore, Some(_)) => leases_changed.notify_one(),
-        (_, None) => {}
+    let on_change = |change: QueueChange<'_>| {
+        woke.notify_one();
+        match (change, spinner) {
+            (QueueChange::Lock(waiting), Some(spinner)) => {
+                spinner.set(describe_wait(path, waiting));
+            }
+            (QueueChange::Semaphore, Some(_)) => leases_changed.notify_one(),
+            (_, None) => {}
+        }
     };
     let acquire = acquisition.acquire(patience, spinner.is_some(), on_change);
     let refresh = async {
@@ -601,6 +718,7 @@ async fn run_command(
                 "ZKLOCK_SESSION".into(),
                 zk::format_session(lock.session().id()),
             ),
+            (nesting::HELD.into(), nesting::held_for_command(&held.node)),
         ],
         kill_signal: command.kill_signal,
         kill_after,

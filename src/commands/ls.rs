@@ -289,7 +289,7 @@ fn replace_file(file: &Path, contents: &[u8]) -> Result<()> {
 }
 
 /// True when `err` says that `path` itself does not exist.
-fn is_absent(err: &anyhow::Error, path: &str) -> bool {
+pub(super) fn is_absent(err: &anyhow::Error, path: &str) -> bool {
     err.chain()
         .filter_map(|cause| cause.downcast_ref::<zk::Error>())
         .any(|err| err.is_no_node() && err.path() == Some(path))

@@ -2,6 +2,7 @@
 //! returns the exit status, and the plumbing they share: a session opened
 //! and closed around the work, and how a tree walk reports on the terminal.
 
+pub(crate) mod deadlocks;
 pub(crate) mod dump;
 pub(crate) mod exporter;
 pub mod generated;
@@ -33,6 +34,7 @@ pub enum Subcommand {
     Stat(stat::StatArgs),
     Ls(ls::LsArgs),
     Dump(dump::DumpArgs),
+    Deadlocks(deadlocks::DeadlocksArgs),
     Watch(watch::WatchArgs),
     Reap(reap::ReapArgs),
     Exporter(exporter::ExporterArgs),
@@ -63,6 +65,7 @@ pub(crate) async fn run(
         Subcommand::Stat(args) => stat::run(globals, args).await,
         Subcommand::Ls(args) => ls::run(globals, args).await,
         Subcommand::Dump(args) => dump::run(globals, args).await,
+        Subcommand::Deadlocks(args) => deadlocks::run(globals, args).await,
         Subcommand::Watch(args) => watch::run(globals, args).await,
         Subcommand::Reap(args) => reap::run(globals, args).await,
         Subcommand::Exporter(args) => exporter::run(globals, args).await,

@@ -6,11 +6,13 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::waitfor::{Via, WaitGraph};
 use crate::model::{self, Contender, LockKind, LockSummary, LockWindows, NodeStat};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
 
+use super::deadlocks::wait_graph;
 use super::{relative, sequence, state, with_session_and_survey};
 
 /// What `stat` was asked for.
@@ -106,13 +108,86 @@ fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9
     ]
 }
 
+/// One hop of a waiter's chain beyond its own queue, as JSON: a blocker
+/// in another lock, and how the previous blocker's owner waits on it.
+#[derive(Debug, Serialize)]
+struct Hop {
+    lock: String,
+    node: String,
+    session: String,
+    owner: String,
+    age_ms: i64,
+    via: Via,
+    /// True on the hop that comes back to a blocker already on the chain.
+    loops: bool,
+}
+
+/// The chain beyond the queue of the lock at `path`, from its holder that
+/// has held longest: every waiter of the lock waits on that holder first,
+/// so they all share it, and it is worked out once.
+fn chain(graph: &WaitGraph, path: &str) -> Vec<Hop> {
+    let Some(lock) = graph.lock_at(path) else {
+        return Vec::new();
+    };
+    graph
+        .chain(lock)
+        .into_iter()
+        .map(|hop| {
+            let blocker = &graph.contenders[hop.blocker];
+            Hop {
+                lock: graph.locks[blocker.lock].path.clone(),
+                node: blocker.path.clone(),
+                session: zk::format_session(blocker.session),
+                owner: blocker.owner_text.clone(),
+                age_ms: blocker.age_ms,
+                via: hop.via,
+                loops: hop.loops,
+            }
+        })
+        .collect()
+}
+
+/// A waiter as JSON: the contender, and its chain beyond its queue.
+#[derive(Serialize)]
+struct WaiterJson<'a> {
+    #[serde(flatten)]
+    contender: model::ContenderJson<'a>,
+    blocked_by: &'a [Hop],
+}
+
+/// The lines after a lock's table that show its chain: where its holder's
+/// owner waits, on whom, and so on to the root blocker.
+fn chain_lines(hops: &[Hop]) -> Vec<String> {
+    let intro = [
+        String::new(),
+        "Beyond this lock, its holder's owner waits:".to_owned(),
+    ];
+    let hops = hops.iter().map(|hop| {
+        let loops = if hop.loops {
+            ": back on this chain, a cycle"
+        } else {
+            ""
+        };
+        format!(
+            "  via {} on {} (session {}, held {}, {}){loops}",
+            hop.via.as_str(),
+            hop.node,
+            hop.session,
+            output::format_age_ms(hop.age_ms),
+            hop.owner,
+        )
+    });
+    intro.into_iter().chain(hops).collect()
+}
+
 /// Prints a lock in full as its windows come in: as a heading and a table
 /// of its contenders, or as the same JSON object as one element of `ls`,
-/// whose holders come first in queue order and are followed by its waiters.
+/// whose holders come first in queue order and are followed by its waiters,
+/// each with its chain (`blocked_by`).
 async fn print_lock(
     printer: &Printer,
     survey: &Survey,
-    summary: LockSummary,
+    (summary, hops): (LockSummary, Vec<Hop>),
     mut windows: LockWindows<'_>,
 ) -> Result<()> {
     printer.table_heading(&heading(&summary))?;
@@ -132,7 +207,16 @@ async fn print_lock(
                     among_holders = false;
                 }
                 let row = contender_row(&summary.path, &contender, holding);
-                listing.push(&contender.json(false), |table| table.row(row))?;
+                let push = |table: &mut Table<'_>| table.row(row);
+                if holding {
+                    listing.push(&contender.json(false), push)?;
+                } else {
+                    let waiter = WaiterJson {
+                        contender: contender.json(false),
+                        blocked_by: &hops,
+                    };
+                    listing.push(&waiter, push)?;
+                }
             }
         }
         if among_holders {
@@ -141,7 +225,24 @@ async fn print_lock(
         anyhow::Ok(())
     }
     .await;
-    listing.close(printed)
+    listing.close(printed)?;
+    if printer.format == output::Format::Table && !hops.is_empty() {
+        for line in chain_lines(&hops) {
+            printer.line(&line)?;
+        }
+    }
+    Ok(())
+}
+
+/// Where chains are followed: the tree under the root; for a lock outside
+/// it, the tree its directory is in (the directory's parent), rather than
+/// the whole ensemble.
+pub(super) fn chains_under<'a>(root: &'a str, lock: &'a str) -> &'a str {
+    if zk::path::is_at_or_below(lock, root) {
+        root
+    } else {
+        zk::path::parent(lock).unwrap_or(lock)
+    }
 }
 
 fn count(n: usize, one: &str, many: &str) -> String {
@@ -178,7 +279,17 @@ pub(crate) async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus>
 
 async fn show(globals: &Globals, session: &Session, survey: &Survey, path: String) -> Result<()> {
     match model::read_lock_in_windows(session, &path).await? {
-        Some((summary, windows)) => print_lock(&globals.printer, survey, summary, windows).await,
+        Some((summary, windows)) => {
+            let hops = match summary.waiters {
+                0 => Vec::new(),
+                _ => {
+                    let under = chains_under(&globals.root, &path);
+                    let (_, graph) = wait_graph(session, under, &globals.printer).await?;
+                    chain(&graph, &path)
+                }
+            };
+            print_lock(&globals.printer, survey, (summary, hops), windows).await
+        }
         None => {
             let (data, stat) = session.get_data(&path).await?;
             globals.printer.report(&NodeReport {

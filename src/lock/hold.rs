@@ -136,6 +136,18 @@ pub(crate) struct HeldLock {
     /// Set once [`HeldLock::lost`] has found the lock gone: our node's name
     /// may then be another's.
     lost: Cell<Option<Loss>>,
+    /// Whose node it is: ours, or an enclosing hold's that a nested zklock
+    /// re-entered, which is that hold's to release, never ours.
+    node_of: NodeOf,
+}
+
+/// Whose node a [`HeldLock`] holds by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NodeOf {
+    /// The node we made.
+    Ours,
+    /// An enclosing hold's node, re-entered.
+    EnclosingHold,
 }
 
 impl HeldLock {
@@ -153,6 +165,17 @@ impl HeldLock {
             evidence,
             kept_watch: Cell::new(kept),
             lost: Cell::new(None),
+            node_of: NodeOf::Ours,
+        }
+    }
+
+    /// The enclosing hold `held` re-entered on `session`: watched as our
+    /// own would be, so that what runs under it stops when it ends, but
+    /// left alone when we let go.
+    pub(crate) fn reentered(session: Session, held: Held, evidence: LeaderEvidence) -> HeldLock {
+        HeldLock {
+            node_of: NodeOf::EnclosingHold,
+            ..HeldLock::new(session, held, evidence, None)
         }
     }
 
@@ -187,9 +210,14 @@ impl HeldLock {
             held,
             evidence,
             lost,
+            node_of,
             ..
         } = self;
         evidence.stop();
+        if node_of == NodeOf::EnclosingHold {
+            session.close().await;
+            return Ok(());
+        }
         match lost.into_inner() {
             None => {}
             // The server removed our ephemeral node with the session.

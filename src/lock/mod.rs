@@ -6,6 +6,7 @@ pub(crate) mod acquisition;
 pub(crate) mod hold;
 pub(crate) mod lease;
 pub(crate) mod name;
+pub(crate) mod nesting;
 pub(crate) mod node;
 pub(crate) mod owner;
 pub(crate) mod queue;
@@ -15,6 +16,6 @@ pub(crate) use acquire::{AcquireError, Held, LockSpec, Outcome, Patience, Waitin
 pub(crate) use acquisition::{Acquisition, QueueChange};
 pub(crate) use hold::{HeldLock, Loss};
 pub(crate) use name::{ContenderKind, ContenderMode, Dialect};
-pub use owner::Owner;
+pub use owner::{Identity, Owner};
 pub(crate) use queue::LockQueue;
 pub(crate) use semaphore::SemaphoreQueue;

@@ -20,6 +20,67 @@ pub struct Owner {
     pub time: String,
     /// `--data TEXT`, if given.
     pub data: Option<String>,
+    /// What identifies the command on its host, so that a zklock started
+    /// under it can prove from its own ancestry that it is nested there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// When a `-w` wait gives up by itself, in milliseconds since the
+    /// epoch: a waiter with a deadline never makes a cycle certain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<i64>,
+    /// The enclosing holds (node paths) this zklock proved from its
+    /// ancestry to be nested in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nested_in: Vec<String>,
+}
+
+/// What identifies a command on its host: a process group whose leader
+/// started at a given time, in a pid namespace, since a boot. Pids are
+/// reused and hosts are renamed; all of these together are not.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// `/proc/sys/kernel/random/boot_id`.
+    pub boot_id: String,
+    /// The pid namespace, as `/proc/self/ns/pid` names it.
+    pub pid_ns: String,
+    /// The command's process group: the pid of its leader.
+    pub group: i32,
+    /// When the group's leader started, in clock ticks since boot (the
+    /// 22nd field of `/proc/PID/stat`).
+    pub group_start: u64,
+}
+
+impl Identity {
+    /// The identity of the process group led by `leader`, on this host;
+    /// `None` when `/proc` does not say (not Linux, or the leader is gone).
+    pub fn of_group(leader: i32) -> Option<Identity> {
+        Some(Identity {
+            boot_id: std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+                .ok()?
+                .trim()
+                .to_owned(),
+            pid_ns: std::fs::read_link("/proc/self/ns/pid")
+                .ok()?
+                .to_string_lossy()
+                .into_owned(),
+            group: leader,
+            group_start: process_start(leader)?,
+        })
+    }
+
+    /// True when `process`, on this host, is the leader this identity names.
+    pub fn is(&self, process: i32) -> bool {
+        Identity::of_group(process).is_some_and(|here| here == *self)
+    }
+}
+
+/// When process `pid` started, in clock ticks since boot.
+fn process_start(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The program name, in parentheses, may hold spaces and parentheses:
+    // the fields that follow start after the last `)`.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 impl Owner {
@@ -34,7 +95,31 @@ impl Owner {
             command,
             time: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
             data,
+            identity: None,
+            deadline_ms: None,
+            nested_in: Vec::new(),
         }
+    }
+
+    /// The record naming `group` as the command's process group (the
+    /// guard's, which the command joins). Without a command there is
+    /// nothing to nest in the hold, and the record names no group: zklock's
+    /// own group is its caller's, whose other children are not nested.
+    pub fn in_group(mut self, group: Option<i32>) -> Owner {
+        self.identity = group.and_then(Identity::of_group);
+        self
+    }
+
+    /// The record with the moment a `-w` wait of `timeout` from now gives up.
+    pub fn with_deadline(mut self, timeout: Option<std::time::Duration>) -> Owner {
+        self.deadline_ms = timeout.map(|t| crate::clock::now_ms() + t.as_millis() as i64);
+        self
+    }
+
+    /// The record naming the enclosing holds this zklock is nested in.
+    pub fn nested_in(mut self, holds: Vec<String>) -> Owner {
+        self.nested_in = holds;
+        self
     }
 
     /// What the record says of `argv`: the program's name alone (`sh` for
@@ -91,6 +176,40 @@ mod tests {
         assert_eq!(Owner::parse(b"10.0.0.7"), None);
         assert_eq!(Owner::parse(b"{\"tool\":\"other\"}"), None);
         assert_eq!(Owner::parse(b""), None);
+    }
+
+    /// The test's own process group.
+    fn own_group() -> i32 {
+        crate::sys::process_group()
+    }
+
+    #[test]
+    fn identifies_its_process_group_and_reads_records_without_it() {
+        let owner = Owner::of_this_process(None, None);
+        assert_eq!(
+            owner.identity, None,
+            "no command, nothing nests in the hold"
+        );
+        let owner = owner.in_group(Some(own_group()));
+        let identity = owner.identity.clone().expect("Linux's /proc says");
+        assert_eq!(identity.group, own_group());
+        assert!(identity.is(own_group()));
+        assert!(!identity.is(std::process::id() as i32 + 1_000_000));
+        let copied = Identity {
+            group_start: identity.group_start + 1,
+            ..identity.clone()
+        };
+        assert!(
+            !copied.is(own_group()),
+            "a reused pid is not the same group"
+        );
+        let old = br#"{"tool":"zklock","version":"0.1.0","host":"h","pid":1,"user":"u","command":null,"time":"t","data":null}"#;
+        let parsed = Owner::parse(old).expect("records of older versions still parse");
+        assert_eq!((parsed.identity, parsed.deadline_ms), (None, None));
+        let waiting = owner.with_deadline(Some(std::time::Duration::from_secs(30)));
+        let left = waiting.deadline_ms.unwrap() - crate::clock::now_ms();
+        assert!((29_000..=30_000).contains(&left), "{left}");
+        assert_eq!(Owner::parse(&waiting.to_bytes()), Some(waiting));
     }
 
     #[test]

@@ -221,6 +221,25 @@ pub(crate) fn waits_on<P: PartialEq>(contender: &QueueEntry, ahead: Ahead<'_, P>
     }
 }
 
+/// Every contender the one at `at` waits on, given `named`, the one
+/// [`waits_on`] names, as a range of places in a queue whose modes are
+/// `modes`: the one named, or, for an exclusive waiter just behind a run
+/// of shared contenders, that whole run (a writer behind several readers
+/// waits until all of them are gone, though it watches only the nearest).
+pub(crate) fn blockers(modes: &[ContenderMode], at: usize, named: usize) -> std::ops::Range<usize> {
+    let exclusive = modes.get(at) != Some(&ContenderMode::Shared);
+    let mut start = named;
+    if exclusive && named + 1 == at {
+        while start > 0
+            && modes[start] == ContenderMode::Shared
+            && modes[start - 1] == ContenderMode::Shared
+        {
+            start -= 1;
+        }
+    }
+    start..named + 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +256,21 @@ mod tests {
 
     fn waits_on(queue: &LockQueue, name: &str) -> Option<String> {
         queue.standing_of(name).unwrap().1.map(|c| c.name.clone())
+    }
+
+    #[test]
+    fn a_writer_behind_readers_is_blocked_by_all_of_them() {
+        use ContenderMode::{Exclusive as X, Shared as S};
+        let modes = [X, S, S, S, X, S, X];
+        assert_eq!(
+            blockers(&modes, 4, 3),
+            1..4,
+            "the writer waits on every reader"
+        );
+        assert_eq!(blockers(&modes, 5, 4), 4..5, "a reader waits on the writer");
+        assert_eq!(blockers(&modes, 6, 5), 5..6, "behind one reader, that one");
+        assert_eq!(blockers(&modes, 1, 0), 0..1);
+        assert_eq!(blockers(&[S, S, X], 2, 1), 0..2, "readers at the head");
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod leaders;
 pub(crate) mod locks;
 mod node;
 mod protobuf;
+pub(crate) mod waitfor;
 mod walk;
 
 #[cfg(test)]

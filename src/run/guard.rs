@@ -125,7 +125,7 @@ pub(crate) struct Standby {
 
 impl Standby {
     /// The guard's pid, the id of the process group the command will join.
-    pub(super) fn pid(&self) -> libc::pid_t {
+    pub(crate) fn pid(&self) -> libc::pid_t {
         self.pid
     }
 

@@ -327,6 +327,16 @@ impl Session {
             .map_err(|e| Error::op("stat", path, e))
     }
 
+    /// Waits until the server this session talks to has caught up with the
+    /// leader, so what is read next is at least as new as every write
+    /// committed before: a second reading that confirms a first one.
+    pub async fn sync(&self, path: &str) -> Result<(), Error> {
+        self.retry
+            .run(|| self.client.sync(path))
+            .await
+            .map_err(|e| Error::op("sync", path, e))
+    }
+
     /// Lists a node's children (no watch), retrying through connection loss.
     pub async fn children(&self, path: &str) -> Result<Vec<String>, Error> {
         self.retry

@@ -34,6 +34,12 @@
 //                          acquired and "end <czxid> <epoch-ms> curator-<pid>" just before
 //                          releasing (czxid of our own node: the fencing token), one
 //                          O_APPEND write per line, for the tests' fencing log
+//   --then PATH            (mutex) once holding, also take the InterProcessMutex at PATH
+//                          on the same client and session (one thread, as an application
+//                          that nests two locks does), printing a second ACQUIRED when
+//                          granted; a signal while waiting for it gives it up and
+//                          releases both
+//   --then-after FILE      with --then: wait until FILE exists before taking PATH
 //   --revocable            (Curator only) makeRevocable(): when "__REVOKE__" is written
 //                          to our node, print REVOKED <epoch-ms>, release, exit 0.
 //                          Without it the holder ignores revocation requests.
@@ -162,6 +168,7 @@ public class CuratorPeer {
         long holdMs = -1, timeoutMs = -1, sessionMs = 4000, loops = 1, maxLeases = 1;
         boolean revocable = false;
         String logFile = null;
+        String thenPath = null, thenAfter = null;
         for (int i = 3; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -175,9 +182,13 @@ public class CuratorPeer {
                 case "--max-leases":
                 case "--identifier":
                 case "--log":
+                case "--then":
+                case "--then-after":
                     if (i + 1 >= args.length) usage(a + " needs a value");
                     String v = args[++i];
                     if (a.equals("--log")) logFile = v;
+                    if (a.equals("--then")) thenPath = v;
+                    if (a.equals("--then-after")) thenAfter = v;
                     if (a.equals("--hold-ms")) holdMs = parseLong(a, v);
                     else if (a.equals("--timeout-ms")) timeoutMs = parseLong(a, v);
                     else if (a.equals("--session-timeout-ms")) sessionMs = parseLong(a, v);
@@ -278,6 +289,15 @@ public class CuratorPeer {
             out("ACQUIRED " + node + " " + System.currentTimeMillis());
             long fence = logFile == null ? 0 : fenceOf(node);
             fenceLog(logFile, "start", fence);
+            InterProcessMutex second = thenPath == null ? null : takeThen(thenPath, thenAfter);
+            if (thenPath != null && second == null) {
+                try {
+                    lock.release();
+                } catch (Exception e) {
+                    die(2, "release: " + e);
+                }
+                break;
+            }
 
             // hold
             long deadline = holdMs >= 0 ? System.currentTimeMillis() + holdMs : Long.MAX_VALUE;
@@ -308,6 +328,7 @@ public class CuratorPeer {
             Thread.interrupted();
             fenceLog(logFile, "end", fence);
             try {
+                if (second != null) second.release();
                 lock.release();
             } catch (Exception e) {
                 die(2, "release: " + e);
@@ -319,6 +340,35 @@ public class CuratorPeer {
     }
 
     /** The czxid of our node: the fencing token of this hold. */
+    /**
+     * With --then: takes the mutex at path on the same client, once thenAfter (if any)
+     * exists; null when a signal came first (Curator then deletes our node).
+     */
+    private static InterProcessMutex takeThen(String path, String thenAfter) {
+        while (thenAfter != null && !new java.io.File(thenAfter).exists()) {
+            if (terminating) return null;
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                return null;
+            }
+        }
+        InterProcessMutex second = new InterProcessMutex(client, path);
+        acquiring = true;
+        try {
+            if (terminating) return null;
+            second.acquire();
+        } catch (Exception e) {
+            if (!terminating) die(2, "acquire " + path + ": " + e);
+            return null;
+        } finally {
+            acquiring = false;
+            Thread.interrupted();
+        }
+        out("ACQUIRED " + ownNode(second, path, "-lock-") + " " + System.currentTimeMillis());
+        return second;
+    }
+
     private static long fenceOf(String node) {
         try {
             Stat stat = client.checkExists().forPath(node);

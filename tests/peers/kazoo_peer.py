@@ -32,6 +32,11 @@ Protocol (shared with CuratorPeer.java):
                           acquired and "end <czxid> <epoch-ms> kazoo-<pid>" just before
                           releasing (czxid of our own node: the fencing token), one
                           O_APPEND write per line, for the tests' fencing log
+  --then PATH             (mutex, read, write) once holding, also take PATH in the same
+                          mode on the same session (one thread, as an application that
+                          nests two locks does), printing a second ACQUIRED when granted;
+                          a signal while waiting for it gives it up and releases both
+  --then-after FILE       with --then: wait until FILE exists before taking PATH
   --extra-pattern P       (kazoo only, repeatable) kazoo's extra_lock_patterns: also
                           treat children whose name contains P before the sequence
                           number as contenders ahead of us, e.g. "-lock-" for Curator
@@ -153,7 +158,7 @@ class Peer(object):
 
     # -- phases -----------------------------------------------------------
 
-    def make_lock(self):
+    def make_lock(self, path=None):
         a = self.args
         if a.mode == "election":
             return self.client.Election(a.lock_path, a.identifier).lock
@@ -171,7 +176,7 @@ class Peer(object):
             "read": self.client.ReadLock,
             "write": self.client.WriteLock,
         }[a.mode]
-        return ctor(a.lock_path, a.identifier, extra_lock_patterns=tuple(a.extra_pattern))
+        return ctor(path or a.lock_path, a.identifier, extra_lock_patterns=tuple(a.extra_pattern))
 
     def acquire(self, lock):
         """Returns True (held), False (timed out) or None (gave up on a signal)."""
@@ -297,7 +302,13 @@ class Peer(object):
             out("ACQUIRED %s %d" % (node, now_ms()))
             fence = self.fence_of(node) if a.log else 0
             self.fence_log("start", fence)
+            second = self.take_then()
+            if second is None and a.then:
+                lock.release()
+                break
             self.hold()
+            if second is not None:
+                second.release()
             self.fence_log("end", fence)
             try:
                 lock.release()
@@ -306,6 +317,24 @@ class Peer(object):
             out("RELEASED %d" % now_ms())
         self.close()
         return 0
+
+
+    def take_then(self):
+        """With --then: takes the second lock on the same session, once
+        --then-after's file exists; None when there is none, or a signal or
+        timeout came first (its node is then gone)."""
+        a = self.args
+        if not a.then:
+            return None
+        while a.then_after and not os.path.exists(a.then_after):
+            if self.terminating:
+                return None
+            time.sleep(0.05)
+        second = self.make_lock(a.then)
+        if not self.acquire(second):
+            return None
+        out("ACQUIRED %s %d" % (node_of(second), now_ms()))
+        return second
 
 
 class Joined(object):
@@ -347,6 +376,8 @@ def main():
     p.add_argument("--revocable", action="store_true")
     p.add_argument("--extra-pattern", action="append", default=[])
     p.add_argument("--log", default=None)
+    p.add_argument("--then", default=None)
+    p.add_argument("--then-after", default=None)
     # Values may start with "-" (e.g. --extra-pattern -lock-): glue text options to
     # their value so argparse does not take the value for an option.
     argv, raw = [], sys.argv[1:]

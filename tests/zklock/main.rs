@@ -12,6 +12,7 @@ mod support;
 
 mod cli_basics;
 mod completions;
+mod deadlocks;
 mod docs;
 mod elections;
 mod errors;
@@ -28,6 +29,7 @@ mod layers;
 mod locks;
 mod modes;
 mod monitoring;
+mod nesting;
 mod output;
 mod profiles;
 mod promises;

@@ -77,6 +77,24 @@ pub struct Contender {
     /// Every stat field: present in `dump` only.
     #[serde(default)]
     pub stat: Option<NodeStat>,
+    /// A waiter's chain beyond its queue: present in `stat` only, on
+    /// waiters.
+    #[serde(default)]
+    pub blocked_by: Option<Vec<Hop>>,
+}
+
+/// One hop of a waiter's chain (`stat`'s `blocked_by`).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Hop {
+    pub lock: String,
+    pub node: String,
+    pub session: String,
+    pub owner: String,
+    pub age_ms: i64,
+    /// `session`, `nesting` or `locks`.
+    pub via: String,
+    pub loops: bool,
 }
 
 /// The client behind a contender's session, as the ensemble reports it.

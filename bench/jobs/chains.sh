@@ -1,0 +1,39 @@
+# Wait-chain jobs of bench/run (sourced):
+#
+#   chains   time and peak memory of `deadlocks` over CHAINS_LOCKS locks x 2
+#            contenders, against `ls` of the same tree, and of `stat -o json`
+#            of one lock with CHAINS_WAITERS contenders, each waiter with its
+#            chain; medians of RUNS runs (goal: linear in the waiters; peak
+#            RSS of `deadlocks` within a few times `ls`'s)
+#
+# populate makes every contender on one session, so every lock's holder
+# waits in every other lock: one possible cycle through all of them, the
+# largest graph a tree of that size can make.
+
+CHAINS_LOCKS=${BENCH_CHAINS_LOCKS:-10000}
+CHAINS_WAITERS=${BENCH_CHAINS_WAITERS:-100000}
+
+# Runs `zklock ARGS...` RUNS times; prints "<median s> <largest peak RSS in KB>".
+chains_runs() {
+    local out=$BENCH_TMP/chains.out times=() rss=0 t r i measured
+    for ((i = 1; i <= RUNS; i++)); do
+        measured=$(bench_measure "$out" "$ZKLOCK" -H "$BENCH_HOSTS" "$@")
+        read -r t r <<<"$measured"
+        times+=("$t")
+        ((r > rss)) && rss=$r
+    done
+    printf '%s %s\n' "$(bench_median "${times[@]}")" "$rss"
+}
+
+job_chains() {
+    local t r lt lr
+    populate /bench/chains/tree "$CHAINS_LOCKS" 2
+    read -r t r <<<"$(chains_runs deadlocks /bench/chains/tree -o json)"
+    read -r lt lr <<<"$(chains_runs ls /bench/chains/tree -o json)"
+    bench_row "deadlocks -o json, $CHAINS_LOCKS locks x 2, median of $RUNS" "$t s (peak $(mb "$r"))" \
+        "-" "-" "-" "-" "ls: $lt s (peak $(mb "$lr"))" "linear; peak within a few x ls"
+    populate /bench/chains/one 1 "$CHAINS_WAITERS"
+    read -r t r <<<"$(chains_runs stat /bench/chains/one/lock-000000 -o json)"
+    bench_row "stat -o json with chains, $CHAINS_WAITERS contenders, median of $RUNS" \
+        "$t s (peak $(mb "$r"))" "-" "-" "-" "-" "-" "linear in the waiters"
+}

@@ -1,0 +1,313 @@
+//! `zklock deadlocks [PATH]`: every wait-for cycle (or semaphore knot)
+//! among the locks under PATH, certain or possible, each with the
+//! `release` command that breaks it.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::config::Globals;
+use crate::exit::ExitStatus;
+use crate::model::waitfor::{Cycle, GraphBuilder, Via, WaitGraph};
+use crate::model::{self, Depth, WalkProgress};
+use crate::output::{self, Column, Printer, Report, Table};
+use crate::zk::{self, Session};
+
+use super::ls::is_absent;
+use super::{note_unreadable, show_progress, with_session};
+
+/// What `deadlocks` was asked for.
+#[derive(Debug)]
+pub struct DeadlocksArgs {
+    /// The absolute path to look below.
+    pub path: String,
+    /// Whether PATH was named: a named path that does not exist is an
+    /// error, while an absent default root only means there is no cycle.
+    pub named: bool,
+    /// Only cycles that have stood at least this long.
+    pub min_age: Option<Duration>,
+    /// Only certain cycles.
+    pub certain: bool,
+}
+
+/// One contender of a cycle, as JSON.
+#[derive(Debug, Serialize)]
+struct Party {
+    node: String,
+    session: String,
+    owner: String,
+}
+
+/// One wait of a cycle: the waiter, in the lock, on the holder, whose
+/// owner waits on the next edge's waiter `via` what.
+#[derive(Debug, Serialize)]
+struct Edge {
+    lock: String,
+    waiter: Party,
+    holder: Party,
+    via: Via,
+}
+
+/// A cycle as `deadlocks` prints it.
+#[derive(Debug, Serialize)]
+struct Found {
+    certain: bool,
+    since_ms: i64,
+    edges: Vec<Edge>,
+    break_with: String,
+}
+
+/// Every cycle found, in the order found.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+struct Deadlocks(Vec<Found>);
+
+/// One row per wait: the cycle, its waiter's and holder's sessions, how
+/// the holder's owner waits on, and the lock.
+const COLUMNS: &[Column] = &[
+    Column::whole("CYCLE"),
+    Column::whole("WAITER"),
+    Column::whole("HOLDER"),
+    Column::whole("VIA"),
+    Column::text("LOCK"),
+];
+
+impl Report for Deadlocks {
+    fn columns(&self) -> &'static [Column] {
+        COLUMNS
+    }
+
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
+        for (number, cycle) in self.0.iter().enumerate() {
+            for edge in &cycle.edges {
+                table.row([
+                    (number + 1).to_string(),
+                    edge.waiter.session.clone(),
+                    edge.holder.session.clone(),
+                    edge.via.as_str().to_owned(),
+                    edge.lock.clone(),
+                ])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Deadlocks {
+    /// The lines above the table, one per cycle: whether it is certain, how
+    /// long it has stood and the release that breaks it; then a blank one.
+    fn heading_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .0
+            .iter()
+            .enumerate()
+            .map(|(number, cycle)| {
+                let how = if cycle.certain { "certain" } else { "possible" };
+                format!(
+                    "cycle {}: {how}, for {}; break it with: {}",
+                    number + 1,
+                    output::format_age_ms(cycle.since_ms),
+                    cycle.break_with
+                )
+            })
+            .collect();
+        if !lines.is_empty() {
+            lines.push(String::new());
+        }
+        lines
+    }
+}
+
+/// Finds and prints the cycles under the path; exits 1 when any is found.
+pub(crate) async fn run(globals: &Globals, args: DeadlocksArgs) -> Result<ExitStatus> {
+    let printer = &globals.printer;
+    let (walked, found) = with_session(globals, async |session| {
+        let (walked, graph) = match wait_graph(session, &args.path, printer).await {
+            Err(err) if !args.named && is_absent(&err, &args.path) => Default::default(),
+            read => read?,
+        };
+        let cycles = confirmed(session, &args.path, &graph, graph.cycles()).await?;
+        let found = cycles
+            .into_iter()
+            .filter(|cycle| args.certain <= cycle.certain)
+            .filter(|cycle| {
+                args.min_age
+                    .is_none_or(|age| cycle.since_ms >= age.as_millis() as i64)
+            })
+            .map(|cycle| found(&graph, &cycle))
+            .collect();
+        Ok((walked, found))
+    })
+    .await?;
+    note_unreadable(printer, &walked);
+    let found = Deadlocks(found);
+    if printer.format == output::Format::Table {
+        for line in found.heading_lines() {
+            printer.line(&line)?;
+        }
+    }
+    printer.report(&found)?;
+    Ok(if found.0.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Found
+    })
+}
+
+/// The wait-for graph of the contended locks under `path`, read in one
+/// walk; only the contended locks' contenders are kept.
+pub(super) async fn wait_graph(
+    session: &Session,
+    path: &str,
+    printer: &Printer,
+) -> Result<(WalkProgress, WaitGraph)> {
+    let progress = printer.progress();
+    let mut graph = GraphBuilder::default();
+    let walked = model::walk(
+        session,
+        path,
+        Depth::Tree,
+        |p| show_progress(progress.as_ref(), path, p),
+        |lock| {
+            graph.add(&lock);
+            Ok(())
+        },
+    )
+    .await?;
+    Ok((walked, graph.finish()))
+}
+
+/// The cycles still there at a second reading after a `sync`: a cycle one
+/// of whose nodes is gone is gone too; one whose nodes changed is at most
+/// possible.
+async fn confirmed(
+    session: &Session,
+    path: &str,
+    graph: &WaitGraph,
+    mut cycles: Vec<Cycle>,
+) -> Result<Vec<Cycle>> {
+    if cycles.is_empty() {
+        return Ok(cycles);
+    }
+    session.sync(path).await?;
+    let mut kept = Vec::with_capacity(cycles.len());
+    for mut cycle in cycles.drain(..) {
+        let mut gone = false;
+        for &(waiter, holder, _) in &cycle.edges {
+            for vertex in [waiter, holder].map(|v| &graph.contenders[v]) {
+                match session.stat(&vertex.path).await? {
+                    None => gone = true,
+                    Some(stat) if (stat.czxid, stat.mzxid) != vertex.zxids => {
+                        cycle.certain = false;
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        if !gone {
+            kept.push(cycle);
+        }
+    }
+    Ok(kept)
+}
+
+/// Waits until a certain cycle runs through our session `ours`, looking
+/// each time `woke` says we wait (once our node is made, and on each
+/// wake-up): a `sync`, a reading of the locks under `under`, and a second
+/// reading of the cycle's nodes, so that of two waiters that close a cycle
+/// together at least one sees it. Returns the release that would break it.
+/// A zklock nested in no hold is never part of a certain cycle (nothing
+/// proven leads to its one node), so without `under` it never looks.
+pub(super) async fn certain_cycle(
+    session: &Session,
+    under: Option<&str>,
+    woke: &tokio::sync::Notify,
+) -> String {
+    let Some(under) = under else {
+        return std::future::pending().await;
+    };
+    loop {
+        woke.notified().await;
+        // A look that fails leaves the wait as it was: the check must never
+        // be what makes a lock fail.
+        match through_us(session, under).await {
+            Ok(Some(break_with)) => return break_with,
+            Ok(None) => {}
+            Err(err) => tracing::warn!("could not look for a wait-for cycle: {err:#}"),
+        }
+    }
+}
+
+/// The release that breaks a certain cycle through our session, if one
+/// runs through it now.
+async fn through_us(session: &Session, under: &str) -> Result<Option<String>> {
+    session.sync(under).await?;
+    let quiet = Printer::new(output::Format::Table, true);
+    let (_, graph) = wait_graph(session, under, &quiet).await?;
+    let ours = |cycle: &Cycle| {
+        let ours = |&v: &usize| graph.contenders[v].session == session.id();
+        cycle.certain && cycle.contenders.iter().any(ours)
+    };
+    let cycles: Vec<Cycle> = graph.cycles().into_iter().filter(ours).collect();
+    let confirmed = confirmed(session, under, &graph, cycles).await?;
+    let certain = confirmed.iter().find(|cycle| cycle.certain);
+    Ok(certain.map(|cycle| found(&graph, cycle).break_with))
+}
+
+/// A cycle as printed, from the graph's indexes.
+fn found(graph: &WaitGraph, cycle: &Cycle) -> Found {
+    let party = |v: usize| {
+        let vertex = &graph.contenders[v];
+        Party {
+            node: vertex.path.clone(),
+            session: zk::format_session(vertex.session),
+            owner: vertex.owner_text.clone(),
+        }
+    };
+    let edges = cycle
+        .edges
+        .iter()
+        .map(|&(waiter, holder, via)| Edge {
+            lock: graph.locks[graph.contenders[waiter].lock].path.clone(),
+            waiter: party(waiter),
+            holder: party(holder),
+            via,
+        })
+        .collect();
+    Found {
+        certain: cycle.certain,
+        since_ms: cycle.since_ms,
+        edges,
+        break_with: format!(
+            "zklock release {}",
+            shell_word(&graph.contenders[cycle.youngest].path)
+        ),
+    }
+}
+
+/// `text` as one shell word: as it is when it holds nothing the shell
+/// would read, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/_-.:@+=,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_a_path_only_when_the_shell_would_read_it() {
+        assert_eq!(
+            shell_word("/locks/a/_c_x-lock-0000000001"),
+            "/locks/a/_c_x-lock-0000000001"
+        );
+        assert_eq!(shell_word("/locks/a b/it's"), r"'/locks/a b/it'\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
+}

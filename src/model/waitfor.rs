@@ -1,0 +1,854 @@
+//! The wait-for graph across locks: who waits on whom, beyond one queue.
+//!
+//! Inside a lock, a waiter waits on the contenders the queue's rules name
+//! ([`queue::blockers`], the rules `lock` acts on). Across locks, a
+//! contender is let go only when its owner goes on, and its owner goes on
+//! only once its other waits are granted. Two contenders have one owner
+//! when they share a session (possible: one session may serve several
+//! threads), when one zklock holds several locks (proven: a zklock is one
+//! thread of work), or when a zklock's owner record says it is nested in
+//! the other's hold (proven: it checked its own ancestry). Owner records
+//! count only as written at creation: anyone may rewrite an open node's
+//! data.
+//!
+//! The graph holds the contenders of the contended locks only (a wait
+//! elsewhere makes that lock contended too), and one vertex per owner
+//! session instead of an edge between every two of its contenders, so it
+//! grows with the waiters and their sessions, and stays linear in a
+//! queue's length.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::locks::{Contender, Lock, LockKind};
+use crate::lock::{Owner, queue};
+
+/// How a contender's owner is known to wait elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Via {
+    /// The other wait is on the same ZooKeeper session.
+    Session,
+    /// The other wait is a zklock nested in this hold.
+    Nesting,
+    /// One zklock holds or waits for both locks.
+    Locks,
+}
+
+impl Via {
+    /// True when the link is proven, not only possible.
+    fn proven(self) -> bool {
+        self != Via::Session
+    }
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Via::Session => "session",
+            Via::Nesting => "nesting",
+            Via::Locks => "locks",
+        }
+    }
+}
+
+/// One contender of a contended lock, as the graph needs it.
+#[derive(Clone, Debug)]
+pub(crate) struct Vertex {
+    /// Index into the graph's locks.
+    pub lock: usize,
+    pub path: String,
+    pub session: i64,
+    pub owner_text: String,
+    pub age_ms: i64,
+    pub holding: bool,
+    /// The node's czxid and mzxid, to tell it was not changed since.
+    pub zxids: (i64, i64),
+    /// True when the trusted owner record has a `-w` deadline.
+    deadline: bool,
+    /// The owner record, when zklock wrote it at the node's creation.
+    record: Option<Owner>,
+}
+
+/// A lock of the graph.
+#[derive(Clone, Debug)]
+pub(crate) struct LockVertex {
+    pub path: String,
+    pub kind: LockKind,
+    /// The holder that has held longest, as an index of the graph's
+    /// contenders.
+    oldest_holder: Option<usize>,
+}
+
+/// How a vertex goes on: once all the vertices it waits on went (a queue
+/// waiter, a holder, an owner), or once any of them did (a semaphore's
+/// waiter: one lease suffices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Need {
+    All,
+    Any,
+}
+
+/// The owner of one session's contenders.
+#[derive(Clone, Debug)]
+struct OwnerVertex {
+    via: Via,
+}
+
+/// The wait-for graph of the contended locks under one path.
+#[derive(Debug, Default)]
+pub(crate) struct WaitGraph {
+    pub locks: Vec<LockVertex>,
+    pub contenders: Vec<Vertex>,
+    owners: Vec<OwnerVertex>,
+    /// Out-edges of every vertex: contenders first, then owners.
+    edges: Vec<Vec<usize>>,
+    need: Vec<Need>,
+    /// For each contender, the vertices of its nested zklocks.
+    nested: HashMap<usize, Vec<usize>>,
+    /// For each contender, its session's owner vertex.
+    owner_of: Vec<Option<usize>>,
+}
+
+/// A wait-for cycle (or a semaphore's knot).
+#[derive(Clone, Debug)]
+pub(crate) struct Cycle {
+    /// Each wait of the cycle: (waiter, holder, how the holder's owner
+    /// waits on), as indexes of the graph's contenders.
+    pub edges: Vec<(usize, usize, Via)>,
+    /// True when every edge is proven (a wait in a queue, not for a
+    /// semaphore's lease, which any holder may free) and no waiter gives up
+    /// by itself.
+    pub certain: bool,
+    /// How long the cycle has stood: the age of its youngest contender.
+    pub since_ms: i64,
+    /// Its youngest contender, where deleting one node breaks it.
+    pub youngest: usize,
+    /// Every contender on it, including the waiters whose wait is on
+    /// another waiter of their own queue (not an edge of their own).
+    pub contenders: Vec<usize>,
+}
+
+/// One hop of a wait chain: a blocker in another lock, and how the
+/// previous blocker's owner comes to wait on it.
+#[derive(Clone, Debug)]
+pub(crate) struct Hop {
+    pub blocker: usize,
+    pub via: Via,
+    /// True on the hop that comes back to a blocker already on the chain.
+    pub loops: bool,
+}
+
+/// Builds a [`WaitGraph`] a lock at a time, as a walk hands them over, so
+/// that only the contended locks' contenders are kept, and only what the
+/// graph needs of them.
+#[derive(Debug, Default)]
+pub(crate) struct GraphBuilder {
+    graph: WaitGraph,
+    by_path: HashMap<String, usize>,
+    queue_edges: Vec<(Vec<usize>, Need)>,
+}
+
+impl GraphBuilder {
+    /// Adds `lock` when it is contended; elections and leader nodes never
+    /// count (their participants are not blocked).
+    pub(crate) fn add(&mut self, lock: &Lock) {
+        if !lock.waiters.is_empty() && lock.kind.may_be_broken() {
+            let graph = &mut self.graph;
+            graph.add_lock(lock, &mut self.by_path, &mut self.queue_edges);
+        }
+    }
+
+    /// The graph of every lock added.
+    pub(crate) fn finish(mut self) -> WaitGraph {
+        self.graph.link_owners(&self.by_path, self.queue_edges);
+        self.graph
+    }
+}
+
+impl WaitGraph {
+    /// The graph of `locks` (see [`GraphBuilder::add`]).
+    #[cfg(test)]
+    pub(crate) fn new<'a>(locks: impl IntoIterator<Item = &'a Lock>) -> WaitGraph {
+        let mut builder = GraphBuilder::default();
+        for lock in locks {
+            builder.add(lock);
+        }
+        builder.finish()
+    }
+
+    fn add_lock(
+        &mut self,
+        lock: &Lock,
+        by_path: &mut HashMap<String, usize>,
+        queue_edges: &mut Vec<(Vec<usize>, Need)>,
+    ) {
+        let index = self.locks.len();
+        let first = self.contenders.len();
+        let mut modes = Vec::new();
+        for (contender, holding) in lock.standings() {
+            by_path.insert(contender.path.clone(), self.contenders.len());
+            modes.push(contender.mode);
+            self.contenders.push(vertex(index, contender, holding));
+        }
+        let oldest_holder = lock
+            .oldest_holder()
+            .and_then(|holder| by_path.get(&holder.path).copied());
+        self.locks.push(LockVertex {
+            path: lock.path.clone(),
+            kind: lock.kind,
+            oldest_holder,
+        });
+        let free_lease = lock
+            .max_leases
+            .is_some_and(|max| lock.holders.len() < max as usize);
+        for (at, contender) in lock.contenders().enumerate() {
+            let blocking = match (lock.kind, contender.waiting_on.as_deref()) {
+                _ if at < lock.holders.len() => (Vec::new(), Need::All),
+                (LockKind::Semaphore, _) if free_lease => (Vec::new(), Need::All),
+                (LockKind::Semaphore, _) => {
+                    ((first..first + lock.holders.len()).collect(), Need::Any)
+                }
+                (_, Some(ahead)) => match by_path.get(ahead) {
+                    Some(&named) if named >= first => {
+                        let range = queue::blockers(&modes, at, named - first);
+                        (
+                            (first + range.start..first + range.end).collect(),
+                            Need::All,
+                        )
+                    }
+                    _ => (Vec::new(), Need::All),
+                },
+                (_, None) => (Vec::new(), Need::All),
+            };
+            queue_edges.push(blocking);
+        }
+    }
+
+    /// Adds the owners' vertices and every edge. The owner records are not
+    /// needed after, and go: they would be most of the graph's memory.
+    fn link_owners(
+        &mut self,
+        by_path: &HashMap<String, usize>,
+        queue_edges: Vec<(Vec<usize>, Need)>,
+    ) {
+        let count = self.contenders.len();
+        let mut sessions: HashMap<i64, Vec<usize>> = HashMap::new();
+        for (index, vertex) in self.contenders.iter().enumerate() {
+            if vertex.session != 0 {
+                sessions.entry(vertex.session).or_default().push(index);
+            }
+        }
+        let (mut edges, mut need): (Vec<_>, Vec<_>) = queue_edges.into_iter().unzip();
+        self.owner_of = vec![None; count];
+        let mut sessions: Vec<(i64, Vec<usize>)> = sessions.into_iter().collect();
+        sessions.sort_unstable();
+        for (_, members) in sessions {
+            let waiting: Vec<usize> = members
+                .iter()
+                .copied()
+                .filter(|&m| !self.contenders[m].holding)
+                .collect();
+            if members.len() < 2 || waiting.is_empty() {
+                continue;
+            }
+            let owner = count + self.owners.len();
+            self.owners.push(OwnerVertex {
+                via: self.session_via(&members),
+            });
+            for &member in &members {
+                self.owner_of[member] = Some(owner - count);
+                if self.contenders[member].holding {
+                    edges[member].push(owner);
+                }
+            }
+            edges.push(waiting);
+            need.push(Need::All);
+        }
+        for (index, record) in self.records() {
+            for enclosing in record.nested_in {
+                if let Some(&hold) = by_path.get(&enclosing)
+                    && self.contenders[hold].zxids.0 < self.contenders[index].zxids.0
+                {
+                    edges[hold].push(index);
+                    self.nested.entry(hold).or_default().push(index);
+                }
+            }
+        }
+        self.edges = edges;
+        self.need = need;
+        for vertex in &mut self.contenders {
+            vertex.record = None;
+        }
+    }
+
+    /// The trusted owner records of the contenders, by index.
+    fn records(&self) -> Vec<(usize, Owner)> {
+        self.contenders
+            .iter()
+            .enumerate()
+            .filter_map(|(index, vertex)| Some((index, vertex.record.clone()?)))
+            .collect()
+    }
+
+    /// `locks` when every member is one zklock (trusted records naming the
+    /// same process on the same host and boot: a zklock never shares its
+    /// session between threads of work), else `session`.
+    fn session_via(&self, members: &[usize]) -> Via {
+        let process = |m: &usize| {
+            let owner = self.contenders[*m].record.as_ref()?;
+            let boot = owner.identity.as_ref().map(|i| i.boot_id.clone());
+            Some((owner.host.clone(), owner.pid, boot))
+        };
+        let first = process(&members[0]);
+        if first.is_some() && members.iter().all(|m| process(m) == first) {
+            Via::Locks
+        } else {
+            Via::Session
+        }
+    }
+
+    /// The vertices stuck for ever as things stand: those that can go on
+    /// only once some vertex goes on that itself cannot (a least fixed
+    /// point: a vertex is free when all, or for a semaphore's waiter any,
+    /// of the vertices it waits on are free).
+    fn stuck(&self) -> Vec<bool> {
+        let n = self.edges.len();
+        let mut into: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (from, outs) in self.edges.iter().enumerate() {
+            for &to in outs {
+                into[to].push(from);
+            }
+        }
+        let mut left: Vec<usize> = (0..n)
+            .map(|v| match self.need[v] {
+                _ if self.edges[v].is_empty() => 0,
+                Need::All => self.edges[v].len(),
+                Need::Any => 1,
+            })
+            .collect();
+        let mut free: Vec<usize> = (0..n).filter(|&v| left[v] == 0).collect();
+        let mut stuck = vec![true; n];
+        while let Some(v) = free.pop() {
+            stuck[v] = false;
+            for &p in &into[v] {
+                if left[p] > 0 {
+                    left[p] -= 1;
+                    if left[p] == 0 {
+                        free.push(p);
+                    }
+                }
+            }
+        }
+        stuck
+    }
+
+    /// Every cycle or knot: each strongly connected part of the stuck
+    /// vertices that loops.
+    pub(crate) fn cycles(&self) -> Vec<Cycle> {
+        let stuck = self.stuck();
+        strongly_connected(&self.edges, &stuck)
+            .into_iter()
+            .filter_map(|part| self.cycle(&part))
+            .collect()
+    }
+
+    fn cycle(&self, part: &[usize]) -> Option<Cycle> {
+        let count = self.contenders.len();
+        let inside: std::collections::HashSet<usize> = part.iter().copied().collect();
+        let loops = part.len() > 1 || self.edges[part[0]].contains(&part[0]);
+        if !loops {
+            return None;
+        }
+        let mut edges = Vec::new();
+        for &waiter in part.iter().filter(|&&v| v < count) {
+            if self.contenders[waiter].holding {
+                continue;
+            }
+            let holders = self.edges[waiter]
+                .iter()
+                .filter(|&&h| h < count && inside.contains(&h));
+            for &holder in holders {
+                let via = self.edges[holder]
+                    .iter()
+                    .find(|&&next| inside.contains(&next));
+                let via = match via {
+                    Some(&next) if next >= count => self.owners[next - count].via,
+                    Some(_) if self.nested.contains_key(&holder) => Via::Nesting,
+                    _ => continue,
+                };
+                edges.push((waiter, holder, via));
+            }
+        }
+        if edges.is_empty() {
+            return None;
+        }
+        let members = || part.iter().copied().filter(|&v| v < count);
+        let youngest = members().min_by_key(|&v| self.contenders[v].age_ms)?;
+        let certain = edges.iter().all(|&(waiter, holder, via)| {
+            via.proven()
+                && self.locks[self.contenders[holder].lock].kind != LockKind::Semaphore
+                && !self.contenders[waiter].deadline
+        });
+        Some(Cycle {
+            edges,
+            certain,
+            since_ms: self.contenders[youngest].age_ms,
+            youngest,
+            contenders: members().collect(),
+        })
+    }
+
+    /// The chain of blockers beyond the queue of the lock `lock`, starting
+    /// from the holder that has held it longest: where that holder's owner
+    /// waits, on whom, and so on to the root blocker, following at each
+    /// branch the blocker that has held longest.
+    pub(crate) fn chain(&self, lock: usize) -> Vec<Hop> {
+        let Some(mut at) = self.locks[lock].oldest_holder else {
+            return Vec::new();
+        };
+        let mut seen = std::collections::HashSet::from([at]);
+        let mut hops = Vec::new();
+        while let Some((blocker, via)) = self.next_blocker(at) {
+            let loops = !seen.insert(blocker);
+            hops.push(Hop {
+                blocker,
+                via,
+                loops,
+            });
+            if loops {
+                break;
+            }
+            at = blocker;
+        }
+        hops
+    }
+
+    /// Where the owner of contender `at` waits: the blocker there that has
+    /// held longest, and how.
+    fn next_blocker(&self, at: usize) -> Option<(usize, Via)> {
+        let count = self.contenders.len();
+        let by_session = self.owner_of[at].into_iter().flat_map(|owner| {
+            let via = self.owners[owner].via;
+            self.edges[count + owner].iter().map(move |&w| (w, via))
+        });
+        let by_nesting = self
+            .nested
+            .get(&at)
+            .into_iter()
+            .flatten()
+            .map(|&w| (w, Via::Nesting));
+        by_session
+            .chain(by_nesting)
+            .filter(|&(w, _)| w != at && !self.contenders[w].holding)
+            .filter_map(|(w, via)| {
+                let blocker = self.locks[self.contenders[w].lock].oldest_holder?;
+                Some((blocker, via))
+            })
+            .max_by_key(|&(blocker, _)| self.contenders[blocker].age_ms)
+    }
+
+    /// The index of the lock at `path`, when it is in the graph.
+    pub(crate) fn lock_at(&self, path: &str) -> Option<usize> {
+        self.locks.iter().position(|lock| lock.path == path)
+    }
+}
+
+fn vertex(lock: usize, contender: &Contender, holding: bool) -> Vertex {
+    let trusted = contender.stat.mzxid == contender.stat.czxid;
+    let record = trusted.then(|| contender.owner()).flatten();
+    Vertex {
+        lock,
+        path: contender.path.clone(),
+        session: contender.session(),
+        owner_text: contender.owner_text(),
+        age_ms: contender.age_ms,
+        holding,
+        zxids: (contender.stat.czxid, contender.stat.mzxid),
+        deadline: record.as_ref().is_some_and(|r| r.deadline_ms.is_some()),
+        record,
+    }
+}
+
+/// The strongly connected parts of the graph `edges` among the vertices
+/// `keep` says yes to (Tarjan's, without recursion, so a long chain cannot
+/// overflow the stack).
+fn strongly_connected(edges: &[Vec<usize>], keep: &[bool]) -> Vec<Vec<usize>> {
+    const UNSEEN: usize = usize::MAX;
+    let n = edges.len();
+    let mut order = vec![UNSEEN; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut parts = Vec::new();
+    let mut next = 0;
+    for root in (0..n).filter(|&v| keep[v]) {
+        if order[root] != UNSEEN {
+            continue;
+        }
+        let mut calls = vec![(root, 0usize)];
+        order[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut edge)) = calls.last_mut() {
+            if let Some(&w) = edges[v].get(*edge) {
+                *edge += 1;
+                if !keep[w] {
+                    continue;
+                }
+                if order[w] == UNSEEN {
+                    order[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    calls.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(order[w]);
+                }
+                continue;
+            }
+            calls.pop();
+            if let Some(&(parent, _)) = calls.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == order[v] {
+                let mut part = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    part.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                parts.push(part);
+            }
+        }
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lock::{ContenderMode, Dialect};
+    use crate::model::LockDialect;
+    use crate::zk;
+
+    const NOW: i64 = 1_700_000_100_000;
+
+    /// A contender of the lock `lock` named `name`, created `age` seconds
+    /// ago at zxid `czxid` by `session`, with `data`.
+    struct Node<'a> {
+        name: &'a str,
+        mode: ContenderMode,
+        session: i64,
+        czxid: i64,
+        data: Vec<u8>,
+    }
+
+    fn node(name: &str, session: i64, czxid: i64) -> Node<'_> {
+        Node {
+            name,
+            mode: ContenderMode::Exclusive,
+            session,
+            czxid,
+            data: Vec::new(),
+        }
+    }
+
+    fn contender(lock: &str, node: &Node<'_>, waiting_on: Option<String>) -> Contender {
+        let stat = zk::Stat {
+            ctime: NOW - 1000 * (100 - node.czxid),
+            mzxid: node.czxid,
+            ..zk::test_stat(node.czxid, node.session)
+        };
+        Contender {
+            path: format!("{lock}/{}", node.name),
+            name: node.name.to_owned(),
+            dialect: Dialect::Curator,
+            sequence: None,
+            mode: node.mode,
+            stat,
+            data: node.data.clone(),
+            age_ms: NOW - stat.ctime,
+            waiting_on,
+            client: None,
+            watching: None,
+        }
+    }
+
+    /// A mutex at `path`: the first node holds, each other waits on the one
+    /// ahead.
+    fn mutex(path: &str, nodes: &[Node<'_>]) -> Lock {
+        let mut waiters = Vec::new();
+        for pair in nodes.windows(2) {
+            let ahead = format!("{path}/{}", pair[0].name);
+            waiters.push(contender(path, &pair[1], Some(ahead)));
+        }
+        Lock {
+            path: path.to_owned(),
+            kind: LockKind::Mutex,
+            dialect: LockDialect::One(Dialect::Curator),
+            holders: nodes
+                .iter()
+                .take(1)
+                .map(|n| contender(path, n, None))
+                .collect(),
+            waiters,
+            max_leases: None,
+        }
+    }
+
+    /// A zklock owner record of process `pid`, with a deadline or not.
+    fn zklock(pid: u32, deadline: bool) -> Vec<u8> {
+        let mut owner = Owner::of_this_process(None, None);
+        owner.pid = pid;
+        if deadline {
+            owner.deadline_ms = Some(NOW + 60_000);
+        }
+        owner.to_bytes()
+    }
+
+    fn paths(graph: &WaitGraph, cycle: &Cycle) -> Vec<(String, String, Via)> {
+        let path = |v: usize| graph.contenders[v].path.clone();
+        let mut edges: Vec<_> = cycle
+            .edges
+            .iter()
+            .map(|&(w, h, via)| (path(w), path(h), via))
+            .collect();
+        edges.sort();
+        edges
+    }
+
+    /// Session 1 holds A and waits on B; session 2 holds B and waits on A;
+    /// the nodes carry `data(session)`.
+    fn crossed(data: impl Fn(i64) -> Vec<u8>) -> Vec<Lock> {
+        let with = |name, session, czxid| Node {
+            data: data(session),
+            ..node(name, session, czxid)
+        };
+        vec![
+            mutex("/locks/a", &[with("lock-1", 1, 10), with("lock-2", 2, 21)]),
+            mutex("/locks/b", &[with("lock-1", 2, 11), with("lock-2", 1, 20)]),
+        ]
+    }
+
+    #[test]
+    fn two_sessions_crossing_two_locks_make_a_possible_cycle() {
+        let locks = crossed(|_| Vec::new());
+        let graph = WaitGraph::new(&locks);
+        let cycles = graph.cycles();
+        assert_eq!(cycles.len(), 1);
+        let cycle = &cycles[0];
+        assert!(!cycle.certain, "a shared session proves nothing");
+        assert_eq!(
+            paths(&graph, cycle),
+            [
+                (
+                    "/locks/a/lock-2".into(),
+                    "/locks/a/lock-1".into(),
+                    Via::Session
+                ),
+                (
+                    "/locks/b/lock-2".into(),
+                    "/locks/b/lock-1".into(),
+                    Via::Session
+                ),
+            ]
+        );
+        assert_eq!(graph.contenders[cycle.youngest].path, "/locks/a/lock-2");
+        assert_eq!(cycle.since_ms, 79_000);
+    }
+
+    #[test]
+    fn one_zklock_on_both_sides_makes_it_certain_unless_a_deadline_or_a_rewrite() {
+        let graph = WaitGraph::new(&crossed(|session| zklock(session as u32, false)));
+        let cycles = graph.cycles();
+        assert_eq!(cycles.len(), 1);
+        assert!(cycles[0].certain);
+        assert!(cycles[0].edges.iter().all(|e| e.2 == Via::Locks));
+
+        let graph = WaitGraph::new(&crossed(|session| zklock(session as u32, session == 2)));
+        assert!(
+            !graph.cycles()[0].certain,
+            "a waiter that gives up by itself"
+        );
+
+        let mut locks = crossed(|session| zklock(session as u32, false));
+        locks[0].holders[0].stat.mzxid += 100;
+        let graph = WaitGraph::new(&locks);
+        let cycles = graph.cycles();
+        assert!(!cycles[0].certain, "a rewritten record is not trusted");
+        assert!(cycles[0].edges.iter().any(|e| e.2 == Via::Session));
+    }
+
+    #[test]
+    fn nesting_links_a_hold_to_the_zklock_nested_in_it() {
+        let outer = zklock(100, false);
+        let nested = |enclosing: &str| {
+            let mut owner = Owner::parse(&zklock(200, false)).unwrap();
+            owner.nested_in = vec![enclosing.to_owned()];
+            owner.to_bytes()
+        };
+        let locks = [
+            mutex(
+                "/locks/a",
+                &[
+                    Node {
+                        data: outer.clone(),
+                        ..node("lock-1", 1, 10)
+                    },
+                    Node {
+                        data: nested("/locks/b/lock-1"),
+                        ..node("lock-2", 3, 31)
+                    },
+                ],
+            ),
+            mutex(
+                "/locks/b",
+                &[
+                    Node {
+                        data: outer,
+                        ..node("lock-1", 2, 20)
+                    },
+                    Node {
+                        data: nested("/locks/a/lock-1"),
+                        ..node("lock-2", 4, 30)
+                    },
+                ],
+            ),
+        ];
+        let graph = WaitGraph::new(&locks);
+        let cycles = graph.cycles();
+        assert_eq!(cycles.len(), 1);
+        assert!(cycles[0].certain);
+        assert!(cycles[0].edges.iter().all(|e| e.2 == Via::Nesting));
+    }
+
+    #[test]
+    fn long_queues_and_sessions_that_wait_on_nothing_are_no_cycle() {
+        let nodes: Vec<String> = (0..2000).map(|i| format!("lock-{i}")).collect();
+        let queue: Vec<Node<'_>> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| node(n, 1000 + i as i64, i as i64 + 1))
+            .collect();
+        let mut locks = vec![mutex("/locks/long", &queue)];
+        // Session 1 holds two locks and waits on none.
+        locks.push(mutex(
+            "/locks/x",
+            &[node("lock-1", 1, 5), node("lock-2", 7, 6)],
+        ));
+        locks.push(mutex(
+            "/locks/y",
+            &[node("lock-1", 1, 7), node("lock-2", 8, 8)],
+        ));
+        let graph = WaitGraph::new(&locks);
+        assert!(graph.cycles().is_empty());
+        assert!(graph.chain(0).is_empty());
+    }
+
+    #[test]
+    fn a_chain_runs_across_locks_to_the_root_and_marks_a_loop() {
+        let locks = [
+            mutex("/locks/a", &[node("lock-1", 1, 10), node("lock-2", 9, 40)]),
+            mutex("/locks/b", &[node("lock-1", 2, 11), node("lock-2", 1, 41)]),
+            mutex("/locks/c", &[node("lock-1", 3, 12), node("lock-2", 2, 42)]),
+        ];
+        let graph = WaitGraph::new(&locks);
+        let chain: Vec<_> = graph
+            .chain(0)
+            .iter()
+            .map(|hop| {
+                (
+                    graph.contenders[hop.blocker].path.as_str(),
+                    hop.via,
+                    hop.loops,
+                )
+            })
+            .collect();
+        assert_eq!(
+            chain,
+            [
+                ("/locks/b/lock-1", Via::Session, false),
+                ("/locks/c/lock-1", Via::Session, false),
+            ]
+        );
+        assert!(graph.cycles().is_empty());
+
+        let graph = WaitGraph::new(&crossed(|_| Vec::new()));
+        let chain = graph.chain(graph.lock_at("/locks/a").unwrap());
+        assert_eq!(chain.len(), 2);
+        assert!(chain[1].loops);
+        assert_eq!(graph.contenders[chain[1].blocker].path, "/locks/a/lock-1");
+    }
+
+    /// A semaphore at `path` of `max` leases: `holders` hold one each,
+    /// `waiting` waits for any of them.
+    fn semaphore(path: &str, max: u32, holders: &[Node<'_>], waiting: &Node<'_>) -> Lock {
+        let lease = |n: &Node<'_>| {
+            contender(
+                path,
+                &Node {
+                    mode: ContenderMode::Lease,
+                    ..node(n.name, n.session, n.czxid)
+                },
+                None,
+            )
+        };
+        Lock {
+            path: path.to_owned(),
+            kind: LockKind::Semaphore,
+            dialect: LockDialect::One(Dialect::Kazoo),
+            holders: holders.iter().map(lease).collect(),
+            waiters: vec![lease(waiting)],
+            max_leases: Some(max),
+        }
+    }
+
+    #[test]
+    fn a_semaphore_is_a_knot_only_while_every_lease_holder_waits() {
+        // Sessions 1 and 2 hold both leases of S and each waits on M, held by 3,
+        // who waits on S.
+        let knot = |max| {
+            [
+                semaphore(
+                    "/locks/s",
+                    max,
+                    &[node("l1", 1, 1), node("l2", 2, 2)],
+                    &node("l3", 3, 9),
+                ),
+                mutex("/locks/m", &[node("lock-1", 3, 3), node("lock-2", 1, 4)]),
+                mutex("/locks/n", &[node("lock-1", 5, 5), node("lock-2", 2, 6)]),
+            ]
+        };
+        let graph = WaitGraph::new(&knot(2));
+        assert!(
+            graph.cycles().is_empty(),
+            "session 2 waits on N, whose holder is free"
+        );
+
+        let mut locks = knot(2);
+        locks[2] = mutex("/locks/n", &[node("lock-1", 3, 5), node("lock-2", 2, 6)]);
+        let cycles = WaitGraph::new(&locks).cycles();
+        assert_eq!(cycles.len(), 1, "every lease holder waits on session 3");
+        assert!(!cycles[0].certain);
+
+        locks[0] = semaphore(
+            "/locks/s",
+            3,
+            &[node("l1", 1, 1), node("l2", 2, 2)],
+            &node("l3", 3, 9),
+        );
+        assert!(WaitGraph::new(&locks).cycles().is_empty(), "a free lease");
+    }
+
+    #[test]
+    fn an_election_is_never_part_of_a_cycle() {
+        let mut locks = crossed(|_| Vec::new());
+        locks[1].kind = LockKind::Election;
+        assert!(WaitGraph::new(&locks).cycles().is_empty());
+    }
+}

@@ -1,0 +1,581 @@
+//! Wait chains and `deadlocks` against a real ZooKeeper: kazoo sessions
+//! that hold one lock and wait on another, zklock holders, and contender
+//! nodes with zklock owner records made exactly as zklock makes them;
+//! asserting the JSON, the exit codes and that ZooKeeper is left alone.
+
+use crate::support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::peers::{self, Library, acquired, peer};
+use support::{Scratch, TestEnv, Zk, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// `deadlocks ARGS -o json`: its exit code and its cycles.
+fn deadlocks(env: &TestEnv, args: &[&str]) -> (i32, Vec<Value>) {
+    let run = env
+        .zklock(["deadlocks"].iter().chain(args).chain(&["-o", "json"]))
+        .run();
+    let code = run.code.unwrap_or(-1);
+    assert!(code == 0 || code == 1, "deadlocks exits 0 or 1: {run:?}");
+    (code, run.json())
+}
+
+/// Waits until `dir` has `n` children.
+fn wait_for_children(zk: &Zk, dir: &str, n: usize) {
+    wait_until(WAIT, &format!("{dir} has {n} children"), || {
+        zk.children_if_any(dir).len() == n
+    });
+}
+
+/// A zklock owner record of process `pid` on one host and boot, with a
+/// `-w` deadline or not.
+fn record(pid: u32, deadline: bool) -> Vec<u8> {
+    let mut owner = json!({
+        "tool": "zklock", "version": "0.1.0", "host": "build7", "pid": pid,
+        "user": "ci", "command": ["make"], "time": "2026-01-01T00:00:00.000Z", "data": null,
+        "identity": {"boot_id": "b00t", "pid_ns": "pid:[4026531836]", "group": pid, "group_start": 42},
+    });
+    if deadline {
+        owner["deadline_ms"] = json!(i64::MAX / 2);
+    }
+    serde_json::to_vec(&owner).unwrap()
+}
+
+/// Two sessions, each one zklock by its owner records, crossing two locks:
+/// session 1 holds /x/a and waits on /x/b, session 2 the other way round.
+/// Returns the sessions (they own the nodes) and the path of the node
+/// session 2 made last, the youngest.
+fn crossed_zklocks(env: &TestEnv, deadline: bool) -> (Zk, Zk, String) {
+    let (one, two) = (env.connect(), env.connect());
+    for zk in [&one, &two] {
+        zk.mkdir_p("/x/a");
+        zk.mkdir_p("/x/b");
+    }
+    one.create_ephemeral_sequential("/x/a/lock-", &record(100, false));
+    two.create_ephemeral_sequential("/x/b/lock-", &record(200, false));
+    one.create_ephemeral_sequential("/x/b/lock-", &record(100, false));
+    let youngest = two.create_ephemeral_sequential("/x/a/lock-", &record(200, deadline));
+    (one, two, youngest)
+}
+
+#[test]
+fn one_zklock_on_each_side_of_a_cycle_makes_it_certain() {
+    let env = TestEnv::new();
+    let (_one, _two, youngest) = crossed_zklocks(&env, false);
+
+    let (code, cycles) = deadlocks(&env, &["/x"]);
+    assert_eq!(code, 1, "a cycle was found");
+    assert_eq!(cycles.len(), 1, "{cycles:#?}");
+    let cycle = &cycles[0];
+    assert_eq!(cycle["certain"], true, "{cycle:#}");
+    assert_eq!(cycle["break_with"], format!("zklock release {youngest}"));
+    let mut edges: Vec<(&str, &str)> = cycle["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["lock"].as_str().unwrap(), e["via"].as_str().unwrap()))
+        .collect();
+    edges.sort();
+    assert_eq!(edges, [("/x/a", "locks"), ("/x/b", "locks")]);
+    for edge in cycle["edges"].as_array().unwrap() {
+        assert_ne!(edge["waiter"]["session"], edge["holder"]["session"]);
+        assert!(edge["holder"]["owner"].as_str().unwrap().contains("build7"));
+    }
+    let (code, certain) = deadlocks(&env, &["/x", "--certain"]);
+    assert_eq!((code, certain.len()), (1, 1));
+    let (code, old) = deadlocks(&env, &["/x", "--min-age", "1h"]);
+    assert_eq!((code, old.len()), (0, 0), "younger than an hour");
+
+    // Breaking it at the youngest contender ends it.
+    env.zklock(["release", &youngest]).run().assert_success();
+    assert_eq!(deadlocks(&env, &["/x"]), (0, Vec::new()));
+}
+
+#[test]
+fn a_deadline_or_a_rewritten_record_leaves_a_cycle_possible() {
+    let env = TestEnv::new();
+    let (_one, _two, _) = crossed_zklocks(&env, true);
+    let (code, cycles) = deadlocks(&env, &["/x"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        cycles[0]["certain"], false,
+        "a waiter with -w gives up by itself"
+    );
+    assert_eq!(deadlocks(&env, &["/x", "--certain"]), (0, Vec::new()));
+
+    let env = TestEnv::new();
+    let (one, _two, _) = crossed_zklocks(&env, false);
+    let holder = format!("/x/a/{}", one.children("/x/a")[0]);
+    let holder = if one.get(&holder).1.ephemeral_owner == one.session_id() {
+        holder
+    } else {
+        format!("/x/a/{}", one.children("/x/a")[1])
+    };
+    one.set(&holder, &record(100, false));
+    let (code, cycles) = deadlocks(&env, &["/x"]);
+    assert_eq!(code, 1, "the sessions still cross");
+    assert_eq!(
+        cycles[0]["certain"], false,
+        "a record rewritten after creation proves nothing"
+    );
+}
+
+#[test]
+fn kazoo_sessions_that_hold_one_lock_and_wait_on_another_are_a_possible_cycle() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let go = scratch.file("go");
+    let go = go.to_str().unwrap();
+    let mut one = peer(
+        &env,
+        Library::Kazoo,
+        "/k/a",
+        "mutex",
+        &["--then", "/k/b", "--then-after", go],
+    );
+    let mut two = peer(
+        &env,
+        Library::Kazoo,
+        "/k/b",
+        "mutex",
+        &["--then", "/k/a", "--then-after", go],
+    );
+    acquired(&mut one, WAIT);
+    acquired(&mut two, WAIT);
+    std::fs::write(go, b"").unwrap();
+    wait_for_children(env.zk(), "/k/a", 2);
+    wait_for_children(env.zk(), "/k/b", 2);
+
+    let (code, cycles) = deadlocks(&env, &["/k"]);
+    assert_eq!(code, 1);
+    assert_eq!(cycles.len(), 1, "{cycles:#?}");
+    assert_eq!(
+        cycles[0]["certain"], false,
+        "one session may be several threads"
+    );
+    let vias: Vec<&Value> = cycles[0]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["via"])
+        .collect();
+    assert_eq!(vias, [&json!("session"), &json!("session")]);
+    assert_eq!(deadlocks(&env, &["/k", "--certain"]), (0, Vec::new()));
+
+    // stat shows each waiter's chain around the loop.
+    let lock: Value = env
+        .zklock(["stat", "/k/a", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    let chain = lock["waiters"][0]["blocked_by"].as_array().unwrap().clone();
+    assert_eq!(chain.len(), 2, "{chain:#?}");
+    assert_eq!(chain[0]["lock"], "/k/b");
+    assert_eq!(
+        (&chain[0]["via"], &chain[0]["loops"]),
+        (&json!("session"), &json!(false))
+    );
+    assert_eq!(chain[1]["lock"], "/k/a");
+    assert_eq!(chain[1]["loops"], true);
+    assert_eq!(chain[1]["node"], lock["holders"][0]["path"]);
+
+    // Inspecting changed nothing: both nodes of each lock are still there.
+    assert_eq!(env.zk().children("/k/a").len(), 2);
+    peers::release(one);
+    peers::release(two);
+}
+
+#[test]
+fn stat_follows_a_chain_across_dialects_to_the_root_blocker() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let go = scratch.file("go");
+    let go = go.to_str().unwrap();
+    // zklock (Curator's names) holds /c/z; kazoo session 2 holds /c/b and
+    // waits on /c/z; kazoo session 1 holds /c/a and waits on /c/b; a
+    // Curator client waits on /c/a.
+    let mut root = env.zklock(["lock", "/c/z"]).spawn();
+    root.next_line(WAIT);
+    let mut two = peer(
+        &env,
+        Library::Kazoo,
+        "/c/b",
+        "mutex",
+        &["--then", "/c/z", "--then-after", go],
+    );
+    let mut one = peer(
+        &env,
+        Library::Kazoo,
+        "/c/a",
+        "mutex",
+        &["--then", "/c/b", "--then-after", go],
+    );
+    acquired(&mut two, WAIT);
+    acquired(&mut one, WAIT);
+    std::fs::write(go, b"").unwrap();
+    let waiter = peer(&env, Library::Curator, "/c/a", "mutex", &[]);
+    for dir in ["/c/z", "/c/b", "/c/a"] {
+        wait_for_children(env.zk(), dir, 2);
+    }
+
+    let lock: Value = env
+        .zklock(["stat", "/c/a", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    let chain = lock["waiters"][0]["blocked_by"].as_array().unwrap().clone();
+    let hops: Vec<(&str, &str, bool)> = chain
+        .iter()
+        .map(|h| {
+            (
+                h["lock"].as_str().unwrap(),
+                h["via"].as_str().unwrap(),
+                h["loops"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hops,
+        [("/c/b", "session", false), ("/c/z", "session", false)]
+    );
+    assert!(
+        chain[1]["owner"].as_str().unwrap().contains("pid"),
+        "zklock's record: {chain:#?}"
+    );
+    assert!(chain.iter().all(|h| h["age_ms"].as_i64().unwrap() >= 0));
+    assert_eq!(
+        deadlocks(&env, &["/c"]),
+        (0, Vec::new()),
+        "a chain, not a cycle"
+    );
+
+    root.signal(libc::SIGTERM);
+    root.wait(WAIT).assert_success();
+    peers::release(waiter);
+    peers::release(one);
+    peers::release(two);
+}
+
+#[test]
+fn long_queues_many_readers_elections_and_idle_sessions_are_no_cycle() {
+    let env = TestEnv::new();
+    let zk = env.zk();
+    // A long queue, one session per contender.
+    let sessions: Vec<Zk> = (0..40).map(|_| env.connect()).collect();
+    zk.mkdir_p("/n/long");
+    for session in &sessions {
+        session.create_ephemeral_sequential("/n/long/lock-", b"");
+    }
+    // Many readers ahead of a writer, each reader's session also waiting in
+    // the long queue behind nothing of the writer's.
+    zk.mkdir_p("/n/rw");
+    for session in &sessions[..10] {
+        session.create_ephemeral_sequential("/n/rw/read-", b"");
+    }
+    sessions[39].create_ephemeral_sequential("/n/rw/write-", b"");
+    // One session holds two locks and waits on none.
+    let idle = env.connect();
+    for dir in ["/n/p", "/n/q"] {
+        zk.mkdir_p(dir);
+        idle.create_ephemeral_sequential(&format!("{dir}/lock-"), b"");
+        sessions[20].create_ephemeral_sequential(&format!("{dir}/lock-"), b"");
+    }
+    // An election whose candidates cross a lock.
+    zk.mkdir_p("/n/election");
+    sessions[0].create_ephemeral_sequential("/n/election/n_", b"");
+    sessions[1].create_ephemeral_sequential("/n/election/n_", b"");
+    assert_eq!(deadlocks(&env, &["/n"]), (0, Vec::new()));
+    assert_eq!(
+        deadlocks(&env, &["/"]),
+        (0, Vec::new()),
+        "the same from the chroot's top"
+    );
+}
+
+#[test]
+fn deadlocks_under_a_path_that_does_not_exist_exits_6() {
+    let env = TestEnv::new();
+    env.zklock(["deadlocks", "/nowhere"]).run().assert_code(6);
+}
+
+/// `zklock lock OUTER -- sh -c '…'`: once holding OUTER, the command marks
+/// `ready`, waits for `go`, then runs `INNER` (a zklock taking the next
+/// lock) through `wrap` (`env -i` to drop the environment, say), and
+/// writes its exit code into `code-OUTER`.
+fn nested(
+    env: &TestEnv,
+    scratch: &Scratch,
+    outer: &str,
+    inner: &str,
+    wrap: &str,
+) -> support::Running {
+    let name = outer.replace('/', "-");
+    let ready = scratch.file(&format!("ready{name}"));
+    let script = format!(
+        "touch '{ready}'; while [ ! -e '{go}' ]; do sleep 0.05; done; \
+         {wrap} '{zklock}' -H '{hosts}' lock {inner} -- true; echo $? > '{code}'",
+        ready = ready.display(),
+        go = scratch.file("go").display(),
+        zklock = env!("CARGO_BIN_EXE_zklock"),
+        hosts = env.hosts(),
+        code = scratch.file(&format!("code{name}")).display(),
+    );
+    let running = env
+        .zklock(["lock", outer, "--", "sh", "-c", &script])
+        .spawn();
+    wait_until(WAIT, &format!("{outer} is held"), || ready.exists());
+    running
+}
+
+/// Two nested zklocks crossing two locks, directly or through `wrap`: at
+/// least one sees the certain cycle they close and exits 7, the other then
+/// gets its lock, and nothing is left behind.
+fn nested_cycle(wrap: &str) {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let mut one = nested(&env, &scratch, "/y/a", "/y/b", wrap);
+    let mut two = nested(&env, &scratch, "/y/b", "/y/a", wrap);
+    std::fs::write(scratch.file("go"), b"").unwrap();
+    one.wait(WAIT).assert_success();
+    two.wait(WAIT).assert_success();
+    let code = |name: &str| {
+        std::fs::read_to_string(scratch.file(name))
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let mut codes = [code("code-y-a"), code("code-y-b")];
+    codes.sort();
+    assert!(
+        codes == ["0", "7"] || codes == ["7", "7"],
+        "one refuses the cycle, the other goes on: {codes:?}"
+    );
+    assert!(env.zk().children_if_any("/y/a").is_empty());
+    assert!(env.zk().children_if_any("/y/b").is_empty());
+}
+
+#[test]
+fn nested_zklocks_crossing_two_locks_refuse_the_certain_cycle() {
+    nested_cycle("");
+}
+
+#[test]
+fn nesting_is_proven_from_the_ancestry_when_env_i_dropped_the_environment() {
+    nested_cycle("env -i");
+}
+
+#[test]
+fn a_nested_zklock_with_a_deadline_waits_and_deadlocks_calls_it_possible() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let mut one = nested(&env, &scratch, "/y/a", "/y/b -w 1h", "");
+    let mut two = nested(&env, &scratch, "/y/b", "/y/a -w 1h", "");
+    std::fs::write(scratch.file("go"), b"").unwrap();
+    wait_for_children(env.zk(), "/y/a", 2);
+    wait_for_children(env.zk(), "/y/b", 2);
+    let (code, cycles) = deadlocks(&env, &["/y"]);
+    assert_eq!(code, 1, "{cycles:#?}");
+    assert_eq!(
+        cycles[0]["certain"], false,
+        "each waiter gives up by itself"
+    );
+    let vias: Vec<&Value> = cycles[0]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["via"])
+        .collect();
+    assert_eq!(vias, [&json!("nesting"), &json!("nesting")]);
+    for zklock in [&mut one, &mut two] {
+        zklock.signal(libc::SIGTERM);
+        zklock.wait(WAIT);
+    }
+}
+
+#[test]
+fn a_copied_zklock_held_proves_no_nesting() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let mut one = nested(&env, &scratch, "/y/a", "/y/b", "");
+    let enclosing = format!("/y/a/{}", env.zk().children("/y/a")[0]);
+    // An unrelated zklock, with a copy of the variable one's command has.
+    let mut two = env
+        .zklock(["lock", "/y/a", "--", "true"])
+        .env("ZKLOCK_HELD", &enclosing)
+        .spawn();
+    wait_for_children(env.zk(), "/y/a", 2);
+    let waiter = env
+        .zk()
+        .children("/y/a")
+        .into_iter()
+        .map(|name| format!("/y/a/{name}"))
+        .find(|path| *path != enclosing)
+        .unwrap();
+    let record: Value = serde_json::from_slice(&env.zk().get(&waiter).0).unwrap();
+    assert_eq!(record["tool"], "zklock");
+    assert_eq!(
+        record.get("nested_in"),
+        None,
+        "a copied variable is no proof: {record:#}"
+    );
+    for zklock in [&mut two, &mut one] {
+        zklock.signal(libc::SIGTERM);
+        zklock.wait(WAIT);
+    }
+}
+
+#[test]
+fn a_write_lock_inside_a_read_hold_of_the_same_lock_exits_7_at_once() {
+    let env = TestEnv::new();
+    let zklock = env!("CARGO_BIN_EXE_zklock");
+    let hosts = env.hosts();
+    let inner = |mode: &str, lock: &str| -> Vec<String> {
+        [zklock, "-H", &hosts, mode, lock, "--", "true"]
+            .map(String::from)
+            .to_vec()
+    };
+    let run = |outer: &str, inner: Vec<String>| {
+        let mut args = vec![outer.to_owned(), "/r/a".to_owned(), "--".to_owned()];
+        args.extend(inner);
+        env.zklock(args).timeout(WAIT).run()
+    };
+    let upgrade = run("rlock", inner("wlock", "/r/a"));
+    upgrade.assert_code(7);
+    assert!(
+        upgrade.elapsed < Duration::from_secs(20),
+        "at once: {upgrade:?}"
+    );
+    assert!(
+        env.zk().children_if_any("/r/a").is_empty(),
+        "no node is left behind"
+    );
+    // Not an upgrade: a read inside a read, a write elsewhere.
+    run("rlock", inner("rlock", "/r/a")).assert_success();
+    run("rlock", inner("wlock", "/r/b")).assert_success();
+    // A copied variable is no proof: an unrelated writer just waits.
+    let mut reader = env.zklock(["rlock", "/r/a"]).spawn();
+    let token = reader.next_line(WAIT);
+    env.zklock(["wlock", "/r/a", "-n", "--", "true"])
+        .env("ZKLOCK_HELD", &token)
+        .run()
+        .assert_code(1);
+    reader.signal(libc::SIGTERM);
+    reader.wait(WAIT).assert_success();
+}
+
+#[test]
+fn a_curator_and_a_kazoo_session_crossing_two_locks_are_a_possible_cycle() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let go = scratch.file("go");
+    let go = go.to_str().unwrap();
+    let mut curator = peer(
+        &env,
+        Library::Curator,
+        "/m/a",
+        "mutex",
+        &["--then", "/m/b", "--then-after", go],
+    );
+    let mut kazoo = peer(
+        &env,
+        Library::Kazoo,
+        "/m/b",
+        "mutex",
+        &["--then", "/m/a", "--then-after", go],
+    );
+    acquired(&mut curator, WAIT);
+    acquired(&mut kazoo, WAIT);
+    std::fs::write(go, b"").unwrap();
+    wait_for_children(env.zk(), "/m/a", 2);
+    wait_for_children(env.zk(), "/m/b", 2);
+    // A zklock queues on /m/a too: it waits on the cycle, it is not in it.
+    let mut waiter = env.zklock(["lock", "/m/a", "--", "true"]).spawn();
+    wait_for_children(env.zk(), "/m/a", 3);
+
+    let (code, cycles) = deadlocks(&env, &["/m"]);
+    assert_eq!(code, 1);
+    assert_eq!(cycles.len(), 1, "{cycles:#?}");
+    assert_eq!(cycles[0]["certain"], false);
+    let edges = cycles[0]["edges"].as_array().unwrap();
+    assert_eq!(
+        edges.len(),
+        2,
+        "the zklock waiter is no part of it: {edges:#?}"
+    );
+    let mut locks: Vec<&str> = edges.iter().map(|e| e["lock"].as_str().unwrap()).collect();
+    locks.sort();
+    assert_eq!(locks, ["/m/a", "/m/b"]);
+
+    let lock: Value = env
+        .zklock(["stat", "/m/a", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    for waiter in lock["waiters"].as_array().unwrap() {
+        let chain = waiter["blocked_by"].as_array().unwrap();
+        assert_eq!(chain.last().unwrap()["loops"], true, "{chain:#?}");
+    }
+    waiter.signal(libc::SIGTERM);
+    waiter.wait(WAIT);
+    peers::release(curator);
+    peers::release(kazoo);
+    wait_for_children(env.zk(), "/m/a", 0);
+}
+
+/// `zklock ARGS -- sh -c '…'`: once holding, the command marks `ready`,
+/// waits for `go`, then runs the zklock `INNER`.
+fn nested_with(env: &TestEnv, scratch: &Scratch, args: &[&str], inner: &str) -> support::Running {
+    let ready = scratch.file(&format!("ready{}", support::unique()));
+    let script = format!(
+        "touch '{ready}'; while [ ! -e '{go}' ]; do sleep 0.05; done; '{zklock}' -H '{hosts}' {inner}",
+        ready = ready.display(),
+        go = scratch.file("go").display(),
+        zklock = env!("CARGO_BIN_EXE_zklock"),
+        hosts = env.hosts(),
+    );
+    let mut argv: Vec<&str> = args.to_vec();
+    argv.extend(["--", "sh", "-c", &script]);
+    let running = env.zklock(argv).spawn();
+    wait_until(WAIT, "the outer zklock holds", || ready.exists());
+    running
+}
+
+#[test]
+fn a_semaphore_whose_every_lease_holder_waits_is_a_knot_and_a_free_lease_is_none() {
+    for (max, knot) in [("1", true), ("2", false)] {
+        let env = TestEnv::new();
+        let scratch = Scratch::new();
+        // The lease holder waits on /m; /m's holder waits for a lease.
+        let mut one = nested_with(
+            &env,
+            &scratch,
+            &["sem", "/s", "--max-leases", max],
+            "lock /m -- true",
+        );
+        let inner = format!("sem /s --max-leases {max} -- true");
+        let mut two = nested_with(&env, &scratch, &["lock", "/m"], &inner);
+        std::fs::write(scratch.file("go"), b"").unwrap();
+        if knot {
+            wait_for_children(env.zk(), "/m", 2);
+            wait_until(WAIT, "a lease waits", || {
+                let lock: Value = env.zklock(["stat", "/s", "-o", "json"]).run().json();
+                lock["waiters"].as_array().is_some_and(|w| !w.is_empty())
+            });
+            let (code, cycles) = deadlocks(&env, &["/"]);
+            assert_eq!(code, 1, "{cycles:#?}");
+            assert_eq!(cycles.len(), 1);
+            assert_eq!(cycles[0]["certain"], false, "a lease is no exclusive hold");
+            for zklock in [&mut one, &mut two] {
+                zklock.signal(libc::SIGTERM);
+                zklock.wait(WAIT);
+            }
+        } else {
+            one.wait(WAIT).assert_success();
+            two.wait(WAIT).assert_success();
+            assert_eq!(deadlocks(&env, &["/"]), (0, Vec::new()));
+        }
+    }
+}

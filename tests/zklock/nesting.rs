@@ -1,0 +1,157 @@
+//! Re-entry against a real ZooKeeper: a zklock nested in a hold of the
+//! same lock whose mode covers its request runs its command at once under
+//! that hold, makes no node, and is stopped when that hold ends; a copied
+//! `ZKLOCK_HELD` re-enters nothing.
+
+use crate::support;
+
+use std::time::Duration;
+
+use support::{Scratch, TestEnv, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// `OUTER /e/a -- zklock INNER /e/a -- sh -c SCRIPT`.
+fn nested(env: &TestEnv, outer: &str, inner: &str, script: &str) -> support::Zklock {
+    let hosts = env.hosts();
+    let zklock = env!("CARGO_BIN_EXE_zklock");
+    env.zklock([
+        outer, "/e/a", "--", zklock, "-H", &hosts, inner, "/e/a", "--", "sh", "-c", script,
+    ])
+    .timeout(WAIT)
+}
+
+#[test]
+fn lock_in_lock_and_read_in_write_run_at_once_under_the_enclosing_hold() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let seen = scratch.file("seen");
+    // The inner command runs under the enclosing hold, named once.
+    let script = format!("echo \"$ZKLOCK_HELD\" > '{}'; exit 3", seen.display());
+    let run = nested(&env, "lock", "lock", &script).run();
+    run.assert_code(3);
+    let held = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(
+        held.trim().lines().count(),
+        1,
+        "one hold, named once: {held:?}"
+    );
+    assert!(env.zk().children_if_any("/e/a").is_empty());
+
+    nested(&env, "wlock", "rlock", "true")
+        .run()
+        .assert_success();
+    nested(&env, "rlock", "rlock", "true")
+        .run()
+        .assert_success();
+    nested(&env, "lock", "lock", "true").run().assert_success();
+}
+
+#[test]
+fn a_copied_zklock_held_does_not_re_enter() {
+    let env = TestEnv::new();
+    let mut holder = env.zklock(["lock", "/e/a"]).spawn();
+    let token = holder.next_line(WAIT);
+    env.zklock(["lock", "/e/a", "-n", "--", "true"])
+        .env("ZKLOCK_HELD", &token)
+        .run()
+        .assert_code(1);
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+#[test]
+fn the_re_entered_command_stops_when_the_enclosing_hold_is_deleted() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let ready = scratch.file("ready");
+    let script = format!("touch '{}'; exec sleep 600", ready.display());
+    let mut outer = nested(&env, "lock", "lock", &script).spawn();
+    wait_until(WAIT, "the re-entered command runs", || ready.exists());
+    let nodes = env.zk().children("/e/a");
+    assert_eq!(nodes.len(), 1, "re-entry makes no node of its own");
+    env.zklock(["release", &format!("/e/a/{}", nodes[0])])
+        .run()
+        .assert_success();
+    // The outer zklock's command, the inner zklock, reports the loss (4),
+    // and so does the outer one.
+    outer.wait(WAIT).assert_code(4);
+}
+
+#[test]
+fn a_read_inside_a_read_with_a_writer_queued_between_exits_7() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let (ready, go, code) = (
+        scratch.file("ready"),
+        scratch.file("go"),
+        scratch.file("code"),
+    );
+    let script = format!(
+        "touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done; '{}' -H '{}' rlock /e/a -- true; echo $? > '{}'",
+        ready.display(),
+        go.display(),
+        env!("CARGO_BIN_EXE_zklock"),
+        env.hosts(),
+        code.display()
+    );
+    let mut outer = env
+        .zklock(["rlock", "/e/a", "--", "sh", "-c", &script])
+        .spawn();
+    wait_until(WAIT, "the reader holds", || ready.exists());
+    let mut writer = env.zklock(["wlock", "/e/a", "--", "true"]).spawn();
+    wait_until(WAIT, "the writer queues", || {
+        env.zk().children("/e/a").len() == 2
+    });
+    std::fs::write(&go, b"").unwrap();
+    outer.wait(WAIT).assert_success();
+    assert_eq!(
+        std::fs::read_to_string(&code).unwrap().trim(),
+        "7",
+        "the inner reader refuses"
+    );
+    writer.wait(WAIT).assert_success();
+}
+
+#[test]
+fn the_re_entered_command_stops_when_the_enclosing_zklock_is_killed() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let pid_file = scratch.file("pid");
+    let script = format!("echo $$ > '{}'; exec sleep 600", pid_file.display());
+    let mut outer = nested(&env, "lock", "lock", &script).spawn();
+    let pid: i32 = support::wait_for(WAIT, "the re-entered command runs", || {
+        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
+    });
+    outer.kill();
+    wait_until(WAIT, "the re-entered command is stopped", || {
+        !support::process_alive(pid)
+    });
+}
+
+#[test]
+fn siblings_nested_in_one_hold_all_re_enter_and_run_together() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let zklock = env!("CARGO_BIN_EXE_zklock");
+    let hosts = env.hosts();
+    // Each sibling marks itself and waits until the other has too: they
+    // finish only if both run at the same time.
+    let sibling = |me: &str, other: &str| {
+        format!(
+            "'{zklock}' -H '{hosts}' lock /e/a -- sh -c \"touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done\"",
+            scratch.file(me).display(),
+            scratch.file(other).display()
+        )
+    };
+    let script = format!(
+        "{} & {} & wait",
+        sibling("one", "two"),
+        sibling("two", "one")
+    );
+    env.zklock(["lock", "/e/a", "--", "sh", "-c", &script])
+        .timeout(WAIT)
+        .run()
+        .assert_success();
+    assert!(scratch.file("one").exists() && scratch.file("two").exists());
+}
