@@ -13,16 +13,6 @@ use std::path::{Path, PathBuf};
 
 use crate::support::Zklock;
 
-/// Documents that other work adds beside this one; a link to one of them
-/// may lead nowhere until it lands, and is checked like any other once it
-/// exists.
-const PENDING: [&str; 4] = [
-    "docs/WAIT-CHAINS.md",
-    "docs/MONITORING.md",
-    "docs/COMPATIBILITY.md",
-    "docs/HOSTILE-INPUT.md",
-];
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -274,12 +264,7 @@ fn every_link_between_the_docs_leads_to_a_file_and_heading_that_exist() {
                 dir.join(path)
             };
             if !target.exists() {
-                let pending = PENDING
-                    .iter()
-                    .any(|name| dir.join(path) == root().join(name));
-                if !pending {
-                    broken.push(format!("{}: {link}: no such file", file.display()));
-                }
+                broken.push(format!("{}: {link}: no such file", file.display()));
                 continue;
             }
             if !anchor.is_empty()
