@@ -7,13 +7,13 @@
 //! session).
 
 use crate::support;
+use crate::watch::{expect, next_event};
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use support::json::WatchEvent;
 use support::peers::{self, Library, acquired, peer};
 use support::proxy::FaultProxy;
 use support::{Running, Scratch, TestEnv, ZkServer, wait_until};
@@ -209,24 +209,6 @@ fn watch(env: &TestEnv, lock: &str) -> Running {
     let mut watching = env.zklock(["-o", "json", "watch", lock]).spawn();
     while next_event(&mut watching).event != "watching" {}
     watching
-}
-
-/// The next event a JSON watch prints.
-fn next_event(watching: &mut Running) -> WatchEvent {
-    let line = watching.next_line(WAIT);
-    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?} is no watch event: {e}"))
-}
-
-/// The next event, which must be `kind` about `node`.
-#[track_caller]
-fn expect(watching: &mut Running, kind: &str, node: &str) -> WatchEvent {
-    let event = next_event(watching);
-    assert_eq!(
-        (event.event.as_str(), event.node.as_deref()),
-        (kind, Some(node)),
-        "{event:#?}"
-    );
-    event
 }
 
 #[test]
