@@ -298,6 +298,20 @@ fn mixed_ensemble_of_two_lines() {
     });
 }
 
+/// zklock's own locks, and the newest kazoo beside them, on a three-server
+/// ensemble of the oldest line that has ensembles zklock can lock on, where
+/// a session may reach a follower that forwards its writes to the leader.
+#[test]
+fn v3_5_ensemble_of_three() {
+    let release = Release::of("3.5");
+    let ensemble = ZkEnsemble::start_with(3, &ZkOptions::default().release(&release));
+    let env = TestEnv::with_ensemble(&ensemble);
+    named(&format!("an ensemble of three {release}"), || {
+        locks(&env);
+        excludes(&env, Library::NewestKazoo, "mutex", "lock", "kazoo");
+    });
+}
+
 /// With the four-letter words refused, the session survey asks the
 /// AdminServer (3.5 and later) instead, on a dedicated server of `line`.
 fn survey_through_the_admin_server(line: &'static str) {
