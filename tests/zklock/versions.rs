@@ -153,7 +153,7 @@ fn inspection(env: &TestEnv) {
     support::wait_until(WAIT, "the waiter holds", || {
         stat(env, "i").waiters.is_empty()
     });
-    env.zklock(["release", "--holders", "i"])
+    env.zklock(["release", "--holders", "--yes", "i"])
         .run()
         .assert_success();
     watching.wait(WAIT).assert_success();
@@ -467,9 +467,7 @@ fn v3_4_watch_sees_a_kazoo_lock_taken_and_let_go() {
                 .arg(&path)
                 .hosts(server.connect_string())
                 .spawn();
-        let line = watching.next_line(WAIT);
-        let started: WatchEvent = serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("{line:?} is no watch event: {e}"));
+        let started = crate::watch::next_event(&mut watching);
         assert_eq!(started.event, "watching", "{started:#?}");
         let mut theirs = peers::peer_on(
             &server.connect_string(),

@@ -34,7 +34,7 @@ fn watch(env: &TestEnv, args: &[&str]) -> (Running, Vec<WatchEvent>) {
 }
 
 /// The next event a JSON watch prints.
-fn next_event(watching: &mut Running) -> WatchEvent {
+pub(crate) fn next_event(watching: &mut Running) -> WatchEvent {
     let line = watching.next_line(WAIT);
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?} is no watch event: {e}"))
 }
