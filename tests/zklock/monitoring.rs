@@ -745,3 +745,77 @@ fn two_exporters_serve_the_same_tree_side_by_side() {
         });
     }
 }
+
+/// The `zklock_deadlock_cycles` series of a text exposition, by their
+/// `certain` label; empty when the family is absent.
+fn cycles(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("zklock_deadlock_cycles{certain=\""))
+        .map(|rest| {
+            let (certain, value) = rest.split_once("\"} ").expect("one label");
+            (certain.to_owned(), value.parse().expect("a number"))
+        })
+        .collect()
+}
+
+/// The cycle counts `-o prometheus ls PATH` prints, once promtool took them.
+fn listed_cycles(env: &TestEnv, path: &str) -> BTreeMap<String, f64> {
+    let run = env.zklock(["-o", "prometheus", "ls", path]).run();
+    run.assert_success();
+    promtool_accepts(&run.stdout);
+    cycles(&run.stdout)
+}
+
+/// The counts of certain and possible cycles, as the family has them.
+fn counted(certain: f64, possible: f64) -> BTreeMap<String, f64> {
+    BTreeMap::from([("true".to_owned(), certain), ("false".to_owned(), possible)])
+}
+
+#[test]
+fn ls_counts_no_cycle_as_0_a_certain_one_and_a_possible_one() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/x/a");
+    assert_eq!(listed_cycles(&env, "/x"), counted(0.0, 0.0));
+    // Two zklocks crossing two locks, as their owner records prove.
+    let crossed = super::deadlocks::crossed_zklocks(&env, false);
+    assert_eq!(listed_cycles(&env, "/x"), counted(1.0, 0.0));
+    drop(crossed);
+    wait_until(WAIT, "the crossed sessions' nodes are gone", || {
+        env.zk().children_if_any("/x/a").is_empty()
+    });
+    // The same with a `-w` deadline recorded: it may give up, so possible.
+    let _crossed = super::deadlocks::crossed_zklocks(&env, true);
+    assert_eq!(listed_cycles(&env, "/x"), counted(0.0, 1.0));
+    // The filters choose the locks, not the cycles: one runs across locks.
+    let run = env
+        .zklock(["-o", "prometheus", "ls", "/x", "--older-than", "1h"])
+        .run();
+    assert!(
+        !run.stdout.contains("zklock_lock_holders"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(cycles(&run.stdout), counted(0.0, 1.0));
+}
+
+#[test]
+fn the_exporter_searches_for_cycles_on_its_interval() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/x/a");
+    let interval = ["/x", "--survey-interval", "1s"];
+    let (mut running, address) = exporter(env.zklock(Vec::<&str>::new()), &interval);
+    let served_cycles = || get(&address, "/metrics", None).map(|(_, _, body)| cycles(&body));
+    wait_until(WAIT, "the exporter counts no cycle", || {
+        served_cycles() == Some(counted(0.0, 0.0))
+    });
+    let (one, two, _) = super::deadlocks::crossed_zklocks(&env, false);
+    wait_until(WAIT, "the exporter counts the certain cycle", || {
+        served_cycles() == Some(counted(1.0, 0.0))
+    });
+    drop((one, two));
+    wait_until(WAIT, "the exporter sees the cycle end", || {
+        served_cycles() == Some(counted(0.0, 0.0))
+    });
+    running.signal(libc::SIGTERM);
+    running.wait(WAIT).assert_success();
+}
