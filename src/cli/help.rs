@@ -614,8 +614,10 @@ and HOST (of the oldest holder; the host its client connects from, asked of
 every member every 10 s, disconnected when its session has no connection).
 Keys: s sorts by contention (most waiters first) or by hold age; / filters
 by name (Enter ends the filter, Esc clears it); Up/Down or j/k choose a
-lock and Enter opens it (its queue: each contender, holding or waiting, its
-age, session and owner; Esc goes back); q or Ctrl-C quits. Usable at 80x24;
+lock and Enter opens it (its wait chain as stat shows it, when its holder's
+owner waits on another lock under PATH: each hop, via what, on whom, to the
+root blocker or back round a cycle; then its queue: each contender, holding
+or waiting, its age, session and owner; Esc goes back); q or Ctrl-C quits. Usable at 80x24;
 NO_COLOR turns colour off. The terminal is restored however top ends: q,
 Ctrl-C, SIGTERM, a lost connection. On a non-terminal top exits 2: use ls
 or watch there."

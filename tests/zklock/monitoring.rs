@@ -673,13 +673,7 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     let tmux = Tmux::start();
     let scratch = Scratch::new();
     let before = tmux.stty(&scratch.file("before"));
-    let command: Vec<String> = env
-        .zklock(["top"])
-        .argv()
-        .iter()
-        .map(|arg| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''")))
-        .collect();
-    let command = format!("'{}' {}", support::cmd::ZKLOCK, command.join(" "));
+    let command = command_line(&env, &["top"]);
     for quit in [&["q"][..], &["C-c"]] {
         tmux.send(&[&command, "Enter"]);
         let screen = support::wait_for(WAIT, "top shows both locks", || {
@@ -716,6 +710,43 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
         holder.signal(libc::SIGTERM);
         holder.wait(WAIT).assert_success();
     }
+}
+
+/// The shell command line that runs zklock with `args` as `env` would.
+fn command_line(env: &TestEnv, args: &[&str]) -> String {
+    let command: Vec<String> = env
+        .zklock(args)
+        .argv()
+        .iter()
+        .map(|arg| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''")))
+        .collect();
+    format!("'{}' {}", support::cmd::ZKLOCK, command.join(" "))
+}
+
+#[test]
+fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
+    let env = TestEnv::new();
+    // Session one holds /x/a and waits on /x/b, where session two, first
+    // in line, holds and waits on /x/a.
+    let _crossed = super::deadlocks::crossed_zklocks(&env, false);
+    let blocker = env.zk().children("/x/b")[0].clone();
+    let tmux = Tmux::start();
+    tmux.send(&[&command_line(&env, &["top", "/x"]), "Enter"]);
+    wait_until(WAIT, "top shows /x/a", || tmux.screen().contains("/x/a"));
+    tmux.send(&["/", "x/a", "Enter"]);
+    wait_until(WAIT, "top shows /x/a alone", || {
+        let screen = tmux.screen();
+        screen.contains("filter: x/a") && !screen.contains("/x/b")
+    });
+    tmux.send(&["Enter"]);
+    let hop = format!("via locks on /x/b/{blocker}");
+    let screen = support::wait_for(WAIT, "the opened lock shows its chain", || {
+        let screen = tmux.screen();
+        screen.contains(&hop).then_some(screen)
+    });
+    assert!(screen.lines().all(|line| line.chars().count() <= 80));
+    tmux.send(&["q"]);
+    tmux.wait_for_prompt();
 }
 
 #[test]
