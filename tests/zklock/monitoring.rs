@@ -515,6 +515,12 @@ fn a_real_prometheus_scraping_the_exporter_sees_holds_begin_and_end() {
         );
     };
     seen("zklock_exporter_connected", 1.0);
+    // The cycle search ran once at the start, and found none.
+    seen(r#"sum(zklock_deadlock_cycles)"#, 0.0);
+    seen(
+        r#"count(zklock_deadlock_cycles{certain=~"true|false"})"#,
+        2.0,
+    );
     let (mut holder, _) = hold(&env, "p");
     seen(holders, 1.0);
     holder.signal(libc::SIGTERM);
