@@ -438,6 +438,19 @@ mod tests {
     }
 
     #[test]
+    fn cycle_counts_give_both_series_even_at_0() {
+        let counts = CycleCounts {
+            certain: 2,
+            possible: 0,
+        };
+        let text = render(&[counts.family()], Exposition::Text);
+        assert!(text.ends_with(
+            "zklock_deadlock_cycles{certain=\"true\"} 2\n\
+             zklock_deadlock_cycles{certain=\"false\"} 0\n"
+        ));
+    }
+
+    #[test]
     fn a_histogram_counts_each_observation_in_its_bucket_and_above() {
         let mut histogram = Histogram::new(&[0.1, 1.0]);
         for value in [0.05, 0.1, 0.5, 7.0] {
