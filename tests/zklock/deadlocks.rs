@@ -48,7 +48,7 @@ fn record(pid: u32, deadline: bool) -> Vec<u8> {
 /// session 1 holds /x/a and waits on /x/b, session 2 the other way round.
 /// Returns the sessions (they own the nodes) and the path of the node
 /// session 2 made last, the youngest.
-fn crossed_zklocks(env: &TestEnv, deadline: bool) -> (Zk, Zk, String) {
+pub(crate) fn crossed_zklocks(env: &TestEnv, deadline: bool) -> (Zk, Zk, String) {
     let (one, two) = (env.connect(), env.connect());
     for zk in [&one, &two] {
         zk.mkdir_p("/x/a");
