@@ -28,19 +28,12 @@ pub(super) enum WatchMethod {
 }
 
 impl WatchMethod {
-    /// The name of the `watching` log event's `method` field.
-    pub(super) fn name(self) -> &'static str {
+    /// Its word: the `watching` log event's `method` field, and the
+    /// message's.
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             WatchMethod::PersistentRecursive => "persistent",
             WatchMethod::OneShot => "one-shot",
-        }
-    }
-
-    /// The name used in messages.
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            WatchMethod::PersistentRecursive => "a persistent recursive watch",
-            WatchMethod::OneShot => "one-shot watches (the server has no persistent watches)",
         }
     }
 }

@@ -191,8 +191,8 @@ impl LockWatch {
         tracing::info!(
             event = "watching",
             path = %watch.target,
-            method = watch.method().name(),
-            "watching {} with {}",
+            method = watch.method().as_str(),
+            "watching {} with {} watches",
             watch.target,
             watch.method().as_str()
         );
