@@ -21,8 +21,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use support::fencing::{
-    FOREVER, FenceLog, Held, Hold, Stage, WAIT, assert_no_dead_nodes, grant_order, holder, now_ms,
-    touch, wait_for_file,
+    FOREVER, FenceLog, Held, Section, Stage, WAIT, assert_no_dead_nodes, grant_order, holder,
+    now_ms, touch, wait_for_file,
 };
 use support::proxy::{Mode, Trigger, op};
 use support::{
@@ -93,14 +93,14 @@ fn assert_stopped_by_its_deadline(run: &Run, log: &FenceLog, fault_ms: u64, sess
     );
 }
 
-/// Fails unless the section `hold` ended by itself, not stopped by a signal.
+/// Fails unless `section` ended by itself, not stopped by a signal.
 #[track_caller]
-fn assert_ended_by_itself(stage: &Stage, hold: &Hold) {
+fn assert_ended_by_itself(stage: &Stage, section: &Section) {
     assert_eq!(
-        hold.end_note(),
+        section.end_note(),
         "",
         "{}'s command ended by itself\n{}",
-        hold.who,
+        section.who,
         stage.log()
     );
 }
@@ -124,8 +124,8 @@ fn a_sigkilled_holder_takes_its_command_along_and_a_waiter_gets_the_lock_after_t
     );
     stage.log().record_end(held.fence, "holder");
     waiter.wait(WAIT).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    let waited = holds[1].start.ms - killed_at;
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    let waited = sections[1].start.ms - killed_at;
     assert!(
         (1000..9000).contains(&waited),
         "the waiter got the lock {waited} ms after the kill: only the session's expiry \
@@ -146,9 +146,9 @@ fn a_sigtermed_holder_passes_the_signal_on_and_releases_at_once() {
     // its exit code on.
     holder.wait(WAIT).assert_code(42);
     waiter.wait(WAIT).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert_eq!(holds[0].end_note(), "signal", "{}", stage.log());
-    let waited = holds[1].start.ms - termed_at;
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert_eq!(sections[0].end_note(), "signal", "{}", stage.log());
+    let waited = sections[1].start.ms - termed_at;
     assert!(
         waited < 3000,
         "the lock went to the waiter {waited} ms after SIGTERM; a release is immediate, \
@@ -237,9 +237,9 @@ fn a_holder_paused_past_its_session_stops_its_command_and_exits_4_when_resumed()
     stage.finish();
     waiter.wait(WAIT).assert_success();
     let log = stage.log();
-    let (holds, overlaps) = log.assert_fenced();
-    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
-    assert_eq!(holds[0].end_note(), "signal", "zklock stopped it\n{log}");
+    let (sections, overlaps) = log.assert_fenced();
+    assert_eq!(grant_order(&sections), ["holder", "waiter"]);
+    assert_eq!(sections[0].end_note(), "signal", "zklock stopped it\n{log}");
     assert_eq!(overlaps.len(), 1, "{overlaps:?}\n{log}");
     assert!(
         overlaps[0].stale.starts_with("holder") && overlaps[0].newer.starts_with("waiter"),
@@ -265,8 +265,12 @@ fn a_holder_cut_off_stops_its_command_before_the_server_can_expire_its_session()
     waiter.wait(WAIT).assert_success();
     // The holder's command had ended (its TERM trap logged it) before the
     // waiter, granted once the server expired the session, began.
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert!(holds[0].end.ms <= holds[1].start.ms, "{}", stage.log());
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert!(
+        sections[0].end.ms <= sections[1].start.ms,
+        "{}",
+        stage.log()
+    );
     proxy.pass();
     stage.assert_no_dead_nodes();
 }
@@ -306,8 +310,8 @@ fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_comma
     stage.finish();
     holder.wait(WAIT).assert_success();
     waiter.wait(WAIT).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert_ended_by_itself(&stage, &holds[0]);
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert_ended_by_itself(&stage, &sections[0]);
     stage.assert_no_dead_nodes();
 }
 
@@ -482,8 +486,8 @@ fn a_server_restarted_within_the_session_timeout_keeps_the_lock_and_the_command(
     stage.finish();
     holder.wait(WAIT).assert_success();
     waiter.wait(WAIT).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert_ended_by_itself(&stage, &holds[0]);
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert_ended_by_itself(&stage, &sections[0]);
     stage.assert_no_dead_nodes();
 }
 
@@ -503,8 +507,8 @@ fn a_server_down_past_the_session_timeout_releases_the_lock_and_the_holder_exits
     // The restarted server still knows the holder's session, and expires it
     // one session timeout later: then the waiter gets the lock.
     waiter.wait(Duration::from_secs(40)).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert_eq!(holds[0].end_note(), "signal", "{}", stage.log());
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert_eq!(sections[0].end_note(), "signal", "{}", stage.log());
     stage.assert_no_dead_nodes();
 }
 
@@ -560,8 +564,8 @@ fn one_holder_and_a_queue_survive(
     for waiter in &mut waiters {
         waiter.wait(WAIT).assert_success();
     }
-    let holds = stage.assert_granted(&["holder", "w1", "w2", "w3"]);
-    assert_ended_by_itself(&stage, &holds[0]);
+    let sections = stage.assert_granted(&["holder", "w1", "w2", "w3"]);
+    assert_ended_by_itself(&stage, &sections[0]);
     stage.assert_no_dead_nodes();
 }
 
@@ -637,8 +641,8 @@ fn an_ensemble_without_a_quorum_grants_no_one_and_its_queue_proceeds_once_restor
     for waiter in &mut waiters {
         waiter.wait(Duration::from_secs(60)).assert_success();
     }
-    let holds = stage.assert_granted(&["holder", "w1", "w2"]);
-    assert_eq!(holds[0].end_note(), "signal", "{log}");
+    let sections = stage.assert_granted(&["holder", "w1", "w2"]);
+    assert_eq!(sections[0].end_note(), "signal", "{log}");
     // Through a new session: the test's own may have ended while no member
     // could serve it (the client gives up 1.4 session timeouts, 14 s, after
     // it last heard a server, and bringing two members back on a busy
@@ -850,9 +854,9 @@ fn a_command_s_background_worker_holds_the_lock_until_it_ends_unless_it_left_the
         .trim()
         .parse()
         .expect("a time");
-    let holds = stage.assert_granted(&["holder", "waiter"]);
+    let sections = stage.assert_granted(&["holder", "waiter"]);
     assert!(
-        done <= holds[1].start.ms,
+        done <= sections[1].start.ms,
         "the worker ended at {done}, after the next holder began\n{}",
         stage.log()
     );

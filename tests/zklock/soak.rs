@@ -207,15 +207,18 @@ fn soak(library: Library, dialect: &str, seed: u64) {
             .map(|(name, handle)| (name, handle.join().expect("a soak worker failed")))
             .collect()
     });
-    let holds = log.assert_exclusive();
-    let by_zklock = holds.iter().filter(|h| h.who.starts_with("zklock")).count();
-    let by_library = holds.len() - by_zklock;
+    let sections = log.assert_exclusive();
+    let by_zklock = sections
+        .iter()
+        .filter(|h| h.who.starts_with("zklock"))
+        .count();
+    let by_library = sections.len() - by_zklock;
     eprintln!(
         "soak {library:?}: {} sections ({by_zklock} zklock, {by_library} {library:?}); {tallies:?}",
-        holds.len()
+        sections.len()
     );
     let killed = |zklock: bool| {
-        holds
+        sections
             .iter()
             .filter(|h| h.who.starts_with("zklock") == zklock && h.end_note() == "killed")
             .count()
