@@ -93,9 +93,11 @@ eval "$body"
 echo "end $ZKLOCK_FENCE $(date +%s%3N) $who" >> "$log"
 "#;
 
-/// What a zklock holder running [`FenceLog::command`] printed once it held.
+/// The fenced command of [`FenceLog::command`] running under the lock, as
+/// it introduced itself on stdout once zklock held: its pid, and the fence,
+/// session and node zklock handed it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Held {
+pub struct FencedCommand {
     /// The command's pid (the shell).
     pub pid: i32,
     pub fence: i64,
@@ -104,12 +106,12 @@ pub struct Held {
     pub node: String,
 }
 
-impl Held {
+impl FencedCommand {
     /// Parses the `held ...` line; panics on anything else.
-    pub fn parse(line: &str) -> Held {
+    pub fn parse(line: &str) -> FencedCommand {
         let fields: Vec<&str> = line.split(' ').collect();
         match fields.as_slice() {
-            ["held", pid, fence, session, node] => Held {
+            ["held", pid, fence, session, node] => FencedCommand {
                 pid: pid.parse().expect("pid"),
                 fence: fence.parse().expect("fence"),
                 session: (*session).to_owned(),
@@ -506,7 +508,7 @@ impl Stage {
 
     /// Starts the contender labelled `holder` through `hosts`, and returns
     /// it once its command holds the lock.
-    pub fn holder(&self, hosts: &str, options: &[&str], body: &str) -> (Running, Held) {
+    pub fn holder(&self, hosts: &str, options: &[&str], body: &str) -> (Running, FencedCommand) {
         holder(self.fenced(hosts, options, "holder", body))
     }
 
@@ -543,10 +545,10 @@ impl Stage {
     /// Fails unless `held`'s node is still there and still the one it was
     /// granted (the same czxid): the holder kept the lock through a fault.
     #[track_caller]
-    pub fn assert_keeps_its_node(&self, held: &Held) {
+    pub fn assert_keeps_its_node(&self, fenced: &FencedCommand) {
         assert_eq!(
-            self.zk().exists(&held.node).map(|s| s.czxid),
-            Some(held.fence),
+            self.zk().exists(&fenced.node).map(|s| s.czxid),
+            Some(fenced.fence),
             "the holder keeps its node"
         );
     }
@@ -576,10 +578,10 @@ impl Stage {
 }
 
 /// Starts `zklock` and returns it once its fenced command holds the lock.
-pub fn holder(zklock: Zklock) -> (Running, Held) {
+pub fn holder(zklock: Zklock) -> (Running, FencedCommand) {
     let mut running = zklock.spawn();
-    let held = Held::parse(&running.next_line(WAIT));
-    (running, held)
+    let fenced = FencedCommand::parse(&running.next_line(WAIT));
+    (running, fenced)
 }
 
 /// Who held, in grant order.
