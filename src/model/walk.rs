@@ -16,7 +16,7 @@
 
 use futures::stream::{self, FuturesUnordered, Stream, StreamExt, TryStreamExt};
 
-use super::layout::{self, Depth, Listing};
+use super::layout::{self, ChildrenByDir, Depth};
 use super::locks::{ContenderState, Lock, LockSummary, NodeRead, QueueReading};
 use crate::clock;
 use crate::zk::batch::{BATCH, Batcher, DataRead};
@@ -268,8 +268,8 @@ async fn list_tree(
     depth: Depth,
     state: &mut WalkProgress,
     progress: &mut impl FnMut(&WalkProgress),
-) -> anyhow::Result<Listing> {
-    let mut listing = Listing::new();
+) -> anyhow::Result<ChildrenByDir> {
+    let mut listing = ChildrenByDir::new();
     let mut todo = vec![(start.to_owned(), Presence::Required)];
     todo.extend(layout::kazoo_lock_beside(start).map(|dir| (dir, Presence::Optional)));
     let mut in_flight = FuturesUnordered::new();
