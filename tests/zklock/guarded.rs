@@ -1,5 +1,6 @@
 //! Promises of the docs that had no test of their own: free text cut to
-//! `COLUMNS` in a pipe, and a holder that `kill -TSTP` cannot stop.
+//! `COLUMNS` in a pipe, a holder that `kill -TSTP` cannot stop, and an
+//! exporter whose port is taken.
 
 use crate::support;
 
@@ -49,4 +50,15 @@ fn kill_tstp_does_not_stop_a_zklock_whose_command_runs() {
         env.connect().children_if_any("/locks/tstp"),
         Vec::<String>::new()
     );
+}
+
+#[test]
+fn an_exporter_that_cannot_listen_exits_10() {
+    let env = TestEnv::new();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port of our own");
+    let address = taken.local_addr().expect("its address").to_string();
+    env.zklock(["exporter", "--listen", &address])
+        .timeout(WAIT)
+        .run()
+        .assert_code(10);
 }
