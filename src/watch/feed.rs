@@ -16,6 +16,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 
 use crate::model::Lock;
 use crate::model::layout;
+use crate::zk::batch::Batcher;
 use crate::zk::{self, Session};
 
 /// How a watch hears of changes.
@@ -93,10 +94,13 @@ pub(super) async fn arm(session: &Session, target: &str) -> Result<Feed, zk::Err
         Ok(main) => main,
         Err(err) if err.is_unimplemented() => {
             tracing::info!("the server has no persistent watches; using one-shot watches");
-            // Such a server closes the connection after its answer: one
-            // answered request later the client is connected again, and
-            // the state watcher made after this sees no reconnect.
-            session.stat(target).await?;
+            // Such a server may close the connection after its answer, and
+            // one that lacks persistent watches lacks multi-read too: the
+            // listing below asks for it, so the session learns that here,
+            // and retries through the close. One answered request later the
+            // client is connected again, and the state watcher made after
+            // this sees no reconnect (no `gap` at the start of the watch).
+            Batcher::new(session).list(&[target.to_owned()]).await?;
             return Ok(Feed::OneShot(OneShotWatches::default()));
         }
         Err(err) => return Err(err),
