@@ -694,7 +694,7 @@ fn only_a_read_only_server_reachable_locks_fail_and_never_grant() {
         assert!(!granted.exists(), "the command never runs: {run:?}");
     }
     // Inspection does work there.
-    Zklock::new(["--read-only", "stat", "ro"])
+    Zklock::new(["--read-only", "-o", "json", "stat", "ro"])
         .hosts(&hosts)
         .run()
         .assert_success()
