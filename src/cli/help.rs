@@ -169,7 +169,10 @@ ZKLOCK_SESSION; zklock exits with its exit code, 1 if no lease was free (-n)
 or none came in time (-w; change with -E), 4 if the lease was lost (deleted,
 revoked, the session expired) while held, and the command is stopped. Every
 wait that gives up deletes our lease and our place in the internal mutex.
---ttl does not apply: a lease ends with its holder.";
+--ttl does not apply: a lease ends with its holder, and sem takes one
+semaphore. A sem nested in a granted lease of the same semaphore (proven as
+for lock) runs its command at once under that lease, with no lease of its
+own, and is stopped (exit 4) if that lease ends.";
 
 /// `zklock release`.
 pub(super) const RELEASE_EXAMPLES: &str = "\

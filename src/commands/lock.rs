@@ -379,26 +379,47 @@ fn upgrade_under<'a>(args: &LockArgs, holds: &'a [String]) -> Option<&'a str> {
 }
 
 /// Re-entry: the enclosing hold of ours that holds this lock now in a mode
-/// that covers the request ([`nesting::reentry`]), for the command to run
-/// under at once, with no node of its own; stopped if that hold ends, and
-/// never released by us. `None` when there is no such hold or no command.
+/// that covers the request ([`nesting::reentry`]), or a lease of this
+/// semaphore granted to an enclosing hold ([`enclosing_lease`]), for the
+/// command to run under at once, with no node of its own; stopped if that
+/// hold ends, and never released by us. `None` when there is no such hold
+/// or no command.
 async fn enclosing_hold(
     session: &Session,
     args: &LockArgs,
     holds: &[String],
 ) -> Result<Option<Held>, zk::Error> {
-    if args.command().is_none() || holds.is_empty() || args.max_leases.is_some() {
+    if args.command().is_none() || holds.is_empty() {
         return Ok(None);
     }
-    let queue = LockQueue::from_children(session.children(&args.path).await.unwrap_or_default());
-    let Some(node) = nesting::reentry(&args.path, args.kind.mode(), holds, &queue) else {
+    let node = match args.max_leases {
+        Some(_) => enclosing_lease(session, &args.path, holds).await,
+        None => {
+            let children = session.children(&args.path).await.unwrap_or_default();
+            let queue = LockQueue::from_children(children);
+            nesting::reentry(&args.path, args.kind.mode(), holds, &queue).map(str::to_owned)
+        }
+    };
+    let Some(node) = node else {
         return Ok(None);
     };
-    Ok(session.stat(node).await?.map(|stat| Held {
+    Ok(session.stat(&node).await?.map(|stat| Held {
         lock: args.path.clone(),
-        node: node.to_owned(),
         fence: stat.czxid,
+        node,
     }))
+}
+
+/// The lease of the semaphore at `path` that an enclosing hold of ours
+/// holds now, granted (not one still pending): a lease covers a lease of
+/// the same semaphore, as an exclusive hold covers an exclusive request.
+async fn enclosing_lease(session: &Session, path: &str, holds: &[String]) -> Option<String> {
+    let semaphore = model::read_lock(session, path).await.ok()??;
+    semaphore
+        .holders
+        .into_iter()
+        .map(|lease| lease.path)
+        .find(|lease| holds.contains(lease))
 }
 
 /// What a held lock is, for whoever releases or fences with it.

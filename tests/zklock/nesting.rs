@@ -218,3 +218,29 @@ fn re_entry_after_the_enclosing_hold_was_lost_does_not_re_enter() {
     other.signal(libc::SIGTERM);
     other.wait(WAIT).assert_success();
 }
+
+#[test]
+fn a_lease_in_a_lease_of_the_same_semaphore_runs_at_once() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let seen = scratch.file("seen");
+    let zklock = env!("CARGO_BIN_EXE_zklock");
+    let hosts = env.hosts();
+    let script = format!("echo \"$ZKLOCK_NODE\" > '{}'; exit 3", seen.display());
+    // One lease in all, held by the enclosing sem: a nested sem that queued
+    // would give up (-n, exit 1) instead of running its command.
+    let sem = ["sem", "--max-leases", "1", "/e/s"];
+    env.zklock(sem)
+        .args(["--", zklock, "-H", &hosts])
+        .args(sem)
+        .args(["-n", "--", "sh", "-c", &script])
+        .timeout(WAIT)
+        .run()
+        .assert_code(3);
+    let node = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        node.starts_with("/e/s/leases/"),
+        "the enclosing lease: {node:?}"
+    );
+    assert!(env.zk().children_if_any("/e/s/leases").is_empty());
+}
