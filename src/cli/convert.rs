@@ -150,6 +150,10 @@ impl LockCmdArgs {
                  lock until a signal",
             ));
         }
+        let mut paths = self.lock_paths(root)?.into_iter();
+        let path = paths
+            .next()
+            .ok_or_else(|| UsageError::new("no lock named"))?;
         if let Some(kill_after) = self.kill_after
             && !self.command.is_empty()
             && kill_after >= session_timeout
@@ -192,20 +196,9 @@ impl LockCmdArgs {
                 kill_after: self.kill_after,
             }),
         };
-        let path = zk::path::resolve(root, &self.lock)?;
-        zk::path::check_lock_directory(&path)?;
-        if let Some(oddity) = crate::names::oddity(&self.lock)
-            && !self.allow_odd_name
-        {
-            return Err(UsageError::new(format!(
-                "refusing to create the lock {:?}: it has {oddity}, so it would look like \
-                 another lock and be a different one (--allow-odd-name joins a lock another \
-                 library already uses under this name)",
-                self.lock
-            )));
-        }
         Ok(LockArgs {
             path,
+            others: paths.collect(),
             kind,
             max_leases: None,
             dialect,
@@ -233,6 +226,12 @@ impl SemCmdArgs {
                 "sem makes Curator's and kazoo's semaphores only: use --dialect curator or kazoo",
             ));
         }
+        if self.lock.locks.len() > 1 {
+            return Err(UsageError::new(
+                "sem takes one semaphore: a lease of each of several semaphores is not \
+                 supported (run one zklock sem inside another)",
+            ));
+        }
         if self.lock.ttl.is_some() {
             return Err(UsageError::new(
                 "--ttl applies only to lock, rlock and wlock: a lease must end with its \
@@ -253,6 +252,54 @@ impl SemCmdArgs {
 }
 
 impl LockCmdArgs {
+    /// The locks named, resolved, in their canonical order: sorted by path,
+    /// duplicates removed. Every lock shares the connection's chroot, so
+    /// this is also the order of their full server-side paths, and two
+    /// zklocks naming the same locks in any order take them in one order
+    /// and never deadlock each other. Several only with a command: a held
+    /// set has no one token to print or release.
+    fn lock_paths(&self, root: &str) -> Result<Vec<String>, UsageError> {
+        if let [_, second, ..] = self.locks.as_slice() {
+            let why = if self.detach || self.holder_report_fd.is_some() {
+                "--detach holds one lock"
+            } else if self.ttl.is_some() {
+                "--ttl leaves one node"
+            } else if self.command.is_empty() {
+                return Err(UsageError::new(format!(
+                    "unexpected argument {second:?}: to run a command under the lock, put it \
+                     after `--`: zklock lock NAME -- COMMAND... (several locks are taken \
+                     together only for a command: zklock lock A B -- COMMAND...)"
+                )));
+            } else {
+                ""
+            };
+            if !why.is_empty() {
+                return Err(UsageError::new(format!(
+                    "several locks are taken only to run a command under them all (lock A B \
+                     -- COMMAND); {why}"
+                )));
+            }
+        }
+        let mut paths = Vec::new();
+        for lock in &self.locks {
+            let path = zk::path::resolve(root, lock)?;
+            zk::path::check_lock_directory(&path)?;
+            if let Some(oddity) = crate::names::oddity(lock)
+                && !self.allow_odd_name
+            {
+                return Err(UsageError::new(format!(
+                    "refusing to create the lock {lock:?}: it has {oddity}, so it would look \
+                     like another lock and be a different one (--allow-odd-name joins a lock \
+                     another library already uses under this name)"
+                )));
+            }
+            paths.push(path);
+        }
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+
     /// Refuses a flag that would have no effect in the mode asked for: a
     /// flag silently ignored is a promise silently broken.
     fn check_flags_apply(&self) -> Result<(), UsageError> {

@@ -153,7 +153,9 @@ complete -F _zklock_with_command -o bashdefault -o default zklock
 
 /// Zsh: the generated script hands a command argument to `_cmdambivalent`
 /// with the words of every positional argument before it, so the lock name
-/// would be taken for the command; complete from the word after `--`.
+/// would be taken for the command; complete from the word after `--`. The
+/// LOCK words of `lock A B -- COMMAND` come as one list that swallows the
+/// command, so that list completes a command once `--` is behind it.
 fn zsh_command_completion(script: &str) -> String {
     const HELPER: &str = r#"
 # The command run under a lock (after `--`): its name, then its own arguments.
@@ -166,8 +168,27 @@ _zklock_command() {
     _normal
 }
 
+# The LOCK words, then (after `--`) the command.
+(( $+functions[_zklock_lock_or_command] )) ||
+_zklock_lock_or_command() {
+    if (( ${words[(i)--]} < CURRENT )); then
+        _zklock_command
+    else
+        _default
+    fi
+}
+
 "#;
-    let script = script.replace(":_cmdambivalent'", ":_zklock_command'");
+    let script = script
+        .replace(":_cmdambivalent'", ":_zklock_command'")
+        .lines()
+        .map(|line| match line.strip_prefix("'*::locks -- ") {
+            Some(_) => line.replacen(":_default'", ":_zklock_lock_or_command'", 1),
+            None => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
     let run = script
         .rfind("\nif [ \"$funcstack[1]\"")
         .expect("clap_complete's zsh script ends by running or registering its function");

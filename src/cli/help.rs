@@ -28,6 +28,8 @@ Examples:
   zklock lock deploy
   # take the lock so that kazoo clients see it
   zklock lock --dialect kazoo jobs -- ./x
+  # hold db and cache together (any order names the same set)
+  zklock lock db cache -- ./migrate.sh
 
 Across script steps:
   # held until this shell exits, or until released
@@ -91,7 +93,18 @@ lock. While it waits, one line on stderr shows who holds the lock and, with
 -w, how much of the wait has gone ([2s/30s]). A flag that does not apply to the mode is a usage error: --kill-after
 and --kill-signal need a command, --lease and --while-pid need --detach (to
 bound a command, use timeout(1) after --), -E needs -n or -w, and -o json
-applies only with --detach or --ttl.";
+applies only with --detach or --ttl.
+
+Several locks (lock A B C -- COMMAND; also rlock and wlock) are taken only to
+run a command: without -- a second word is a usage error, and so are several
+locks with --detach, --ttl or sem. They are taken in one session, one after
+the other in one canonical order (sorted by path, duplicates removed), so
+two zklocks naming the same locks in any order never deadlock each other.
+All or nothing: -n and -w cover the whole set, and giving up deletes every
+node made. The command runs once all are held and is stopped (exit 4) when
+any one is lost. Beside the single-lock variables, which name the first
+lock in that order, it gets ZKLOCK_LOCKS, ZKLOCK_NODES and ZKLOCK_FENCES
+(one a line, in that order), and ZKLOCK_HELD names every node.";
 
 /// `zklock rlock`.
 pub(super) const RLOCK_EXAMPLES: &str = "\
@@ -104,6 +117,8 @@ Examples:
   zklock rlock -w 30s config -- ./report.sh
   # hold the read side until this shell exits
   tok=$(zklock rlock config --detach --while-pid $$)
+  # read two configurations, both held at once
+  zklock rlock config secrets -- ./render.sh
 
 A reader waits only for the writers queued ahead of it. The options, the
 command's environment and the exit codes are lock's (zklock-lock(1)).";
@@ -119,6 +134,8 @@ Examples:
   zklock wlock -w 1m -E 75 config -- ./x
   # kazoo's write lock, so kazoo readers wait
   zklock wlock --dialect kazoo config -- ./x
+  # write two locks at once, all or nothing
+  zklock wlock -w 1m config secrets -- ./x
 
 A writer waits for every reader and writer queued ahead of it. The options,
 the command's environment and the exit codes are lock's (zklock-lock(1)).";
@@ -152,7 +169,10 @@ ZKLOCK_SESSION; zklock exits with its exit code, 1 if no lease was free (-n)
 or none came in time (-w; change with -E), 4 if the lease was lost (deleted,
 revoked, the session expired) while held, and the command is stopped. Every
 wait that gives up deletes our lease and our place in the internal mutex.
---ttl does not apply: a lease ends with its holder.";
+--ttl does not apply: a lease ends with its holder, and sem takes one
+semaphore. A sem nested in a granted lease of the same semaphore (proven as
+for lock) runs its command at once under that lease, with no lease of its
+own, and is stopped (exit 4) if that lease ends.";
 
 /// `zklock release`.
 pub(super) const RELEASE_EXAMPLES: &str = "\

@@ -561,8 +561,10 @@ pub enum ShellArg {
 /// The arguments of `lock`, `rlock` and `wlock`.
 #[derive(Debug, Args)]
 pub struct LockCmdArgs {
-    /// The lock: a name under --root, or an absolute path
-    pub lock: String,
+    /// The lock: a name under --root, or an absolute path; several only with `-- COMMAND`
+    /// (taken together, in one canonical order)
+    #[arg(required = true, value_name = "LOCK")]
+    pub locks: Vec<String>,
 
     /// Give up at once if the lock is taken (exit 1, or -E)
     #[arg(short, long)]

@@ -13,8 +13,8 @@ use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
 use crate::lock::nesting;
 use crate::lock::{
-    AcquireError, Acquisition, ContenderKind, Dialect, Held, HeldLock, LockQueue, LockSpec, Loss,
-    Outcome, Owner, Patience, QueueChange, Waiting,
+    self, AcquireError, Acquisition, ContenderKind, Dialect, Held, HeldLock, Hold, LockQueue,
+    LockSpec, Loss, Outcome, Owner, Patience, QueueChange, Waiting,
 };
 use crate::model::{self, Lock};
 use crate::output::{self, Format, Printer, Spinner};
@@ -30,8 +30,13 @@ use super::{deadlocks, stat};
 /// What `lock`, `rlock`, `wlock` and `sem` were asked for.
 #[derive(Clone, Debug)]
 pub struct LockArgs {
-    /// The lock directory, or the semaphore node.
+    /// The lock directory, or the semaphore node; with several locks, the
+    /// first in their canonical order.
     pub path: String,
+    /// `lock A B -- COMMAND`: the locks after `path`, in canonical order
+    /// (sorted by path, duplicates removed), all taken in that order in one
+    /// session before the command runs.
+    pub others: Vec<String>,
     pub kind: ContenderKind,
     /// `sem`: hold one of at most this many leases of the semaphore at
     /// `path`, rather than the lock.
@@ -254,8 +259,10 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
     }
 }
 
-/// Connects, and waits in the queue `args` name until the lock is ours; on
-/// every other path our nodes are deleted and the session closed.
+/// Connects, and waits in the queues `args` name, one lock after the other
+/// in their canonical order, until every lock is ours; on every other path
+/// the nodes made so far are deleted and the session closed. `-n` and `-w`
+/// cover the whole set: one patience for every wait.
 ///
 /// A zklock nested in an enclosing hold of ours (proven from its ancestry)
 /// may not queue at all: an upgrade that can never be granted gives up at
@@ -280,7 +287,10 @@ async fn take(
     });
     let session = session.map_err(failed)?;
     let owner = owner.nested_in(nesting::proven(&session).await);
-    if let Some(hold) = upgrade_under(args, &owner.nested_in) {
+    if let Some(hold) = args
+        .each()
+        .find_map(|one| upgrade_under(&one, &owner.nested_in))
+    {
         session.close().await;
         let message = format!(
             "waiting would deadlock: this process runs under the read hold {hold}, and a \
@@ -296,21 +306,44 @@ async fn take(
         return Err(failed(err));
     }
     let evidence = LeaderEvidence::track(&session, connect_sent);
-    let enclosing = match enclosing_hold(&session, args, &owner.nested_in).await {
-        Ok(enclosing) => enclosing,
-        Err(err) => {
-            evidence.stop();
-            session.close().await;
-            return Err(failed(err));
+    let patience = Patience::new(args.no_wait, args.timeout);
+    let mut holds = Vec::new();
+    for one in args.each() {
+        match take_one(globals, &session, (&one, &owner, patience), signals).await {
+            Ok(hold) => holds.push(hold),
+            Err(not_held) => {
+                lock::give_up(session, evidence, holds).await;
+                return Err(not_held);
+            }
         }
+    }
+    let mut holds = holds.into_iter();
+    let Some(first) = holds.next() else {
+        lock::give_up(session, evidence, Vec::new()).await;
+        return Err(failed(anyhow::anyhow!("no lock was named")));
     };
-    if let Some(held) = enclosing {
+    Ok(HeldLock::new(session, evidence, first, holds.collect()))
+}
+
+/// Takes the one lock `args` name on `session` as `owner`: re-enters an
+/// enclosing hold that covers it, or waits in its queue as `patience`
+/// allows. Our node is deleted on every path that gives up.
+async fn take_one(
+    globals: &Globals,
+    session: &Session,
+    (args, owner, patience): (&LockArgs, &Owner, Patience),
+    signals: &mut Signals,
+) -> Result<Hold, NotHeld> {
+    if let Some(held) = enclosing_hold(session, args, &owner.nested_in)
+        .await
+        .map_err(failed)?
+    {
         tracing::info!(
             "re-entering {} under the enclosing hold {}",
             args.path,
             held.node
         );
-        return Ok(HeldLock::reentered(session, held, evidence));
+        return Ok(Hold::reentered(held));
     }
     let spec = LockSpec {
         path: args.path.clone(),
@@ -323,25 +356,17 @@ async fn take(
     // a free lock costs no extra round trip.
     let cycles =
         (!owner.nested_in.is_empty()).then(|| stat::chains_under(&globals.root, &args.path));
-    let mut acquisition = Acquisition::new(&session, spec, args.max_leases);
+    let mut acquisition = Acquisition::new(session, spec, args.max_leases);
     let waited = wait(
-        &session,
+        session,
         &mut acquisition,
-        (args, cycles),
+        (args, patience, cycles),
         &globals.printer,
         signals,
     )
     .await;
     let kept_watch = acquisition.take_own_watch();
-    drop(acquisition);
-    match waited {
-        Ok(held) => Ok(HeldLock::new(session, held, evidence, kept_watch)),
-        Err(not_held) => {
-            evidence.stop();
-            session.close().await;
-            Err(not_held)
-        }
-    }
+    waited.map(|held| Hold::ours(held, kept_watch))
 }
 
 /// The read hold of ours that a write request of the same lock sits under
@@ -354,26 +379,47 @@ fn upgrade_under<'a>(args: &LockArgs, holds: &'a [String]) -> Option<&'a str> {
 }
 
 /// Re-entry: the enclosing hold of ours that holds this lock now in a mode
-/// that covers the request ([`nesting::reentry`]), for the command to run
-/// under at once, with no node of its own; stopped if that hold ends, and
-/// never released by us. `None` when there is no such hold or no command.
+/// that covers the request ([`nesting::reentry`]), or a lease of this
+/// semaphore granted to an enclosing hold ([`enclosing_lease`]), for the
+/// command to run under at once, with no node of its own; stopped if that
+/// hold ends, and never released by us. `None` when there is no such hold
+/// or no command.
 async fn enclosing_hold(
     session: &Session,
     args: &LockArgs,
     holds: &[String],
 ) -> Result<Option<Held>, zk::Error> {
-    if args.command().is_none() || holds.is_empty() || args.max_leases.is_some() {
+    if args.command().is_none() || holds.is_empty() {
         return Ok(None);
     }
-    let queue = LockQueue::from_children(session.children(&args.path).await.unwrap_or_default());
-    let Some(node) = nesting::reentry(&args.path, args.kind.mode(), holds, &queue) else {
+    let node = match args.max_leases {
+        Some(_) => enclosing_lease(session, &args.path, holds).await,
+        None => {
+            let children = session.children(&args.path).await.unwrap_or_default();
+            let queue = LockQueue::from_children(children);
+            nesting::reentry(&args.path, args.kind.mode(), holds, &queue).map(str::to_owned)
+        }
+    };
+    let Some(node) = node else {
         return Ok(None);
     };
-    Ok(session.stat(node).await?.map(|stat| Held {
+    Ok(session.stat(&node).await?.map(|stat| Held {
         lock: args.path.clone(),
-        node: node.to_owned(),
         fence: stat.czxid,
+        node,
     }))
+}
+
+/// The lease of the semaphore at `path` that an enclosing hold of ours
+/// holds now, granted (not one still pending): a lease covers a lease of
+/// the same semaphore, as an exclusive hold covers an exclusive request.
+async fn enclosing_lease(session: &Session, path: &str, holds: &[String]) -> Option<String> {
+    let semaphore = model::read_lock(session, path).await.ok()??;
+    semaphore
+        .holders
+        .into_iter()
+        .map(|lease| lease.path)
+        .find(|lease| holds.contains(lease))
 }
 
 /// What a held lock is, for whoever releases or fences with it.
@@ -438,6 +484,17 @@ impl LockArgs {
         }
     }
 
+    /// Each lock asked for, in canonical order, as if it alone were.
+    fn each(&self) -> impl Iterator<Item = LockArgs> + '_ {
+        std::iter::once(&self.path)
+            .chain(&self.others)
+            .map(|path| LockArgs {
+                path: path.clone(),
+                others: Vec::new(),
+                ..self.clone()
+            })
+    }
+
     fn ttl(&self) -> Option<Duration> {
         match self.holding {
             Holding::Ttl(ttl) => Some(ttl),
@@ -478,13 +535,12 @@ enum Wait {
 async fn wait(
     session: &Session,
     acquisition: &mut Acquisition<'_>,
-    (args, cycles): (&LockArgs, Option<&str>),
+    (args, patience, cycles): (&LockArgs, Patience, Option<&str>),
     printer: &Printer,
     signals: &mut Signals,
 ) -> Result<Held, NotHeld> {
     run::refuse_ctrl_z();
     let spinner = printer.spinner(&format!("waiting for {}", args.path), args.timeout);
-    let patience = Patience::new(args.no_wait, args.timeout);
     let woke = tokio::sync::Notify::new();
     let wait = tokio::select! {
         outcome = queue(session, acquisition, args, patience, (spinner.as_ref(), &woke)) => Wait::Done(outcome),
@@ -691,7 +747,7 @@ async fn hold_until(
         signal = signals.next() => tracing::info!("signal {signal}: releasing {node}"),
         () = lease => tracing::info!("lease over: releasing {node}"),
         () = tied => tracing::info!("the process we were tied to ended: releasing {node}"),
-        loss = lock.lost(Duration::ZERO) => return report_loss(printer, lock.held(), &loss, false),
+        (held, loss) = lock.lost(Duration::ZERO) => return report_loss(printer, held, &loss, false),
     }
     ExitStatus::Success
 }
@@ -710,23 +766,14 @@ async fn run_command(
     let spec = CommandSpec {
         argv: command.argv.clone(),
         shell: command.shell,
-        env: vec![
-            ("ZKLOCK_LOCK".into(), held.lock.clone()),
-            ("ZKLOCK_NODE".into(), held.node.clone()),
-            ("ZKLOCK_FENCE".into(), held.fence.to_string()),
-            (
-                "ZKLOCK_SESSION".into(),
-                zk::format_session(lock.session().id()),
-            ),
-            (nesting::HELD.into(), nesting::held_for_command(&held.node)),
-        ],
+        env: command_environment(lock),
         kill_signal: command.kill_signal,
         kill_after,
     };
     Ok(
         match run::supervise(guard, &spec, signals, lock.lost(kill_after)).await? {
             Ending::Exited(code) => ExitStatus::Child(code),
-            Ending::Stopped(loss) => report_loss(printer, held, &loss, true),
+            Ending::Stopped((lost, loss)) => report_loss(printer, lost, &loss, true),
             Ending::GuardDied(code) => {
                 printer.note(&format!(
                     "the guard process of the command died (exit code {code}); the command's \
@@ -737,6 +784,30 @@ async fn run_command(
             }
         },
     )
+}
+
+/// What the command finds in its environment: the first lock (in
+/// canonical order) in the single-lock variables, every lock in the
+/// plural ones (newline-separated, in that order), and the holds a zklock
+/// it starts is nested in.
+fn command_environment(lock: &HeldLock) -> Vec<(String, String)> {
+    let held = lock.held();
+    let every =
+        |field: fn(&Held) -> String| lock.all_held().map(field).collect::<Vec<_>>().join("\n");
+    let nodes: Vec<&str> = lock.all_held().map(|held| held.node.as_str()).collect();
+    vec![
+        ("ZKLOCK_LOCK".into(), held.lock.clone()),
+        ("ZKLOCK_NODE".into(), held.node.clone()),
+        ("ZKLOCK_FENCE".into(), held.fence.to_string()),
+        ("ZKLOCK_LOCKS".into(), every(|held| held.lock.clone())),
+        ("ZKLOCK_NODES".into(), every(|held| held.node.clone())),
+        ("ZKLOCK_FENCES".into(), every(|held| held.fence.to_string())),
+        (
+            "ZKLOCK_SESSION".into(),
+            zk::format_session(lock.session().id()),
+        ),
+        (nesting::HELD.into(), nesting::held_for_command(&nodes)),
+    ]
 }
 
 fn report_loss(printer: &Printer, held: &Held, loss: &Loss, stopped: bool) -> ExitStatus {

@@ -42,27 +42,6 @@ impl fmt::Display for Loss {
     }
 }
 
-/// Resolves when the lock `held` is lost: its node deleted or revoked, the
-/// session over, or the leader free to expire the session within `margin`
-/// (the time the command needs to stop) by what `evidence` shows. Never
-/// resolves while the lock is ours. `kept`: a watch already set on our node
-/// while it was as we made it, to go on with instead of setting one.
-async fn lost(
-    session: &Session,
-    held: &Held,
-    kept: Option<NodeWatch>,
-    evidence: &LeaderEvidence,
-    margin: Duration,
-) -> Loss {
-    tokio::select! {
-        loss = node_lost(session, held, kept) => loss,
-        lapse = monitor::lapse(session, evidence, margin) => match lapse {
-            Lapse::Ended(state) => Loss::SessionEnded(state),
-            Lapse::Silent(silent) => Loss::Silent(silent),
-        },
-    }
-}
-
 /// Resolves when our node is deleted or revoked, or the session is over.
 /// Watches survive a reconnect (the client re-registers them).
 async fn node_lost(session: &Session, held: &Held, mut kept: Option<NodeWatch>) -> Loss {
@@ -122,26 +101,34 @@ fn cause_text(err: &zk::Error) -> String {
         .map_or_else(|| err.to_string(), ToString::to_string)
 }
 
-/// A lock that is ours: the session that holds it, our node, and the
-/// heartbeat that shows the leader still keeps the session. It lets itself
-/// go ([`HeldLock::release`]); dropped without that, its session closes
-/// and the server removes our node with it.
+/// The locks that are ours, in one session: the session, our node in each
+/// lock (in the order they were taken, the first named by [`HeldLock::held`]),
+/// and the heartbeat that shows the leader still keeps the session. It
+/// lets them all go at once ([`HeldLock::release`]); dropped without that,
+/// its session closes and the server removes our nodes with it.
 pub(crate) struct HeldLock {
     session: Session,
-    held: Held,
+    first: Hold,
+    /// The other locks of `lock A B -- COMMAND`, after the first.
+    rest: Vec<Hold>,
     evidence: LeaderEvidence,
+    /// Set once [`HeldLock::lost`] has found a lock gone: our node's name
+    /// may then be another's.
+    lost: Cell<Option<Loss>>,
+}
+
+/// One lock of a [`HeldLock`]: our node in it, and whose node that is.
+pub(crate) struct Hold {
+    held: Held,
     /// The watch set on our node while we waited, for the first watch of
     /// the hold to go on with.
     kept_watch: Cell<Option<NodeWatch>>,
-    /// Set once [`HeldLock::lost`] has found the lock gone: our node's name
-    /// may then be another's.
-    lost: Cell<Option<Loss>>,
     /// Whose node it is: ours, or an enclosing hold's that a nested zklock
     /// re-entered, which is that hold's to release, never ours.
     node_of: NodeOf,
 }
 
-/// Whose node a [`HeldLock`] holds by.
+/// Whose node a [`Hold`] holds by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum NodeOf {
     /// The node we made.
@@ -150,99 +137,124 @@ enum NodeOf {
     EnclosingHold,
 }
 
-impl HeldLock {
-    /// The lock `held` on `session`, whose heartbeat is `evidence`; `kept`
-    /// is a watch already set on our node while it was as we made it.
-    pub(crate) fn new(
-        session: Session,
-        held: Held,
-        evidence: LeaderEvidence,
-        kept: Option<NodeWatch>,
-    ) -> HeldLock {
-        HeldLock {
-            session,
+impl Hold {
+    /// Our node `held`; `kept` is a watch already set on it while it was as
+    /// we made it.
+    pub(crate) fn ours(held: Held, kept: Option<NodeWatch>) -> Hold {
+        Hold {
             held,
-            evidence,
             kept_watch: Cell::new(kept),
-            lost: Cell::new(None),
             node_of: NodeOf::Ours,
         }
     }
 
-    /// The enclosing hold `held` re-entered on `session`: watched as our
-    /// own would be, so that what runs under it stops when it ends, but
-    /// left alone when we let go.
-    pub(crate) fn reentered(session: Session, held: Held, evidence: LeaderEvidence) -> HeldLock {
-        HeldLock {
+    /// The enclosing hold `held`, re-entered: watched as our own would be,
+    /// so that what runs under it stops when it ends, but left alone when
+    /// we let go.
+    pub(crate) fn reentered(held: Held) -> Hold {
+        Hold {
             node_of: NodeOf::EnclosingHold,
-            ..HeldLock::new(session, held, evidence, None)
+            ..Hold::ours(held, None)
         }
     }
 
-    /// Our node: the lock directory, the token and the fencing token.
-    pub(crate) fn held(&self) -> &Held {
-        &self.held
+    /// The node itself, when it is ours to delete.
+    fn ours_to_delete(self) -> Option<Held> {
+        (self.node_of == NodeOf::Ours).then_some(self.held)
+    }
+}
+
+impl HeldLock {
+    /// The locks `first` and `rest` on `session`, whose heartbeat is
+    /// `evidence`.
+    pub(crate) fn new(
+        session: Session,
+        evidence: LeaderEvidence,
+        first: Hold,
+        rest: Vec<Hold>,
+    ) -> HeldLock {
+        HeldLock {
+            session,
+            first,
+            rest,
+            evidence,
+            lost: Cell::new(None),
+        }
     }
 
-    /// The session that holds the lock.
+    /// Our node in the first lock: the lock directory, the token and the
+    /// fencing token.
+    pub(crate) fn held(&self) -> &Held {
+        &self.first.held
+    }
+
+    /// Our node in every lock, the first first.
+    pub(crate) fn all_held(&self) -> impl Iterator<Item = &Held> {
+        std::iter::once(&self.first)
+            .chain(&self.rest)
+            .map(|hold| &hold.held)
+    }
+
+    /// The session that holds the locks.
     pub(crate) fn session(&self) -> &Session {
         &self.session
     }
 
-    /// Resolves when the lock is lost, `margin` before the leader could
-    /// expire the session; never while the lock is ours.
-    pub(crate) async fn lost(&self, margin: Duration) -> Loss {
-        let kept = self.kept_watch.take();
-        let loss = lost(&self.session, &self.held, kept, &self.evidence, margin).await;
+    /// Resolves when any of the locks is lost, `margin` before the leader
+    /// could expire the session; never while they are all ours. Says which
+    /// (the first, when the session is what ended).
+    pub(crate) async fn lost(&self, margin: Duration) -> (&Held, Loss) {
+        let holds: Vec<&Hold> = std::iter::once(&self.first).chain(&self.rest).collect();
+        let nodes = holds
+            .iter()
+            .map(|hold| Box::pin(node_lost(&self.session, &hold.held, hold.kept_watch.take())));
+        let (which, loss) = tokio::select! {
+            (loss, index, _) = futures::future::select_all(nodes) => (holds[index], loss),
+            lapse = monitor::lapse(&self.session, &self.evidence, margin) => (&self.first, match lapse {
+                Lapse::Ended(state) => Loss::SessionEnded(state),
+                Lapse::Silent(silent) => Loss::Silent(silent),
+            }),
+        };
         self.lost.set(Some(loss.clone()));
-        loss
+        (&which.held, loss)
     }
 
-    /// Lets the lock go: deletes our node and closes the session, both in
-    /// one round trip, then waits until the session is closed. If the
-    /// delete is lost with the connection, the client keeps closing the
-    /// session through reconnects, and the server removes our ephemeral
-    /// node with it. After a loss, only our own incarnation of the node is
-    /// deleted (see [`release_after_loss`]).
+    /// Lets the locks go: deletes our nodes and closes the session, all in
+    /// one round trip, then waits until the session is closed. If a delete
+    /// is lost with the connection, the client keeps closing the session
+    /// through reconnects, and the server removes our ephemeral nodes with
+    /// it. After a loss, only our own incarnation of each node is deleted
+    /// (see [`release_after_loss`]).
     pub(crate) async fn release(self) -> Result<(), zk::Error> {
         let HeldLock {
             session,
-            held,
+            first,
+            rest,
             evidence,
             lost,
-            node_of,
-            ..
         } = self;
-        evidence.stop();
-        if node_of == NodeOf::EnclosingHold {
-            session.close().await;
-            return Ok(());
-        }
+        let ours: Vec<Held> = std::iter::once(first)
+            .chain(rest)
+            .filter_map(Hold::ours_to_delete)
+            .collect();
         match lost.into_inner() {
-            None => {}
-            // The server removed our ephemeral node with the session.
+            None => let_go(session, evidence, ours).await,
+            // The server removed our ephemeral nodes with the session.
             Some(Loss::SessionEnded(_)) => {
+                evidence.stop();
                 session.close().await;
-                return Ok(());
+                Ok(())
             }
             Some(_) => {
+                evidence.stop();
                 // Bounded: with the connection down, a request waits for a
                 // reconnect that may never come.
                 let wait = session.session_timeout();
-                let _ = tokio::time::timeout(wait, release_after_loss(&session, &held)).await;
+                let each = ours.iter().map(|held| release_after_loss(&session, held));
+                let _ = tokio::time::timeout(wait, futures::future::join_all(each)).await;
                 session.close().await;
-                return Ok(());
-            }
-        }
-        let delete = session.send_delete(&held.node);
-        let ((), deleted) = tokio::join!(session.close(), delete);
-        match deleted {
-            Ok(()) => Ok(()),
-            Err(err) if err.class() != Class::Normal => {
-                tracing::info!("{err}: not confirmed; the closed session removes the node");
                 Ok(())
             }
-            Err(err) => Err(err),
         }
     }
 
@@ -252,6 +264,40 @@ impl HeldLock {
         self.evidence.stop();
         self.session.close().await;
     }
+}
+
+/// Gives up the locks `holds` taken so far (some of a set, when another
+/// could not be had): deletes our nodes among them and closes the session.
+pub(crate) async fn give_up(session: Session, evidence: LeaderEvidence, holds: Vec<Hold>) {
+    let ours = holds.into_iter().filter_map(Hold::ours_to_delete).collect();
+    if let Err(err) = let_go(session, evidence, ours).await {
+        tracing::warn!("could not remove our node: {err}");
+    }
+}
+
+/// Deletes the nodes `ours` and closes the session in one round trip.
+async fn let_go(
+    session: Session,
+    evidence: LeaderEvidence,
+    ours: Vec<Held>,
+) -> Result<(), zk::Error> {
+    evidence.stop();
+    // Sent now, before the close below: the server takes them in order.
+    let deletes: Vec<_> = ours
+        .iter()
+        .map(|held| session.send_delete(&held.node))
+        .collect();
+    let ((), deleted) = tokio::join!(session.close(), futures::future::join_all(deletes));
+    for result in deleted {
+        match result {
+            Ok(()) => {}
+            Err(err) if err.class() != Class::Normal => {
+                tracing::info!("{err}: not confirmed; the closed session removes the node");
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
 }
 
 /// After the lock was lost our node may be gone, and its name another's: a

@@ -14,7 +14,7 @@ pub(crate) mod semaphore;
 
 pub(crate) use acquire::{AcquireError, Held, LockSpec, Outcome, Patience, Waiting};
 pub(crate) use acquisition::{Acquisition, QueueChange};
-pub(crate) use hold::{HeldLock, Loss};
+pub(crate) use hold::{HeldLock, Hold, Loss, give_up};
 pub(crate) use name::{ContenderKind, ContenderMode, Dialect};
 pub use owner::{Identity, Owner};
 pub(crate) use queue::LockQueue;

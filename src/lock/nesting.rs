@@ -21,14 +21,13 @@ pub(crate) const HELD: &str = "ZKLOCK_HELD";
 /// anyone set up on purpose.
 const MAX_ANCESTORS: usize = 64;
 
-/// `ZKLOCK_HELD` for a command run under our hold of `node`: the enclosing
-/// holds we were given, then `node`;
-/// `node` is named once, as a command re-entered under an enclosing hold
-/// runs under that same hold.
-pub(crate) fn held_for_command(node: &str) -> String {
+/// `ZKLOCK_HELD` for a command run under our holds of `nodes`: the
+/// enclosing holds we were given, then `nodes`; each node is named once, as
+/// a command re-entered under an enclosing hold runs under that same hold.
+pub(crate) fn held_for_command(nodes: &[&str]) -> String {
     let given = std::env::var(HELD).unwrap_or_default();
-    let mut held: Vec<&str> = given.lines().filter(|hold| *hold != node).collect();
-    held.push(node);
+    let mut held: Vec<&str> = given.lines().filter(|hold| !nodes.contains(hold)).collect();
+    held.extend(nodes);
     held.join("\n")
 }
 

@@ -41,6 +41,7 @@ mod sandbox;
 mod secured;
 mod semaphores;
 mod sessions;
+mod several;
 mod soak;
 mod tables;
 mod terminal;

@@ -155,3 +155,92 @@ fn siblings_nested_in_one_hold_all_re_enter_and_run_together() {
         .assert_success();
     assert!(scratch.file("one").exists() && scratch.file("two").exists());
 }
+
+#[test]
+fn re_entry_after_the_enclosing_hold_was_lost_does_not_re_enter() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let (ready, lost, go, code) = (
+        scratch.file("ready"),
+        scratch.file("lost"),
+        scratch.file("go"),
+        scratch.file("code"),
+    );
+    // The command outlives the loss of its hold for a while (it ignores
+    // --kill-signal until --kill-after), and only then asks for the lock
+    // again, as a nested zklock with the hold's node in ZKLOCK_HELD.
+    let zklock = env!("CARGO_BIN_EXE_zklock");
+    let script = format!(
+        "trap 'touch {lost}' TERM; touch {ready}; \
+         while [ ! -e {go} ]; do sleep 0.05; done; \
+         '{zklock}' -H '{hosts}' lock /e/a -n -- true; echo $? > {code}; exec sleep 600",
+        lost = lost.display(),
+        ready = ready.display(),
+        go = go.display(),
+        code = code.display(),
+        hosts = env.hosts(),
+    );
+    let mut outer = env
+        .zklock([
+            "--session-timeout",
+            "40s",
+            "lock",
+            "--kill-after",
+            "15s",
+            "/e/a",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .timeout(WAIT)
+        .spawn();
+    wait_until(WAIT, "the command runs", || ready.exists());
+    let nodes = env.zk().children("/e/a");
+    assert_eq!(nodes.len(), 1);
+    env.zk().delete(&format!("/e/a/{}", nodes[0]));
+    wait_until(WAIT, "the command is told of the loss", || lost.exists());
+    let mut other = env.zklock(["lock", "/e/a"]).spawn();
+    let token = other.next_line(WAIT);
+    std::fs::write(&go, "").unwrap();
+    wait_until(WAIT, "the nested zklock ends", || {
+        std::fs::read_to_string(&code).is_ok_and(|c| c.ends_with('\n'))
+    });
+    // Not re-entered: the lost hold covers nothing, and the lock is
+    // another's, so `-n` gives up.
+    assert_eq!(std::fs::read_to_string(&code).unwrap().trim(), "1");
+    assert_eq!(
+        env.zk().children("/e/a"),
+        [token.rsplit('/').next().unwrap()],
+        "only the other holder's node"
+    );
+    outer.wait(WAIT).assert_code(4);
+    other.signal(libc::SIGTERM);
+    other.wait(WAIT).assert_success();
+}
+
+#[test]
+fn a_lease_in_a_lease_of_the_same_semaphore_runs_at_once() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let seen = scratch.file("seen");
+    let zklock = env!("CARGO_BIN_EXE_zklock");
+    let hosts = env.hosts();
+    let script = format!("echo \"$ZKLOCK_NODE\" > '{}'; exit 3", seen.display());
+    // One lease in all, held by the enclosing sem: a nested sem that queued
+    // would give up (-n, exit 1) instead of running its command.
+    let sem = ["sem", "--max-leases", "1", "/e/s"];
+    env.zklock(sem)
+        .args(["--", zklock, "-H", &hosts])
+        .args(sem)
+        .args(["-n", "--", "sh", "-c", &script])
+        .timeout(WAIT)
+        .run()
+        .assert_code(3);
+    let node = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        node.starts_with("/e/s/leases/"),
+        "the enclosing lease: {node:?}"
+    );
+    assert!(env.zk().children_if_any("/e/s/leases").is_empty());
+}
