@@ -891,6 +891,46 @@ mod tests {
         assert_eq!(graph.contenders[chain[1].blocker].path, "/locks/a/lock-1");
     }
 
+    #[test]
+    fn a_focus_keeps_one_waiter_per_tie_and_gives_the_chain_of_the_whole_lock() {
+        // Crossed as above, with a crowd of untied sessions behind session 2
+        // in /locks/a, and session 2 once more at the back.
+        let mut locks = crossed(|_| Vec::new());
+        let crowd: Vec<String> = (0..60).map(|i| format!("lock-c{i}")).collect();
+        let mut nodes = vec![node("lock-1", 1, 10), node("lock-2", 2, 21)];
+        nodes.extend(
+            crowd
+                .iter()
+                .enumerate()
+                .map(|(i, name)| node(name, 1000 + i as i64, 30 + i as i64)),
+        );
+        nodes.push(node("lock-9", 2, 95));
+        locks[0] = mutex("/locks/a", &nodes);
+        let hops = |graph: &WaitGraph| -> Vec<(String, Via, bool)> {
+            let lock = graph.lock_at("/locks/a").unwrap();
+            let path = |hop: &Hop| graph.contenders[hop.blocker].path.clone();
+            graph
+                .chain(lock)
+                .iter()
+                .map(|hop| (path(hop), hop.via, hop.loops))
+                .collect()
+        };
+        let whole = hops(&WaitGraph::new(&locks));
+        assert_eq!(whole.len(), 2);
+
+        let mut builder = GraphBuilder::default();
+        builder.add(&locks[1]);
+        let (summary, standings) = locks[0].clone().into_parts();
+        let mut focus = builder.focus(&summary);
+        for (contender, holding) in standings {
+            focus.offer(contender, holding);
+        }
+        assert_eq!(focus.lock.holders.len(), 1);
+        assert_eq!(focus.lock.waiters.len(), 1, "one waiter per tie");
+        builder.add_focus(focus);
+        assert_eq!(hops(&builder.finish()), whole);
+    }
+
     /// A semaphore at `path` of `max` leases: `holders` hold one each,
     /// `waiting` waits for any of them.
     fn semaphore(path: &str, max: u32, holders: &[Node<'_>], waiting: &Node<'_>) -> Lock {
