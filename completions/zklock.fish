@@ -512,7 +512,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d '
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l listen -d 'The address to serve /metrics on' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l max-locks -d 'The most locks with series of their own: the most contended first, kept while they exist; the rest are added up under lock="(other)"' -r
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l survey-interval -d 'How often to ask the ensemble\'s members who is connected (for disconnected holders)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l survey-interval -d 'How often to ask the ensemble\'s members who is connected (for disconnected holders), and to search the locks for wait-for cycles' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l session-timeout -d 'Session timeout to ask the server for' -r

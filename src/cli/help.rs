@@ -345,7 +345,9 @@ zklock_lock_holder_age_seconds (the oldest holding node's age, which
 includes any time it waited; absent when free),
 zklock_lock_oldest_wait_seconds (absent when nobody waits),
 zklock_lock_disconnected_holders (absent when some member could not be
-asked), and zklock_scrape_duration_seconds. --output-file FILE replaces FILE
+asked), zklock_deadlock_cycles (label certain, \"true\" or \"false\": the
+wait-for cycles deadlocks finds, among every lock under PATH whatever the
+filters) and zklock_scrape_duration_seconds. --output-file FILE replaces FILE
 whole: written to a hidden temporary file beside it, then renamed. --sort
 and --no-headers do not apply (usage error). docs/MONITORING.md has the
 reference and alert rules; zklock exporter serves the same live.
@@ -612,8 +614,10 @@ and HOST (of the oldest holder; the host its client connects from, asked of
 every member every 10 s, disconnected when its session has no connection).
 Keys: s sorts by contention (most waiters first) or by hold age; / filters
 by name (Enter ends the filter, Esc clears it); Up/Down or j/k choose a
-lock and Enter opens it (its queue: each contender, holding or waiting, its
-age, session and owner; Esc goes back); q or Ctrl-C quits. Usable at 80x24;
+lock and Enter opens it (its wait chain as stat shows it, when its holder's
+owner waits on another lock under PATH: each hop, via what, on whom, to the
+root blocker or back round a cycle; then its queue: each contender, holding
+or waiting, its age, session and owner; Esc goes back); q or Ctrl-C quits. Usable at 80x24;
 NO_COLOR turns colour off. The terminal is restored however top ends: q,
 Ctrl-C, SIGTERM, a lost connection. On a non-terminal top exits 2: use ls
 or watch there."
@@ -646,7 +650,8 @@ reading ZooKeeper, so a scrape costs the same however large the tree.
 
 Series: the gauges of ls -o prometheus (zklock_lock_holders, _waiters,
 _holder_age_seconds, _oldest_wait_seconds, _disconnected_holders, labels
-lock, kind, dialect), zklock_lock_held_seconds (since the exporter saw the
+lock, kind, dialect; and zklock_deadlock_cycles, label certain),
+zklock_lock_held_seconds (since the exporter saw the
 hold begin), the counters zklock_acquisitions_total and
 zklock_hold_ends_total{{how}} (how as watch tells it), the histograms
 zklock_hold_duration_seconds and zklock_wait_duration_seconds (1 ms to a
@@ -654,13 +659,15 @@ day), and zklock_exporter_connected, zklock_exporter_last_update_seconds
 (when the figures were last known current) and
 zklock_exporter_locks_aggregated. A figure it cannot know is absent, never
 0: disconnected holders until the first session survey, and wherever some
-member could not be asked.
+member could not be asked; deadlock cycles until the first cycle search.
 
 --max-locks N (default 500): at most N locks get series of their own, the
 most contended first; a lock keeps its series while it exists, and the rest
 are added up under lock=\"(other)\". --survey-interval DUR (default 30s):
 how often every member is asked who is connected (cons, or the AdminServer
-on --admin-port).
+on --admin-port), and how often the locks are read whole and searched for
+wait-for cycles as deadlocks does (on a session of its own; a search that
+fails leaves the last count served).
 
 The exporter never writes to ZooKeeper and connects read-only where the
 server allows, so several can run side by side and the last known figures

@@ -750,7 +750,8 @@ pub struct ExporterCmdArgs {
     #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_locks: u32,
 
-    /// How often to ask the ensemble's members who is connected (for disconnected holders)
+    /// How often to ask the ensemble's members who is connected (for disconnected holders), and
+    /// to search the locks for wait-for cycles
     #[arg(long, value_parser = parse_duration, value_name = "DUR", default_value = "30s")]
     pub survey_interval: Duration,
 }

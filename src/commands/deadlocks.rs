@@ -11,6 +11,7 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::waitfor::{Cycle, GraphBuilder, Via, WaitGraph};
 use crate::model::{self, Depth, WalkProgress};
+use crate::output::prometheus::CycleCounts;
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::{self, Session};
 
@@ -176,6 +177,21 @@ pub(super) async fn wait_graph(
     )
     .await?;
     Ok((walked, graph.finish()))
+}
+
+/// How many cycles of `graph` (read under `path`) still stand at a second
+/// reading, certain and possible: what the metrics say of deadlocks.
+pub(super) async fn count_cycles(
+    session: &Session,
+    path: &str,
+    graph: &WaitGraph,
+) -> Result<CycleCounts> {
+    let cycles = confirmed(session, path, graph, graph.cycles()).await?;
+    let certain = cycles.iter().filter(|cycle| cycle.certain).count();
+    Ok(CycleCounts {
+        certain,
+        possible: cycles.len() - certain,
+    })
 }
 
 /// The cycles still there at a second reading after a `sync`: a cycle one

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::waitfor::GraphBuilder;
 use crate::model::{self, Contender, Depth, Lock, LockDialect, WalkProgress};
 use crate::names;
 use crate::output::prometheus::{self, Exposition, LockFigures, LockGauges};
@@ -17,6 +18,7 @@ use crate::output::{self, Column, Listing, Printer, Table};
 use crate::zk::sessions::{Ask, Survey};
 use crate::zk::{self, Session};
 
+use super::deadlocks;
 use super::{collect_locks, note_unreadable, show_progress, with_session_and_survey};
 
 /// What `ls` was asked for.
@@ -209,7 +211,10 @@ async fn list(
 
 /// Reads the locks under the path and writes the gauges of those that pass
 /// the filter in the Prometheus text format, to stdout or atomically to the
-/// file asked for. Only the gauges are kept during the walk, not the locks.
+/// file asked for. Only the gauges and the wait-for graph (the contended
+/// locks' contenders) are kept during the walk, not the locks. The cycle
+/// count is of every lock under the path, filtered or not: a cycle runs
+/// across locks, and one the filter half hid would still be a deadlock.
 async fn export(
     session: &Session,
     args: &LsArgs,
@@ -218,6 +223,7 @@ async fn export(
 ) -> Result<WalkProgress> {
     let started = Instant::now();
     let mut gauges = LockGauges::default();
+    let mut graph = GraphBuilder::default();
     let walked = model::walk(
         session,
         &args.path,
@@ -225,6 +231,7 @@ async fn export(
         |_| {},
         |mut lock| {
             lock.attach_clients(survey);
+            graph.add(&lock);
             if args.filter.admits(&lock) {
                 let labels =
                     prometheus::lock_labels(&lock.path, lock.kind.as_str(), lock.dialect.as_str());
@@ -238,10 +245,15 @@ async fn export(
         Err(err) if !args.named && is_absent(&err, &args.path) => WalkProgress::default(),
         walked => walked?,
     };
+    let graph = graph.finish();
+    let cycles = deadlocks::count_cycles(session, &args.path, &graph).await?;
     let families: Vec<_> = gauges
         .into_families()
         .into_iter()
-        .chain([prometheus::scrape_duration(started.elapsed().as_secs_f64())])
+        .chain([
+            cycles.family(),
+            prometheus::scrape_duration(started.elapsed().as_secs_f64()),
+        ])
         .collect();
     let text = prometheus::render(&families, Exposition::Text);
     match &output.file {

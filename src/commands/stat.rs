@@ -110,7 +110,7 @@ fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9
 /// One hop of a waiter's chain beyond its own queue, as JSON: a blocker
 /// in another lock, and how the previous blocker's owner waits on it.
 #[derive(Debug, Serialize)]
-struct Hop {
+pub(super) struct Hop {
     lock: String,
     node: String,
     session: String,
@@ -124,7 +124,7 @@ struct Hop {
 /// The chain beyond the queue of the lock at `path`, from its holder that
 /// has held longest: every waiter of the lock waits on that holder first,
 /// so they all share it, and it is worked out once.
-fn chain(graph: &WaitGraph, path: &str) -> Vec<Hop> {
+pub(super) fn chain(graph: &WaitGraph, path: &str) -> Vec<Hop> {
     let Some(lock) = graph.lock_at(path) else {
         return Vec::new();
     };
@@ -194,7 +194,7 @@ struct WaiterJson<'a> {
 
 /// The lines after a lock's table that show its chain: where its holder's
 /// owner waits, on whom, and so on to the root blocker.
-fn chain_lines(hops: &[Hop]) -> Vec<String> {
+pub(super) fn chain_lines(hops: &[Hop]) -> Vec<String> {
     let intro = [
         String::new(),
         "Beyond this lock, its holder's owner waits:".to_owned(),

@@ -27,6 +27,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::waitfor::{GraphBuilder, WaitGraph};
 use crate::model::{Contender, Lock};
 use crate::output::{self, inert};
 use crate::run::Signals;
@@ -36,6 +37,7 @@ use crate::zk;
 use crate::zk::sessions::{self, Ask, Survey};
 
 use super::ls::client_host;
+use super::stat;
 
 /// What `top` was asked for.
 #[derive(Clone, Debug)]
@@ -240,6 +242,22 @@ fn oldest_age(contenders: &[Contender], now_ms: i64) -> Option<i64> {
     contenders.iter().map(|c| now_ms - c.stat.ctime).max()
 }
 
+/// The wait-for graph of the locks, each contender's age counted to
+/// `now_ms`: the watch's copy of a lock has the ages of when it last
+/// changed, and a chain's ages must grow like the rest of the view. Only
+/// the contended locks are copied, the only ones a graph keeps.
+fn wait_graph(locks: &Locks, now_ms: i64) -> WaitGraph {
+    let mut graph = GraphBuilder::default();
+    for lock in locks.values().filter(|lock| !lock.waiters.is_empty()) {
+        let mut lock = lock.clone();
+        for contender in lock.holders.iter_mut().chain(&mut lock.waiters) {
+            contender.age_ms = now_ms.saturating_sub(contender.stat.ctime);
+        }
+        graph.add(&lock);
+    }
+    graph.finish()
+}
+
 fn age_text(age: Option<i64>) -> String {
     age.map_or("-".to_owned(), output::format_age_ms)
 }
@@ -323,7 +341,7 @@ fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
     };
     frame.render_widget(Paragraph::new(keys), foot);
     match view.opened.as_ref().and_then(|path| locks.get(path)) {
-        Some(lock) => render_queue(frame, body, lock, now),
+        Some(lock) => render_queue(frame, body, lock, locks, now),
         None => render_locks(frame, body, view, locks, now),
     }
 }
@@ -374,10 +392,15 @@ fn render_locks(
     frame.render_stateful_widget(table, area, &mut view.table);
 }
 
+/// One lock's queue, and above it the chain beyond it (as `stat` shows
+/// it): where its holder's owner waits, on whom, to the root blocker,
+/// among the locks under the path top follows. The chain comes first so
+/// that a long queue cannot push it off the screen.
 fn render_queue(
     frame: &mut ratatui::Frame<'_>,
     area: ratatui::layout::Rect,
     lock: &Lock,
+    locks: &Locks,
     now: i64,
 ) {
     let mut lines = vec![Line::from(format!(
@@ -386,6 +409,16 @@ fn render_queue(
         lock.kind.as_str(),
         lock.dialect
     ))];
+    let hops = stat::chain(&wait_graph(locks, now), &lock.path);
+    if !hops.is_empty() {
+        let chain = stat::chain_lines(&hops);
+        lines.extend(
+            chain
+                .iter()
+                .map(|line| Line::from(inert(line).into_owned())),
+        );
+        lines.push(Line::default());
+    }
     for (contender, holds) in lock.standings() {
         let standing = if holds { "holding" } else { "waiting" };
         lines.push(Line::from(format!(

@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 
-use super::protobuf::{self, Field, Value};
+use super::protobuf::{self, Field, WireValue};
 
 /// What HBase puts before its protobuf messages in znode data.
 pub(super) const MAGIC: &[u8] = b"PBUF";
@@ -62,15 +62,15 @@ impl TableLock {
     /// Stores a known field; false for an unknown one or a wrong wire type.
     fn take(&mut self, field: Field<'_>) -> bool {
         match (field.number, field.value) {
-            (1, Value::Bytes(bytes)) => self.table = Some(table_name(bytes)),
-            (2, Value::Bytes(bytes)) => match server_name(bytes) {
+            (1, WireValue::Bytes(bytes)) => self.table = Some(table_name(bytes)),
+            (2, WireValue::Bytes(bytes)) => match server_name(bytes) {
                 Some(owner) => self.owner = Some(owner),
                 None => return false,
             },
-            (3, Value::Varint(n)) => self.thread_id = Some(n as i64),
-            (4, Value::Varint(n)) => self.shared = Some(n != 0),
-            (5, Value::Bytes(bytes)) => self.purpose = Some(safe_text(bytes)),
-            (6, Value::Varint(n)) => self.create_time_ms = Some(n as i64),
+            (3, WireValue::Varint(n)) => self.thread_id = Some(n as i64),
+            (4, WireValue::Varint(n)) => self.shared = Some(n != 0),
+            (5, WireValue::Bytes(bytes)) => self.purpose = Some(safe_text(bytes)),
+            (6, WireValue::Varint(n)) => self.create_time_ms = Some(n as i64),
             _ => return false,
         }
         true
@@ -107,11 +107,11 @@ fn table_name(bytes: &[u8]) -> String {
         match field {
             Ok(Field {
                 number: 1,
-                value: Value::Bytes(b),
+                value: WireValue::Bytes(b),
             }) => namespace = Some(b),
             Ok(Field {
                 number: 2,
-                value: Value::Bytes(b),
+                value: WireValue::Bytes(b),
             }) => qualifier = Some(b),
             _ => return safe_text(bytes),
         }
@@ -135,15 +135,15 @@ pub(crate) fn server_name(bytes: &[u8]) -> Option<String> {
         match field.ok()? {
             Field {
                 number: 1,
-                value: Value::Bytes(b),
+                value: WireValue::Bytes(b),
             } => host = Some(safe_text(b)),
             Field {
                 number: 2,
-                value: Value::Varint(n),
+                value: WireValue::Varint(n),
             } => port = Some(n),
             Field {
                 number: 3,
-                value: Value::Varint(n),
+                value: WireValue::Varint(n),
             } => start_code = Some(n),
             _ => return None,
         }
@@ -157,9 +157,9 @@ pub(crate) fn server_name(bytes: &[u8]) -> Option<String> {
 
 fn describe(field: Field<'_>) -> String {
     let value = match field.value {
-        Value::Varint(n) | Value::Fixed64(n) => n.to_string(),
-        Value::Fixed32(n) => n.to_string(),
-        Value::Bytes(bytes) => format!("\"{}\"", bytes.escape_ascii()),
+        WireValue::Varint(n) | WireValue::Fixed64(n) => n.to_string(),
+        WireValue::Fixed32(n) => n.to_string(),
+        WireValue::Bytes(bytes) => format!("\"{}\"", bytes.escape_ascii()),
     };
     format!("field {}: {value}", field.number)
 }

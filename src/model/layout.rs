@@ -38,7 +38,7 @@ pub(crate) enum Depth {
 }
 
 /// Directory path → its children's names, as listed.
-pub(crate) type Listing = HashMap<String, Vec<String>>;
+pub(crate) type ChildrenByDir = HashMap<String, Vec<String>>;
 
 /// The children of `dir` to list next. Contender and lease nodes are never
 /// listed: their names say they are leaves of a lock.
@@ -183,7 +183,7 @@ impl Site {
 /// The lock directories in `listing`, in path order (component by
 /// component: `/a`, `/a/b`, `/a-b`). With [`Depth::Lock`] only `start`
 /// itself can be one.
-pub(crate) fn find_sites(mut listing: Listing, start: &str, depth: Depth) -> Vec<Site> {
+pub(crate) fn find_sites(mut listing: ChildrenByDir, start: &str, depth: Depth) -> Vec<Site> {
     let mut dirs: Vec<String> = listing
         .keys()
         .filter(|dir| in_scope(dir, start, depth))
@@ -238,7 +238,7 @@ fn leases(names: &[String], dialect: Dialect) -> Vec<String> {
 fn site_of(
     dir: String,
     children: Vec<String>,
-    listing: &mut Listing,
+    listing: &mut ChildrenByDir,
     lock_beside_in_scope: bool,
 ) -> Option<Site> {
     // Ephemeral nodes have no children: a leader node never has any.
@@ -318,7 +318,7 @@ mod tests {
     const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
     const HEX: &str = "0123456789abcdef0123456789abcdef";
 
-    fn listing(entries: &[(&str, &[&str])]) -> Listing {
+    fn listing(entries: &[(&str, &[&str])]) -> ChildrenByDir {
         entries
             .iter()
             .map(|(dir, children)| {

@@ -17,7 +17,7 @@
 use serde_json::Value as Json;
 
 use super::hbase::{self, MAGIC};
-use super::protobuf::{self, Field, Value};
+use super::protobuf::{self, Field, WireValue};
 use crate::lock::Dialect;
 use crate::zk::path;
 
@@ -104,11 +104,11 @@ fn hadoop(data: &[u8]) -> Option<String> {
         match field.ok()? {
             Field {
                 number: n @ 1..=3,
-                value: Value::Bytes(bytes),
+                value: WireValue::Bytes(bytes),
             } => text[n as usize - 1] = Some(hbase::safe_text(bytes)),
             Field {
                 number: n @ 4..=5,
-                value: Value::Varint(port),
+                value: WireValue::Varint(port),
             } => ports[n as usize - 4] = Some(port),
             _ => return None,
         }
@@ -135,11 +135,11 @@ fn hbase_master(data: &[u8]) -> Option<String> {
         match field.ok()? {
             Field {
                 number: 1,
-                value: Value::Bytes(bytes),
+                value: WireValue::Bytes(bytes),
             } => server = Some(hbase::server_name(bytes)?),
             Field {
                 number: 2 | 3,
-                value: Value::Varint(_),
+                value: WireValue::Varint(_),
             } => {}
             _ => return None,
         }

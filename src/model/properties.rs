@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 
-use super::layout::{self, Depth, Listing};
+use super::layout::{self, ChildrenByDir, Depth};
 use super::locks::{self, NodeRead};
 use super::{hbase, leaders, protobuf};
 use crate::lock::name::{self, ContenderKind, Dialect};
@@ -196,7 +196,7 @@ proptest! {
         reads in prop::collection::vec(node_read(), 64),
         now_ms in any::<i64>(),
     ) {
-        let mut listing: Listing = HashMap::new();
+        let mut listing: ChildrenByDir = HashMap::new();
         let sub = children.iter().find(|c| name::parse(c).is_none() && !c.contains('/') && !c.is_empty());
         if let Some(sub) = sub {
             listing.insert(path::join("/l", sub), grandchildren);

@@ -7,7 +7,7 @@ use std::fmt;
 
 /// A field's value as the wire format carries it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Value<'a> {
+pub(super) enum WireValue<'a> {
     Varint(u64),
     Fixed64(u64),
     Bytes(&'a [u8]),
@@ -18,7 +18,7 @@ pub(super) enum Value<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Field<'a> {
     pub number: u32,
-    pub value: Value<'a>,
+    pub value: WireValue<'a>,
 }
 
 /// Bytes that are not a well-formed message, from `offset` on.
@@ -79,13 +79,13 @@ impl<'a> Fields<'a> {
         let key = self.varint()?;
         let number = u32::try_from(key >> 3).ok().filter(|&n| n != 0)?;
         let value = match key & 7 {
-            0 => Value::Varint(self.varint()?),
-            1 => Value::Fixed64(u64::from_le_bytes(self.take(8)?.try_into().ok()?)),
+            0 => WireValue::Varint(self.varint()?),
+            1 => WireValue::Fixed64(u64::from_le_bytes(self.take(8)?.try_into().ok()?)),
             2 => {
                 let len = usize::try_from(self.varint()?).ok()?;
-                Value::Bytes(self.take(len)?)
+                WireValue::Bytes(self.take(len)?)
             }
-            5 => Value::Fixed32(u32::from_le_bytes(self.take(4)?.try_into().ok()?)),
+            5 => WireValue::Fixed32(u32::from_le_bytes(self.take(4)?.try_into().ok()?)),
             // 3 and 4 are the deprecated groups; 6 and 7 do not exist.
             _ => return None,
         };
@@ -133,19 +133,19 @@ mod tests {
             [
                 Ok(Field {
                     number: 1,
-                    value: Value::Varint(150)
+                    value: WireValue::Varint(150)
                 }),
                 Ok(Field {
                     number: 2,
-                    value: Value::Bytes(b"hi")
+                    value: WireValue::Bytes(b"hi")
                 }),
                 Ok(Field {
                     number: 3,
-                    value: Value::Fixed32(1)
+                    value: WireValue::Fixed32(1)
                 }),
                 Ok(Field {
                     number: 4,
-                    value: Value::Fixed64(2)
+                    value: WireValue::Fixed64(2)
                 }),
             ]
         );
@@ -160,7 +160,7 @@ mod tests {
             read(&message),
             [Ok(Field {
                 number: 1,
-                value: Value::Varint(u64::MAX)
+                value: WireValue::Varint(u64::MAX)
             })]
         );
     }

@@ -16,7 +16,7 @@
 
 use futures::stream::{self, FuturesUnordered, Stream, StreamExt, TryStreamExt};
 
-use super::layout::{self, Depth, Listing};
+use super::layout::{self, ChildrenByDir, Depth};
 use super::locks::{ContenderState, Lock, LockSummary, NodeRead, QueueReading};
 use crate::clock;
 use crate::zk::batch::{BATCH, Batcher, DataRead};
@@ -317,7 +317,7 @@ fn read_in_order<'a>(
 
 /// Whether a directory must exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Need {
+enum Presence {
     /// The start: its absence is the caller's error.
     Required,
     /// Anything else: it may have gone, or never have been there.
@@ -332,10 +332,10 @@ async fn list_tree(
     depth: Depth,
     state: &mut WalkProgress,
     progress: &mut impl FnMut(&WalkProgress),
-) -> anyhow::Result<Listing> {
-    let mut listing = Listing::new();
-    let mut todo = vec![(start.to_owned(), Need::Required)];
-    todo.extend(layout::kazoo_lock_beside(start).map(|dir| (dir, Need::Optional)));
+) -> anyhow::Result<ChildrenByDir> {
+    let mut listing = ChildrenByDir::new();
+    let mut todo = vec![(start.to_owned(), Presence::Required)];
+    todo.extend(layout::kazoo_lock_beside(start).map(|dir| (dir, Presence::Optional)));
     let mut in_flight = FuturesUnordered::new();
     loop {
         while in_flight.len() < WINDOW && !todo.is_empty() {
@@ -349,14 +349,14 @@ async fn list_tree(
         let Some((batch, listed)) = in_flight.next().await else {
             break;
         };
-        for ((dir, need), children) in batch.into_iter().zip(listed?) {
+        for ((dir, presence), children) in batch.into_iter().zip(listed?) {
             state.listed += 1;
             if state.nodes().is_multiple_of(PROGRESS_EVERY) {
                 progress(state);
             }
             let children = match children {
                 Ok(children) => children,
-                Err(err) if need == Need::Required => return Err(err.into()),
+                Err(err) if presence == Presence::Required => return Err(err.into()),
                 Err(err) if err.is_no_node() => continue,
                 Err(err) if is_no_auth(&err) => {
                     tracing::warn!("{err}");
@@ -371,7 +371,7 @@ async fn list_tree(
                     "{dir}: more than {MAX_DEPTH} levels below {start}; the walk stops there"
                 );
             }
-            todo.extend(next.into_iter().map(|child| (child, Need::Optional)));
+            todo.extend(next.into_iter().map(|child| (child, Presence::Optional)));
             listing.insert(dir, children);
         }
     }

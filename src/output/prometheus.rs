@@ -384,6 +384,31 @@ impl Histogram {
     }
 }
 
+/// How many wait-for cycles stand among the locks, by whether each is
+/// certain (every wait proven) or only possible.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CycleCounts {
+    pub certain: usize,
+    pub possible: usize,
+}
+
+impl CycleCounts {
+    /// `zklock_deadlock_cycles`, one sample per value of `certain`, both
+    /// always present once a search has run (0 is then a finding).
+    pub(crate) fn family(self) -> Family {
+        let mut family = Family::new(
+            "zklock_deadlock_cycles",
+            "Wait-for cycles among the locks: certain when every wait in it is proven, else \
+             possible.",
+            MetricType::Gauge,
+        );
+        for (certain, count) in [("true", self.certain), ("false", self.possible)] {
+            family.push(vec![("certain", certain.to_owned())], count as f64);
+        }
+        family
+    }
+}
+
 /// `zklock_scrape_duration_seconds`: how long reading the locks took.
 pub(crate) fn scrape_duration(seconds: f64) -> Family {
     let mut family = Family::new(
@@ -410,6 +435,19 @@ mod tests {
              zklock_lock_holders{lock=\"/l/a\\\"b\\\\c\\\\nd\\\\x1b\",kind=\"mutex\",\
              dialect=\"curator\"} 1\n"
         );
+    }
+
+    #[test]
+    fn cycle_counts_give_both_series_even_at_0() {
+        let counts = CycleCounts {
+            certain: 2,
+            possible: 0,
+        };
+        let text = render(&[counts.family()], Exposition::Text);
+        assert!(text.ends_with(
+            "zklock_deadlock_cycles{certain=\"true\"} 2\n\
+             zklock_deadlock_cycles{certain=\"false\"} 0\n"
+        ));
     }
 
     #[test]

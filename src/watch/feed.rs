@@ -16,6 +16,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 
 use crate::model::Lock;
 use crate::model::layout;
+use crate::zk::batch::Batcher;
 use crate::zk::{self, Session};
 
 /// How a watch hears of changes.
@@ -28,19 +29,12 @@ pub(super) enum WatchMethod {
 }
 
 impl WatchMethod {
-    /// The name of the `watching` log event's `method` field.
-    pub(super) fn name(self) -> &'static str {
+    /// Its word: the `watching` log event's `method` field, and the
+    /// message's.
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             WatchMethod::PersistentRecursive => "persistent",
             WatchMethod::OneShot => "one-shot",
-        }
-    }
-
-    /// The name used in messages.
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            WatchMethod::PersistentRecursive => "a persistent recursive watch",
-            WatchMethod::OneShot => "one-shot watches (the server has no persistent watches)",
         }
     }
 }
@@ -72,8 +66,9 @@ pub(super) struct OneShotWatches {
 /// order it reported them.
 pub(super) type NodeChanges = Vec<(String, zk::NodeChange)>;
 
-/// What woke the watch up.
-pub(super) enum News {
+/// What the feed reports, understood: which nodes changed, or what
+/// became of the connection or the session.
+pub(super) enum FeedEvent {
     /// These nodes changed (persistent watch).
     Nodes(NodeChanges),
     /// A one-shot watch fired: read everything again.
@@ -93,10 +88,13 @@ pub(super) async fn arm(session: &Session, target: &str) -> Result<Feed, zk::Err
         Ok(main) => main,
         Err(err) if err.is_unimplemented() => {
             tracing::info!("the server has no persistent watches; using one-shot watches");
-            // Such a server closes the connection after its answer: one
-            // answered request later the client is connected again, and
-            // the state watcher made after this sees no reconnect.
-            session.stat(target).await?;
+            // Such a server may close the connection after its answer, and
+            // one that lacks persistent watches lacks multi-read too: the
+            // listing below asks for it, so the session learns that here,
+            // and retries through the close. One answered request later the
+            // client is connected again, and the state watcher made after
+            // this sees no reconnect (no `gap` at the start of the watch).
+            Batcher::new(session).list(&[target.to_owned()]).await?;
             return Ok(Feed::OneShot(OneShotWatches::default()));
         }
         Err(err) => return Err(err),
@@ -112,21 +110,24 @@ pub(super) async fn arm(session: &Session, target: &str) -> Result<Feed, zk::Err
     })
 }
 
-/// What a wait woke up to, before it is understood.
-enum Woke {
+/// What one of the feed's sources (the session states, a persistent
+/// watch, the one-shot watches) delivered to a wait, before it is
+/// understood as a [`FeedEvent`].
+enum SourceEvent {
     State(zk::SessionState),
     Main(zk::WatchEvent),
     Beside(zk::WatchEvent),
     Fired(zk::WatchEvent),
 }
 
-/// Waits for news: a change, a reconnect, the session's end.
-pub(super) async fn wait(feed: &mut Feed, states: &mut zk::SessionStates) -> News {
+/// Waits for the feed's next event: a change, a reconnect, the session's
+/// end.
+pub(super) async fn wait(feed: &mut Feed, states: &mut zk::SessionStates) -> FeedEvent {
     loop {
-        let woke = match feed {
+        let source_event = match feed {
             Feed::Persistent {
                 ended: Some(state), ..
-            } => return News::Ended(*state),
+            } => return FeedEvent::Ended(*state),
             Feed::Persistent { main, beside, .. } => {
                 let beside_event = async {
                     match beside {
@@ -135,9 +136,9 @@ pub(super) async fn wait(feed: &mut Feed, states: &mut zk::SessionStates) -> New
                     }
                 };
                 tokio::select! {
-                    state = states.changed() => Woke::State(state),
-                    event = main.changed() => Woke::Main(event),
-                    event = beside_event => Woke::Beside(event),
+                    state = states.changed() => SourceEvent::State(state),
+                    event = main.changed() => SourceEvent::Main(event),
+                    event = beside_event => SourceEvent::Beside(event),
                 }
             }
             Feed::OneShot(watches) => {
@@ -148,49 +149,49 @@ pub(super) async fn wait(feed: &mut Feed, states: &mut zk::SessionStates) -> New
                     }
                 };
                 tokio::select! {
-                    state = states.changed() => Woke::State(state),
-                    event = fired => Woke::Fired(event),
+                    state = states.changed() => SourceEvent::State(state),
+                    event = fired => SourceEvent::Fired(event),
                 }
             }
         };
-        let news = match (woke, &mut *feed) {
-            (Woke::State(state), _) => on_state(state),
-            (Woke::Main(event), Feed::Persistent { main, ended, .. }) => {
+        let feed_event = match (source_event, &mut *feed) {
+            (SourceEvent::State(state), _) => on_state(state),
+            (SourceEvent::Main(event), Feed::Persistent { main, ended, .. }) => {
                 Some(drain(event, main, ended))
             }
             (
-                Woke::Beside(event),
+                SourceEvent::Beside(event),
                 Feed::Persistent {
                     beside: Some(beside),
                     ended,
                     ..
                 },
             ) => Some(drain(event, beside, ended)),
-            (Woke::Fired(event), Feed::OneShot(watches)) => Some(watches.on_fired(event)),
+            (SourceEvent::Fired(event), Feed::OneShot(watches)) => Some(watches.on_fired(event)),
             _ => unreachable!("a wait wakes up to its own feed"),
         };
-        if let Some(news) = news {
-            return news;
+        if let Some(feed_event) = feed_event {
+            return feed_event;
         }
     }
 }
 
-/// The news in a session state change, if any: a loss, a reconnect, or
+/// The feed event in a session state change, if any: a loss, a reconnect, or
 /// the end.
 /// The state watcher reports only the latest state, so a loss and the
 /// reconnect after it may come as one change: any change to connected is
 /// a reconnect.
-fn on_state(state: zk::SessionState) -> Option<News> {
+fn on_state(state: zk::SessionState) -> Option<FeedEvent> {
     match state {
         zk::SessionState::Disconnected => {
             tracing::warn!("connection to ZooKeeper lost; reconnecting");
-            Some(News::Disconnected)
+            Some(FeedEvent::Disconnected)
         }
         zk::SessionState::Connected => {
             tracing::info!(event = "reconnected", "reconnected to ZooKeeper");
-            Some(News::Reconnected)
+            Some(FeedEvent::Reconnected)
         }
-        ended => Some(News::Ended(ended)),
+        ended => Some(FeedEvent::Ended(ended)),
     }
 }
 
@@ -200,7 +201,7 @@ fn drain(
     first: zk::WatchEvent,
     watcher: &mut zk::TreeWatch,
     ended: &mut Option<zk::SessionState>,
-) -> News {
+) -> FeedEvent {
     let mut nodes = Vec::new();
     let mut next = Some(first);
     while let Some(event) = next.take() {
@@ -215,25 +216,25 @@ fn drain(
         next = watcher.changed().now_or_never();
     }
     match (nodes.is_empty(), *ended) {
-        (true, Some(state)) => News::Ended(state),
-        _ => News::Nodes(nodes),
+        (true, Some(state)) => FeedEvent::Ended(state),
+        _ => FeedEvent::Nodes(nodes),
     }
 }
 
 impl OneShotWatches {
     /// Notes that a watch fired; its directory must be armed again.
-    fn on_fired(&mut self, event: zk::WatchEvent) -> News {
+    fn on_fired(&mut self, event: zk::WatchEvent) -> FeedEvent {
         let mut next = Some(event);
         while let Some(event) = next.take() {
             let path = match event {
-                zk::WatchEvent::Session(state) => return News::Ended(state),
+                zk::WatchEvent::Session(state) => return FeedEvent::Ended(state),
                 zk::WatchEvent::Node { path, .. } => path,
             };
             self.armed.remove(&path);
             self.rearm.push(path);
             next = self.fired.next().now_or_never().flatten();
         }
-        News::Fired
+        FeedEvent::Fired
     }
 
     /// Arms a child watch on each of `dirs` (all requests sent at once),

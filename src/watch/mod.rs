@@ -52,7 +52,7 @@ use crate::zk::{self, ConnectOptions, Session, path};
 use ends::{SessionProbe, Timings};
 use events::Counts;
 pub(crate) use events::{Ending, EventKind, How, LockEvent};
-use feed::{Feed, News, NodeChanges, WatchMethod, arm, read_tree_armed, wait};
+use feed::{Feed, FeedEvent, NodeChanges, WatchMethod, arm, read_tree_armed, wait};
 use queue::LiveQueue;
 use sites::{affected_sites, changed_contenders, owner_of_part};
 
@@ -191,8 +191,8 @@ impl LockWatch {
         tracing::info!(
             event = "watching",
             path = %watch.target,
-            method = watch.method().name(),
-            "watching {} with {}",
+            method = watch.method().as_str(),
+            "watching {} with {} watches",
             watch.target,
             watch.method().as_str()
         );
@@ -244,25 +244,25 @@ impl LockWatch {
                     None => std::future::pending().await,
                 }
             };
-            let news = tokio::select! {
+            let feed_event = tokio::select! {
                 biased;
-                news = wait(&mut self.feed, &mut self.states) => news,
+                feed_event = wait(&mut self.feed, &mut self.states) => feed_event,
                 () = deadline => return Ok(None),
             };
-            let events = match news {
-                News::Nodes(nodes) => self.read_sites(&nodes).await?,
-                News::Fired => self.read_everything(Occasion::Change).await?,
-                News::Disconnected => {
+            let events = match feed_event {
+                FeedEvent::Nodes(nodes) => self.read_sites(&nodes).await?,
+                FeedEvent::Fired => self.read_everything(Occasion::Change).await?,
+                FeedEvent::Disconnected => {
                     self.connected.store(false, Ordering::Relaxed);
                     Vec::new()
                 }
-                News::Reconnected => {
+                FeedEvent::Reconnected => {
                     self.rearm_after_reconnect().await?;
                     let events = self.read_everything(Occasion::Gap).await?;
                     self.connected.store(true, Ordering::Relaxed);
                     events
                 }
-                News::Ended(zk::SessionState::Expired) => {
+                FeedEvent::Ended(zk::SessionState::Expired) => {
                     tracing::warn!("session expired; starting a new one");
                     self.connected.store(false, Ordering::Relaxed);
                     self.renew().await?;
@@ -270,7 +270,7 @@ impl LockWatch {
                     self.connected.store(true, Ordering::Relaxed);
                     events
                 }
-                News::Ended(state) => {
+                FeedEvent::Ended(state) => {
                     anyhow::bail!("the ZooKeeper session ended ({state}) while watching")
                 }
             };

@@ -1,14 +1,14 @@
 //! Reading many nodes in few requests: multi-read batches (ZooKeeper 3.6+)
 //! of up to [`BATCH`] reads each, so the server handles one request where it
 //! would handle sixty-four. A server without multi-read answers
-//! "unimplemented"; from then on each batch goes out as single requests,
-//! all sent at once.
+//! "unimplemented"; from then on, for the rest of the session, each batch
+//! goes out as single requests, all sent at once.
 //!
 //! Every batch is retried whole through connection loss (reads are
 //! idempotent). What one read in it fails with (no node, no permission) is
 //! that read's answer, for the walk to judge.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use futures::future;
 use zookeeper_client as zkc;
@@ -33,16 +33,13 @@ pub(crate) type ChildrenRead = Result<Vec<String>, zk::Error>;
 /// Batched reads on one session.
 pub(crate) struct Batcher<'s> {
     session: &'s Session,
-    multi_read: AtomicBool,
 }
 
 impl<'s> Batcher<'s> {
-    /// A batcher that tries multi-read first.
+    /// A batcher that tries multi-read unless the session's server has
+    /// already answered it "unimplemented".
     pub(crate) fn new(session: &'s Session) -> Batcher<'s> {
-        Batcher {
-            session,
-            multi_read: AtomicBool::new(true),
-        }
+        Batcher { session }
     }
 
     /// The children of each of `dirs`, in order.
@@ -118,7 +115,7 @@ impl<'s> Batcher<'s> {
         paths: &[String],
         add: impl Fn(&mut zkc::MultiReader<'_>, &str) -> Result<(), zkc::Error>,
     ) -> Option<Result<Vec<zkc::MultiReadResult>, zkc::Error>> {
-        if !self.multi_read.load(Ordering::Relaxed) {
+        if !self.session.multi_read().load(Ordering::Relaxed) {
             return None;
         }
         let client = self.session.client();
@@ -137,7 +134,7 @@ impl<'s> Batcher<'s> {
             .await;
         if matches!(result, Err(zkc::Error::Unimplemented)) {
             tracing::info!("the server has no multi-read; reading node by node");
-            self.multi_read.store(false, Ordering::Relaxed);
+            self.session.multi_read().store(false, Ordering::Relaxed);
             return None;
         }
         Some(result)

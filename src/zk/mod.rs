@@ -19,6 +19,7 @@ mod secure;
 pub(crate) mod sessions;
 mod watches;
 
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use zookeeper_client as zkc;
@@ -89,6 +90,11 @@ pub struct Session {
     client: zkc::Client,
     retry: RetryPolicy,
     acl: NodeAcl,
+    /// False once the server answered a multi-read "unimplemented". Kept
+    /// for the session, not per reading: a server that lacks a request
+    /// (3.4, 3.5) closes the connection after saying so, so asking again on
+    /// every reading would cost a reconnect each time.
+    multi_read: AtomicBool,
 }
 
 /// Opens a session. Fails with [`Error::Unreachable`] (naming the hosts) when
@@ -234,6 +240,7 @@ async fn connect_once(
         client,
         retry: options.retry,
         acl: options.acl.clone(),
+        multi_read: AtomicBool::new(true),
     })
 }
 
@@ -288,6 +295,12 @@ impl Session {
     /// The ACL of every node this session creates.
     pub(super) fn acls(&self) -> zkc::Acls<'_> {
         self.acl.acls()
+    }
+
+    /// Whether this session's server may have multi-read: true until it
+    /// answered one "unimplemented".
+    pub(super) fn multi_read(&self) -> &AtomicBool {
+        &self.multi_read
     }
 
     /// The retry policy of this session.

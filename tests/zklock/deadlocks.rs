@@ -49,7 +49,7 @@ fn record(pid: u32, deadline: bool) -> Vec<u8> {
 /// session 1 holds /x/a and waits on /x/b, session 2 the other way round.
 /// Returns the sessions (they own the nodes) and the path of the node
 /// session 2 made last, the youngest.
-fn crossed_zklocks(env: &TestEnv, deadline: bool) -> (Zk, Zk, String) {
+pub(crate) fn crossed_zklocks(env: &TestEnv, deadline: bool) -> (Zk, Zk, String) {
     let (one, two) = (env.connect(), env.connect());
     for zk in [&one, &two] {
         zk.mkdir_p("/x/a");
@@ -124,31 +124,44 @@ fn a_deadline_or_a_rewritten_record_leaves_a_cycle_possible() {
     );
 }
 
-#[test]
-fn kazoo_sessions_that_hold_one_lock_and_wait_on_another_are_a_possible_cycle() {
-    let env = TestEnv::new();
+/// Two peer sessions of `libraries` crossing `DIR/a` and `DIR/b`: the
+/// first holds `a` and waits on `b`, the second holds `b` and waits on `a`;
+/// returned once both waits are queued.
+fn crossing_sessions(
+    env: &TestEnv,
+    libraries: [Library; 2],
+    dir: &str,
+) -> (support::Running, support::Running) {
     let scratch = Scratch::new();
     let go = scratch.file("go");
     let go = go.to_str().unwrap();
-    let mut one = peer(
-        &env,
-        Library::Kazoo,
-        "/k/a",
+    let (a, b) = (format!("{dir}/a"), format!("{dir}/b"));
+    let mut first = peer(
+        env,
+        libraries[0],
+        &a,
         "mutex",
-        &["--then", "/k/b", "--then-after", go],
+        &["--then", &b, "--then-after", go],
     );
-    let mut two = peer(
-        &env,
-        Library::Kazoo,
-        "/k/b",
+    let mut second = peer(
+        env,
+        libraries[1],
+        &b,
         "mutex",
-        &["--then", "/k/a", "--then-after", go],
+        &["--then", &a, "--then-after", go],
     );
-    acquired(&mut one, WAIT);
-    acquired(&mut two, WAIT);
+    acquired(&mut first, WAIT);
+    acquired(&mut second, WAIT);
     std::fs::write(go, b"").unwrap();
-    wait_for_children(env.zk(), "/k/a", 2);
-    wait_for_children(env.zk(), "/k/b", 2);
+    wait_for_children(env.zk(), &a, 2);
+    wait_for_children(env.zk(), &b, 2);
+    (first, second)
+}
+
+#[test]
+fn kazoo_sessions_that_hold_one_lock_and_wait_on_another_are_a_possible_cycle() {
+    let env = TestEnv::new();
+    let (one, two) = crossing_sessions(&env, [Library::Kazoo, Library::Kazoo], "/k");
 
     let (code, cycles) = deadlocks(&env, &["/k"]);
     assert_eq!(code, 1);
@@ -518,28 +531,7 @@ fn a_write_lock_inside_a_read_hold_of_the_same_lock_exits_7_at_once() {
 #[test]
 fn a_curator_and_a_kazoo_session_crossing_two_locks_are_a_possible_cycle() {
     let env = TestEnv::new();
-    let scratch = Scratch::new();
-    let go = scratch.file("go");
-    let go = go.to_str().unwrap();
-    let mut curator = peer(
-        &env,
-        Library::Curator,
-        "/m/a",
-        "mutex",
-        &["--then", "/m/b", "--then-after", go],
-    );
-    let mut kazoo = peer(
-        &env,
-        Library::Kazoo,
-        "/m/b",
-        "mutex",
-        &["--then", "/m/a", "--then-after", go],
-    );
-    acquired(&mut curator, WAIT);
-    acquired(&mut kazoo, WAIT);
-    std::fs::write(go, b"").unwrap();
-    wait_for_children(env.zk(), "/m/a", 2);
-    wait_for_children(env.zk(), "/m/b", 2);
+    let (curator, kazoo) = crossing_sessions(&env, [Library::Curator, Library::Kazoo], "/m");
     // A zklock queues on /m/a too: it waits on the cycle, it is not in it.
     let mut waiter = env.zklock(["lock", "/m/a", "--", "true"]).spawn();
     wait_for_children(env.zk(), "/m/a", 3);

@@ -21,8 +21,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use support::fencing::{
-    FOREVER, FenceLog, Held, Hold, Stage, WAIT, assert_no_dead_nodes, grant_order, holder, now_ms,
-    touch, wait_for_file,
+    FOREVER, FenceLog, FencedCommand, Section, Stage, WAIT, assert_no_dead_nodes, grant_order,
+    holder, now_ms, touch, wait_for_file,
 };
 use support::proxy::{Mode, Trigger, op};
 use support::{
@@ -93,14 +93,14 @@ fn assert_stopped_by_its_deadline(run: &Run, log: &FenceLog, fault_ms: u64, sess
     );
 }
 
-/// Fails unless the section `hold` ended by itself, not stopped by a signal.
+/// Fails unless `section` ended by itself, not stopped by a signal.
 #[track_caller]
-fn assert_ended_by_itself(stage: &Stage, hold: &Hold) {
+fn assert_ended_by_itself(stage: &Stage, section: &Section) {
     assert_eq!(
-        hold.end_note(),
+        section.end_note(),
         "",
         "{}'s command ended by itself\n{}",
-        hold.who,
+        section.who,
         stage.log()
     );
 }
@@ -113,19 +113,19 @@ fn a_sigkilled_holder_takes_its_command_along_and_a_waiter_gets_the_lock_after_t
 {
     let stage = Stage::on_shared_server("k");
     let options = ["--session-timeout", "2s", "--kill-after", "500ms"];
-    let (mut holder, held) = stage.holder(&stage.hosts(), &options, FOREVER);
+    let (mut holder, fenced) = stage.holder(&stage.hosts(), &options, FOREVER);
     let mut waiter = stage.waiter();
     let killed_at = now_ms();
     holder.kill();
     wait_until(
         Duration::from_secs(2),
         "the command dies with zklock",
-        || !process_alive(held.pid),
+        || !process_alive(fenced.pid),
     );
-    stage.log().record_end(held.fence, "holder");
+    stage.log().record_end(fenced.fence, "holder");
     waiter.wait(WAIT).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    let waited = holds[1].start.ms - killed_at;
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    let waited = sections[1].start.ms - killed_at;
     assert!(
         (1000..9000).contains(&waited),
         "the waiter got the lock {waited} ms after the kill: only the session's expiry \
@@ -146,9 +146,9 @@ fn a_sigtermed_holder_passes_the_signal_on_and_releases_at_once() {
     // its exit code on.
     holder.wait(WAIT).assert_code(42);
     waiter.wait(WAIT).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert_eq!(holds[0].end_note(), "signal", "{}", stage.log());
-    let waited = holds[1].start.ms - termed_at;
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert_eq!(sections[0].end_note(), "signal", "{}", stage.log());
+    let waited = sections[1].start.ms - termed_at;
     assert!(
         waited < 3000,
         "the lock went to the waiter {waited} ms after SIGTERM; a release is immediate, \
@@ -162,7 +162,7 @@ fn a_sigtermed_holder_passes_the_signal_on_and_releases_at_once() {
 fn a_waiter_interrupted_or_timed_out_leaves_no_node_and_the_next_does_not_jump_the_holder() {
     let stage = Stage::on_shared_server("w");
     let hosts = stage.hosts();
-    let (mut holder, held) = stage.holder(&hosts, &[], &stage.until_done());
+    let (mut holder, fenced) = stage.holder(&hosts, &[], &stage.until_done());
     let mut interrupted = stage.queued(2, stage.fenced(&hosts, &[], "w1", "true"));
     let mut timed_out = stage.queued(3, stage.fenced(&hosts, &["-w", "3s"], "w2", "true"));
     let mut last = stage.queued(4, stage.fenced(&hosts, &[], "w3", "true"));
@@ -182,7 +182,7 @@ fn a_waiter_interrupted_or_timed_out_leaves_no_node_and_the_next_does_not_jump_t
     );
     assert_eq!(
         watching(&timed_out, 2),
-        held.node,
+        fenced.node,
         "w2 watches the holder now"
     );
     assert!(timed_out.stdout().is_empty(), "w2 did not jump the holder");
@@ -197,7 +197,7 @@ fn a_waiter_interrupted_or_timed_out_leaves_no_node_and_the_next_does_not_jump_t
         2,
         "w2's node is gone"
     );
-    assert_eq!(watching(&last, 2), held.node, "w3 watches the holder now");
+    assert_eq!(watching(&last, 2), fenced.node, "w3 watches the holder now");
     assert!(last.stdout().is_empty(), "w3 did not jump the holder");
 
     stage.finish();
@@ -212,16 +212,16 @@ fn a_holder_paused_past_its_session_stops_its_command_and_exits_4_when_resumed()
     let stage = Stage::on_shared_server("s");
     let hosts = stage.hosts();
     let options = ["--session-timeout", "2s", "--kill-after", "500ms"];
-    let (mut holder, held) = stage.holder(&hosts, &options, FOREVER);
+    let (mut holder, fenced) = stage.holder(&hosts, &options, FOREVER);
     let mut waiter = stage.queued(2, stage.fenced(&hosts, &[], "waiter", &stage.until_done()));
     holder.signal(libc::SIGSTOP);
-    let got = Held::parse(&waiter.next_line(WAIT));
-    assert!(got.fence > held.fence, "{got:?} after {held:?}");
+    let got = FencedCommand::parse(&waiter.next_line(WAIT));
+    assert!(got.fence > fenced.fence, "{got:?} after {fenced:?}");
     // What docs/GUARANTEES.md says: while zklock is paused, nothing stops its
     // command, which still runs while the waiter holds. Only the fence tells
     // them apart.
     assert!(
-        process_alive(held.pid),
+        process_alive(fenced.pid),
         "the paused holder's command still runs"
     );
     let resumed = Instant::now();
@@ -233,13 +233,13 @@ fn a_holder_paused_past_its_session_stops_its_command_and_exits_4_when_resumed()
         "zklock stopped its command {:?} after it was resumed",
         resumed.elapsed()
     );
-    assert!(!process_alive(held.pid), "the command was stopped");
+    assert!(!process_alive(fenced.pid), "the command was stopped");
     stage.finish();
     waiter.wait(WAIT).assert_success();
     let log = stage.log();
-    let (holds, overlaps) = log.assert_fenced();
-    assert_eq!(grant_order(&holds), ["holder", "waiter"]);
-    assert_eq!(holds[0].end_note(), "signal", "zklock stopped it\n{log}");
+    let (sections, overlaps) = log.assert_fenced();
+    assert_eq!(grant_order(&sections), ["holder", "waiter"]);
+    assert_eq!(sections[0].end_note(), "signal", "zklock stopped it\n{log}");
     assert_eq!(overlaps.len(), 1, "{overlaps:?}\n{log}");
     assert!(
         overlaps[0].stale.starts_with("holder") && overlaps[0].newer.starts_with("waiter"),
@@ -255,18 +255,22 @@ fn a_holder_paused_past_its_session_stops_its_command_and_exits_4_when_resumed()
 fn a_holder_cut_off_stops_its_command_before_the_server_can_expire_its_session() {
     let (stage, proxy, through_proxy) = Stage::behind_a_proxy("f");
     let options = ["--session-timeout", "3s", "--kill-after", "1s"];
-    let (mut holder, held) = stage.holder(&through_proxy, &options, FOREVER);
+    let (mut holder, fenced) = stage.holder(&through_proxy, &options, FOREVER);
     let mut waiter = stage.waiter();
     let frozen = now_ms();
     proxy.freeze();
     let run = holder.wait(WAIT);
     assert_stopped_by_its_deadline(&run, stage.log(), frozen, Duration::from_secs(3));
-    assert!(!process_alive(held.pid), "the command was stopped");
+    assert!(!process_alive(fenced.pid), "the command was stopped");
     waiter.wait(WAIT).assert_success();
     // The holder's command had ended (its TERM trap logged it) before the
     // waiter, granted once the server expired the session, began.
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert!(holds[0].end.ms <= holds[1].start.ms, "{}", stage.log());
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert!(
+        sections[0].end.ms <= sections[1].start.ms,
+        "{}",
+        stage.log()
+    );
     proxy.pass();
     stage.assert_no_dead_nodes();
 }
@@ -279,7 +283,7 @@ fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_comma
     // the last answered sync) + 8 s - 1 s - 0.16 s of clock slack: at least
     // 4 s after any fault begins. Each fault below is healed well before
     // that.
-    let (mut holder, held) = stage.holder(
+    let (mut holder, fenced) = stage.holder(
         &through_proxy,
         &["--session-timeout", "8s", "--kill-after", "1s"],
         &stage.until_done(),
@@ -298,16 +302,16 @@ fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_comma
     proxy.pass();
     wait_for_reconnect(&mut holder, before);
     assert!(
-        holder.is_running() && process_alive(held.pid),
+        holder.is_running() && process_alive(fenced.pid),
         "the command runs on"
     );
-    stage.assert_keeps_its_node(&held);
+    stage.assert_keeps_its_node(&fenced);
     assert!(waiter.stdout().is_empty(), "the waiter still waits");
     stage.finish();
     holder.wait(WAIT).assert_success();
     waiter.wait(WAIT).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert_ended_by_itself(&stage, &holds[0]);
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert_ended_by_itself(&stage, &sections[0]);
     stage.assert_no_dead_nodes();
 }
 
@@ -316,15 +320,15 @@ fn a_create_whose_answer_is_lost_is_found_again_never_made_twice() {
     let (stage, proxy, through_proxy) = Stage::behind_a_proxy("c");
     stage.zk().mkdir_p(stage.dir());
     proxy.drop_after(Trigger::on(op::CREATE_LIKE).path_contains("/locks/c/"));
-    let (mut holder, held) = stage.holder(&through_proxy, &[], "true");
+    let (mut holder, fenced) = stage.holder(&through_proxy, &[], "true");
     let dropped = proxy.wait_for_drop(WAIT);
     let (zxid, err) = dropped.reply.expect("the server answered the create");
     assert_eq!(err, 0, "the create succeeded on the server: {dropped:?}");
     // The node zklock holds is the one that lost create made: its czxid is
     // that create's zxid, and it is the first node ever made in the
     // directory.
-    assert_eq!(held.fence, zxid, "{held:?} {dropped:?}");
-    assert!(held.node.ends_with("-lock-0000000000"), "{held:?}");
+    assert_eq!(fenced.fence, zxid, "{fenced:?} {dropped:?}");
+    assert!(fenced.node.ends_with("-lock-0000000000"), "{fenced:?}");
     holder.wait(WAIT).assert_success();
     stage.assert_granted(&["holder"]);
     stage.assert_no_dead_nodes();
@@ -374,7 +378,7 @@ fn a_release_while_disconnected_goes_through_once_the_network_heals() {
     let (stage, proxy, through_proxy) = Stage::behind_a_proxy("r");
     for (round, who) in ["cut", "dropped"].into_iter().enumerate() {
         let done = stage.file(who);
-        let (mut holder, held) = holder(stage.fenced(
+        let (mut holder, fenced) = holder(stage.fenced(
             &through_proxy,
             &["--session-timeout", "10s"],
             who,
@@ -389,14 +393,14 @@ fn a_release_while_disconnected_goes_through_once_the_network_heals() {
             // reach the server, and zklock keeps trying until it can.
             proxy.cut();
             touch(&done);
-            wait_until(WAIT, "the command ends", || !process_alive(held.pid));
+            wait_until(WAIT, "the command ends", || !process_alive(fenced.pid));
             let refused = proxy.accepted();
             wait_until(WAIT, "zklock tries to reconnect, twice", || {
                 proxy.accepted() >= refused + 2
             });
             assert!(holder.is_running(), "zklock still tries to release");
             assert!(
-                stage.zk().exists(&held.node).is_some(),
+                stage.zk().exists(&fenced.node).is_some(),
                 "the node is still there"
             );
             proxy.pass();
@@ -428,7 +432,7 @@ fn a_release_while_disconnected_goes_through_once_the_network_heals() {
 #[test]
 fn a_release_while_disconnected_ends_with_the_session_and_leaves_no_node() {
     let (stage, proxy, through_proxy) = Stage::behind_a_proxy("x");
-    let (mut holder, held) = stage.holder(
+    let (mut holder, fenced) = stage.holder(
         &through_proxy,
         &["--session-timeout", "3s", "--kill-after", "1s"],
         &stage.until_done(),
@@ -446,7 +450,7 @@ fn a_release_while_disconnected_ends_with_the_session_and_leaves_no_node() {
         "zklock gave up on the release {:?} after the cut",
         cut.elapsed()
     );
-    assert!(!process_alive(held.pid));
+    assert!(!process_alive(fenced.pid));
     waiter.wait(WAIT).assert_success();
     stage.assert_granted(&["holder", "waiter"]);
     proxy.pass();
@@ -471,19 +475,19 @@ fn a_server_restarted_within_the_session_timeout_keeps_the_lock_and_the_command(
     // doubles: 0.1 s, 0.2 s, ... 6.4 s) take several seconds; the deadline is
     // at least 30 s - 1 s - 29 s / 3 after the crash.
     let options = ["--session-timeout", "30s", "--kill-after", "1s"];
-    let (mut holder, held) = stage.holder(&stage.hosts(), &options, &stage.until_done());
+    let (mut holder, fenced) = stage.holder(&stage.hosts(), &options, &stage.until_done());
     let mut waiter = stage.waiter_with(&options);
     let before = reconnects(&holder);
     server.restart();
     wait_for_reconnect(&mut holder, before);
-    assert!(process_alive(held.pid), "the command runs on");
-    stage.assert_keeps_its_node(&held);
+    assert!(process_alive(fenced.pid), "the command runs on");
+    stage.assert_keeps_its_node(&fenced);
     assert!(waiter.stdout().is_empty(), "the waiter still waits");
     stage.finish();
     holder.wait(WAIT).assert_success();
     waiter.wait(WAIT).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert_ended_by_itself(&stage, &holds[0]);
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert_ended_by_itself(&stage, &sections[0]);
     stage.assert_no_dead_nodes();
 }
 
@@ -491,20 +495,20 @@ fn a_server_restarted_within_the_session_timeout_keeps_the_lock_and_the_command(
 fn a_server_down_past_the_session_timeout_releases_the_lock_and_the_holder_exits_4() {
     let (server, stage) = stage_on_a_server_of_its_own("sd");
     let options = ["--session-timeout", "2s", "--kill-after", "500ms"];
-    let (mut holder, held) = stage.holder(&stage.hosts(), &options, FOREVER);
+    let (mut holder, fenced) = stage.holder(&stage.hosts(), &options, FOREVER);
     // A waiter whose session outlives the outage.
     let mut waiter = stage.waiter_with(&["--session-timeout", "30s"]);
     let killed = now_ms();
     server.kill();
     let run = holder.wait(WAIT);
     assert_stopped_by_its_deadline(&run, stage.log(), killed, Duration::from_secs(2));
-    assert!(!process_alive(held.pid), "the command was stopped");
+    assert!(!process_alive(fenced.pid), "the command was stopped");
     server.start();
     // The restarted server still knows the holder's session, and expires it
     // one session timeout later: then the waiter gets the lock.
     waiter.wait(Duration::from_secs(40)).assert_success();
-    let holds = stage.assert_granted(&["holder", "waiter"]);
-    assert_eq!(holds[0].end_note(), "signal", "{}", stage.log());
+    let sections = stage.assert_granted(&["holder", "waiter"]);
+    assert_eq!(sections[0].end_note(), "signal", "{}", stage.log());
     stage.assert_no_dead_nodes();
 }
 
@@ -531,12 +535,12 @@ fn member_serving(ensemble: &ZkEnsemble, session: &str) -> usize {
 fn one_holder_and_a_queue_survive(
     ensemble: &ZkEnsemble,
     holder_hosts: impl FnOnce(&TestEnv) -> String,
-    fault: impl FnOnce(&Held),
+    fault: impl FnOnce(&FencedCommand),
 ) {
     let stage = Stage::new(TestEnv::with_ensemble(ensemble), "q");
     // Long enough sessions that an election fits well before the deadline.
     let options = ["--session-timeout", "15s", "--kill-after", "1s"];
-    let (mut holder, held) =
+    let (mut holder, fenced) =
         stage.holder(&holder_hosts(stage.env()), &options, &stage.until_done());
     let mut waiters: Vec<Running> = (1..=3)
         .map(|i| {
@@ -546,12 +550,12 @@ fn one_holder_and_a_queue_survive(
         })
         .collect();
     let before = reconnects(&holder);
-    fault(&held);
+    fault(&fenced);
     // Whichever member it used, the holder was cut off: a follower drops its
     // clients when the leader goes.
     wait_for_reconnect(&mut holder, before);
-    assert!(process_alive(held.pid), "the holder's command runs on");
-    stage.assert_keeps_its_node(&held);
+    assert!(process_alive(fenced.pid), "the holder's command runs on");
+    stage.assert_keeps_its_node(&fenced);
     for waiter in &waiters {
         assert!(waiter.stdout().is_empty(), "no one else holds");
     }
@@ -560,8 +564,8 @@ fn one_holder_and_a_queue_survive(
     for waiter in &mut waiters {
         waiter.wait(WAIT).assert_success();
     }
-    let holds = stage.assert_granted(&["holder", "w1", "w2", "w3"]);
-    assert_ended_by_itself(&stage, &holds[0]);
+    let sections = stage.assert_granted(&["holder", "w1", "w2", "w3"]);
+    assert_ended_by_itself(&stage, &sections[0]);
     stage.assert_no_dead_nodes();
 }
 
@@ -583,8 +587,8 @@ fn an_ensemble_that_loses_the_holders_server_grants_no_one_twice_and_keeps_the_q
     one_holder_and_a_queue_survive(
         &ensemble,
         |env| members_hosts(&ensemble, env, &followers),
-        |held| {
-            let serving = member_serving(&ensemble, &held.session);
+        |fenced| {
+            let serving = member_serving(&ensemble, &fenced.session);
             assert!(followers.contains(&serving));
             ensemble.server(serving).kill();
         },
@@ -595,7 +599,7 @@ fn an_ensemble_that_loses_the_holders_server_grants_no_one_twice_and_keeps_the_q
 fn an_ensemble_without_a_quorum_grants_no_one_and_its_queue_proceeds_once_restored() {
     let ensemble = ZkEnsemble::start(3);
     let stage = Stage::new(TestEnv::with_ensemble(&ensemble), "n");
-    let (mut holder, held) = stage.holder(
+    let (mut holder, fenced) = stage.holder(
         &stage.hosts(),
         &["--session-timeout", "3s", "--kill-after", "1s"],
         FOREVER,
@@ -618,7 +622,7 @@ fn an_ensemble_without_a_quorum_grants_no_one_and_its_queue_proceeds_once_restor
     // its command before its session could expire.
     let run = holder.wait(WAIT);
     assert_stopped_by_its_deadline(&run, stage.log(), lost_quorum, Duration::from_secs(3));
-    assert!(!process_alive(held.pid));
+    assert!(!process_alive(fenced.pid));
     // A bounded observation window: no one is granted while the quorum is
     // gone, though the holder has stopped.
     std::thread::sleep(Duration::from_secs(2));
@@ -637,8 +641,8 @@ fn an_ensemble_without_a_quorum_grants_no_one_and_its_queue_proceeds_once_restor
     for waiter in &mut waiters {
         waiter.wait(Duration::from_secs(60)).assert_success();
     }
-    let holds = stage.assert_granted(&["holder", "w1", "w2"]);
-    assert_eq!(holds[0].end_note(), "signal", "{log}");
+    let sections = stage.assert_granted(&["holder", "w1", "w2"]);
+    assert_eq!(sections[0].end_note(), "signal", "{log}");
     // Through a new session: the test's own may have ended while no member
     // could serve it (the client gives up 1.4 session timeouts, 14 s, after
     // it last heard a server, and bringing two members back on a busy
@@ -723,9 +727,9 @@ fn beating(beats: &Path) -> String {
 
 /// Waits until the command `held.pid` is gone, and returns its last
 /// heartbeat (ms).
-fn wait_for_death(held: &Held, beats: &Path, within: Duration) -> u64 {
+fn wait_for_death(fenced: &FencedCommand, beats: &Path, within: Duration) -> u64 {
     wait_until(within, "the holder's command is gone", || {
-        !process_alive(held.pid)
+        !process_alive(fenced.pid)
     });
     let beats = std::fs::read_to_string(beats).expect("the command's heartbeat");
     // A line cut short by the kill does not count.
@@ -766,8 +770,8 @@ fn parent_of(pid: i32) -> i32 {
 }
 
 /// The guard between zklock and the command `held.pid`.
-fn guard_of(held: &Held) -> i32 {
-    let guard = parent_of(held.pid);
+fn guard_of(fenced: &FencedCommand) -> i32 {
+    let guard = parent_of(fenced.pid);
     let name = std::fs::read_to_string(format!("/proc/{guard}/comm")).unwrap_or_default();
     assert_eq!(
         name.trim(),
@@ -794,13 +798,13 @@ fn group_alive(group: i32) -> bool {
 fn a_killed_guard_is_not_taken_for_the_command_s_end_and_the_group_dies_before_the_release() {
     let stage = Stage::on_shared_server("guard");
     let beats = stage.file("beats");
-    let (mut holder, held) = stage.holder(&stage.hosts(), &[], &beating(&beats));
+    let (mut holder, fenced) = stage.holder(&stage.hosts(), &[], &beating(&beats));
     let mut waiter = stage.waiter();
-    let guard = guard_of(&held);
+    let guard = guard_of(&fenced);
     kill(guard, libc::SIGKILL);
     let run = holder.wait(WAIT);
     let group_left = group_alive(guard);
-    let last_beat = wait_for_death(&held, &beats, WAIT);
+    let last_beat = wait_for_death(&fenced, &beats, WAIT);
     waiter.wait(WAIT).assert_success();
     kill(-guard, libc::SIGKILL);
     // Not the guard's 137 passed off as the command's: an error of its own.
@@ -817,18 +821,18 @@ fn a_killed_guard_is_not_taken_for_the_command_s_end_and_the_group_dies_before_t
 fn zklock_and_its_guard_killed_together_take_the_command_along_before_the_session_can_expire() {
     let stage = Stage::on_shared_server("both");
     let beats = stage.file("beats");
-    let (mut holder, held) = stage.holder(
+    let (mut holder, fenced) = stage.holder(
         &stage.hosts(),
         &["--session-timeout", "3s"],
         &beating(&beats),
     );
     let mut waiter = stage.waiter();
     // What `pkill -9 zklock` does: both processes match.
-    let guard = guard_of(&held);
+    let guard = guard_of(&fenced);
     kill(guard, libc::SIGKILL);
     holder.kill();
     // Well before the 3 s session can expire.
-    let last_beat = wait_for_death(&held, &beats, Duration::from_secs(1));
+    let last_beat = wait_for_death(&fenced, &beats, Duration::from_secs(1));
     waiter.wait(WAIT).assert_success();
     kill(-guard, libc::SIGKILL);
     assert_waiter_began_after(stage.log(), last_beat);
@@ -850,9 +854,9 @@ fn a_command_s_background_worker_holds_the_lock_until_it_ends_unless_it_left_the
         .trim()
         .parse()
         .expect("a time");
-    let holds = stage.assert_granted(&["holder", "waiter"]);
+    let sections = stage.assert_granted(&["holder", "waiter"]);
     assert!(
-        done <= holds[1].start.ms,
+        done <= sections[1].start.ms,
         "the worker ended at {done}, after the next holder began\n{}",
         stage.log()
     );
@@ -900,7 +904,7 @@ fn a_follower_cut_from_the_leader_stops_its_holder_in_time(ensemble: &ZkEnsemble
     let followers = ensemble.followers();
     let (cut_off, other) = (followers[0], followers[1]);
     let stubborn = format!("trap '' TERM; {}", beating(&beats));
-    let (mut holder, held) = stage.holder(
+    let (mut holder, fenced) = stage.holder(
         &members_hosts(ensemble, stage.env(), &[cut_off]),
         &[],
         &stubborn,
@@ -909,7 +913,7 @@ fn a_follower_cut_from_the_leader_stops_its_holder_in_time(ensemble: &ZkEnsemble
         stage.waiter_through(&members_hosts(ensemble, stage.env(), &[leader, other]), &[]);
     ensemble.partition(cut_off, leader);
     let run = holder.wait(Duration::from_secs(60));
-    let last_beat = wait_for_death(&held, &beats, WAIT);
+    let last_beat = wait_for_death(&fenced, &beats, WAIT);
     waiter.wait(Duration::from_secs(60)).assert_success();
     ensemble.heal(cut_off, leader);
     run.assert_code(4);
@@ -924,13 +928,13 @@ fn a_follower_cut_from_the_leader_stops_its_holder_in_time(ensemble: &ZkEnsemble
 fn a_frozen_follower_costs_its_holder_a_reconnect_not_the_lock(ensemble: &ZkEnsemble) {
     let stage = Stage::new(TestEnv::with_ensemble(ensemble), "frozen");
     let followers = ensemble.followers();
-    let (mut holder, held) = stage.holder(
+    let (mut holder, fenced) = stage.holder(
         &members_hosts(ensemble, stage.env(), &followers),
         &[],
         &stage.until_done(),
     );
     let mut waiter = stage.waiter();
-    let serving = member_serving(ensemble, &held.session);
+    let serving = member_serving(ensemble, &fenced.session);
     let before = reconnects(&holder);
     let frozen_at = Instant::now();
     ensemble.server(serving).freeze();
@@ -939,11 +943,11 @@ fn a_frozen_follower_costs_its_holder_a_reconnect_not_the_lock(ensemble: &ZkEnse
     std::thread::sleep(freeze.saturating_sub(frozen_at.elapsed())); // the fault's length
     ensemble.server(serving).thaw();
     assert!(
-        holder.is_running() && process_alive(held.pid),
+        holder.is_running() && process_alive(fenced.pid),
         "the command runs on\n{}",
         holder.stderr()
     );
-    stage.assert_keeps_its_node(&held);
+    stage.assert_keeps_its_node(&fenced);
     stage.finish();
     holder.wait(WAIT).assert_success();
     waiter.wait(WAIT).assert_success();

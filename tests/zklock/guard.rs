@@ -222,3 +222,74 @@ fn the_command_starts_with_the_signal_state_zklock_started_with() {
         run.stdout
     );
 }
+
+/// Where `needle` occurs in the readable memory of process `pid` (read
+/// through /proc/PID/mem along its maps, as root may), by region name.
+fn memory_holding(pid: i32, needle: &[u8]) -> Vec<String> {
+    use std::os::unix::fs::FileExt;
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).expect("the guard's maps");
+    let mem = std::fs::File::open(format!("/proc/{pid}/mem")).expect("the guard's memory (root)");
+    let mut found = Vec::new();
+    for line in maps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (Some(range), Some(perms)) = (fields.first(), fields.get(1)) else {
+            continue;
+        };
+        let Some((lo, hi)) = range.split_once('-') else {
+            continue;
+        };
+        let lo = u64::from_str_radix(lo, 16).expect("a map's start");
+        let hi = u64::from_str_radix(hi, 16).expect("a map's end");
+        if !perms.starts_with('r') {
+            continue;
+        }
+        let mut bytes = vec![0; (hi - lo) as usize];
+        // Some special mappings ([vvar]) cannot be read: nothing of ours is
+        // there.
+        if mem.read_exact_at(&mut bytes, lo).is_err() {
+            continue;
+        }
+        if bytes.windows(needle.len()).any(|window| window == needle) {
+            found.push(fields.get(5).unwrap_or(&"anonymous").to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn the_guard_keeps_no_copy_of_the_credentials_it_was_forked_with() {
+    let env = TestEnv::new();
+    let dir = Scratch::new();
+    // Unique to this run, so no other process's memory, nor this test's
+    // binary, can hold it.
+    let secret = format!(
+        "guard-secret-{}-{}-of-this-run",
+        std::process::id(),
+        unique()
+    );
+    let credentials = dir.file("auth");
+    std::fs::write(&credentials, format!("digest:alice:{secret}\n")).expect("the auth file");
+    let holder = holder(&env, "secrets");
+    let mut waiter = env
+        .zklock(["--auth-file", credentials.to_str().expect("a UTF-8 path")])
+        .args(["lock", "secrets", "--", "true"])
+        .spawn();
+    let guard = guard_of(&waiter);
+    // In the queue, zklock has connected with the credentials: the guard,
+    // forked before, dropped its copy of them before it began to wait.
+    wait_until(WAIT, "the waiter in the queue", || {
+        contenders(&env, "secrets") == 2
+    });
+    // A freed block's first bytes are the allocator's: look for the
+    // secret's tail, which a copy left behind would still hold.
+    let tail = &secret.as_bytes()[10..];
+    assert_eq!(memory_holding(guard, tail), Vec::<String>::new());
+    // zklock itself keeps them, to authenticate again on a reconnect: the
+    // search finds what is there.
+    assert!(
+        !memory_holding(waiter.pid() as i32, tail).is_empty(),
+        "zklock holds the credentials it connected with"
+    );
+    release(holder);
+    waiter.wait(WAIT).assert_success();
+}

@@ -99,9 +99,9 @@ fn proxy_framing_finds_each_request_and_reply_across_any_split() {
 fn the_fencing_checker_catches_overlaps_stale_fences_and_open_sections() {
     let check = |text: &str| fencing::check(&fencing::parse(text).expect("parses"));
     let good = "start 5 1 a\nend 5 2 a\nstart 9 3 b\nend 9 4 b signal\n";
-    let (holds, overlaps) = check(good).expect("a good log");
-    assert_eq!(grant_order(&holds), ["a", "b"]);
-    assert_eq!(holds[1].end_note(), "signal");
+    let (sections, overlaps) = check(good).expect("a good log");
+    assert_eq!(grant_order(&sections), ["a", "b"]);
+    assert_eq!(sections[1].end_note(), "signal");
     assert!(overlaps.is_empty());
 
     let overlap = "start 5 1 a\nstart 9 2 b\nend 5 3 a\nend 9 4 b\n";

@@ -220,15 +220,15 @@ fn readers_share_and_writers_exclude_in_queue_order() {
     for contender in [&mut r1, &mut r2, &mut w3, &mut r4] {
         contender.wait(WAIT).assert_success();
     }
-    let holds = stage.log().assert_shared_only_among(&["r1", "r2", "r4"]);
+    let sections = stage.log().assert_shared_only_among(&["r1", "r2", "r4"]);
     assert_eq!(
-        grant_order(&holds),
+        grant_order(&sections),
         ["r1", "r2", "w3", "r4"],
         "{}",
         stage.log()
     );
     assert!(
-        holds[0].end.line > holds[1].start.line,
+        sections[0].end.line > sections[1].start.line,
         "the readers shared\n{}",
         stage.log()
     );

@@ -19,6 +19,7 @@ mod errors;
 mod faults;
 mod generated;
 mod guard;
+mod guarded;
 mod harness;
 mod help;
 mod holding;

@@ -7,13 +7,13 @@
 //! session).
 
 use crate::support;
+use crate::watch::{expect, next_event};
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use support::json::WatchEvent;
 use support::peers::{self, Library, acquired, peer};
 use support::proxy::FaultProxy;
 use support::{Running, Scratch, TestEnv, ZkServer, wait_until};
@@ -209,24 +209,6 @@ fn watch(env: &TestEnv, lock: &str) -> Running {
     let mut watching = env.zklock(["-o", "json", "watch", lock]).spawn();
     while next_event(&mut watching).event != "watching" {}
     watching
-}
-
-/// The next event a JSON watch prints.
-fn next_event(watching: &mut Running) -> WatchEvent {
-    let line = watching.next_line(WAIT);
-    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?} is no watch event: {e}"))
-}
-
-/// The next event, which must be `kind` about `node`.
-#[track_caller]
-fn expect(watching: &mut Running, kind: &str, node: &str) -> WatchEvent {
-    let event = next_event(watching);
-    assert_eq!(
-        (event.event.as_str(), event.node.as_deref()),
-        (kind, Some(node)),
-        "{event:#?}"
-    );
-    event
 }
 
 #[test]
@@ -515,6 +497,12 @@ fn a_real_prometheus_scraping_the_exporter_sees_holds_begin_and_end() {
         );
     };
     seen("zklock_exporter_connected", 1.0);
+    // The cycle search ran once at the start, and found none.
+    seen(r#"sum(zklock_deadlock_cycles)"#, 0.0);
+    seen(
+        r#"count(zklock_deadlock_cycles{certain=~"true|false"})"#,
+        2.0,
+    );
     let (mut holder, _) = hold(&env, "p");
     seen(holders, 1.0);
     holder.signal(libc::SIGTERM);
@@ -673,13 +661,7 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     let tmux = Tmux::start();
     let scratch = Scratch::new();
     let before = tmux.stty(&scratch.file("before"));
-    let command: Vec<String> = env
-        .zklock(["top"])
-        .argv()
-        .iter()
-        .map(|arg| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''")))
-        .collect();
-    let command = format!("'{}' {}", support::cmd::ZKLOCK, command.join(" "));
+    let command = command_line(&env, &["top"]);
     for quit in [&["q"][..], &["C-c"]] {
         tmux.send(&[&command, "Enter"]);
         let screen = support::wait_for(WAIT, "top shows both locks", || {
@@ -718,6 +700,43 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     }
 }
 
+/// The shell command line that runs zklock with `args` as `env` would.
+fn command_line(env: &TestEnv, args: &[&str]) -> String {
+    let command: Vec<String> = env
+        .zklock(args)
+        .argv()
+        .iter()
+        .map(|arg| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''")))
+        .collect();
+    format!("'{}' {}", support::cmd::ZKLOCK, command.join(" "))
+}
+
+#[test]
+fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
+    let env = TestEnv::new();
+    // Session one holds /x/a and waits on /x/b, where session two, first
+    // in line, holds and waits on /x/a.
+    let _crossed = super::deadlocks::crossed_zklocks(&env, false);
+    let blocker = env.zk().children("/x/b")[0].clone();
+    let tmux = Tmux::start();
+    tmux.send(&[&command_line(&env, &["top", "/x"]), "Enter"]);
+    wait_until(WAIT, "top shows /x/a", || tmux.screen().contains("/x/a"));
+    tmux.send(&["/", "x/a", "Enter"]);
+    wait_until(WAIT, "top shows /x/a alone", || {
+        let screen = tmux.screen();
+        screen.contains("filter: x/a") && !screen.contains("/x/b")
+    });
+    tmux.send(&["Enter"]);
+    let hop = format!("via locks on /x/b/{blocker}");
+    let screen = support::wait_for(WAIT, "the opened lock shows its chain", || {
+        let screen = tmux.screen();
+        screen.contains(&hop).then_some(screen)
+    });
+    assert!(screen.lines().all(|line| line.chars().count() <= 80));
+    tmux.send(&["q"]);
+    tmux.wait_for_prompt();
+}
+
 #[test]
 fn top_off_a_terminal_is_a_usage_error() {
     let env = TestEnv::new();
@@ -744,4 +763,78 @@ fn two_exporters_serve_the_same_tree_side_by_side() {
                 && served(address, "zklock_lock_holders", "/locks/s").is_none()
         });
     }
+}
+
+/// The `zklock_deadlock_cycles` series of a text exposition, by their
+/// `certain` label; empty when the family is absent.
+fn cycles(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("zklock_deadlock_cycles{certain=\""))
+        .map(|rest| {
+            let (certain, value) = rest.split_once("\"} ").expect("one label");
+            (certain.to_owned(), value.parse().expect("a number"))
+        })
+        .collect()
+}
+
+/// The cycle counts `-o prometheus ls PATH` prints, once promtool took them.
+fn listed_cycles(env: &TestEnv, path: &str) -> BTreeMap<String, f64> {
+    let run = env.zklock(["-o", "prometheus", "ls", path]).run();
+    run.assert_success();
+    promtool_accepts(&run.stdout);
+    cycles(&run.stdout)
+}
+
+/// The counts of certain and possible cycles, as the family has them.
+fn counted(certain: f64, possible: f64) -> BTreeMap<String, f64> {
+    BTreeMap::from([("true".to_owned(), certain), ("false".to_owned(), possible)])
+}
+
+#[test]
+fn ls_counts_no_cycle_as_0_a_certain_one_and_a_possible_one() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/x/a");
+    assert_eq!(listed_cycles(&env, "/x"), counted(0.0, 0.0));
+    // Two zklocks crossing two locks, as their owner records prove.
+    let crossed = super::deadlocks::crossed_zklocks(&env, false);
+    assert_eq!(listed_cycles(&env, "/x"), counted(1.0, 0.0));
+    drop(crossed);
+    wait_until(WAIT, "the crossed sessions' nodes are gone", || {
+        env.zk().children_if_any("/x/a").is_empty()
+    });
+    // The same with a `-w` deadline recorded: it may give up, so possible.
+    let _crossed = super::deadlocks::crossed_zklocks(&env, true);
+    assert_eq!(listed_cycles(&env, "/x"), counted(0.0, 1.0));
+    // The filters choose the locks, not the cycles: one runs across locks.
+    let run = env
+        .zklock(["-o", "prometheus", "ls", "/x", "--older-than", "1h"])
+        .run();
+    assert!(
+        !run.stdout.contains("zklock_lock_holders"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(cycles(&run.stdout), counted(0.0, 1.0));
+}
+
+#[test]
+fn the_exporter_searches_for_cycles_on_its_interval() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/x/a");
+    let interval = ["/x", "--survey-interval", "1s"];
+    let (mut running, address) = exporter(env.zklock(Vec::<&str>::new()), &interval);
+    let served_cycles = || get(&address, "/metrics", None).map(|(_, _, body)| cycles(&body));
+    wait_until(WAIT, "the exporter counts no cycle", || {
+        served_cycles() == Some(counted(0.0, 0.0))
+    });
+    let (one, two, _) = super::deadlocks::crossed_zklocks(&env, false);
+    wait_until(WAIT, "the exporter counts the certain cycle", || {
+        served_cycles() == Some(counted(1.0, 0.0))
+    });
+    drop((one, two));
+    wait_until(WAIT, "the exporter sees the cycle end", || {
+        served_cycles() == Some(counted(0.0, 0.0))
+    });
+    running.signal(libc::SIGTERM);
+    running.wait(WAIT).assert_success();
 }

@@ -7,7 +7,7 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use support::fencing::{self, FenceLog, Held};
+use support::fencing::{self, FenceLog, FencedCommand};
 use support::peers::{self, Library, acquired, peer};
 use support::proxy::FaultProxy;
 use support::{
@@ -258,7 +258,7 @@ fn zklock_holds(
     dialect: &str,
     hosts: Option<&str>,
     options: &[&str],
-) -> (Running, Held) {
+) -> (Running, FencedCommand) {
     let mut zklock = sem(env, name, 2, dialect, options);
     if let Some(hosts) = hosts {
         zklock = zklock.hosts(hosts);
@@ -272,16 +272,16 @@ fn a_deleted_lease_stops_the_command_with_exit_4() {
         let env = TestEnv::new();
         let scratch = Scratch::new();
         let log = FenceLog::new(&scratch);
-        let (mut holder, held) = zklock_holds(&env, &log, "d", dialect, None, &[]);
+        let (mut holder, fenced) = zklock_holds(&env, &log, "d", dialect, None, &[]);
         assert_eq!(
-            held.fence,
-            env.zk().get(&held.node).1.czxid,
+            fenced.fence,
+            env.zk().get(&fenced.node).1.czxid,
             "ZKLOCK_FENCE is the lease's czxid"
         );
-        env.zk().delete(&held.node);
+        env.zk().delete(&fenced.node);
         holder.wait(WAIT).assert_code(4);
         assert!(
-            !process_alive(held.pid),
+            !process_alive(fenced.pid),
             "{dialect}: the command was stopped"
         );
         let (_, sections) = log.assert_concurrency();
@@ -299,12 +299,12 @@ fn a_lost_session_stops_the_command_with_exit_4() {
         let proxy = FaultProxy::start(&support::shared_server().address());
         let through_proxy = proxy.hosts(&env);
         let options = ["--session-timeout", "3s", "--kill-after", "1s"];
-        let (mut holder, held) =
+        let (mut holder, fenced) =
             zklock_holds(&env, &log, "e", dialect, Some(&through_proxy), &options);
         proxy.freeze();
         holder.wait(WAIT).assert_code(4);
         assert!(
-            !process_alive(held.pid),
+            !process_alive(fenced.pid),
             "{dialect}: the command was stopped"
         );
         // The server expires the cut-off session, and its lease with it.
@@ -320,7 +320,7 @@ fn stat_ls_and_reap_handle_zklock_leases_as_the_libraries_leases() {
         let scratch = Scratch::new();
         let log = FenceLog::new(&scratch);
         let peer_holder = library_holds(&env, library, "r", 2);
-        let (mut holder, held) = zklock_holds(&env, &log, "r", dialect, None, &[]);
+        let (mut holder, fenced) = zklock_holds(&env, &log, "r", dialect, None, &[]);
         let mut waiter = sem(&env, "r", 2, dialect, &["--", "true"]).spawn();
         wait_until(WAIT, "zklock waits for a lease", || {
             !waiter.log_events("waiting_for_lease").is_empty()
@@ -341,13 +341,13 @@ fn stat_ls_and_reap_handle_zklock_leases_as_the_libraries_leases() {
         let ours = lock
             .holders
             .iter()
-            .find(|h| h.path == held.node)
+            .find(|h| h.path == fenced.node)
             .expect("our lease is shown");
         assert!(
             ours.owner.is_some(),
             "zklock's owner record is read: {ours:?}"
         );
-        assert_eq!(ours.fence, held.fence);
+        assert_eq!(ours.fence, fenced.fence);
         let listed: Vec<Lock> = env
             .zklock(["-o", "json", "ls"])
             .run()
@@ -361,7 +361,7 @@ fn stat_ls_and_reap_handle_zklock_leases_as_the_libraries_leases() {
         );
         // Reaping the semaphore deletes every lease: ours is lost (exit 4)
         // and the waiter gets in.
-        let session = held.session.clone();
+        let session = fenced.session.clone();
         env.zklock(["reap", "--session", &session, "--yes", "r"])
             .run()
             .assert_success();

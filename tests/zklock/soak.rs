@@ -21,7 +21,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use support::Running;
-use support::fencing::{FenceLog, Held, Stage};
+use support::fencing::{FenceLog, FencedCommand, Stage};
 use support::peers::{Library, peer};
 use support::{Zklock, process_alive};
 
@@ -89,14 +89,14 @@ fn zklock_worker(stage: &Stage, dialect: &str, id: usize, rng: &mut fastrand::Rn
         let fate = rng.u64(0..100);
         if fate < 25 {
             // Killed while it holds, part-way through its section.
-            let held = Held::parse(&running.next_line(STUCK));
+            let fenced = FencedCommand::parse(&running.next_line(STUCK));
             std::thread::sleep(Duration::from_millis(rng.u64(0..hold_ms)));
             running.kill();
             // zklock's death takes its command along (parent-death signal).
             support::wait_until(
                 Duration::from_secs(5),
                 "the killed holder's command dies",
-                || !process_alive(held.pid),
+                || !process_alive(fenced.pid),
             );
             let holding = close_if_open(log, &who);
             tally.killed(holding);
@@ -105,9 +105,9 @@ fn zklock_worker(stage: &Stage, dialect: &str, id: usize, rng: &mut fastrand::Rn
             std::thread::sleep(Duration::from_millis(rng.u64(0..300)));
             let result = running.kill();
             if let Some(line) = result.stdout.lines().find(|l| l.starts_with("held ")) {
-                let held = Held::parse(line);
+                let fenced = FencedCommand::parse(line);
                 support::wait_until(Duration::from_secs(5), "the killed command dies", || {
-                    !process_alive(held.pid)
+                    !process_alive(fenced.pid)
                 });
             }
             let holding = close_if_open(log, &who);
@@ -207,15 +207,18 @@ fn soak(library: Library, dialect: &str, seed: u64) {
             .map(|(name, handle)| (name, handle.join().expect("a soak worker failed")))
             .collect()
     });
-    let holds = log.assert_exclusive();
-    let by_zklock = holds.iter().filter(|h| h.who.starts_with("zklock")).count();
-    let by_library = holds.len() - by_zklock;
+    let sections = log.assert_exclusive();
+    let by_zklock = sections
+        .iter()
+        .filter(|h| h.who.starts_with("zklock"))
+        .count();
+    let by_library = sections.len() - by_zklock;
     eprintln!(
         "soak {library:?}: {} sections ({by_zklock} zklock, {by_library} {library:?}); {tallies:?}",
-        holds.len()
+        sections.len()
     );
     let killed = |zklock: bool| {
-        holds
+        sections
             .iter()
             .filter(|h| h.who.starts_with("zklock") == zklock && h.end_note() == "killed")
             .count()

@@ -18,6 +18,7 @@ use crate::support;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
+use support::json::WatchEvent;
 use support::peers::{self, Library, acquired, peer, times_out};
 use support::secured;
 use support::{Lock, Release, Running, TestEnv, ZkEnsemble, ZkOptions, release_server};
@@ -152,7 +153,7 @@ fn inspection(env: &TestEnv) {
     support::wait_until(WAIT, "the waiter holds", || {
         stat(env, "i").waiters.is_empty()
     });
-    env.zklock(["release", "--holders", "i"])
+    env.zklock(["release", "--holders", "--yes", "i"])
         .run()
         .assert_success();
     watching.wait(WAIT).assert_success();
@@ -297,6 +298,20 @@ fn mixed_ensemble_of_two_lines() {
     });
 }
 
+/// zklock's own locks, and the newest kazoo beside them, on a three-server
+/// ensemble of the oldest line that has ensembles zklock can lock on, where
+/// a session may reach a follower that forwards its writes to the leader.
+#[test]
+fn v3_5_ensemble_of_three() {
+    let release = Release::of("3.5");
+    let ensemble = ZkEnsemble::start_with(3, &ZkOptions::default().release(&release));
+    let env = TestEnv::with_ensemble(&ensemble);
+    named(&format!("an ensemble of three {release}"), || {
+        locks(&env);
+        excludes(&env, Library::NewestKazoo, "mutex", "lock", "kazoo");
+    });
+}
+
 /// With the four-letter words refused, the session survey asks the
 /// AdminServer (3.5 and later) instead, on a dedicated server of `line`.
 fn survey_through_the_admin_server(line: &'static str) {
@@ -433,5 +448,50 @@ fn v3_4_refuses_zklock_locks() {
             .run()
             .assert_code(10)
             .assert_faster_than(Duration::from_secs(20));
+    });
+}
+
+/// `watch` on 3.4, which has neither persistent watches nor multi-read and
+/// closes the connection after answering a request it lacks: it falls back
+/// to one-shot watches and reading node by node once for the session, so it
+/// sees a kazoo lock taken and let go with no `gap` between (asking again on
+/// every reading cost a reconnect, and so a `gap`, each time).
+#[test]
+fn v3_4_watch_sees_a_kazoo_lock_taken_and_let_go() {
+    let release = Release::of("3.4");
+    let server = release_server(&release);
+    named(&release.to_string(), || {
+        let path = format!("/v3_4-{}/watched", support::unique());
+        let mut watching =
+            support::Zklock::new(["-o", "json", "watch", "--count", "2", "--timeout", "60s"])
+                .arg(&path)
+                .hosts(server.connect_string())
+                .spawn();
+        let started = crate::watch::next_event(&mut watching);
+        assert_eq!(started.event, "watching", "{started:#?}");
+        let mut theirs = peers::peer_on(
+            &server.connect_string(),
+            Library::NewestKazoo,
+            &path,
+            "mutex",
+            &[],
+        );
+        let node = acquired(&mut theirs, WAIT);
+        peers::release(theirs);
+        let run = watching.wait(WAIT);
+        run.assert_success();
+        let events: Vec<WatchEvent> = run.json_lines();
+        let seen: Vec<(&str, Option<&str>)> = events[1..]
+            .iter()
+            .map(|e| (e.event.as_str(), e.node.as_deref()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("acquired", Some(node.as_str())),
+                ("released", Some(node.as_str()))
+            ],
+            "{events:#?}"
+        );
     });
 }

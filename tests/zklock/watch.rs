@@ -34,7 +34,7 @@ fn watch(env: &TestEnv, args: &[&str]) -> (Running, Vec<WatchEvent>) {
 }
 
 /// The next event a JSON watch prints.
-fn next_event(watching: &mut Running) -> WatchEvent {
+pub(crate) fn next_event(watching: &mut Running) -> WatchEvent {
     let line = watching.next_line(WAIT);
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?} is no watch event: {e}"))
 }
@@ -42,7 +42,7 @@ fn next_event(watching: &mut Running) -> WatchEvent {
 /// The next event, which must be `kind` about `node` (or, for lock-level
 /// events, about the lock `node`).
 #[track_caller]
-fn expect(watching: &mut Running, kind: &str, node: &str) -> WatchEvent {
+pub(crate) fn expect(watching: &mut Running, kind: &str, node: &str) -> WatchEvent {
     let event = next_event(watching);
     let about = event.node.as_deref().unwrap_or(&event.lock);
     assert_eq!((event.event.as_str(), about), (kind, node), "{event:#?}");

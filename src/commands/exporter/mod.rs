@@ -1,9 +1,11 @@
 //! `zklock exporter [PATH] --listen ADDR`: a long-running process that
 //! serves the metrics of the locks under PATH over HTTP for Prometheus.
 //!
-//! Four tasks share one [`State`]: the live watch ([`LockWatch`]) feeds it
-//! each change as it comes; the session survey refreshes it on an interval
-//! (no watch reports who is connected); once a second the figures are
+//! Five tasks share one [`State`]: the live watch ([`LockWatch`]) feeds it
+//! each change as it comes; the session survey and the wait-for cycle
+//! search refresh it on one interval (no watch reports who is connected,
+//! and a cycle needs every lock read at once and read again after a
+//! `sync`, as `deadlocks` does); once a second the figures are
 //! rendered into the documents a scrape is served; and the HTTP server
 //! hands those out. The exporter only reads: it never writes to ZooKeeper,
 //! so any number can watch the same tree. A connection loss or an expired
@@ -24,9 +26,15 @@ use anyhow::{Context, Result};
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::output::prometheus::CycleCounts;
+use crate::output::{self, Printer};
 use crate::run::Signals;
 use crate::watch::LockWatch;
 use crate::zk::sessions::{self, Ask};
+use crate::zk::{self, ConnectOptions};
+
+use super::deadlocks;
+use super::ls::is_absent;
 
 use http::Published;
 use state::State;
@@ -40,7 +48,8 @@ pub struct ExporterArgs {
     pub listen: SocketAddr,
     /// The most locks with series of their own.
     pub max_locks: usize,
-    /// How often the ensemble is asked who is connected.
+    /// How often the ensemble is asked who is connected, and the locks
+    /// searched for wait-for cycles.
     pub survey_interval: Duration,
 }
 
@@ -127,6 +136,20 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
             tokio::time::sleep(args.survey_interval).await;
         }
     };
+    let search = async {
+        loop {
+            match count_cycles(&connect, &args.path).await {
+                Ok(counts) => lock(&state).set_cycles(counts),
+                // The last count found stays served, as the other figures
+                // stay through a quorum loss.
+                Err(err) => globals.printer.note(&format!(
+                    "cannot search {} for deadlocks: {err:#}",
+                    args.path
+                )),
+            }
+            tokio::time::sleep(args.survey_interval).await;
+        }
+    };
     let render = async {
         let mut ticks = tokio::time::interval(RENDER_INTERVAL);
         loop {
@@ -138,9 +161,28 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
         () = follow => {}
         () = http::serve(listener, Arc::clone(&published)) => {}
         () = survey => {}
+        () = search => {}
         () = render => {}
     }
     Ok(ExitStatus::Success)
+}
+
+/// The wait-for cycles under `path` now, on a session of its own: the
+/// watch's session is the watch's, and a search's `sync` and reads must
+/// not stand in its way. A path that does not exist has no cycle.
+async fn count_cycles(connect: &ConnectOptions, path: &str) -> Result<CycleCounts> {
+    let session = zk::connect(connect).await?;
+    let quiet = Printer::new(output::Format::Table, true);
+    let counted = async {
+        let graph = match deadlocks::wait_graph(&session, path, &quiet).await {
+            Err(err) if is_absent(&err, path) => Default::default(),
+            read => read?.1,
+        };
+        deadlocks::count_cycles(&session, path, &graph).await
+    }
+    .await;
+    session.close().await;
+    counted
 }
 
 fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {

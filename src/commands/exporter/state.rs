@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::model::Lock;
 use crate::output::prometheus::{
-    self, Exposition, Family, Histogram, LockFigures, LockGauges, MetricType,
+    self, CycleCounts, Exposition, Family, Histogram, LockFigures, LockGauges, MetricType,
 };
 use crate::watch::{EventKind, How, LockEvent, LockWatch, Stale};
 use crate::zk::sessions::Survey;
@@ -43,6 +43,9 @@ pub(super) struct State {
     wait_durations: Histogram,
     /// The latest session survey; `None` before the first.
     survey: Option<Survey>,
+    /// The wait-for cycles the latest search found; `None` before the
+    /// first, when nothing is known (never 0 for that).
+    cycles: Option<CycleCounts>,
     /// The locks with series of their own: once in, a lock stays in until
     /// it is gone, so its series do not come and go with contention.
     shown: BTreeSet<String>,
@@ -65,6 +68,7 @@ impl State {
             hold_durations: Histogram::new(DURATION_BUCKETS),
             wait_durations: Histogram::new(DURATION_BUCKETS),
             survey: None,
+            cycles: None,
             shown: BTreeSet::new(),
             max_locks,
             connected: None,
@@ -88,6 +92,10 @@ impl State {
 
     pub(super) fn set_survey(&mut self, survey: Survey) {
         self.survey = Some(survey);
+    }
+
+    pub(super) fn set_cycles(&mut self, cycles: CycleCounts) {
+        self.cycles = Some(cycles);
     }
 
     /// Counts the events of one change and notes the locks they touched,
@@ -179,6 +187,7 @@ impl State {
         }
         let mut families: Vec<Family> = gauges.into_families().into();
         families.push(held);
+        families.extend(self.cycles.map(CycleCounts::family));
         families.extend(self.counters());
         families.extend(self.health(connected, aggregated));
         families

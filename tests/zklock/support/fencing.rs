@@ -39,23 +39,24 @@ pub struct Entry {
     pub note: String,
 }
 
-/// One critical section: a `start` and its `end`.
+/// One critical section, as the fencing log tells it: a `start` and its
+/// `end`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hold {
+pub struct Section {
     pub fence: i64,
     pub who: String,
     pub start: Entry,
     pub end: Entry,
 }
 
-impl Hold {
+impl Section {
     /// How the section ended (`""`, `signal`, `killed`, ...).
     pub fn end_note(&self) -> &str {
         &self.end.note
     }
 }
 
-/// Two holds that overlapped: `stale` was still in its section when `newer`
+/// Two sections that overlapped: `stale` was still in its section when `newer`
 /// (with the larger fence) began.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Overlap {
@@ -92,9 +93,11 @@ eval "$body"
 echo "end $ZKLOCK_FENCE $(date +%s%3N) $who" >> "$log"
 "#;
 
-/// What a zklock holder running [`FenceLog::command`] printed once it held.
+/// The fenced command of [`FenceLog::command`] running under the lock, as
+/// it introduced itself on stdout once zklock held: its pid, and the fence,
+/// session and node zklock handed it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Held {
+pub struct FencedCommand {
     /// The command's pid (the shell).
     pub pid: i32,
     pub fence: i64,
@@ -103,12 +106,12 @@ pub struct Held {
     pub node: String,
 }
 
-impl Held {
+impl FencedCommand {
     /// Parses the `held ...` line; panics on anything else.
-    pub fn parse(line: &str) -> Held {
+    pub fn parse(line: &str) -> FencedCommand {
         let fields: Vec<&str> = line.split(' ').collect();
         match fields.as_slice() {
-            ["held", pid, fence, session, node] => Held {
+            ["held", pid, fence, session, node] => FencedCommand {
                 pid: pid.parse().expect("pid"),
                 fence: fence.parse().expect("fence"),
                 session: (*session).to_owned(),
@@ -221,26 +224,26 @@ impl FenceLog {
     }
 
     /// Checks that no two holders overlapped and that fences grew strictly
-    /// in grant order, and that every section ended; returns the holds in
+    /// in grant order, and that every section ended; returns the sections in
     /// grant order, or what is wrong.
-    pub fn check_exclusive(&self) -> Result<Vec<Hold>, String> {
-        walk(&self.entries(), true).map(|(holds, _)| holds)
+    pub fn check_exclusive(&self) -> Result<Vec<Section>, String> {
+        walk(&self.entries(), true).map(|(sections, _)| sections)
     }
 
     /// [`FenceLog::check_exclusive`], failing the test with the log.
     #[track_caller]
-    pub fn assert_exclusive(&self) -> Vec<Hold> {
+    pub fn assert_exclusive(&self) -> Vec<Section> {
         self.check_exclusive()
             .unwrap_or_else(|e| panic!("fencing log: {e}\n{}", self.text()))
     }
 
     /// The read-write property: fences grow in grant order, every section
     /// ends, and sections overlap only when both are of `readers` (the
-    /// shared holders); a writer's section overlaps none. Returns the holds
+    /// shared holders); a writer's section overlaps none. Returns the sections
     /// in grant order.
     #[track_caller]
-    pub fn assert_shared_only_among(&self, readers: &[&str]) -> Vec<Hold> {
-        let (holds, overlaps) = self.assert_fenced();
+    pub fn assert_shared_only_among(&self, readers: &[&str]) -> Vec<Section> {
+        let (sections, overlaps) = self.assert_fenced();
         let reader = |described: &str| readers.contains(&described.split(' ').next().unwrap_or(""));
         for overlap in &overlaps {
             assert!(
@@ -250,16 +253,16 @@ impl FenceLog {
                 overlap.newer
             );
         }
-        holds
+        sections
     }
 
     /// The weaker property a fencing token gives when a holder could not be
     /// stopped in time (a paused process): fences still grow strictly in
     /// grant order, every section ends, and every overlap is an older fence
     /// still running while a newer one holds, which a downstream system that
-    /// refuses smaller fences rejects. Returns the holds and the overlaps.
+    /// refuses smaller fences rejects. Returns the sections and the overlaps.
     #[track_caller]
-    pub fn assert_fenced(&self) -> (Vec<Hold>, Vec<Overlap>) {
+    pub fn assert_fenced(&self) -> (Vec<Section>, Vec<Overlap>) {
         check(&self.entries()).unwrap_or_else(|e| panic!("fencing log: {e}\n{}", self.text()))
     }
 }
@@ -309,16 +312,16 @@ pub fn parse(text: &str) -> Result<Vec<Entry>, String> {
 
 /// Walks the entries in order: fences strictly growing at every start, every
 /// end closing an open section of the same fence, nothing left open. Returns
-/// the holds in grant order and every overlap seen.
-pub fn check(entries: &[Entry]) -> Result<(Vec<Hold>, Vec<Overlap>), String> {
+/// the sections in grant order and every overlap seen.
+pub fn check(entries: &[Entry]) -> Result<(Vec<Section>, Vec<Overlap>), String> {
     walk(entries, false)
 }
 
 /// [`check`]; with `exclusive`, the first overlap is an error too, reported
 /// in file order with the other errors.
-fn walk(entries: &[Entry], exclusive: bool) -> Result<(Vec<Hold>, Vec<Overlap>), String> {
+fn walk(entries: &[Entry], exclusive: bool) -> Result<(Vec<Section>, Vec<Overlap>), String> {
     let mut open: Vec<Entry> = Vec::new();
-    let mut holds: Vec<Hold> = Vec::new();
+    let mut sections: Vec<Section> = Vec::new();
     let mut overlaps = Vec::new();
     let mut last: Option<&Entry> = None;
     let describe = |e: &Entry| format!("{} (fence {}, line {})", e.who, e.fence, e.line);
@@ -356,7 +359,7 @@ fn walk(entries: &[Entry], exclusive: bool) -> Result<(Vec<Hold>, Vec<Overlap>),
                 ));
             };
             let start = open.remove(i);
-            holds.push(Hold {
+            sections.push(Section {
                 fence: start.fence,
                 who: start.who.clone(),
                 start,
@@ -367,8 +370,8 @@ fn walk(entries: &[Entry], exclusive: bool) -> Result<(Vec<Hold>, Vec<Overlap>),
     if let Some(unended) = open.first() {
         return Err(format!("{} never ended", describe(unended)));
     }
-    holds.sort_by_key(|h| h.start.line);
-    Ok((holds, overlaps))
+    sections.sort_by_key(|h| h.start.line);
+    Ok((sections, overlaps))
 }
 
 /// Fails the test unless, within `grace`, every child of `dir` is an
@@ -505,7 +508,7 @@ impl Stage {
 
     /// Starts the contender labelled `holder` through `hosts`, and returns
     /// it once its command holds the lock.
-    pub fn holder(&self, hosts: &str, options: &[&str], body: &str) -> (Running, Held) {
+    pub fn holder(&self, hosts: &str, options: &[&str], body: &str) -> (Running, FencedCommand) {
         holder(self.fenced(hosts, options, "holder", body))
     }
 
@@ -542,21 +545,21 @@ impl Stage {
     /// Fails unless `held`'s node is still there and still the one it was
     /// granted (the same czxid): the holder kept the lock through a fault.
     #[track_caller]
-    pub fn assert_keeps_its_node(&self, held: &Held) {
+    pub fn assert_keeps_its_node(&self, fenced: &FencedCommand) {
         assert_eq!(
-            self.zk().exists(&held.node).map(|s| s.czxid),
-            Some(held.fence),
+            self.zk().exists(&fenced.node).map(|s| s.czxid),
+            Some(fenced.fence),
             "the holder keeps its node"
         );
     }
 
     /// Fails unless the log shows exclusive sections granted to `order`, in
-    /// that order; returns the holds.
+    /// that order; returns the sections.
     #[track_caller]
-    pub fn assert_granted(&self, order: &[&str]) -> Vec<Hold> {
-        let holds = self.log.assert_exclusive();
-        assert_eq!(grant_order(&holds), order, "{}", self.log);
-        holds
+    pub fn assert_granted(&self, order: &[&str]) -> Vec<Section> {
+        let sections = self.log.assert_exclusive();
+        assert_eq!(grant_order(&sections), order, "{}", self.log);
+        sections
     }
 
     /// The closing check of a scenario whose processes have all ended: no
@@ -575,15 +578,15 @@ impl Stage {
 }
 
 /// Starts `zklock` and returns it once its fenced command holds the lock.
-pub fn holder(zklock: Zklock) -> (Running, Held) {
+pub fn holder(zklock: Zklock) -> (Running, FencedCommand) {
     let mut running = zklock.spawn();
-    let held = Held::parse(&running.next_line(WAIT));
-    (running, held)
+    let fenced = FencedCommand::parse(&running.next_line(WAIT));
+    (running, fenced)
 }
 
 /// Who held, in grant order.
-pub fn grant_order(holds: &[Hold]) -> Vec<&str> {
-    holds.iter().map(|h| h.who.as_str()).collect()
+pub fn grant_order(sections: &[Section]) -> Vec<&str> {
+    sections.iter().map(|h| h.who.as_str()).collect()
 }
 
 /// Creates an empty file at `path`: a body waiting for it
