@@ -6,14 +6,13 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::waitfor::{Via, WaitGraph};
+use crate::model::waitfor::{GraphBuilder, Via, WaitGraph};
 use crate::model::{self, Contender, LockKind, LockSummary, LockWindows, NodeStat};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
 
-use super::deadlocks::wait_graph;
-use super::{relative, sequence, state, with_session_and_survey};
+use super::{relative, sequence, show_progress, state, with_session_and_survey};
 
 /// What `stat` was asked for.
 #[derive(Debug)]
@@ -145,6 +144,44 @@ pub(super) fn chain(graph: &WaitGraph, path: &str) -> Vec<Hop> {
             }
         })
         .collect()
+}
+
+/// The chain beyond the queue of the lock `summary`, from the wait-for
+/// graph of the locks around it. A long queue is not read whole for it:
+/// the walk leaves it out, and its windows are gone through once, keeping
+/// what [`Focus`](crate::model::waitfor::Focus) keeps, then rewound for printing.
+async fn chain_of(
+    globals: &Globals,
+    session: &Session,
+    summary: &LockSummary,
+    windows: &mut LockWindows<'_>,
+) -> Result<Vec<Hop>> {
+    let path = summary.path.as_str();
+    let under = chains_under(&globals.root, path);
+    let progress = globals.printer.progress();
+    let mut graph = GraphBuilder::default();
+    model::walk_around(
+        session,
+        under,
+        path,
+        |p| show_progress(progress.as_ref(), under, p),
+        |lock| {
+            graph.add(&lock);
+            Ok(())
+        },
+    )
+    .await?;
+    if !graph.has_lock(path) {
+        let mut focus = graph.focus(summary);
+        while let Some(window) = windows.next().await? {
+            for (contender, holding) in window {
+                focus.offer(contender, holding);
+            }
+        }
+        windows.rewind();
+        graph.add_focus(focus);
+    }
+    Ok(chain(&graph.finish(), path))
 }
 
 /// A waiter as JSON: the contender, and its chain beyond its queue.
@@ -279,14 +316,10 @@ pub(crate) async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus>
 
 async fn show(globals: &Globals, session: &Session, survey: &Survey, path: String) -> Result<()> {
     match model::read_lock_in_windows(session, &path).await? {
-        Some((summary, windows)) => {
+        Some((summary, mut windows)) => {
             let hops = match summary.waiters {
                 0 => Vec::new(),
-                _ => {
-                    let under = chains_under(&globals.root, &path);
-                    let (_, graph) = wait_graph(session, under, &globals.printer).await?;
-                    chain(&graph, &path)
-                }
+                _ => chain_of(globals, session, &summary, &mut windows).await?,
             };
             print_lock(&globals.printer, survey, (summary, hops), windows).await
         }

@@ -117,6 +117,12 @@ impl Site {
         self.groups.iter().map(|(_, names)| names.len()).sum()
     }
 
+    /// True when this is the queue (mutex, read-write lock or election) at
+    /// `path`: a lock that can be read a window at a time.
+    pub(crate) fn is_queue_at(&self, path: &str) -> bool {
+        self.shape == Shape::Queue && self.path == path
+    }
+
     /// The contenders of a mutex, read-write lock or election, ready to be
     /// read in queue order; the site itself when it is of another shape.
     pub(crate) fn into_queue(self) -> Result<QueueReading, Site> {

@@ -17,11 +17,11 @@
 //! grows with the waiters and their sessions, and stays linear in a
 //! queue's length.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::locks::{Contender, Lock, LockKind};
+use super::locks::{Contender, Lock, LockKind, LockSummary};
 use crate::lock::{Owner, queue};
 
 /// How a contender's owner is known to wait elsewhere.
@@ -158,11 +158,115 @@ impl GraphBuilder {
         }
     }
 
+    /// True when a lock at `path` was added.
+    pub(crate) fn has_lock(&self, path: &str) -> bool {
+        self.graph.lock_at(path).is_some()
+    }
+
+    /// Starts on the lock `stat` shows, `summary`, whose contenders come a
+    /// window at a time after the rest of the graph was added (see
+    /// [`Focus`]).
+    pub(crate) fn focus(&self, summary: &LockSummary) -> Focus {
+        Focus {
+            lock: Lock {
+                path: summary.path.clone(),
+                kind: summary.kind,
+                dialect: summary.dialect,
+                holders: Vec::new(),
+                waiters: Vec::new(),
+                max_leases: summary.max_leases,
+            },
+            sessions: self.graph.contenders.iter().map(|v| v.session).collect(),
+            paths: self.by_path.keys().cloned().collect(),
+            ties: HashSet::new(),
+        }
+    }
+
+    /// Adds the lock a [`Focus`] kept, contended or not: its waiters are
+    /// counted in its summary, not kept.
+    pub(crate) fn add_focus(&mut self, focus: Focus) {
+        if focus.lock.kind.may_be_broken() {
+            let graph = &mut self.graph;
+            graph.add_lock(&focus.lock, &mut self.by_path, &mut self.queue_edges);
+        }
+    }
+
     /// The graph of every lock added.
     pub(crate) fn finish(mut self) -> WaitGraph {
         self.graph.link_owners(&self.by_path, self.queue_edges);
         self.graph
     }
+}
+
+/// What the graph keeps of one long lock, read a window at a time, for
+/// its chain: its holders, and of its waiters only one for each tie to the
+/// rest of the graph (a session of a contender there, with the process its
+/// records name; a hold there that an owner record is nested in). A
+/// waiter's chain beyond its queue is the chain of the queue's holders, so
+/// the waiters with the same tie lead to the same place, and the untied
+/// ones lead nowhere a chain goes: memory grows with the holders and the
+/// ties, not with the queue. Such a graph gives chains, not cycles.
+#[derive(Debug)]
+pub(crate) struct Focus {
+    lock: Lock,
+    /// The sessions of every contender in the graph or held here.
+    sessions: HashSet<i64>,
+    /// The paths of every contender in the graph or held here.
+    paths: HashSet<String>,
+    /// The ties of the waiters kept.
+    ties: HashSet<Tie>,
+}
+
+/// How a waiter of a [`Focus`] is tied to the rest of the graph.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum Tie {
+    /// Its session, and the process its trusted record names, if any (the
+    /// process tells a zklock holding several locks from a shared session).
+    Session(i64, Option<Process>),
+    /// A hold its trusted record says it is nested in.
+    Nesting(String),
+}
+
+impl Focus {
+    /// Takes the next contender in queue order (holders come first).
+    pub(crate) fn offer(&mut self, mut contender: Contender, holding: bool) {
+        if holding {
+            self.sessions.insert(contender.session());
+            self.paths.insert(contender.path.clone());
+            self.lock.holders.push(contender);
+            return;
+        }
+        let mut new = false;
+        for tie in self.ties_of(&contender) {
+            new |= self.ties.insert(tie);
+        }
+        if new {
+            // Its wait inside the queue is on the holders' chain already.
+            contender.waiting_on = None;
+            self.lock.waiters.push(contender);
+        }
+    }
+
+    fn ties_of(&self, waiter: &Contender) -> Vec<Tie> {
+        let record = trusted_record(waiter);
+        let session = waiter.session();
+        let by_session = (session != 0 && self.sessions.contains(&session))
+            .then(|| Tie::Session(session, record.as_ref().map(process)));
+        let by_nesting = record
+            .iter()
+            .flat_map(|owner| owner.nested_in.iter())
+            .filter(|hold| self.paths.contains(*hold))
+            .map(|hold| Tie::Nesting(hold.clone()));
+        by_session.into_iter().chain(by_nesting).collect()
+    }
+}
+
+/// A process on a host since its boot, as an owner record names it.
+type Process = (String, u32, Option<String>);
+
+fn process(owner: &Owner) -> Process {
+    let boot = owner.identity.as_ref().map(|i| i.boot_id.clone());
+    (owner.host.clone(), owner.pid, boot)
 }
 
 impl WaitGraph {
@@ -294,11 +398,7 @@ impl WaitGraph {
     /// same process on the same host and boot: a zklock never shares its
     /// session between threads of work), else `session`.
     fn session_via(&self, members: &[usize]) -> Via {
-        let process = |m: &usize| {
-            let owner = self.contenders[*m].record.as_ref()?;
-            let boot = owner.identity.as_ref().map(|i| i.boot_id.clone());
-            Some((owner.host.clone(), owner.pid, boot))
-        };
+        let process = |m: &usize| self.contenders[*m].record.as_ref().map(process);
         let first = process(&members[0]);
         if first.is_some() && members.iter().all(|m| process(m) == first) {
             Via::Locks
@@ -354,7 +454,7 @@ impl WaitGraph {
 
     fn cycle(&self, part: &[usize]) -> Option<Cycle> {
         let count = self.contenders.len();
-        let inside: std::collections::HashSet<usize> = part.iter().copied().collect();
+        let inside: HashSet<usize> = part.iter().copied().collect();
         let loops = part.len() > 1 || self.edges[part[0]].contains(&part[0]);
         if !loops {
             return None;
@@ -406,7 +506,7 @@ impl WaitGraph {
         let Some(mut at) = self.locks[lock].oldest_holder else {
             return Vec::new();
         };
-        let mut seen = std::collections::HashSet::from([at]);
+        let mut seen = HashSet::from([at]);
         let mut hops = Vec::new();
         while let Some((blocker, via)) = self.next_blocker(at) {
             let loops = !seen.insert(blocker);
@@ -453,9 +553,15 @@ impl WaitGraph {
     }
 }
 
-fn vertex(lock: usize, contender: &Contender, holding: bool) -> Vertex {
+/// The contender's owner record, when written at its creation: anyone may
+/// rewrite an open node's data.
+fn trusted_record(contender: &Contender) -> Option<Owner> {
     let trusted = contender.stat.mzxid == contender.stat.czxid;
-    let record = trusted.then(|| contender.owner()).flatten();
+    trusted.then(|| contender.owner()).flatten()
+}
+
+fn vertex(lock: usize, contender: &Contender, holding: bool) -> Vertex {
+    let record = trusted_record(contender);
     Vertex {
         lock,
         path: contender.path.clone(),
@@ -783,6 +889,46 @@ mod tests {
         assert_eq!(chain.len(), 2);
         assert!(chain[1].loops);
         assert_eq!(graph.contenders[chain[1].blocker].path, "/locks/a/lock-1");
+    }
+
+    #[test]
+    fn a_focus_keeps_one_waiter_per_tie_and_gives_the_chain_of_the_whole_lock() {
+        // Crossed as above, with a crowd of untied sessions behind session 2
+        // in /locks/a, and session 2 once more at the back.
+        let mut locks = crossed(|_| Vec::new());
+        let crowd: Vec<String> = (0..60).map(|i| format!("lock-c{i}")).collect();
+        let mut nodes = vec![node("lock-1", 1, 10), node("lock-2", 2, 21)];
+        nodes.extend(
+            crowd
+                .iter()
+                .enumerate()
+                .map(|(i, name)| node(name, 1000 + i as i64, 30 + i as i64)),
+        );
+        nodes.push(node("lock-9", 2, 95));
+        locks[0] = mutex("/locks/a", &nodes);
+        let hops = |graph: &WaitGraph| -> Vec<(String, Via, bool)> {
+            let lock = graph.lock_at("/locks/a").unwrap();
+            let path = |hop: &Hop| graph.contenders[hop.blocker].path.clone();
+            graph
+                .chain(lock)
+                .iter()
+                .map(|hop| (path(hop), hop.via, hop.loops))
+                .collect()
+        };
+        let whole = hops(&WaitGraph::new(&locks));
+        assert_eq!(whole.len(), 2);
+
+        let mut builder = GraphBuilder::default();
+        builder.add(&locks[1]);
+        let (summary, standings) = locks[0].clone().into_parts();
+        let mut focus = builder.focus(&summary);
+        for (contender, holding) in standings {
+            focus.offer(contender, holding);
+        }
+        assert_eq!(focus.lock.holders.len(), 1);
+        assert_eq!(focus.lock.waiters.len(), 1, "one waiter per tie");
+        builder.add_focus(focus);
+        assert_eq!(hops(&builder.finish()), whole);
     }
 
     /// A semaphore at `path` of `max` leases: `holders` hold one each,

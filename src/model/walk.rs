@@ -76,6 +76,51 @@ pub(crate) async fn walk_with_dirs(
     session: &Session,
     start: &str,
     depth: Depth,
+    progress: impl FnMut(&WalkProgress),
+    on_dir: impl FnMut(&str, &[String]),
+    on_lock: impl FnMut(Lock) -> anyhow::Result<()>,
+) -> anyhow::Result<WalkProgress> {
+    let walk = Walk {
+        start,
+        depth,
+        left_out: None,
+    };
+    walk_sites(session, walk, progress, on_dir, on_lock).await
+}
+
+/// [`walk`] of the tree below `start`, leaving out the queue at `left_out`
+/// when there is one there: `stat` reads that lock a window at a time
+/// instead of whole. Any other lock at `left_out` is handed over as usual.
+pub(crate) async fn walk_around(
+    session: &Session,
+    start: &str,
+    left_out: &str,
+    progress: impl FnMut(&WalkProgress),
+    on_lock: impl FnMut(Lock) -> anyhow::Result<()>,
+) -> anyhow::Result<WalkProgress> {
+    let walk = Walk {
+        start,
+        depth: Depth::Tree,
+        left_out: Some(left_out),
+    };
+    walk_sites(session, walk, progress, |_, _| {}, on_lock).await
+}
+
+/// Where a walk goes: from `start` as deep as `depth`, leaving out the
+/// queue at `left_out`.
+struct Walk<'a> {
+    start: &'a str,
+    depth: Depth,
+    left_out: Option<&'a str>,
+}
+
+async fn walk_sites(
+    session: &Session,
+    Walk {
+        start,
+        depth,
+        left_out,
+    }: Walk<'_>,
     mut progress: impl FnMut(&WalkProgress),
     mut on_dir: impl FnMut(&str, &[String]),
     mut on_lock: impl FnMut(Lock) -> anyhow::Result<()>,
@@ -86,7 +131,10 @@ pub(crate) async fn walk_with_dirs(
     for (dir, children) in &listing {
         on_dir(dir, children);
     }
-    let sites = layout::find_sites(listing, start, depth);
+    let mut sites = layout::find_sites(listing, start, depth);
+    if let Some(left_out) = left_out {
+        sites.retain(|site| !site.is_queue_at(left_out));
+    }
     let mut reads = read_in_order(
         &batcher,
         session,
@@ -165,7 +213,8 @@ pub(crate) async fn read_lock_in_windows<'s>(
             let windows = LockWindows {
                 session,
                 batcher,
-                first: Some(standings),
+                first: standings,
+                first_handed: false,
                 rest: None,
             };
             return Ok(Some((summary, windows)));
@@ -181,8 +230,9 @@ pub(crate) async fn read_lock_in_windows<'s>(
     let windows = LockWindows {
         session,
         batcher,
-        first,
-        rest: Some(queue),
+        first: first.unwrap_or_default(),
+        first_handed: false,
+        rest: Some((queue, second)),
     };
     Ok(Some((summary, windows)))
 }
@@ -193,11 +243,13 @@ pub(crate) struct LockWindows<'s> {
     session: &'s Session,
     batcher: Batcher<'s>,
     /// The contenders read already: the first window of a queue, or a lock
-    /// read whole.
-    first: Option<Vec<ContenderState>>,
-    /// The queue to read on from the second window; `None` for a lock read
-    /// whole.
-    rest: Option<QueueReading>,
+    /// read whole. Kept once handed over, for [`LockWindows::rewind`].
+    first: Vec<ContenderState>,
+    /// Whether `first` has been handed over since the last rewind.
+    first_handed: bool,
+    /// The queue to read on from the second window, and where that window
+    /// starts; `None` for a lock read whole.
+    rest: Option<(QueueReading, usize)>,
 }
 
 impl LockWindows<'_> {
@@ -205,12 +257,24 @@ impl LockWindows<'_> {
     /// lock; `None` once every one has been handed over. Nodes gone since
     /// they were listed are left out.
     pub(crate) async fn next(&mut self) -> anyhow::Result<Option<Vec<ContenderState>>> {
-        if let Some(first) = self.first.take() {
-            return Ok(Some(first));
+        if !self.first_handed {
+            self.first_handed = true;
+            return Ok(Some(self.first.clone()));
         }
         match &mut self.rest {
-            Some(queue) => read_window(&self.batcher, self.session, queue).await,
+            Some((queue, _)) => read_window(&self.batcher, self.session, queue).await,
             None => Ok(None),
+        }
+    }
+
+    /// Hands the contenders over again from the first, reading the
+    /// windows after it anew: `stat` goes through a long queue once to
+    /// follow its chains and once to print it, holding one window at a
+    /// time.
+    pub(crate) fn rewind(&mut self) {
+        self.first_handed = false;
+        if let Some((queue, second)) = &mut self.rest {
+            queue.rewind(*second);
         }
     }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::peers::{self, Library, acquired, peer};
 use support::{Scratch, TestEnv, Zk, wait_until};
+use zookeeper_client as zkc;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -199,6 +200,54 @@ fn kazoo_sessions_that_hold_one_lock_and_wait_on_another_are_a_possible_cycle() 
     assert_eq!(env.zk().children("/k/a").len(), 2);
     peers::release(one);
     peers::release(two);
+}
+
+/// `stat` of a queue wider than a read window (4,096 contenders) follows
+/// its chain without reading the queue whole, and still finds the wait
+/// that loops back into it far behind its first window. Session 1 holds
+/// /q/long and waits on /q/other; session 2 holds /q/other and waits on
+/// /q/long behind 5,000 waiters of a third session; each session is one
+/// zklock by its records.
+#[test]
+fn stat_of_a_long_queue_finds_the_loop_back_into_it_beyond_its_first_window() {
+    let env = TestEnv::new();
+    let (one, two, crowd) = (env.connect(), env.connect(), env.connect());
+    one.mkdir_p("/q/long");
+    one.mkdir_p("/q/other");
+    let held = one.create_ephemeral_sequential("/q/long/lock-", &record(100, false));
+    two.create_ephemeral_sequential("/q/other/lock-", &record(200, false));
+    one.create_ephemeral_sequential("/q/other/lock-", &record(100, false));
+    let sequential = zkc::CreateMode::EphemeralSequential.with_acls(zkc::Acls::anyone_all());
+    let made = crowd.block_on(futures::future::join_all(
+        (0..5000).map(|_| crowd.client().create("/q/long/lock-", b"", &sequential)),
+    ));
+    assert!(made.iter().all(Result::is_ok), "the crowd's nodes are made");
+    let last = two.create_ephemeral_sequential("/q/long/lock-", &record(200, false));
+
+    let lock: Value = env
+        .zklock(["stat", "/q/long", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    let waiters = lock["waiters"].as_array().unwrap();
+    assert_eq!(waiters.len(), 5001);
+    assert_eq!(waiters[5000]["path"], last.as_str());
+    let chain = waiters[5000]["blocked_by"].as_array().unwrap();
+    let hops: Vec<(&Value, &Value, &Value)> = chain
+        .iter()
+        .map(|hop| (&hop["lock"], &hop["via"], &hop["loops"]))
+        .collect();
+    assert_eq!(
+        hops,
+        [
+            (&json!("/q/other"), &json!("locks"), &json!(false)),
+            (&json!("/q/long"), &json!("locks"), &json!(true)),
+        ],
+        "{chain:#?}"
+    );
+    assert_eq!(chain[1]["node"], held.as_str());
+    assert_eq!(waiters[0]["blocked_by"], waiters[5000]["blocked_by"]);
+    drop((one, two, crowd));
 }
 
 #[test]
