@@ -439,10 +439,12 @@ pub(super) mod deadlocks {
     /// Short examples for `zklock deadlocks -h`.
     pub(in crate::cli) const EXAMPLES: &str = "\
 Examples:
-  zklock deadlocks                 every cycle among the locks under /locks
-  zklock deadlocks / -o json       every cycle anywhere, as JSON
-  zklock deadlocks --certain --min-age 1m && echo none
-                                   fail a check on a cycle that will never clear";
+  # every cycle among the locks under /locks
+  zklock deadlocks
+  # every cycle anywhere, as JSON
+  zklock deadlocks / -o json
+  # a check that fails on a cycle that will never clear
+  zklock deadlocks --certain --min-age 1m && echo none";
 
     /// The full help of `zklock deadlocks --help` and its man page.
     pub(in crate::cli) fn manual() -> String {
