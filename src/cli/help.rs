@@ -572,11 +572,14 @@ How long and how: an acquired line says how long the contender waited, a
 released line how long it held (when watch saw the wait or the hold begin,
 on its own clock), and how the hold ended, as far as a client can tell
 (ZooKeeper does not say who deleted a node), with the evidence:
-  deleted_while_session_alive  released by its owner or broken by another:
-            its session has other nodes here, or a member lists it connected
-  session_ended  closed or expired: every member answered, none lists it
+  deleted_while_session_alive
+            released by its owner or broken by another: its session
+            has other nodes here, or a member lists it connected
+  session_ended
+            closed or expired: every member answered, none lists it
   revoked   __REVOKE__ was written into the node before it went
-  unknown   a persistent node, or a member could not be asked within 0.5 s
+  unknown   a persistent node, or a member could not be asked
+            within 0.5 s
 Members are asked (cons, as ls does) at most once a second.
 
 JSON Lines (-o json), one object per event:
@@ -656,8 +659,8 @@ Examples:
   zklock exporter
   # the locks under /locks/app, on every interface
   zklock exporter app --listen 0.0.0.0:9731
-  # the same gauges once, for node_exporter's textfile collector
-  zklock -o prometheus ls --output-file /var/lib/node_exporter/zklock.prom";
+  # the same gauges once, into node_exporter's textfile directory
+  zklock -o prometheus ls --output-file \"$TEXTFILE_DIR/zklock.prom\"";
 
     /// The full help of `zklock exporter --help` and its man page.
     pub(in crate::cli) fn manual() -> String {
