@@ -88,7 +88,7 @@ modes as they were before (a full-screen command stopped by a signal or a
 lost lock leaves no raw terminal behind). Ctrl-Z does not suspend it:
 zklock keeps the session that holds the lock and continues the command at
 once; nor does Ctrl-Z suspend zklock while it waits or holds without a
-command (it says so), since a stopped zklock would lose its place or the
+command (it says so each time), since a stopped zklock would lose its place or the
 lock. While it waits, one line on stderr shows who holds the lock and, with
 -w, how much of the wait has gone ([2s/30s]). A flag that does not apply to the mode is a usage error: --kill-after
 and --kill-signal need a command, --lease and --while-pid need --detach (to

@@ -9,12 +9,13 @@ use anyhow::Result;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::output::{self, Format, Printer};
+use crate::model::Contender;
+use crate::output::{self, Format, Layout, Printer};
 use crate::run::Signals;
 use crate::watch::{Ending, EventKind, LockEvent, LockWatch};
 use crate::zk;
 
-use super::state;
+use super::{node_sequence, state};
 
 /// What `watch` was asked for.
 #[derive(Clone, Debug)]
@@ -130,37 +131,127 @@ async fn follow(
 fn print(printer: &Printer, event: &LockEvent) -> Result<()> {
     match printer.format {
         Format::Json => printer.json_line(event),
-        Format::Table => printer.line(&line(event)),
+        Format::Table if printer.wide => printer.line(&wide_line(event)),
+        Format::Table => {
+            // Read per event, so a resized terminal is followed.
+            let width = Layout::for_stdout(false, true).width;
+            for line in lines(event, width) {
+                printer.line(&line)?;
+            }
+            Ok(())
+        }
     }
 }
 
-/// An event for people: the time, the event, the node (or lock) and what
-/// matters about it.
-fn line(event: &LockEvent) -> String {
-    let time = output::format_local_ms(event.time_ms);
+/// How far a sentence below an event's line is indented: under its kind.
+const INDENT: usize = 10;
+
+/// An event as a person at a terminal `width` columns wide reads it: a line
+/// of the clock time, the event, the lock and the node's sequence number
+/// (identifiers, never cut), its mode and state, and its owner cut to what
+/// is left of the width; below it, indented, the sentence that goes with it
+/// (how a hold or a wait ended, what a lock-wide event means), wrapped and
+/// never cut. `None` is no width: nothing is cut or wrapped.
+fn lines(event: &LockEvent, width: Option<usize>) -> Vec<String> {
+    let clock = output::format_local_clock_ms(event.time_ms);
     let kind = event.kind.as_str();
-    let counts = format!("[{} holding, {} waiting]", event.holders, event.waiters);
-    let Some(contender) = &event.contender else {
-        let what = match event.kind {
-            EventKind::Watching => "the state above is current; changes follow",
-            EventKind::Gone => "the lock directory was deleted",
-            _ => "connection to ZooKeeper was lost: changes meanwhile may be missing; read again",
-        };
-        return format!("{time}  {kind:<8}  {}  {what}  {counts}", event.lock);
+    let lock = output::inert(&event.lock);
+    let (head, sentence) = match &event.contender {
+        None => (
+            format!("{clock}  {kind:<8}  {lock}  {}", counts(event)),
+            lock_sentence(event.kind).to_owned(),
+        ),
+        Some(contender) => {
+            let node = node_label(&contender.path);
+            let head = format!(
+                "{clock}  {kind:<8}  {lock} {node}  {}{}",
+                contender.mode.as_str(),
+                standing(event, contender)
+            );
+            let owner = output::inert(&contender.owner_text()).into_owned();
+            let room = width.map_or(usize::MAX, |width| {
+                width.saturating_sub(unicode_width::UnicodeWidthStr::width(head.as_str()) + 2)
+            });
+            let head = match output::cut(&owner, room) {
+                shown if room >= MIN_OWNER && !owner.is_empty() => format!("{head}  {shown}"),
+                _ => head,
+            };
+            (head, ending(&event.ending).trim_start().to_owned())
+        }
     };
+    let mut lines = vec![head];
+    let room = width.map(|width| width.saturating_sub(INDENT));
+    let wrapped = match room {
+        Some(room) if !sentence.is_empty() => output::wrap(&sentence, room.max(MIN_OWNER)),
+        _ if !sentence.is_empty() => vec![sentence.as_str().into()],
+        _ => Vec::new(),
+    };
+    let indent = " ".repeat(INDENT);
+    lines.extend(wrapped.iter().map(|piece| format!("{indent}{piece}")));
+    lines
+}
+
+/// The fewest columns worth showing an owner in; with less room the owner
+/// is left to `-o wide`.
+const MIN_OWNER: usize = 8;
+
+/// A node as the default line names it: `#` and its sequence number, or
+/// its name when it has none.
+fn node_label(path: &str) -> String {
+    match node_sequence(path) {
+        Some(sequence) => format!("#{sequence}"),
+        None => output::inert(zk::path::basename(path)).into_owned(),
+    }
+}
+
+/// What a lock-wide event means.
+fn lock_sentence(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::Watching => "the state above is current; changes follow",
+        EventKind::Gone => "the lock directory was deleted",
+        _ => "connection to ZooKeeper was lost: changes meanwhile may be missing; read again",
+    }
+}
+
+/// How many hold and wait the lock after the event.
+fn counts(event: &LockEvent) -> String {
+    format!("[{} holding, {} waiting]", event.holders, event.waiters)
+}
+
+/// A contender's fence while it holds, whom it waits on while it waits,
+/// nothing once it has gone; with the two spaces that set it off.
+fn standing(event: &LockEvent, contender: &Contender) -> String {
     let holding = matches!(event.kind, EventKind::Holding | EventKind::Acquired);
-    let standing = match event.kind {
+    match event.kind {
         EventKind::Released | EventKind::Left => String::new(),
         _ if holding => format!("  fence {}", contender.fence()),
         _ => format!("  {}", state(&event.lock, contender, false)),
+    }
+}
+
+/// An event with everything on one line, nothing cut (`-o wide`): the
+/// local date and time, the event, the node's full path, its mode and
+/// state, session and owner, how it ended, and the lock's counts.
+fn wide_line(event: &LockEvent) -> String {
+    let time = output::format_local_ms(event.time_ms);
+    let kind = event.kind.as_str();
+    let Some(contender) = &event.contender else {
+        return format!(
+            "{time}  {kind:<8}  {}  {}  {}",
+            event.lock,
+            lock_sentence(event.kind),
+            counts(event)
+        );
     };
     format!(
-        "{time}  {kind:<8}  {}  {}{standing}  session {}  {}{}  {counts}",
+        "{time}  {kind:<8}  {}  {}{}  session {}  {}{}  {}",
         contender.path,
         contender.mode.as_str(),
+        standing(event, contender),
         zk::format_session(contender.session()),
         contender.owner_text(),
         ending(&event.ending),
+        counts(event),
     )
 }
 

@@ -24,8 +24,8 @@ use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-pub(crate) use table::{Column, Layout, Table};
-pub(crate) use time::{format_age_ms, format_local_ms};
+pub(crate) use table::{Column, Layout, Table, cut, wrap};
+pub(crate) use time::{format_age_ms, format_local_clock_ms, format_local_ms};
 
 /// `-o/--output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -295,7 +295,7 @@ fn fit(columns: &[Column], natural: Vec<usize>, width: Option<usize>) -> Vec<usi
 
 /// `text` in at most `width` columns: whole when it fits, else its start
 /// and "…".
-fn cut(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
+pub(crate) fn cut(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
     if text.width() <= width {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -315,7 +315,7 @@ fn cut(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
 
 /// `text` in lines of at most `width` columns, broken between words; a
 /// word longer than a line is broken where the line ends. Nothing is lost.
-fn wrap(text: &str, width: usize) -> Vec<std::borrow::Cow<'_, str>> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<std::borrow::Cow<'_, str>> {
     if text.width() <= width {
         return vec![std::borrow::Cow::Borrowed(text)];
     }

@@ -1,7 +1,8 @@
 //! Times for people, in one style everywhere a person reads them: a point in
 //! time is this machine's local time with its date and zone offset
-//! (`2026-11-22 16:20:53 +01:00`), never a bare clock time; a span is a
-//! duration to the second (`3m 12s`). JSON carries UTC RFC 3339 times and
+//! (`2026-11-22 16:20:53 +01:00`); a span is a duration to the second
+//! (`3m 12s`). Only a live stream, read as it comes, shows the bare clock
+//! time (`16:20:53`) by default, to fit its lines in 80 columns. JSON carries UTC RFC 3339 times and
 //! milliseconds instead (`clock::format_utc_ms`), for programs.
 
 /// A duration for people, to the second: `3m 12s`.
@@ -32,6 +33,13 @@ pub(crate) fn format_local_ms(ms: i64) -> String {
     )
 }
 
+/// Milliseconds since the epoch as this machine's local clock time, to the
+/// second: `16:20:53`.
+pub(crate) fn format_local_clock_ms(ms: i64) -> String {
+    let tm = crate::sys::local_time(ms.div_euclid(1000) as libc::time_t);
+    format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +53,6 @@ mod tests {
         assert_eq!(clock.len(), 8, "{shown}");
         assert!(zone.starts_with(['+', '-']) && zone.len() == 6, "{shown}");
         assert_eq!(format_age_ms(192_400), "3m 12s");
+        assert_eq!(format_local_clock_ms(1_700_000_000_000), clock);
     }
 }

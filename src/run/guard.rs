@@ -462,7 +462,7 @@ fn watch_over(command: libc::pid_t, report: RawFd) -> ! {
     let waited = sys::signal_set(&[libc::SIGCHLD, death_signal()]);
     let mut command_status = None;
     loop {
-        reap(command, &mut command_status);
+        reap(command, &mut command_status, report);
         // While a child of the guard is still in its process group (the
         // group's processes either are such children or descend from one).
         if let Some(status) = command_status
@@ -478,15 +478,20 @@ fn watch_over(command: libc::pid_t, report: RawFd) -> ! {
 }
 
 /// Reaps every child that has ended (the command, and orphans of the group
-/// the guard adopted), noting the command's status. A child stopped by
-/// SIGTSTP (Ctrl-Z) has its group continued: see [`continue_after_ctrl_z`].
-fn reap(command: libc::pid_t, command_status: &mut Option<libc::c_int>) {
+/// the guard adopted), noting the command's status. When Ctrl-Z (SIGTSTP)
+/// stopped any of them, the group is continued: see
+/// [`continue_after_ctrl_z`].
+fn reap(command: libc::pid_t, command_status: &mut Option<libc::c_int>, report: RawFd) {
+    let mut ctrl_z = false;
     while let Waited::Child(pid, status) = sys::wait_pid(-1, libc::WNOHANG | libc::WUNTRACED) {
         if libc::WIFSTOPPED(status) {
-            continue_after_ctrl_z(libc::WSTOPSIG(status));
+            ctrl_z |= libc::WSTOPSIG(status) == libc::SIGTSTP;
         } else if pid == command {
             *command_status = Some(status);
         }
+    }
+    if ctrl_z {
+        continue_after_ctrl_z(report);
     }
 }
 
@@ -495,14 +500,19 @@ fn reap(command: libc::pid_t, command_status: &mut Option<libc::c_int>) {
 /// on (it must, to keep the session that keeps the lock), so the shell that
 /// started zklock would wait for it with the terminal held by a stopped
 /// group: nothing could continue it. The guard continues the group at once
-/// instead, so Ctrl-Z does nothing, as for a program that ignores it. Stops
-/// for other reasons (SIGSTOP, or reading the terminal from the background)
-/// are left alone: whoever stopped the command continues it.
-fn continue_after_ctrl_z(stop_signal: libc::c_int) {
-    if stop_signal == libc::SIGTSTP {
-        sys::kill_group(0, libc::SIGCONT);
-    }
+/// instead, so Ctrl-Z does nothing, as for a program that ignores it, and
+/// tells zklock, which says so on the terminal (the guard has no terminal
+/// of its own: its standard streams are closed). Stops for other reasons
+/// (SIGSTOP, or reading the terminal from the background) are left alone:
+/// whoever stopped the command continues it.
+fn continue_after_ctrl_z(report: RawFd) {
+    sys::kill_group(0, libc::SIGCONT);
+    say(report, CONTINUED_AFTER_CTRL_Z);
 }
+
+/// The guard's word when it has continued its group after Ctrl-Z: a stop
+/// status, which its last word (how the command ended) never is.
+pub(super) const CONTINUED_AFTER_CTRL_Z: i32 = 0x7f | (libc::SIGTSTP << 8);
 
 /// Ends the guard the way the command ended: with its exit code, or killed
 /// by the same signal.

@@ -164,9 +164,15 @@ impl ReportPipe {
 
     /// The command's wait status as soon as the guard reports it, which it
     /// does once every process of the group has ended; `None` if the guard
-    /// died without a report.
+    /// died without a report. Meanwhile, each Ctrl-Z the guard undid is
+    /// told on the terminal.
     async fn status(mut self) -> Option<i32> {
-        self.word().await
+        loop {
+            match self.word().await? {
+                guard::CONTINUED_AFTER_CTRL_Z => terminal::ctrl_z_passed_over(),
+                status => return Some(status),
+            }
+        }
     }
 }
 

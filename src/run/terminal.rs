@@ -19,6 +19,7 @@
 //! stopped by a signal or a lost lock leaves the terminal raw, without
 //! echo, and the person's shell would inherit that.
 
+use std::io::IsTerminal;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -89,6 +90,21 @@ impl Drop for Terminal {
 /// What Ctrl-Z prints instead of stopping zklock.
 const CTRL_Z_NOTICE: &[u8] = b"\r\nzklock: Ctrl-Z does not suspend zklock: a stopped zklock \
     would lose its place or its lock (Ctrl-C gives up or releases)\r\n";
+
+/// What zklock prints when the guard has continued a command that Ctrl-Z
+/// stopped.
+const CTRL_Z_COMMAND_NOTICE: &[u8] = b"\r\nzklock: Ctrl-Z does not suspend a command under a \
+    lock: a stopped command would hold the lock with no one to continue it \
+    (Ctrl-C stops it and releases)\r\n";
+
+/// Tells the person at the terminal that their Ctrl-Z was undone, as while
+/// zklock waits or holds. zklock is then in the background of the
+/// terminal, and writes there all the same: it ignores SIGTTOU.
+pub(super) fn ctrl_z_passed_over() {
+    if std::io::stderr().is_terminal() {
+        sys::write_once(libc::STDERR_FILENO, CTRL_Z_COMMAND_NOTICE);
+    }
+}
 
 /// Makes Ctrl-Z leave zklock running, with a notice on the terminal, while
 /// it waits for a lock or holds one: a stopped zklock keeps no session

@@ -1,7 +1,8 @@
 //! The documentation stays true to the program: every `zklock` command line
 //! in a shell example is one zklock accepts, every link between the
-//! documents leads to a file and a heading that exist, and the README's
-//! test command is the one CI runs.
+//! documents leads to a file and a heading that exist, every sample table
+//! has the columns zklock prints, and the README's test command is the one
+//! CI runs.
 //!
 //! An example is checked by running it with `--help` put before its `--`
 //! (or at its end): clap then parses every flag and value before it, and
@@ -11,7 +12,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::support::Zklock;
+use crate::support::{TestEnv, Zklock};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -320,4 +321,68 @@ fn the_guide_s_contents_list_every_section_in_order() {
         listed, sections,
         "the guide's contents must list its ## and ### sections, in order"
     );
+}
+
+/// The words of the first table header among `lines`: a line of upper-case
+/// words only.
+fn header_words(lines: &[String]) -> Option<Vec<String>> {
+    lines.iter().find_map(|line| {
+        let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        let header = !words.is_empty()
+            && words
+                .iter()
+                .all(|word| word.chars().all(|c| c.is_ascii_uppercase()));
+        header.then_some(words)
+    })
+}
+
+#[test]
+fn the_table_samples_in_the_docs_have_the_columns_zklock_prints() {
+    let env = TestEnv::new();
+    env.zklock(["lock", "deploy", "--detach", "--lease", "2m"])
+        .run()
+        .assert_success();
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for file in documents() {
+        let lines = fenced_lines(&read(&file), "");
+        for (i, line) in lines.iter().enumerate() {
+            let Some(command) = line.strip_prefix("$ zklock ") else {
+                continue;
+            };
+            let shown: Vec<String> = lines[i + 1..]
+                .iter()
+                .take_while(|line| !line.starts_with("$ "))
+                .cloned()
+                .collect();
+            let Some(documented) = header_words(&shown) else {
+                continue;
+            };
+            // The sample's locks are not in this ensemble: the columns are
+            // the same for any lock, so the test's own stands in.
+            let args: Vec<&str> = command
+                .split_whitespace()
+                .map(|arg| {
+                    if arg.starts_with('/') {
+                        "/locks/deploy"
+                    } else {
+                        arg
+                    }
+                })
+                .collect();
+            let run = env.zklock(&args).run();
+            run.assert_success();
+            let printed: Vec<String> = run.stdout.lines().map(str::to_owned).collect();
+            checked += 1;
+            if header_words(&printed) != Some(documented.clone()) {
+                wrong.push(format!(
+                    "{}: `zklock {command}` shows {documented:?}, zklock prints:\n{}",
+                    file.display(),
+                    run.stdout
+                ));
+            }
+        }
+    }
+    assert!(checked >= 2, "only {checked} table samples found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

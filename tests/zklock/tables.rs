@@ -1,6 +1,6 @@
 //! Tables at an 80-column terminal: every table's default columns fit 80
 //! columns for ordinary names, even with long owners and a long queue, and
-//! `-o wide` shows the rest whole.
+//! `-o wide` shows the rest whole; so do `watch`'s lines.
 
 use crate::terminal::on_terminal;
 
@@ -50,6 +50,7 @@ fn every_table_fits_80_columns_with_long_owners_and_50_waiters() {
         vec!["dump", "-o", "table"],
         vec!["dump", "--sessions", "-o", "table"],
         vec!["reap", "--all", "--dry-run"],
+        vec!["watch", "deploy", "--until", "held"],
     ];
     for args in &tables {
         let lines = shown(env.zklock(args));
@@ -68,6 +69,18 @@ fn every_table_fits_80_columns_with_long_owners_and_50_waiters() {
         wide.iter()
             .any(|line| line.contains(node) && line.contains(owner)),
         "-o wide shows the node and the owner whole: {wide:#?}"
+    );
+    let watched = shown(env.zklock(["watch", "deploy", "--until", "held"]));
+    assert_eq!(
+        watched.iter().filter(|line| line.contains("#")).count(),
+        51,
+        "one line per node, named by its sequence number: {watched:#?}"
+    );
+    let wide = shown(env.zklock(["watch", "deploy", "--until", "held", "-o", "wide"]));
+    assert!(
+        wide.iter()
+            .any(|line| line.contains(&grant.token) && line.contains(owner)),
+        "watch -o wide shows the node's path and the owner whole: {wide:#?}"
     );
     let revoked = shown(env.zklock(["release", "deploy", "--revoke"]));
     assert_eq!(too_wide(&revoked), Vec::<&String>::new());

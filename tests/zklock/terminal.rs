@@ -101,13 +101,15 @@ fn ctrl_backslash_at_the_terminal_reaches_the_command() {
 #[test]
 fn ctrl_z_neither_hangs_zklock_nor_strands_the_command() {
     let env = TestEnv::new();
-    // The command is continued at once: it still reads the next line, and
-    // zklock ends with it.
+    // The command is continued at once, and zklock says so on the terminal
+    // (the echo of Ctrl-Z is `^Z`): the command still reads the next line,
+    // and zklock ends with it.
     let run = on_terminal(
         &reader(&env),
         &[
             "expect:ready",
             "send:\\x1a",
+            "expect:Ctrl-Z",
             "send:after\\n",
             "expect:got:after",
         ],
