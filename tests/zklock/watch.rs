@@ -208,7 +208,10 @@ fn kazoo_contenders_in_order() {
 fn until_free_returns_only_after_the_holder_releases() {
     let env = TestEnv::new();
     let (holder, node) = hold(&env, "maint");
-    let mut waiting = env.zklock(["watch", "--until", "free", "maint"]).spawn();
+    // The wide form names the node by its whole path.
+    let mut waiting = env
+        .zklock(["-o", "wide", "watch", "--until", "free", "maint"])
+        .spawn();
     waiting.wait_for_stdout(WAIT, "watch printed the state", |out| {
         out.contains("watching")
     });
