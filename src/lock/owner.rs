@@ -178,9 +178,11 @@ mod tests {
         assert_eq!(Owner::parse(b""), None);
     }
 
-    /// The test's own process group.
-    fn own_group() -> i32 {
-        crate::sys::process_group()
+    /// A process group leader that is alive while the test runs: the test
+    /// process itself (the leader of the group it runs in may be gone, as
+    /// under a shell that started it in the background and exited).
+    fn live_leader() -> i32 {
+        std::process::id() as i32
     }
 
     #[test]
@@ -190,17 +192,17 @@ mod tests {
             owner.identity, None,
             "no command, nothing nests in the hold"
         );
-        let owner = owner.in_group(Some(own_group()));
+        let owner = owner.in_group(Some(live_leader()));
         let identity = owner.identity.clone().expect("Linux's /proc says");
-        assert_eq!(identity.group, own_group());
-        assert!(identity.is(own_group()));
+        assert_eq!(identity.group, live_leader());
+        assert!(identity.is(live_leader()));
         assert!(!identity.is(std::process::id() as i32 + 1_000_000));
         let copied = Identity {
             group_start: identity.group_start + 1,
             ..identity.clone()
         };
         assert!(
-            !copied.is(own_group()),
+            !copied.is(live_leader()),
             "a reused pid is not the same group"
         );
         let old = br#"{"tool":"zklock","version":"0.1.0","host":"h","pid":1,"user":"u","command":null,"time":"t","data":null}"#;
