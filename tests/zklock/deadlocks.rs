@@ -124,6 +124,17 @@ fn a_deadline_or_a_rewritten_record_leaves_a_cycle_possible() {
     );
 }
 
+/// How each edge of `cycle` is known, in its order: `session`, `locks`
+/// or `nesting`.
+fn vias(cycle: &Value) -> Vec<&Value> {
+    cycle["edges"]
+        .as_array()
+        .expect("a cycle's edges")
+        .iter()
+        .map(|edge| &edge["via"])
+        .collect()
+}
+
 /// Two peer sessions of `libraries` crossing `DIR/a` and `DIR/b`: the
 /// first holds `a` and waits on `b`, the second holds `b` and waits on `a`;
 /// returned once both waits are queued.
@@ -170,12 +181,7 @@ fn kazoo_sessions_that_hold_one_lock_and_wait_on_another_are_a_possible_cycle() 
         cycles[0]["certain"], false,
         "one session may be several threads"
     );
-    let vias: Vec<&Value> = cycles[0]["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| &e["via"])
-        .collect();
+    let vias = vias(&cycles[0]);
     assert_eq!(vias, [&json!("session"), &json!("session")]);
     assert_eq!(deadlocks(&env, &["/k", "--certain"]), (0, Vec::new()));
 
@@ -444,12 +450,7 @@ fn a_nested_zklock_with_a_deadline_waits_and_deadlocks_calls_it_possible() {
         cycles[0]["certain"], false,
         "each waiter gives up by itself"
     );
-    let vias: Vec<&Value> = cycles[0]["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| &e["via"])
-        .collect();
+    let vias = vias(&cycles[0]);
     assert_eq!(vias, [&json!("nesting"), &json!("nesting")]);
     for zklock in [&mut one, &mut two] {
         zklock.signal(libc::SIGTERM);
