@@ -278,15 +278,17 @@ async fn take(
     let recorded = args
         .command()
         .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
-    // The owner record (the password database, the host name) is built
-    // while the connection is being made, not before or after it.
-    let (session, owner) = tokio::join!(biased; connect_writable(globals), async {
-        Owner::of_this_process(recorded, args.data.clone())
+    // The owner record (the password database, the host name) and the
+    // hints of enclosing holds (our ancestors' environments) are read while
+    // the connection is being made, not before or after it.
+    let (session, (owner, hints)) = tokio::join!(biased; connect_writable(globals), async {
+        let owner = Owner::of_this_process(recorded, args.data.clone())
             .in_group(command_group)
-            .with_deadline(args.timeout.filter(|_| !args.no_wait))
+            .with_deadline(args.timeout.filter(|_| !args.no_wait));
+        (owner, nesting::hints())
     });
     let session = session.map_err(failed)?;
-    let owner = owner.nested_in(nesting::proven(&session).await);
+    let owner = owner.nested_in(nesting::proven(&session, hints).await);
     if let Some(hold) = args
         .each()
         .find_map(|one| upgrade_under(&one, &owner.nested_in))

@@ -32,12 +32,12 @@ pub(crate) fn held_for_command(nodes: &[&str]) -> String {
 }
 
 /// The enclosing holds this process is proven to be nested in: of the
-/// hints, those whose node is still there, with a zklock owner record
-/// written at its creation that names a command among our ancestors. Costs
-/// one read per hint, and nothing when there is none.
-pub(crate) async fn proven(session: &Session) -> Vec<String> {
+/// `hints` ([`hints`]), those whose node is still there, with a zklock
+/// owner record written at its creation that names a command among our
+/// ancestors. Costs one read per hint, and nothing when there is none.
+pub(crate) async fn proven(session: &Session, hints: Vec<String>) -> Vec<String> {
     let mut holds = Vec::new();
-    for hint in hints() {
+    for hint in hints {
         let Ok((data, stat)) = session.get_data(&hint).await else {
             continue;
         };
@@ -104,7 +104,7 @@ pub(crate) fn reentry<'a>(
 }
 
 /// The holds `ZKLOCK_HELD` names: ours, or else the nearest ancestor's.
-fn hints() -> Vec<String> {
+pub(crate) fn hints() -> Vec<String> {
     let held = std::env::var(HELD)
         .ok()
         .or_else(|| ancestors().find_map(|pid| variable_of(pid, HELD)))
