@@ -170,7 +170,7 @@ fn sasl_digest_md5_locks_on_a_server_that_enforces_it() {
 fn a_group_named_in_the_acl_can_take_give_up_and_break_the_lock() {
     let lock = fresh_lock("group");
     let group = "sasl:alice:cdrwa,sasl:bob:cdrwa";
-    let alice = over_sasl(
+    let mut alice = over_sasl(
         "alice",
         "alice-pw",
         &["lock", &lock, "--acl", group, "--", "sleep", "600"],
@@ -182,7 +182,12 @@ fn a_group_named_in_the_acl_can_take_give_up_and_break_the_lock() {
         report[which].as_array().map_or(0, Vec::len)
     };
     let stat_holders = |user: &str, password: &str| contenders(user, password, "holders");
-    wait_until(WAIT, "alice to hold", || stat_holders("bob", "bob-pw") == 1);
+    wait_until(WAIT, "alice to hold", || {
+        if let Some(ended) = alice.try_wait() {
+            panic!("alice ended before holding: {ended:?}");
+        }
+        stat_holders("bob", "bob-pw") == 1
+    });
     // bob contends and gives up (deleting his own node needs DELETE on the
     // lock directory, which the ACL gives him).
     over_sasl(
@@ -204,7 +209,6 @@ fn a_group_named_in_the_acl_can_take_give_up_and_break_the_lock() {
     over_sasl("bob", "bob-pw", &["release", &lock, "--holders", "--yes"])
         .run()
         .assert_success();
-    let mut alice = alice;
     alice.wait(WAIT).assert_code(4);
 }
 

@@ -212,12 +212,11 @@ pub fn sasl_server() -> &'static ZkServer {
 /// (3.7 and later can).
 pub fn digest_sasl(options: ZkOptions) -> ZkOptions {
     let jaas = scratch_dir().join("digest-jaas.conf");
-    std::fs::write(
+    write_in_place(
         &jaas,
         "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  \
          user_alice=\"alice-pw\"\n  user_bob=\"bob-pw\";\n};\n",
-    )
-    .expect("write the JAAS file");
+    );
     options
         .jvm_flag(format!(
             "-Djava.security.auth.login.config={}",
@@ -232,6 +231,17 @@ pub fn secret_file(name: &str, text: &str) -> String {
     let dir = scratch_dir().join("secrets");
     std::fs::create_dir_all(&dir).expect("secrets dir");
     let path = dir.join(name);
-    std::fs::write(&path, text).expect("write a secret file");
+    write_in_place(&path, text);
     path.display().to_string()
+}
+
+/// Writes `text` to `path` under a name of its own and renames it into
+/// place. Tests running side by side write the same files, and a reader
+/// must never see one truncated: an empty password, or a JAAS file
+/// without its users.
+fn write_in_place(path: &std::path::Path, text: &str) {
+    let mut draft = path.as_os_str().to_owned();
+    draft.push(format!(".{}.draft", crate::support::unique()));
+    std::fs::write(&draft, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    std::fs::rename(&draft, path).unwrap_or_else(|e| panic!("rename to {}: {e}", path.display()));
 }
