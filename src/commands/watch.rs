@@ -12,7 +12,7 @@ use crate::exit::ExitStatus;
 use crate::model::Contender;
 use crate::output::{self, Format, Layout, Printer};
 use crate::run::Signals;
-use crate::watch::{Ending, EventKind, LockEvent, LockWatch};
+use crate::watch::{Lasted, EventKind, LockEvent, LockWatch};
 use crate::zk;
 
 use super::{node_sequence, state};
@@ -176,7 +176,7 @@ fn lines(event: &LockEvent, width: Option<usize>) -> Vec<String> {
                 shown if room >= MIN_OWNER && !owner.is_empty() => format!("{head}  {shown}"),
                 _ => head,
             };
-            (head, ending(&event.ending).trim_start().to_owned())
+            (head, lasted_text(&event.lasted).trim_start().to_owned())
         }
     };
     let mut lines = vec![head];
@@ -250,22 +250,22 @@ fn wide_line(event: &LockEvent) -> String {
         standing(event, contender),
         zk::format_session(contender.session()),
         contender.owner_text(),
-        ending(&event.ending),
+        lasted_text(&event.lasted),
         counts(event),
     )
 }
 
 /// What an event says of the hold or wait it ends: how long it lasted
 /// and how a hold ended, with the evidence; empty when it ends none.
-fn ending(ending: &Ending) -> String {
+fn lasted_text(lasted: &Lasted) -> String {
     let mut text = String::new();
-    if let Some(ms) = ending.waited_ms {
+    if let Some(ms) = lasted.waited_ms {
         text += &format!("  waited {}", output::format_age_ms(ms));
     }
-    if let Some(ms) = ending.held_ms {
+    if let Some(ms) = lasted.held_ms {
         text += &format!("  held {}", output::format_age_ms(ms));
     }
-    if let Some(end) = ending.how {
+    if let Some(end) = lasted.how {
         text += &format!("  {} ({})", end.how.as_str(), end.evidence.as_str());
     }
     text

@@ -80,12 +80,12 @@ impl Timings {
                         waiting: (!after_gap).then_some(time),
                         holding: None,
                     });
-                    event.ending.waited_ms = began.waiting.map(|since| time - since);
+                    event.lasted.waited_ms = began.waiting.map(|since| time - since);
                     began.holding = (!after_gap).then_some(time);
                 }
                 EventKind::Released => {
                     let began = self.began.remove(&node).unwrap_or_default();
-                    event.ending.held_ms = began
+                    event.lasted.held_ms = began
                         .holding
                         .filter(|_| !after_gap)
                         .map(|since| time - since);
@@ -154,7 +154,7 @@ impl SessionProbe {
                     None => (How::Unknown, Evidence::MembersSilent),
                 }
             };
-            event.ending.how = Some(HoldEnd { how, evidence });
+            event.lasted.how = Some(HoldEnd { how, evidence });
         }
     }
 }

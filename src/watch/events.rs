@@ -92,12 +92,12 @@ pub(crate) struct LockEvent {
     pub waiters: usize,
     /// How long the hold or wait that this event ends lasted, and how a
     /// hold ended, as far as the watch can tell (see `ends`).
-    pub ending: Ending,
+    pub lasted: Lasted,
 }
 
 /// What the watch knows of a hold or a wait that an event ends.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Ending {
+pub(crate) struct Lasted {
     /// On `released`: how long the contender held, when the watch saw the
     /// hold begin.
     pub held_ms: Option<i64>,
@@ -220,10 +220,10 @@ impl Serialize for LockEvent {
             waiting_on: contender.and_then(|c| c.waiting_on.as_deref()),
             holders: self.holders,
             waiters: self.waiters,
-            held_ms: self.ending.held_ms,
-            waited_ms: self.ending.waited_ms,
-            how: self.ending.how.map(|end| end.how),
-            how_evidence: self.ending.how.map(|end| end.evidence),
+            held_ms: self.lasted.held_ms,
+            waited_ms: self.lasted.waited_ms,
+            how: self.lasted.how.map(|end| end.how),
+            how_evidence: self.lasted.how.map(|end| end.evidence),
         }
         .serialize(serializer)
     }
@@ -244,7 +244,7 @@ pub(super) fn snapshot(lock: &Lock, time_ms: i64) -> Vec<LockEvent> {
             contender: Some(contender.clone()),
             holders: lock.holders.len(),
             waiters: lock.waiters.len(),
-            ending: Ending::default(),
+            lasted: Lasted::default(),
         })
         .collect()
 }
@@ -355,7 +355,7 @@ impl Counts {
             contender: Some(contender.clone()),
             holders: self.holders,
             waiters: self.waiters,
-            ending: Ending::default(),
+            lasted: Lasted::default(),
         })
     }
 }
@@ -375,7 +375,7 @@ pub(super) fn lock_event(
         contender: None,
         holders,
         waiters,
-        ending: Ending::default(),
+        lasted: Lasted::default(),
     }
 }
 

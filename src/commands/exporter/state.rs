@@ -121,7 +121,7 @@ impl State {
         match event.kind {
             EventKind::Acquired => {
                 self.acquisitions += 1;
-                if let Some(ms) = event.ending.waited_ms {
+                if let Some(ms) = event.lasted.waited_ms {
                     self.wait_durations.observe(seconds(ms));
                 }
                 if event.holders == 1 {
@@ -131,10 +131,10 @@ impl State {
                 }
             }
             EventKind::Released => {
-                if let Some(ms) = event.ending.held_ms {
+                if let Some(ms) = event.lasted.held_ms {
                     self.hold_durations.observe(seconds(ms));
                 }
-                let how = event.ending.how.map_or(How::Unknown, |end| end.how);
+                let how = event.lasted.how.map_or(How::Unknown, |end| end.how);
                 *self.hold_ends.entry(how).or_default() += 1;
                 if event.holders == 0 {
                     self.held_since.remove(&event.lock);
