@@ -12,7 +12,7 @@ use crate::exit::ExitStatus;
 use crate::model::Contender;
 use crate::output::{self, Format, Layout, Printer};
 use crate::run::Signals;
-use crate::watch::{Lasted, EventKind, LockEvent, LockWatch};
+use crate::watch::{EventKind, Lasted, LockEvent, LockWatch};
 use crate::zk;
 
 use super::{node_sequence, state};

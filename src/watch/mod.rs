@@ -51,7 +51,7 @@ use crate::zk::{self, ConnectOptions, Session, path};
 
 use ends::{SessionProbe, Timings};
 use events::Counts;
-pub(crate) use events::{Lasted, EventKind, How, LockEvent};
+pub(crate) use events::{EventKind, How, Lasted, LockEvent};
 use feed::{Feed, FeedEvent, NodeChanges, WatchMethod, arm, read_tree_armed, wait};
 use queue::LiveQueue;
 use sites::{affected_sites, changed_contenders, owner_of_part};

@@ -838,3 +838,34 @@ fn the_exporter_searches_for_cycles_on_its_interval() {
     running.signal(libc::SIGTERM);
     running.wait(WAIT).assert_success();
 }
+
+#[test]
+fn a_stopped_exporter_leaves_no_session_behind() {
+    // A server of its own: its sessions are the test's and the exporter's.
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let sessions = || {
+        server.mntr()["zk_global_sessions"]
+            .parse::<u32>()
+            .unwrap_or(u32::MAX)
+    };
+    for lock in 0..300 {
+        env.zk().mkdir_p(&format!("/x/lock-{lock}"));
+    }
+    // Searched for cycles without a pause: whenever it is stopped, a
+    // search is most likely reading on its own session.
+    let interval = ["/x", "--survey-interval", "0s", "--session-timeout", "60s"];
+    let tests_own = sessions();
+    let (mut running, _) = exporter(env.zklock(Vec::<&str>::new()), &interval);
+    wait_until(WAIT, "the watch's and a search's sessions", || {
+        sessions() >= tests_own + 2
+    });
+    running.signal(libc::SIGTERM);
+    running.wait(WAIT).assert_success();
+    // Left to expire, a session would stay for its 60 seconds.
+    wait_until(
+        Duration::from_secs(5),
+        "no session of the exporter left",
+        || sessions() == tests_own,
+    );
+}

@@ -136,10 +136,14 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
             tokio::time::sleep(args.survey_interval).await;
         }
     };
+    // The search is not dropped mid-way as the others are: its session is
+    // closed, not left for the server to expire.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
     let search = async {
         loop {
-            match count_cycles(&connect, &args.path).await {
-                Ok(counts) => lock(&state).set_cycles(counts),
+            match count_cycles(&connect, &args.path, stopping.clone()).await {
+                Ok(Some(counts)) => lock(&state).set_cycles(counts),
+                Ok(None) => return,
                 // The last count found stays served, as the other figures
                 // stay through a quorum loss.
                 Err(err) => globals.printer.note(&format!(
@@ -147,7 +151,10 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
                     args.path
                 )),
             }
-            tokio::time::sleep(args.survey_interval).await;
+            tokio::select! {
+                () = tokio::time::sleep(args.survey_interval) => {}
+                () = stopped(stopping.clone()) => return,
+            }
         }
     };
     let render = async {
@@ -157,21 +164,33 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
             publish(&state, &published);
         }
     };
-    tokio::select! {
-        () = follow => {}
-        () = http::serve(listener, Arc::clone(&published)) => {}
-        () = survey => {}
-        () = search => {}
-        () = render => {}
-    }
+    let serve = async {
+        tokio::select! {
+            () = follow => {}
+            () = http::serve(listener, Arc::clone(&published)) => {}
+            () = survey => {}
+            () = render => {}
+        }
+        // Nobody may be listening any more: the search may be between rounds.
+        let _ = stop.send(true);
+    };
+    tokio::join!(serve, search);
     Ok(ExitStatus::Success)
 }
 
 /// The wait-for cycles under `path` now, on a session of its own: the
 /// watch's session is the watch's, and a search's `sync` and reads must
-/// not stand in its way. A path that does not exist has no cycle.
-async fn count_cycles(connect: &ConnectOptions, path: &str) -> Result<CycleCounts> {
-    let session = zk::connect(connect).await?;
+/// not stand in its way. A path that does not exist has no cycle. `None`
+/// when the exporter stops first; the session is closed either way.
+async fn count_cycles(
+    connect: &ConnectOptions,
+    path: &str,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) -> Result<Option<CycleCounts>> {
+    let session = tokio::select! {
+        session = zk::connect(connect) => session?,
+        () = stopped(stopping.clone()) => return Ok(None),
+    };
     let quiet = Printer::new(output::Format::Table, true);
     let counted = async {
         let graph = match deadlocks::wait_graph(&session, path, &quiet).await {
@@ -179,10 +198,18 @@ async fn count_cycles(connect: &ConnectOptions, path: &str) -> Result<CycleCount
             read => read?.1,
         };
         deadlocks::count_cycles(&session, path, &graph).await
-    }
-    .await;
+    };
+    let counted = tokio::select! {
+        counted = counted => counted.map(Some),
+        () = stopped(stopping) => Ok(None),
+    };
     session.close().await;
     counted
+}
+
+/// Resolves once the exporter stops (or whoever would say so is gone).
+async fn stopped(mut stopping: tokio::sync::watch::Receiver<bool>) {
+    let _ = stopping.wait_for(|stopped| *stopped).await;
 }
 
 fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
