@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::peers::{self, Library, acquired, peer};
+use support::proxy::{ClientMessage, FaultProxy, op};
 use support::{Scratch, TestEnv, Zk, wait_until};
 use zookeeper_client as zkc;
 
@@ -620,4 +621,88 @@ fn a_semaphore_whose_every_lease_holder_waits_is_a_knot_and_a_free_lease_is_none
             assert_eq!(deadlocks(&env, &["/"]), (0, Vec::new()));
         }
     }
+}
+
+/// Every path the reads in `sent` name (a multi-read's each), as seen from
+/// `chroot`.
+fn paths_read(sent: &[ClientMessage], chroot: &str) -> Vec<String> {
+    sent.iter()
+        .flat_map(|message| match message {
+            ClientMessage::Request {
+                op,
+                path,
+                multi_paths,
+                ..
+            } if !op::WRITES.contains(op) => path.iter().chain(multi_paths).cloned().collect(),
+            _ => Vec::new(),
+        })
+        .map(|path| path.strip_prefix(chroot).unwrap_or(&path).to_owned())
+        .collect()
+}
+
+/// True when `path` is one of `trees` or below one, or the directory
+/// beside one where kazoo keeps a semaphore's lock (every reading of a
+/// path lists it too, as the path may be such a semaphore).
+fn within(path: &str, trees: &[&str]) -> bool {
+    trees.iter().any(|tree| {
+        path.strip_prefix(tree)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || rest == "-__lock__")
+    })
+}
+
+#[test]
+fn a_free_lock_is_taken_without_reading_other_locks_and_a_nested_waiter_reads_only_under_its_root()
+{
+    let env = TestEnv::new();
+    // Contended locks beside the ones taken, under both roots.
+    for dir in ["/locks/other", "/app/other"] {
+        env.zk().mkdir_p(dir);
+        for _ in 0..2 {
+            env.zk()
+                .create_ephemeral_sequential(&format!("{dir}/lock-"), b"");
+        }
+    }
+    env.zk().mkdir_p("/app/busy");
+    env.zk().create_ephemeral_sequential("/app/busy/lock-", b"");
+    let proxy = FaultProxy::start(env.servers());
+    let through = proxy.hosts(&env);
+    // Each zklock through the proxy, nested in a hold of /held or not: what
+    // it asks of the server, from the proxy's count.
+    let asked = |nested: bool, args: &[&str], code: i32| {
+        let before = proxy.client_messages().len();
+        let mut inner = vec![env!("CARGO_BIN_EXE_zklock"), "-H", &through];
+        inner.extend(args);
+        inner.extend(["--", "true"]);
+        let run = if nested {
+            env.zklock(["lock", "/held", "--"]).args(&inner).run()
+        } else {
+            support::Zklock::new(&inner[1..]).run()
+        };
+        run.assert_code(code);
+        paths_read(&proxy.client_messages()[before..], env.chroot())
+    };
+    // Free at once: it reads its own lock, and the enclosing hold's node it
+    // is nested in; no other lock.
+    let free = asked(true, &["lock", "free"], 0);
+    assert!(
+        free.iter().all(|p| within(p, &["/locks/free", "/held"])),
+        "{free:#?}"
+    );
+    // Nested in no hold, a waiter never looks either.
+    let alone = asked(false, &["--root", "/app", "lock", "busy", "-w", "1s"], 1);
+    assert!(
+        alone.iter().all(|p| within(p, &["/app/busy"])),
+        "{alone:#?}"
+    );
+    // A nested waiter looks for a cycle through its wait: among the locks
+    // under its root, never beyond.
+    let looked = asked(true, &["--root", "/app", "lock", "busy", "-w", "1s"], 1);
+    assert!(
+        looked.iter().any(|p| within(p, &["/app/other"])),
+        "a nested waiter reads the locks under its root: {looked:#?}"
+    );
+    assert!(
+        looked.iter().all(|p| within(p, &["/app", "/held"])),
+        "{looked:#?}"
+    );
 }

@@ -28,29 +28,65 @@ fn request(xid: i32, op: i32, path: Option<&str>) -> Vec<u8> {
     frame(&body)
 }
 
+/// A multi-read of the children of each of `paths`: a header (type, not
+/// done, no error) and a request (path, no watch) for each, then a header
+/// marked done.
+fn multi_read(xid: i32, paths: &[&str]) -> Vec<u8> {
+    let mut body = xid.to_be_bytes().to_vec();
+    body.extend_from_slice(&op::MULTI_READ.to_be_bytes());
+    for path in paths {
+        body.extend_from_slice(&op::GET_CHILDREN.to_be_bytes());
+        body.push(0);
+        body.extend_from_slice(&(-1i32).to_be_bytes());
+        body.extend_from_slice(&(path.len() as i32).to_be_bytes());
+        body.extend_from_slice(path.as_bytes());
+        body.push(0);
+    }
+    body.extend_from_slice(&(-1i32).to_be_bytes());
+    body.push(1);
+    body.extend_from_slice(&(-1i32).to_be_bytes());
+    frame(&body)
+}
+
 #[test]
 fn proxy_framing_finds_each_request_and_reply_across_any_split() {
-    let mut stream = frame(&[7; 45]); // ConnectRequest
+    // A ConnectRequest: version, last zxid, timeout, session id, a password
+    // of 16 bytes, and the read-only flag.
+    let mut connect = vec![0; 24];
+    connect.extend(16i32.to_be_bytes());
+    connect.extend([7; 16]);
+    connect.push(1);
+    let mut stream = frame(&connect);
     stream.extend(request(1, op::CREATE2, Some("/t/locks/x/_c_1-lock-")));
     let create_end = stream.len();
     stream.extend(request(2, op::GET_CHILDREN, Some("/t/locks/x")));
     stream.extend(request(-2, op::PING, None));
+    stream.extend(multi_read(3, &["/t/locks/a", "/t/locks/b"]));
     let expected = vec![
-        ClientMessage::Connect,
+        ClientMessage::Connect { read_only: true },
         ClientMessage::Request {
             xid: 1,
             op: op::CREATE2,
             path: Some("/t/locks/x/_c_1-lock-".into()),
+            multi_paths: Vec::new(),
         },
         ClientMessage::Request {
             xid: 2,
             op: op::GET_CHILDREN,
             path: Some("/t/locks/x".into()),
+            multi_paths: Vec::new(),
         },
         ClientMessage::Request {
             xid: -2,
             op: op::PING,
             path: None,
+            multi_paths: Vec::new(),
+        },
+        ClientMessage::Request {
+            xid: 3,
+            op: op::MULTI_READ,
+            path: None,
+            multi_paths: vec!["/t/locks/a".into(), "/t/locks/b".into()],
         },
     ];
     for chunk in [1, 3, 4, 5, 17, stream.len()] {
@@ -70,7 +106,7 @@ fn proxy_framing_finds_each_request_and_reply_across_any_split() {
     }
     let trigger = Trigger::on(op::CREATE_LIKE).path_contains("/locks/x/");
     let matched: Vec<bool> = expected.iter().map(|m| trigger.matches(m)).collect();
-    assert_eq!(matched, [false, true, false, false]);
+    assert_eq!(matched, [false, true, false, false, false]);
 
     let mut replies = frame(&[0; 36]); // ConnectResponse
     let mut reply = 1i32.to_be_bytes().to_vec();

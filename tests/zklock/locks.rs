@@ -934,7 +934,13 @@ fn the_first_request_after_the_handshake_is_the_create() {
         .run()
         .assert_success();
     let sent = proxy.client_messages();
-    assert_eq!(sent.first(), Some(&ClientMessage::Connect), "{sent:?}");
+    assert!(
+        matches!(
+            sent.first(),
+            Some(ClientMessage::Connect { read_only: false })
+        ),
+        "{sent:?}"
+    );
     assert!(
         matches!(sent.get(1), Some(ClientMessage::Request { op, .. }) if op::CREATE_LIKE.contains(op)),
         "the first request is not the create: {sent:?}"

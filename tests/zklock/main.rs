@@ -28,6 +28,7 @@ mod inspect;
 mod interop;
 mod layers;
 mod locks;
+mod log;
 mod modes;
 mod monitoring;
 mod nesting;

@@ -15,8 +15,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use support::peers::{self, Library, acquired, peer};
-use support::proxy::FaultProxy;
-use support::{Running, Scratch, TestEnv, ZkServer, wait_until};
+use support::proxy::{ClientMessage, FaultProxy, op};
+use support::{Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -545,6 +545,56 @@ fn the_exporter_serves_the_last_state_through_a_lost_session_and_recovers() {
     holder.wait(WAIT).assert_success();
 }
 
+#[test]
+fn the_exporter_serves_a_member_cut_from_its_quorum_and_sends_no_write() {
+    let ensemble = ZkEnsemble::start_with(3, &ZkOptions::default().read_only_mode());
+    let env = TestEnv::with_ensemble(&ensemble);
+    // A holder from before the quorum loss, as a persistent node of kazoo's
+    // (the one library whose persistent nodes are contenders): a server in
+    // read-only mode keeps no session alive that could hold an ephemeral one.
+    env.zk().mkdir_p("/locks/ro");
+    env.zk().create_with(
+        "/locks/ro/0123456789abcdef0123456789abcdef__lock__",
+        b"",
+        &zookeeper_client::CreateMode::PersistentSequential
+            .with_acls(zookeeper_client::Acls::anyone_all()),
+    );
+    let keep = (ensemble.leader() + 2) % 3;
+    for i in (0..3).filter(|&i| i != keep) {
+        ensemble.server(i).kill();
+    }
+    let survivor = ensemble.server(keep);
+    wait_until(WAIT, "the survivor serves read-only", || {
+        survivor.mode().as_deref() == Some("read-only")
+    });
+    let proxy = FaultProxy::start(&survivor.address());
+    let (mut running, address) = exporter(
+        support::Zklock::new(Vec::<&str>::new()).hosts(proxy.hosts(&env)),
+        &["--survey-interval", "1s"],
+    );
+    // The watch's figures, and the cycle search's, which reads on a
+    // session of its own.
+    wait_until(WAIT, "the exporter serves the holder and a search", || {
+        served(&address, "zklock_exporter_connected", "") == Some(1.0)
+            && served(&address, "zklock_lock_holders", "/locks/ro") == Some(1.0)
+            && served(&address, "zklock_deadlock_cycles", "").is_some()
+    });
+    running.signal(libc::SIGTERM);
+    running.wait(WAIT).assert_success();
+    let sent = proxy.client_messages();
+    assert!(
+        sent.iter()
+            .filter(|m| matches!(m, ClientMessage::Connect { .. }))
+            .all(|m| *m == ClientMessage::Connect { read_only: true }),
+        "every session is asked for read-only: {sent:#?}"
+    );
+    let writes: Vec<&ClientMessage> = sent
+        .iter()
+        .filter(|m| matches!(m, ClientMessage::Request { op, .. } if op::WRITES.contains(op)))
+        .collect();
+    assert!(writes.is_empty(), "the exporter wrote: {writes:#?}");
+}
+
 /// A tmux server of its own with one 80×24 window running a plain shell.
 struct Tmux {
     socket: String,
@@ -625,6 +675,42 @@ impl Tmux {
         });
     }
 
+    /// True while a program has the window on its alternate screen.
+    fn on_alternate_screen(&self) -> bool {
+        self.run(&["display-message", "-p", "-t", "top", "#{alternate_on}"])
+            .trim()
+            == "1"
+    }
+
+    /// Types `command` at the prompt, and after it what makes the shell
+    /// keep its exit code for [`Tmux::ended`].
+    fn launch(&self, command: &str, scratch: &Scratch) {
+        let code = scratch.file("code");
+        let _ = std::fs::remove_file(&code);
+        self.send(&[&format!("{command}; echo $? > {}", code.display()), "Enter"]);
+    }
+
+    /// Waits until the command [`Tmux::launch`] typed has ended and the
+    /// shell is back; fails unless the terminal is as `before` (what
+    /// [`Tmux::stty`] read before it) and off the alternate screen. Returns
+    /// the command's exit code.
+    fn ended(&self, before: &str, scratch: &Scratch) -> i32 {
+        self.wait_for_prompt();
+        assert!(!self.on_alternate_screen(), "left on the alternate screen");
+        assert_eq!(
+            self.stty(&scratch.file("after")),
+            before,
+            "the terminal was left changed"
+        );
+        support::wait_for(WAIT, "the shell kept the exit code", || {
+            std::fs::read_to_string(scratch.file("code"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+    }
+
     /// The terminal settings as `stty -a` prints them now.
     fn stty(&self, file: &std::path::Path) -> String {
         let _ = std::fs::remove_file(file);
@@ -663,7 +749,7 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     let before = tmux.stty(&scratch.file("before"));
     let command = command_line(&env, &["top"]);
     for quit in [&["q"][..], &["C-c"]] {
-        tmux.send(&[&command, "Enter"]);
+        tmux.launch(&command, &scratch);
         let screen = support::wait_for(WAIT, "top shows both locks", || {
             let screen = tmux.screen();
             (screen.contains("sort: contention")
@@ -686,12 +772,7 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
             "{screen}"
         );
         tmux.send(quit);
-        tmux.wait_for_prompt();
-        assert_eq!(
-            tmux.stty(&scratch.file("after")),
-            before,
-            "top left the terminal changed"
-        );
+        assert_eq!(tmux.ended(&before, &scratch), 0);
     }
     waiter.signal(libc::SIGTERM);
     for holder in [&mut older, &mut contended] {
@@ -735,6 +816,67 @@ fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
     assert!(screen.lines().all(|line| line.chars().count() <= 80));
     tmux.send(&["q"]);
     tmux.wait_for_prompt();
+}
+
+#[test]
+fn top_restores_the_terminal_on_sigterm_and_on_a_lost_connection() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    env.zk().mkdir_p("/locks/t");
+    env.zk().create_ephemeral_sequential("/locks/t/lock-", b"");
+    let tmux = Tmux::start();
+    let scratch = Scratch::new();
+    let before = tmux.stty(&scratch.file("before"));
+    let pid = scratch.file("pid");
+    // sh writes down its pid, which top then has.
+    let top = |args: &[&str]| {
+        let _ = std::fs::remove_file(&pid);
+        let command = command_line(&env, args);
+        format!(
+            "sh -c 'echo $$ > \"$0\"; exec \"$@\"' '{}' {command}",
+            pid.display()
+        )
+    };
+    let showing = || {
+        wait_until(WAIT, "top shows the lock", || {
+            tmux.screen().contains("/locks/t")
+        });
+    };
+    tmux.launch(&top(&["top"]), &scratch);
+    showing();
+    let top_pid: i32 = support::wait_for(WAIT, "top's pid is written", || {
+        std::fs::read_to_string(&pid).ok()?.trim().parse().ok()
+    });
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    assert_eq!(unsafe { libc::kill(top_pid, libc::SIGTERM) }, 0);
+    assert_eq!(tmux.ended(&before, &scratch), 128 + libc::SIGTERM);
+    // The server gone for longer than the session: no new session can be
+    // had, and top ends.
+    let patience = ["--session-timeout", "2s", "--connect-timeout", "1s", "top"];
+    tmux.launch(&top(&patience), &scratch);
+    showing();
+    server.stop();
+    assert_eq!(tmux.ended(&before, &scratch), 3);
+}
+
+#[test]
+fn no_color_leaves_top_without_colour() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/c");
+    env.zk().create_ephemeral_sequential("/locks/c/lock-", b"");
+    for (no_color, expected) in [(None, true), (Some("1"), false)] {
+        let mut zklock = env.zklock(["top"]);
+        if let Some(value) = no_color {
+            zklock = zklock.env("NO_COLOR", value);
+        }
+        let run = crate::terminal::on_terminal(&zklock, &["expect:/locks/c", "send:q"]);
+        run.assert_success();
+        assert_eq!(
+            crate::terminal::coloured(&run.stdout),
+            expected,
+            "NO_COLOR={no_color:?}: {run:?}"
+        );
+    }
 }
 
 #[test]

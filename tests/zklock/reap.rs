@@ -695,3 +695,32 @@ fn a_reap_stopped_by_a_parents_acl_reports_what_it_deleted_and_names_the_parent(
     assert_eq!(gone, report.deleted.len(), "every node deleted is reported");
     assert!(refused.iter().all(|node| exists(&env, node)));
 }
+
+#[test]
+fn the_summary_comes_after_every_row() {
+    let env = TestEnv::new();
+    let holder = env.connect();
+    let locks: Vec<String> = (0..5).map(|i| format!("/locks/s{i}")).collect();
+    for lock in &locks {
+        contenders(&holder, lock, 12);
+    }
+    for args in [&["--dry-run"][..], &["--yes"]] {
+        let run = env.zklock(["reap", "--all"]).args(args).run();
+        run.assert_success();
+        // The heading, a row for each node, a blank line, the summary.
+        let lines = run.stdout_lines();
+        let [table @ .., blank, summary] = lines.as_slice() else {
+            panic!("no summary: {run:?}");
+        };
+        assert!(blank.is_empty() && !summary.is_empty(), "{run:?}");
+        assert_eq!(table.len(), 1 + 5 * 12, "{run:?}");
+        for lock in &locks {
+            let rows = table[1..]
+                .iter()
+                .filter(|row| row.split_whitespace().next() == Some(lock.as_str()))
+                .count();
+            assert_eq!(rows, 12, "{lock}: {run:?}");
+        }
+    }
+    assert!(env.zk().children_if_any("/locks/s0").is_empty());
+}

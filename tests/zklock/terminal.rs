@@ -188,18 +188,30 @@ fn no_color_turns_the_colour_of_the_log_off() {
         }
         let run = on_terminal(&zklock, &[]);
         run.assert_success();
-        // Colour is an SGR sequence: ESC [ parameters m.
-        let coloured = run.stdout.split("\x1b[").skip(1).any(|rest| {
-            rest.chars()
-                .find(|c| !c.is_ascii_digit() && *c != ';')
-                .is_some_and(|end| end == 'm')
-        });
-        (coloured, run)
+        (coloured(&run.stdout), run)
     };
     for (no_color, expected) in [(None, true), (Some(""), true), (Some("1"), false)] {
         let (coloured, run) = logged(no_color);
         assert_eq!(coloured, expected, "NO_COLOR={no_color:?}: {run:?}");
     }
+}
+
+/// True when `shown` sets a colour: an SGR sequence (ESC [ parameters m)
+/// with a foreground or background colour among its parameters. Bold,
+/// reverse video and the reset to the default colours are no colour.
+pub(crate) fn coloured(shown: &str) -> bool {
+    shown.split("\x1b[").skip(1).any(|rest| {
+        let Some(end) = rest.find(|c: char| !c.is_ascii_digit() && c != ';') else {
+            return false;
+        };
+        rest[end..].starts_with('m')
+            && rest[..end].split(';').any(|parameter| {
+                matches!(
+                    parameter.parse::<u32>(),
+                    Ok(30..=38 | 40..=48 | 90..=97 | 100..=107)
+                )
+            })
+    })
 }
 
 /// Runs `script` with `sh` on a new terminal, as a person's shell would,

@@ -45,16 +45,33 @@ pub mod op {
     pub const EXISTS: i32 = 3;
     pub const GET_DATA: i32 = 4;
     pub const SET_DATA: i32 = 5;
+    pub const SET_ACL: i32 = 7;
     pub const GET_CHILDREN: i32 = 8;
     pub const PING: i32 = 11;
     pub const GET_CHILDREN2: i32 = 12;
     pub const MULTI: i32 = 14;
     pub const CREATE2: i32 = 15;
+    pub const RECONFIG: i32 = 16;
     pub const CREATE_CONTAINER: i32 = 19;
+    pub const DELETE_CONTAINER: i32 = 20;
     pub const CREATE_TTL: i32 = 21;
     pub const MULTI_READ: i32 = 22;
     /// Every request that creates a node.
     pub const CREATE_LIKE: &[i32] = &[CREATE, CREATE2, CREATE_CONTAINER, CREATE_TTL];
+    /// Every request that changes the tree (a multi is a transaction of
+    /// writes; reads go together in a multi-read).
+    pub const WRITES: &[i32] = &[
+        CREATE,
+        DELETE,
+        SET_DATA,
+        SET_ACL,
+        MULTI,
+        CREATE2,
+        RECONFIG,
+        CREATE_CONTAINER,
+        DELETE_CONTAINER,
+        CREATE_TTL,
+    ];
 
     /// True for the request types whose body starts with a path.
     pub fn has_path(op: i32) -> bool {
@@ -77,13 +94,16 @@ pub mod op {
 /// One message the client sent, as the framer saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClientMessage {
-    /// The first message of a connection.
-    Connect,
-    /// A request: its xid, type and, for the types that have one, its path.
+    /// The first message of a connection: whether it asks for a session
+    /// a server in read-only mode may grant.
+    Connect { read_only: bool },
+    /// A request: its xid, type and, for the types that have one, its path;
+    /// for a multi-read, the path of each of its reads, in order.
     Request {
         xid: i32,
         op: i32,
         path: Option<String>,
+        multi_paths: Vec<String>,
     },
 }
 
@@ -130,6 +150,42 @@ fn be_i64(body: &[u8], at: usize) -> Option<i64> {
     Some(i64::from_be_bytes(body.get(at..at + 8)?.try_into().ok()?))
 }
 
+/// The length-prefixed string at `at` in `body`, and the offset past it.
+fn string_at(body: &[u8], at: usize) -> Option<(String, usize)> {
+    let len = usize::try_from(be_i32(body, at)?).ok()?;
+    let bytes = body.get(at + 4..at + 4 + len)?;
+    Some((String::from_utf8_lossy(bytes).into_owned(), at + 4 + len))
+}
+
+/// The paths of a multi-read's reads: after the xid and type, each read is
+/// a header (type, done flag, error) and its path and watch flag, until a
+/// header marked done.
+fn multi_read_paths(body: &[u8]) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut at = 8;
+    while let (Some(read), Some(&0)) = (be_i32(body, at), body.get(at + 4)) {
+        if read != op::GET_CHILDREN && read != op::GET_DATA {
+            break;
+        }
+        let Some((path, past)) = string_at(body, at + 9) else {
+            break;
+        };
+        paths.push(path);
+        at = past + 1;
+    }
+    paths
+}
+
+/// The `readOnly` flag that ends a ConnectRequest (protocol version,
+/// last zxid seen, timeout, session id, password, then the flag); false
+/// when an old client leaves it out.
+fn connect_asks_read_only(body: &[u8]) -> bool {
+    let Some(password) = be_i32(body, 24).and_then(|len| usize::try_from(len).ok()) else {
+        return false;
+    };
+    body.get(28 + password) == Some(&1)
+}
+
 /// The framing of the client→server direction.
 #[derive(Debug, Default)]
 pub struct ClientFramer {
@@ -151,20 +207,32 @@ impl ClientFramer {
             .map(|(end, body)| {
                 if !self.connected {
                     self.connected = true;
-                    return (end, ClientMessage::Connect);
+                    return (
+                        end,
+                        ClientMessage::Connect {
+                            read_only: connect_asks_read_only(&body),
+                        },
+                    );
                 }
                 let xid = be_i32(&body, 0).unwrap_or(0);
                 let op = be_i32(&body, 4).unwrap_or(0);
                 let path = if op::has_path(op) {
-                    be_i32(&body, 8).and_then(|len| {
-                        let len = usize::try_from(len).ok()?;
-                        let bytes = body.get(12..12 + len)?;
-                        Some(String::from_utf8_lossy(bytes).into_owned())
-                    })
+                    string_at(&body, 8).map(|(path, _)| path)
                 } else {
                     None
                 };
-                (end, ClientMessage::Request { xid, op, path })
+                let multi_paths = if op == op::MULTI_READ {
+                    multi_read_paths(&body)
+                } else {
+                    Vec::new()
+                };
+                let request = ClientMessage::Request {
+                    xid,
+                    op,
+                    path,
+                    multi_paths,
+                };
+                (end, request)
             })
             .collect()
     }
@@ -244,7 +312,7 @@ impl Trigger {
     /// True when `message` fires this trigger.
     pub fn matches(&self, message: &ClientMessage) -> bool {
         match message {
-            ClientMessage::Connect => false,
+            ClientMessage::Connect { .. } => false,
             ClientMessage::Request { op, path, .. } => {
                 self.ops.contains(op)
                     && match &self.path_contains {
@@ -764,7 +832,7 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
             }
         }
         if let Mode::DropAfter(trigger) = mode
-            && let Some((end, ClientMessage::Request { xid, op, path })) =
+            && let Some((end, ClientMessage::Request { xid, op, path, .. })) =
                 messages.iter().find(|(_, m)| trigger.matches(m)).cloned()
         {
             // Claim the trigger: only one request, on one connection, fires it.
