@@ -998,9 +998,10 @@ fn a_stopped_exporter_leaves_no_session_behind() {
     // search is most likely reading on its own session.
     let interval = ["/x", "--survey-interval", "0s", "--session-timeout", "60s"];
     let tests_own = sessions();
-    let (mut running, _) = exporter(env.zklock(Vec::<&str>::new()), &interval);
+    let (mut running, address) = exporter(env.zklock(Vec::<&str>::new()), &interval);
     wait_until(WAIT, "the watch's and a search's sessions", || {
-        sessions() >= tests_own + 2
+        served(&address, "zklock_exporter_connected", "") == Some(1.0)
+            && sessions() >= tests_own + 2
     });
     running.signal(libc::SIGTERM);
     running.wait(WAIT).assert_success();

@@ -81,8 +81,9 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
         let mut backoff = Duration::from_secs(1);
         loop {
             let started = LockWatch::start(connect.clone(), globals.admin_port, args.path.clone());
+            tokio::pin!(started);
             let (mut watch, first) = tokio::select! {
-                started = started => match started {
+                started = &mut started => match started {
                     Ok(started) => started,
                     Err(err) => {
                         globals.printer.note(&format!("cannot watch {}: {err:#}", args.path));
@@ -94,7 +95,12 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
                         continue;
                     }
                 },
-                _ = signals.next() => return,
+                _ = signals.next() => {
+                    if let Some((watch, _)) = finish_briefly(started).await {
+                        watch.close().await;
+                    }
+                    return;
+                }
             };
             backoff = Duration::from_secs(1);
             lock(&state).restart(&watch, &first, clock::now_ms());
@@ -187,9 +193,16 @@ async fn count_cycles(
     path: &str,
     stopping: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Option<CycleCounts>> {
+    let connecting = zk::connect(connect);
+    tokio::pin!(connecting);
     let session = tokio::select! {
-        session = zk::connect(connect) => session?,
-        () = stopped(stopping.clone()) => return Ok(None),
+        session = &mut connecting => session?,
+        () = stopped(stopping.clone()) => {
+            if let Some(session) = finish_briefly(connecting).await {
+                session.close().await;
+            }
+            return Ok(None);
+        }
     };
     let quiet = Printer::new(output::Format::Table, true);
     let counted = async {
@@ -205,6 +218,14 @@ async fn count_cycles(
     };
     session.close().await;
     counted
+}
+
+/// What a start cut short by a stop made, if it finishes within a moment:
+/// a handshake under way may already have a session on the server, which
+/// is closed rather than left to expire.
+async fn finish_briefly<T, E>(start: impl Future<Output = Result<T, E>>) -> Option<T> {
+    let moment = Duration::from_secs(1);
+    tokio::time::timeout(moment, start).await.ok()?.ok()
 }
 
 /// Resolves once the exporter stops (or whoever would say so is gone).
