@@ -417,6 +417,75 @@ fn the_exporter_negotiates_its_format_bounds_its_series_and_stops_on_sigterm() {
     }
 }
 
+#[test]
+fn the_exporter_counts_every_how_from_0_reads_nothing_for_a_scrape_and_stops_on_sigint() {
+    let env = TestEnv::new();
+    let (mut holder, _) = hold(&env, "r");
+    // The exporter's every request, as the proxy saw it; its survey and
+    // cycle search run once, at the start, and not again in this test.
+    let proxy = FaultProxy::start(env.servers());
+    let (mut running, address) = exporter(
+        support::Zklock::new(Vec::<&str>::new()).hosts(proxy.hosts(&env)),
+        &["--survey-interval", "1h"],
+    );
+    let scrape = || get(&address, "/metrics", None).expect("an answer").2;
+    let every_how = [
+        "deleted_while_session_alive",
+        "revoked",
+        "session_ended",
+        "unknown",
+    ]
+    .map(|how| (how.to_owned(), 0.0));
+    assert_eq!(
+        by_label(&scrape(), "zklock_hold_ends_total", "how"),
+        BTreeMap::from(every_how),
+        "every how is served at 0 before any hold ends"
+    );
+    wait_until(WAIT, "the watch's figures and a finished search", || {
+        let text = scrape();
+        let figures = samples(&text);
+        figures["zklock_exporter_connected"][""] == 1.0
+            && figures
+                .get("zklock_lock_holders")
+                .is_some_and(|holders| holders.get("/locks/r") == Some(&1.0))
+            && !cycles(&text).is_empty()
+    });
+    // Pings keep the session; anything else would be a reading.
+    let requests = || -> Vec<ClientMessage> {
+        proxy
+            .client_messages()
+            .into_iter()
+            .filter(|m| matches!(m, ClientMessage::Request { op, .. } if *op != op::PING))
+            .collect()
+    };
+    let before = requests();
+    assert!(!before.is_empty(), "the exporter reads through the proxy");
+    let open_metrics = Some("application/openmetrics-text;version=1.0.0");
+    for _ in 0..50 {
+        for accept in [None, open_metrics] {
+            let (status, _, _) = get(&address, "/metrics", accept).expect("an answer");
+            assert_eq!(status, 200);
+        }
+    }
+    // Renderings after the scrapes: a reading a scrape set off would have
+    // gone out by then.
+    let scraped = served(&address, "zklock_exporter_last_update_seconds", "").expect("served");
+    wait_until(WAIT, "two renderings after the scrapes", || {
+        served(&address, "zklock_exporter_last_update_seconds", "")
+            .is_some_and(|update| update >= scraped + 2.0)
+    });
+    let after = requests();
+    assert_eq!(
+        after[before.len()..],
+        [],
+        "requests sent while scrapes were served"
+    );
+    running.signal(libc::SIGINT);
+    running.wait(WAIT).assert_success();
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
 /// Percent-encodes a PromQL query for a URL.
 fn url_encoded(text: &str) -> String {
     text.bytes()
@@ -907,16 +976,23 @@ fn two_exporters_serve_the_same_tree_side_by_side() {
     }
 }
 
+/// The series of the family `name` in a text exposition, each with one
+/// label, `label`, by its value; empty when the family is absent.
+fn by_label(text: &str, name: &str, label: &str) -> BTreeMap<String, f64> {
+    let start = format!("{name}{{{label}=\"");
+    text.lines()
+        .filter_map(|line| line.strip_prefix(start.as_str()))
+        .map(|rest| {
+            let (labelled, value) = rest.split_once("\"} ").expect("one label");
+            (labelled.to_owned(), value.parse().expect("a number"))
+        })
+        .collect()
+}
+
 /// The `zklock_deadlock_cycles` series of a text exposition, by their
 /// `certain` label; empty when the family is absent.
 fn cycles(text: &str) -> BTreeMap<String, f64> {
-    text.lines()
-        .filter_map(|line| line.strip_prefix("zklock_deadlock_cycles{certain=\""))
-        .map(|rest| {
-            let (certain, value) = rest.split_once("\"} ").expect("one label");
-            (certain.to_owned(), value.parse().expect("a number"))
-        })
-        .collect()
+    by_label(text, "zklock_deadlock_cycles", "certain")
 }
 
 /// The cycle counts `-o prometheus ls PATH` prints, once promtool took them.
