@@ -816,7 +816,7 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     let tmux = Tmux::start();
     let scratch = Scratch::new();
     let before = tmux.stty(&scratch.file("before"));
-    let command = command_line(&env, &["top"]);
+    let command = command_line(env.zklock(["top"]));
     for quit in [&["q"][..], &["C-c"]] {
         tmux.launch(&command, &scratch);
         let screen = support::wait_for(WAIT, "top shows both locks", || {
@@ -850,10 +850,9 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     }
 }
 
-/// The shell command line that runs zklock with `args` as `env` would.
-fn command_line(env: &TestEnv, args: &[&str]) -> String {
-    let command: Vec<String> = env
-        .zklock(args)
+/// The shell command line that runs `zklock`.
+fn command_line(zklock: support::Zklock) -> String {
+    let command: Vec<String> = zklock
         .argv()
         .iter()
         .map(|arg| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''")))
@@ -869,7 +868,7 @@ fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
     let _crossed = super::deadlocks::crossed_zklocks(&env, false);
     let blocker = env.zk().children("/x/b")[0].clone();
     let tmux = Tmux::start();
-    tmux.send(&[&command_line(&env, &["top", "/x"]), "Enter"]);
+    tmux.send(&[&command_line(env.zklock(["top", "/x"])), "Enter"]);
     wait_until(WAIT, "top shows /x/a", || tmux.screen().contains("/x/a"));
     tmux.send(&["/", "x/a", "Enter"]);
     wait_until(WAIT, "top shows /x/a alone", || {
@@ -883,6 +882,17 @@ fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
         screen.contains(&hop).then_some(screen)
     });
     assert!(screen.lines().all(|line| line.chars().count() <= 80));
+    // Esc goes back to the list, filter kept; a second one clears it.
+    tmux.send(&["Escape"]);
+    wait_until(WAIT, "top lists /x/a alone again", || {
+        let screen = tmux.screen();
+        screen.contains("HOLD") && screen.contains("filter: x/a") && !screen.contains(&hop)
+    });
+    tmux.send(&["Escape"]);
+    wait_until(WAIT, "top lists both locks", || {
+        let screen = tmux.screen();
+        screen.contains("/x/a") && screen.contains("/x/b") && !screen.contains("filter:")
+    });
     tmux.send(&["q"]);
     tmux.wait_for_prompt();
 }
@@ -900,7 +910,7 @@ fn top_restores_the_terminal_on_sigterm_and_on_a_lost_connection() {
     // sh writes down its pid, which top then has.
     let top = |args: &[&str]| {
         let _ = std::fs::remove_file(&pid);
-        let command = command_line(&env, args);
+        let command = command_line(env.zklock(args));
         format!(
             "sh -c 'echo $$ > \"$0\"; exec \"$@\"' '{}' {command}",
             pid.display()
@@ -926,6 +936,54 @@ fn top_restores_the_terminal_on_sigterm_and_on_a_lost_connection() {
     showing();
     server.stop();
     assert_eq!(tmux.ended(&before, &scratch), 3);
+}
+
+/// The last word of the screen's line that shows `lock`: its HOST.
+fn host_of(screen: &str, lock: &str) -> Option<String> {
+    let row = screen.lines().find(|line| line.contains(lock))?;
+    row.split_whitespace().last().map(str::to_owned)
+}
+
+#[test]
+fn top_s_host_column_waits_for_the_survey_and_marks_a_holder_without_a_connection() {
+    let env = TestEnv::new();
+    let (mut connected, _) = hold(&env, "h1");
+    // A holder whose connection is gone while its session lives on.
+    let cut_off = FaultProxy::start(env.servers());
+    let gone = support::Zk::connect_with(&cut_off.hosts(&env), |c| {
+        c.with_session_timeout(Duration::from_secs(30))
+    });
+    env.zk().mkdir_p("/locks/h2");
+    gone.create_ephemeral_sequential("/locks/h2/lock-", b"");
+    cut_off.cut();
+    // top's survey of the members is held back until the test has seen
+    // the column before it.
+    let proxy = FaultProxy::start(env.servers());
+    proxy.hold_four_letter_words(true);
+    let tmux = Tmux::start();
+    let top = env.zklock(["top"]).hosts(proxy.hosts(&env));
+    tmux.send(&[&command_line(top), "Enter"]);
+    wait_until(WAIT, "top asks the members who is connected", || {
+        proxy.four_letter_words_asked() > 0
+    });
+    let screen = support::wait_for(WAIT, "top shows both locks", || {
+        let screen = tmux.screen();
+        (screen.contains("/locks/h1") && screen.contains("/locks/h2")).then_some(screen)
+    });
+    for lock in ["/locks/h1", "/locks/h2"] {
+        assert_eq!(host_of(&screen, lock).as_deref(), Some("-"), "{screen}");
+    }
+    proxy.hold_four_letter_words(false);
+    wait_until(WAIT, "top shows each holder's host", || {
+        let screen = tmux.screen();
+        host_of(&screen, "/locks/h1").as_deref() == Some("127.0.0.1")
+            && host_of(&screen, "/locks/h2").as_deref() == Some("disconnected")
+    });
+    tmux.send(&["q"]);
+    tmux.wait_for_prompt();
+    connected.signal(libc::SIGTERM);
+    connected.wait(WAIT).assert_success();
+    drop(gone);
 }
 
 #[test]

@@ -20,6 +20,10 @@
 //!   answered at once by a reply the proxy forges ([`Forgery`]), ahead of
 //!   the server's own; the request is still forwarded.
 //!
+//! Apart from the mode, [`FaultProxy::hold_four_letter_words`] holds the
+//! connections that ask a four-letter word (`cons`, `wchc`, ...) rather
+//! than for a session: a survey of the members that is slow to come back.
+//!
 //! Dropping the proxy stops it and resets every connection.
 //!
 //! ZooKeeper's framing ([`ClientFramer`], [`ServerFramer`]): every message is
@@ -425,6 +429,10 @@ struct State {
     firing: bool,
     /// Every message clients sent, in the order the proxy read them.
     sent: Vec<ClientMessage>,
+    /// Connections that ask a four-letter word wait while this is set.
+    holding_words: bool,
+    /// How many connections have asked a four-letter word so far.
+    words_asked: usize,
 }
 
 /// One proxied connection.
@@ -624,6 +632,19 @@ impl FaultProxy {
         );
     }
 
+    /// While `hold` is true, a connection whose first bytes are a
+    /// four-letter word sends them on only once it is false again.
+    pub fn hold_four_letter_words(&self, hold: bool) {
+        self.state().holding_words = hold;
+        self.shared.changed.notify_all();
+    }
+
+    /// How many connections have asked a four-letter word so far, held or
+    /// not.
+    pub fn four_letter_words_asked(&self) -> usize {
+        self.state().words_asked
+    }
+
     /// Every message clients sent through the proxy so far, in order.
     pub fn client_messages(&self) -> Vec<ClientMessage> {
         self.state().sent.clone()
@@ -777,9 +798,35 @@ fn read_some(mut stream: &TcpStream, buf: &mut [u8]) -> Option<usize> {
     }
 }
 
+/// True when a connection's first bytes ask a four-letter word: a
+/// ConnectRequest starts with its length, whose first byte is 0.
+fn is_four_letter_word(first: &[u8]) -> bool {
+    first.len() >= 4 && first[..4].iter().all(u8::is_ascii_lowercase)
+}
+
+/// Counts a four-letter word and waits while they are held; false when the
+/// connection is gone meanwhile.
+fn pass_four_letter_word(shared: &Shared, conn: &Conn) -> bool {
+    let mut state = lock(&shared.state);
+    state.words_asked += 1;
+    shared.changed.notify_all();
+    while state.holding_words {
+        if conn.is_dead() || shared.stopping.load(Ordering::SeqCst) {
+            return false;
+        }
+        state = shared
+            .changed
+            .wait_timeout(state, POLL)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+    true
+}
+
 fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
     let mut framer = ClientFramer::new();
     let mut buf = vec![0u8; 64 * 1024];
+    let mut first = true;
     loop {
         if matches!(wait_unfrozen(shared, conn), Go::Stop) {
             return;
@@ -793,6 +840,12 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
             }
         };
         let bytes = &buf[..n];
+        if std::mem::take(&mut first)
+            && is_four_letter_word(bytes)
+            && !pass_four_letter_word(shared, conn)
+        {
+            return;
+        }
         let messages = framer.push(bytes);
         lock(&shared.state)
             .sent
