@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 
 use crate::support::secured::scratch_dir;
-use crate::support::{TestEnv, Zklock, dead_port};
+use crate::support::{Scratch, TestEnv, Zklock, dead_port};
 
 /// Writes `text` as a configuration file of its own; returns its path.
 fn config_file(text: &str) -> PathBuf {
@@ -93,6 +93,45 @@ fn flag_beats_variable_beats_profile_beats_default() {
     for (case, zklock, expected) in cases {
         assert_eq!(root_used(zklock), expected, "{case}");
     }
+}
+
+#[test]
+fn the_file_is_zklock_config_else_under_xdg_config_home_else_under_home() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let (home, xdg) = (scratch.file("home"), scratch.file("xdg"));
+    // Each place names a root of its own, which holds a probe.
+    let place = |dir: &std::path::Path, root: &str| {
+        std::fs::create_dir_all(dir).expect("make the directory");
+        std::fs::write(
+            dir.join("config.toml"),
+            format!("[clusters.p]\nroot = \"{root}\"\n"),
+        )
+        .expect("write the configuration file");
+        env.zk().create(root, b"");
+        env.zk().create(&format!("{root}/probe"), b"");
+    };
+    place(&home.join(".config/zklock"), "/from-home");
+    place(&xdg.join("zklock"), "/from-xdg");
+    let named = config_file("[clusters.p]\nroot = \"/from-named\"\n");
+    env.zk().create("/from-named", b"");
+    env.zk().create("/from-named/probe", b"");
+    let profile = || env.zklock(["-C", "p"]).env("HOME", &home);
+    assert_eq!(root_used(profile()), "/from-home");
+    let under_xdg = || profile().env("XDG_CONFIG_HOME", &xdg);
+    assert_eq!(root_used(under_xdg()), "/from-xdg");
+    assert_eq!(
+        root_used(under_xdg().env("ZKLOCK_CONFIG", &named)),
+        "/from-named"
+    );
+    // Without a profile selected, the file is not read at all.
+    std::fs::write(xdg.join("zklock/config.toml"), "not toml at all [").expect("spoil the file");
+    env.zk().mkdir_p("/locks/probe");
+    let unselected = env
+        .zklock(Vec::<&str>::new())
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", &xdg);
+    assert_eq!(root_used(unselected), "/locks");
 }
 
 #[test]

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use crate::support::secured::{sasl_server, tls_server};
-use crate::support::{Blackhole, Run, Zklock, dead_port};
+use crate::support::{Blackhole, Run, Running, Zklock, dead_port, find_on_path};
 
 /// Runs `stat /` against `hosts` with the JSON log on.
 fn try_reach(hosts: &str, extra: &[&str]) -> Run {
@@ -59,6 +59,36 @@ fn a_refused_port_says_refused() {
     let run = try_reach(&refused, &["--connect-timeout", "1s"]);
     run.assert_code(3);
     assert_reasons(&run, &[(&refused, "refused")]);
+}
+
+/// Runs `zklock` in a network namespace of its own, whose loopback has
+/// nothing listening: whatever port it tries is refused, and says which.
+fn in_an_empty_network(zklock: &Zklock) -> Run {
+    find_on_path("unshare")
+        .unwrap_or_else(|| panic!("unshare is not installed: apt-get install util-linux"));
+    let loopback_up = "PATH=$PATH:/usr/sbin:/sbin ip link set lo up && exec \"$@\"";
+    let command = zklock.through(&[
+        "unshare",
+        "--user",
+        "--map-root-user",
+        "--net",
+        "sh",
+        "-c",
+        loopback_up,
+        "sh",
+    ]);
+    Running::start(command, zklock.cmdline(), None).wait(Duration::from_secs(30))
+}
+
+#[test]
+fn with_no_hosts_zklock_asks_127_0_0_1_2181_and_a_port_left_out_is_2181() {
+    let unset = Zklock::new(["-v", "stat", "/", "--connect-timeout", "1s"]).json_log();
+    let run = in_an_empty_network(&unset);
+    run.assert_code(3);
+    assert_reasons(&run, &[("127.0.0.1:2181", "refused")]);
+    let run = in_an_empty_network(&unset.hosts("127.0.0.2"));
+    run.assert_code(3);
+    assert_reasons(&run, &[("127.0.0.2:2181", "refused")]);
 }
 
 #[test]
