@@ -140,6 +140,15 @@ fn lock_names_resolve_under_the_root() {
         .assert_success()
         .json();
     assert_eq!(report.path, "/other/x");
+
+    // A name that starts with `/` is a path, whatever the root.
+    let report: NodeReport = env
+        .zklock(["stat", "/other/x", "-o", "json"])
+        .env("ZKLOCK_ROOT", "/locks")
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(report.path, "/other/x");
 }
 
 #[test]

@@ -259,6 +259,71 @@ fn kerberos_locks_with_the_ticket_kinit_got() {
     refused.assert_stderr_contains("GSSAPI");
 }
 
+#[test]
+fn every_security_setting_can_come_from_its_variable() {
+    // TLS: the server's certificate names localhost, and it wants a client
+    // certificate, so 127.0.0.1 works only with every TLS variable heeded.
+    let tls = tls_server();
+    let (cert, key) = tls.certs.alice();
+    let on_tls = || {
+        Zklock::new(["stat", "/", "--connect-timeout", "3s"])
+            .hosts(format!("127.0.0.1:{}", tls.port))
+            .env("ZKLOCK_TLS", "true")
+            .env("ZKLOCK_TLS_CA", tls.certs.ca())
+            .env("ZKLOCK_TLS_CERT", &cert)
+            .env("ZKLOCK_TLS_KEY", &key)
+    };
+    on_tls()
+        .env("ZKLOCK_TLS_NO_VERIFY_HOSTNAME", "true")
+        .run()
+        .assert_success();
+    on_tls().run().assert_code(3);
+    // SASL DIGEST-MD5, on a server that refuses anyone else.
+    let password_file = secret_file("alice-alice-pw", "alice-pw\n");
+    Zklock::new(["lock", &fresh_lock("sasl-env"), "--", "true"])
+        .hosts(sasl_server().address())
+        .env("ZKLOCK_SASL", "digest-md5")
+        .env("ZKLOCK_SASL_USER", "alice")
+        .env("ZKLOCK_SASL_PASSWORD_FILE", &password_file)
+        .run()
+        .assert_success();
+    // Kerberos: the principal zookeeper/localhost, named by the variables
+    // where the host connected to, 127.0.0.1, would name another.
+    let krb = kerberos();
+    let cache = krb.kinit_alice(&format!("cc-{}", unique()));
+    let on_kerberos = |service: &str| {
+        over_kerberos(&cache.display().to_string(), &["stat", "/"])
+            .hosts(format!("127.0.0.1:{}", krb.server.port()))
+            .env("ZKLOCK_SASL_SERVICE", service)
+            .env("ZKLOCK_SASL_HOST", "localhost")
+    };
+    on_kerberos("zookeeper").run().assert_success();
+    on_kerberos("no-such-service").run().assert_code(5);
+    // The ACL of the nodes zklock makes, for the identity of the auth file.
+    let env = TestEnv::new();
+    let auth_file = secret_file("auth-alice", "digest:alice:secret\n");
+    let mut holder = env
+        .zklock(["lock", "acl-env"])
+        .env("ZKLOCK_AUTH_FILE", &auth_file)
+        .env("ZKLOCK_ACL", "creator-only")
+        .spawn();
+    let token = holder.next_line(WAIT);
+    assert_eq!(
+        env.zk().try_get(&token).map(|_| ()),
+        Err(zookeeper_client::Error::NoAuth),
+        "the world may not even read"
+    );
+    let alice = Zk::connect(&env.hosts());
+    alice.add_auth("digest", "alice:secret");
+    let all = zookeeper_client::Permission::ALL;
+    assert_eq!(
+        alice.get_acl(&token),
+        [support::digest_acl("alice", "secret", all)]
+    );
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
 /// Whether process `pid` has the GSSAPI library (or Kerberos's) mapped.
 fn maps_gssapi(pid: u32) -> bool {
     let maps = proc_file(pid, "maps");

@@ -157,15 +157,24 @@ fn with_four_letter_words_off_the_admin_server_answers() {
     );
     let env = TestEnv::with_server(&server);
     let (_holder, local, _) = holder_with_address(&env, "/locks/adm", &[]);
-    let (lock, stderr) = stat(&env, "/locks/adm", &["--admin-port", &admin.to_string()]);
-    let client = lock.holders[0]
-        .client
-        .as_ref()
-        .unwrap_or_else(|| panic!("no client for the holder; stderr: {stderr}"));
-    assert_eq!(client.address.as_deref(), Some(local.as_str()));
-    assert_eq!(client.server.as_deref(), Some(server.address().as_str()));
-    assert!(client.connected);
-    assert!(stderr.is_empty(), "{stderr}");
+    let port = admin.to_string();
+    let stat = || env.zklock(["stat", "/locks/adm", "-o", "json"]);
+    for zklock in [
+        stat().args(["--admin-port", &port]),
+        stat().env("ZKLOCK_ADMIN_PORT", &port),
+    ] {
+        let run = zklock.run();
+        run.assert_success();
+        let lock: Lock = run.json();
+        let client = lock.holders[0]
+            .client
+            .as_ref()
+            .unwrap_or_else(|| panic!("no client for the holder: {run:?}"));
+        assert_eq!(client.address.as_deref(), Some(local.as_str()));
+        assert_eq!(client.server.as_deref(), Some(server.address().as_str()));
+        assert!(client.connected);
+        assert!(run.stderr.is_empty(), "{run:?}");
+    }
 }
 
 #[test]
