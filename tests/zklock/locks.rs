@@ -946,3 +946,17 @@ fn the_first_request_after_the_handshake_is_the_create() {
         "the first request is not the create: {sent:?}"
     );
 }
+
+#[test]
+fn the_directories_a_lock_needs_go_once_it_is_released() {
+    let env = TestEnv::new();
+    assert!(env.zk().exists("/locks").is_none(), "a fresh chroot");
+    env.zklock(["lock", "deep/er/path", "--", "true"])
+        .run()
+        .assert_success();
+    // zklock made /locks, /locks/deep, ... as containers: the server
+    // removes each once it is empty, from the lock directory up.
+    wait_until(WAIT, "every directory the lock needed is gone", || {
+        env.zk().exists("/locks").is_none()
+    });
+}

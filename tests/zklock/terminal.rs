@@ -332,6 +332,46 @@ fn the_spinner_is_one_line_of_the_terminal_with_the_waits_progress() {
     );
 }
 
+/// The lines a terminal showed, without escapes, empty lines or the
+/// terminal's own echo of Ctrl-C.
+fn shown_lines(output: &str) -> Vec<String> {
+    without_escapes(output)
+        .split(['\r', '\n'])
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && *line != "^C")
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn quiet_at_a_terminal_draws_nothing_beyond_what_it_prints_off_one() {
+    let env = TestEnv::new();
+    // A hold without a command: the token, and no word on how to release.
+    let run = on_terminal(
+        &env.zklock(["-q", "lock", "tty"]),
+        &["expect:/locks/tty/", "send:\\x03"],
+    );
+    run.assert_success();
+    let shown = shown_lines(&run.stdout);
+    assert!(
+        shown.len() == 1 && shown[0].starts_with("/locks/tty/"),
+        "{shown:#?}"
+    );
+    // A wait that gives up: its message, and no spinner before it.
+    env.zklock(["lock", "tty", "--detach", "--lease", "2m"])
+        .run()
+        .assert_success();
+    let waiter = env.zklock(["-q", "lock", "-w", "1s", "tty", "--", "true"]);
+    let off_a_terminal = waiter.run();
+    off_a_terminal.assert_code(1);
+    let run = on_terminal(&waiter, &[]);
+    run.assert_code(1);
+    assert_eq!(
+        shown_lines(&run.stdout),
+        shown_lines(&off_a_terminal.stderr)
+    );
+}
+
 #[test]
 fn ctrl_z_while_waiting_leaves_zklock_waiting() {
     let env = TestEnv::new();
