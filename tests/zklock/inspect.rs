@@ -808,12 +808,22 @@ fn ls_skips_a_directory_its_acl_hides() {
         b"",
         &zkc::CreateMode::Persistent.with_acls(zkc::Acls::new(&acl)),
     );
+    // A contender whose data its ACL hides is still shown, without data.
+    zk.mkdir_p("/locks/veiled");
+    let (veiled, _) = zk.create_with(
+        "/locks/veiled/lock-",
+        b"secret owner",
+        &zkc::CreateMode::EphemeralSequential.with_acls(zkc::Acls::new(&acl)),
+    );
     let run = env.zklock(["ls", "-o", "json"]).run();
     run.assert_success()
         .assert_stderr_contains("skipped /locks/secret: permission denied");
     let locks: Vec<Lock> = run.json();
-    assert_eq!(locks.len(), 1);
-    assert_eq!(locks[0].path, "/locks/open");
+    let paths: Vec<&str> = locks.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(paths, ["/locks/open", "/locks/veiled"]);
+    let holder = &locks[1].holders[0];
+    assert_eq!(holder.data, None);
+    assert_eq!(holder.fence, veiled.czxid);
 }
 
 #[test]

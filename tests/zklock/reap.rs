@@ -724,3 +724,52 @@ fn the_summary_comes_after_every_row() {
     }
     assert!(env.zk().children_if_any("/locks/s0").is_empty());
 }
+
+#[test]
+fn empty_never_deletes_the_top_the_lock_root_or_what_is_above_it() {
+    let env = TestEnv::new();
+    let stale = env.connect();
+    let session = stale.session_hex();
+    // Three persistent directories, each holding a stale contender and
+    // nothing else, as a lock directory does: the top of a connect
+    // string's chroot, the lock root, and a node above a lock root.
+    let cases = [
+        (
+            "/top",
+            env.zklock(["--root", "/locks"])
+                .hosts(format!("{}/top", env.hosts())),
+            "/",
+        ),
+        ("/locks", env.zklock(Vec::<&str>::new()), "/locks"),
+        ("/apps", env.zklock(["--root", "/apps/locks"]), "/"),
+    ];
+    for (dir, zklock, path) in cases {
+        let doomed = contenders(&stale, dir, 1);
+        let run = zklock
+            .args([
+                "-o",
+                "json",
+                "reap",
+                "--session",
+                &session,
+                "--empty",
+                "--yes",
+                path,
+            ])
+            .run();
+        let report: ReapReport = run.assert_success().json();
+        let reaped: Vec<String> = report
+            .deleted
+            .iter()
+            .map(|p| {
+                if dir == "/top" {
+                    format!("/top{p}")
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
+        assert_eq!(reaped, doomed, "{dir}");
+        assert!(exists(&env, dir), "{dir} was deleted");
+    }
+}
