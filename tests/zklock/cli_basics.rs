@@ -84,12 +84,17 @@ fn stat_of_a_node_matches_the_server() {
     assert_eq!(s.cversion, 1);
     assert!(s.pzxid > s.mzxid, "{run:?}");
 
-    // The table shows the data and the zxids in zkCli's hex.
+    // The table shows the data and the zxids in zkCli's hex, and the
+    // times in the local zone with its offset (here a zone of the
+    // TZ variable's own, 5 h 30 min east).
     env.zklock(["stat", "/node"])
+        .env("TZ", "ZKT-5:30")
         .run()
         .assert_success()
         .assert_stdout_contains("hello, world")
-        .assert_stdout_contains(&format!("0x{:x}", stat.czxid));
+        .assert_stdout_contains(&format!("0x{:x}", stat.czxid))
+        .assert_stdout_contains(&support::local_time(stat.ctime, 19_800))
+        .assert_stdout_contains(&support::local_time(updated.mtime, 19_800));
 
     // An empty node has null data.
     let report: NodeReport = env

@@ -416,16 +416,6 @@ fn zookeeper_recipe_and_generic_locks() {
     assert_eq!(g.holders[0].data.as_deref(), Some("job 1"));
 }
 
-/// What `program args` prints, trimmed.
-fn output_of(program: &str, args: &[&str]) -> String {
-    let out = std::process::Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("run {program}: {e}"));
-    assert!(out.status.success(), "{program} {args:?} failed");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 #[test]
 fn zklock_holders_show_their_owner_record() {
     let env = TestEnv::new();
@@ -441,17 +431,15 @@ fn zklock_holders_show_their_owner_record() {
     let owner = held.owner.as_ref().expect("zklock's owner record");
     assert_eq!(owner["tool"], "zklock");
     assert_eq!(owner["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(owner["host"], output_of("hostname", &[]));
-    assert_eq!(owner["user"], output_of("id", &["-un"]));
+    assert_eq!(owner["host"], support::output_of("hostname", &[]));
+    assert_eq!(owner["user"], support::output_of("id", &["-un"]));
     assert_eq!(owner["command"], serde_json::Value::Null);
     assert_eq!(owner["data"], "release 42");
     assert_eq!(owner["pid"], holder.pid());
     let (_, node) = env.zk().get(&token);
     // The time the contender was made, as RFC 3339 UTC.
     let time = owner["time"].as_str().expect("a time");
-    let since_epoch = output_of("date", &["-u", "-d", time, "+%s%3N"]);
-    let made_ms: i64 = since_epoch.parse().expect("milliseconds");
-    assert!(time.ends_with('Z'), "{time}");
+    let made_ms = support::rfc3339_ms(time);
     assert!(
         (made_ms - node.ctime).abs() < 2_000,
         "{time} {}",

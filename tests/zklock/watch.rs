@@ -122,6 +122,9 @@ fn the_state_at_the_start_lists_holders_and_queued_waiters_of_every_lock_below()
         env.zk().children("/locks/app/b").len() == 2
     });
     let (_watching, state) = watch(&env, &["app"]);
+    for event in &state {
+        assert_eq!(support::rfc3339_ms(&event.time), event.time_ms, "{event:?}");
+    }
     let summary: Vec<(&str, &str)> = state
         .iter()
         .map(|e| (e.event.as_str(), e.node.as_deref().unwrap_or(&e.lock)))

@@ -68,6 +68,38 @@ pub fn require_zookeeper() {
     }
 }
 
+/// What `program args` prints, trimmed; fails the test unless it succeeds.
+pub fn output_of(program: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("run {program}: {e}"));
+    assert!(out.status.success(), "{program} {args:?} failed");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The milliseconds since the epoch of an RFC 3339 time in UTC (`...Z`),
+/// as date(1) reads it.
+pub fn rfc3339_ms(time: &str) -> i64 {
+    assert!(
+        time.ends_with('Z') && time.contains('T'),
+        "not RFC 3339 UTC: {time}"
+    );
+    output_of("date", &["-u", "-d", time, "+%s%3N"])
+        .parse()
+        .unwrap_or_else(|e| panic!("date(1) read {time:?} as no time: {e}"))
+}
+
+/// A moment (milliseconds since the epoch) as people are shown it in the
+/// zone `offset` east of UTC, in seconds: `2026-11-22 16:20:53 +01:00`.
+pub fn local_time(ms: i64, offset: i64) -> String {
+    let seconds = format!("@{}", ms.div_euclid(1000) + offset);
+    let shown = output_of("date", &["-u", "-d", &seconds, "+%Y-%m-%d %H:%M:%S"]);
+    let sign = if offset < 0 { '-' } else { '+' };
+    let minutes = offset.abs() / 60;
+    format!("{shown} {sign}{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
 /// The first executable called `name` on PATH.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
