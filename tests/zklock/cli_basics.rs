@@ -186,6 +186,37 @@ fn unreachable_server_exits_3_within_the_connect_timeout() {
 }
 
 #[test]
+fn unless_given_the_session_timeout_is_10s_and_the_connect_timeout_5s() {
+    // A server that never answers keeps zklock for the connect timeout,
+    // then for the whole of the 2 s in which each host is tried once more
+    // to find out why.
+    let hole = Blackhole::new();
+    let mut unanswered = support::Zklock::new(["stat", "/"])
+        .hosts(hole.address())
+        .spawn();
+    let env = TestEnv::new();
+    let mut holder = env.zklock(["lock", "timeouts"]).spawn();
+    let token = holder.next_line(Duration::from_secs(20));
+    let session = env.zk().get(&token).1.ephemeral_owner;
+    // The server's own view of the session: the timeout it was asked for
+    // (it grants anything from 400 ms to 60 s).
+    let cons = shared_server().four_letter("cons");
+    let connection = cons
+        .lines()
+        .find(|line| line.contains(&format!("sid=0x{session:x},")))
+        .unwrap_or_else(|| panic!("no connection of 0x{session:x}: {cons}"));
+    assert!(connection.contains(",to=10000,"), "{connection}");
+    holder.signal(libc::SIGTERM);
+    holder.wait(Duration::from_secs(20)).assert_success();
+    let run = unanswered.wait(Duration::from_secs(20));
+    run.assert_code(3);
+    assert!(
+        run.elapsed >= Duration::from_millis(6_900) && run.elapsed < Duration::from_millis(8_500),
+        "{run:?}"
+    );
+}
+
+#[test]
 fn malformed_input_exits_2_before_connecting() {
     // A server that would hang any connection for 30 s: a quick exit 2 proves
     // the input was refused before a connection was tried.
