@@ -324,6 +324,43 @@ fn every_security_setting_can_come_from_its_variable() {
     holder.wait(WAIT).assert_success();
 }
 
+/// The GSSAPI library as the dynamic loader finds it.
+fn gssapi_library() -> String {
+    let cache = support::output_of("/sbin/ldconfig", &["-p"]);
+    cache
+        .lines()
+        .find_map(|line| {
+            let (name, path) = line.trim().split_once(" => ")?;
+            name.starts_with("libgssapi_krb5.so.2 ")
+                .then(|| path.to_owned())
+        })
+        .unwrap_or_else(|| panic!("no GSSAPI library: apt-get install libgssapi-krb5-2"))
+}
+
+#[test]
+fn without_the_gssapi_library_sasl_gssapi_is_a_usage_error_naming_it() {
+    require_tool("unshare", "util-linux");
+    // Where nothing listens: a failure to connect would be exit 3.
+    let zklock = Zklock::new(["--sasl", "gssapi", "stat", "/"])
+        .hosts(format!("127.0.0.1:{}", support::dead_port()));
+    // In a mount namespace of its own, the library is an empty file.
+    let hidden = "mount --bind /dev/null \"$LIBRARY\" && exec \"$@\"";
+    let mut command = zklock.through(&[
+        "unshare",
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "sh",
+        "-c",
+        hidden,
+        "sh",
+    ]);
+    command.env("LIBRARY", gssapi_library());
+    let run = support::Running::start(command, zklock.cmdline(), None).wait(WAIT);
+    run.assert_code(2).assert_stderr_contains("libgssapi_krb5");
+    assert!(run.stdout.is_empty(), "{run:?}");
+}
+
 /// Whether process `pid` has the GSSAPI library (or Kerberos's) mapped.
 fn maps_gssapi(pid: u32) -> bool {
     let maps = proc_file(pid, "maps");

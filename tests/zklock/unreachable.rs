@@ -9,8 +9,9 @@
 
 use std::time::Duration;
 
+use crate::support::secured::require_tool;
 use crate::support::secured::{sasl_server, tls_server};
-use crate::support::{Blackhole, Run, Running, Zklock, dead_port, find_on_path};
+use crate::support::{Blackhole, Run, Running, Zklock, dead_port};
 
 /// Runs `stat /` against `hosts` with the JSON log on.
 fn try_reach(hosts: &str, extra: &[&str]) -> Run {
@@ -64,9 +65,9 @@ fn a_refused_port_says_refused() {
 /// Runs `zklock` in a network namespace of its own, whose loopback has
 /// nothing listening: whatever port it tries is refused, and says which.
 fn in_an_empty_network(zklock: &Zklock) -> Run {
-    find_on_path("unshare")
-        .unwrap_or_else(|| panic!("unshare is not installed: apt-get install util-linux"));
-    let loopback_up = "PATH=$PATH:/usr/sbin:/sbin ip link set lo up && exec \"$@\"";
+    require_tool("unshare", "util-linux");
+    require_tool("/sbin/ip", "iproute2");
+    let loopback_up = "/sbin/ip link set lo up && exec \"$@\"";
     let command = zklock.through(&[
         "unshare",
         "--user",
