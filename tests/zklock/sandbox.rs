@@ -53,6 +53,12 @@ fn the_sandbox_starts_once_refuses_a_port_it_does_not_own_and_stops_only_its_own
     env.zklock(["lock", "tried", "--", "true"])
         .run()
         .assert_success();
+    // Every four-letter word is allowed (so `stat` can name each session's
+    // client), and its tick is ZooKeeper's usual 2 s.
+    let conf = four_letter(port, "conf").expect("conf");
+    assert!(conf.lines().any(|l| l == "tickTime=2000"), "{conf}");
+    let cons = four_letter(port, "cons").expect("cons");
+    assert!(cons.contains("queued="), "cons is refused: {cons}");
     let kept = env.zklock(["lock", "kept", "--ttl", "1h"]).run();
     kept.assert_success();
     let token = kept.stdout.trim().to_owned();
