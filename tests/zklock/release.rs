@@ -689,4 +689,29 @@ fn release_holders_refused_by_the_parents_acl_names_the_parent() {
         .assert_code(5)
         .assert_stderr_contains("parent /locks/guarded");
     assert!(env.zk().exists(&node).is_some());
+    // A revocation that then may not delete: what it did comes first (the
+    // holder, a Curator node no one obeys for, was revoked), then the error.
+    holder.mkdir_p("/locks/revoked");
+    let curator = holder.create_ephemeral_sequential(
+        "/locks/revoked/_c_0f3b1f0e-5f7d-4c7a-9d7e-3f1e2c4b5a69-lock-",
+        b"",
+    );
+    env.zk().set_acl(
+        "/locks/revoked",
+        &[zookeeper_client::Acl::new(
+            no_delete,
+            zookeeper_client::AuthId::anyone(),
+        )],
+    );
+    let args = ["--revoke", "--force-after", "100ms", "--yes", "revoked"];
+    let done = release_json(&env, &args, 5);
+    assert_eq!(
+        done,
+        ReleaseReport {
+            deleted: vec![],
+            revoked: vec![curator.clone()],
+            skipped: vec![]
+        }
+    );
+    assert_eq!(env.zk().get(&curator).0, b"__REVOKE__");
 }
