@@ -71,6 +71,8 @@ fn flags_that_do_not_apply_are_usage_errors_before_connecting() {
         &["--read-only", "release", "--holders", "--yes", "x"],
         &["--read-only", "reap", "--all", "--yes"],
         &["-o", "json", "completions", "bash"],
+        // A lease ends with its holder's session: no --ttl for a semaphore.
+        &["sem", "x", "--max-leases", "2", "--ttl", "1m"],
     ];
     for args in refused {
         let run = support::Zklock::new(*args).hosts(&nowhere).run();
