@@ -960,3 +960,73 @@ fn the_directories_a_lock_needs_go_once_it_is_released() {
         env.zk().exists("/locks").is_none()
     });
 }
+
+/// Whether `name` has the shape of `template`, whose holes `{uuid}`,
+/// `{hex32}` and `{seq}` (ten digits) stand for what varies.
+fn has_layout(name: &str, template: &str) -> bool {
+    let mut rest = name;
+    let mut template = template;
+    while let Some((literal, hole)) = template.split_once('{') {
+        let Some(after) = rest.strip_prefix(literal) else {
+            return false;
+        };
+        let (hole, next) = hole.split_once('}').expect("a closed hole");
+        let (len, fits): (usize, fn(usize, char) -> bool) = match hole {
+            "uuid" => (36, |i, c| {
+                if [8, 13, 18, 23].contains(&i) {
+                    c == '-'
+                } else {
+                    c.is_ascii_hexdigit()
+                }
+            }),
+            "hex32" => (32, |_, c| c.is_ascii_hexdigit()),
+            "seq" => (10, |_, c| c.is_ascii_digit()),
+            other => panic!("no hole {other}"),
+        };
+        let Some(part) = after.get(..len) else {
+            return false;
+        };
+        if !part.char_indices().all(|(i, c)| fits(i, c)) {
+            return false;
+        }
+        rest = &after[len..];
+        template = next;
+    }
+    rest == template
+}
+
+#[test]
+fn each_dialect_names_its_nodes_as_its_library_does() {
+    let env = TestEnv::new();
+    let cases = [
+        ("lock", "curator", "_c_{uuid}-lock-{seq}"),
+        ("wlock", "curator", "_c_{uuid}-__WRIT__{seq}"),
+        ("rlock", "curator", "_c_{uuid}-__READ__{seq}"),
+        ("lock", "kazoo", "{hex32}__lock__{seq}"),
+        ("wlock", "kazoo", "{hex32}__lock__{seq}"),
+        ("rlock", "kazoo", "{hex32}__rlock__{seq}"),
+        ("lock", "hbase", "write-{seq}"),
+        ("wlock", "hbase", "write-{seq}"),
+        ("rlock", "hbase", "read-{seq}"),
+        // The session in decimal, as the recipe writes it.
+        ("lock", "zk-recipe", "x-SESSION-{seq}"),
+    ];
+    for (verb, dialect, template) in cases {
+        let lock = format!("{verb}-{dialect}");
+        let said = "echo \"$ZKLOCK_NODE $ZKLOCK_SESSION\"";
+        let run = env
+            .zklock([verb, "--dialect", dialect, &lock, "--", "sh", "-c", said])
+            .run();
+        run.assert_success();
+        let (node, session) = run.stdout.trim().split_once(' ').expect("node and session");
+        let session = i64::from_str_radix(session.trim_start_matches("0x"), 16).expect("hex");
+        let template = template.replace("SESSION", &session.to_string());
+        let name = node
+            .strip_prefix(&format!("/locks/{lock}/"))
+            .unwrap_or_else(|| panic!("{node} is not in /locks/{lock}"));
+        assert!(
+            has_layout(name, &template),
+            "{verb} --dialect {dialect}: {name}"
+        );
+    }
+}
