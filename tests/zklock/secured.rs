@@ -71,6 +71,35 @@ fn tls_lock_stat_and_ls_work() {
 }
 
 #[test]
+fn one_connect_string_may_name_tls_and_plain_hosts() {
+    let tls = tls_server();
+    let (cert, key) = tls.certs.alice();
+    let dead = support::dead_port();
+    // One host refuses, so the other, in the protocol its prefix names,
+    // is the one that answers.
+    for hosts in [
+        format!(
+            "tcp+tls://localhost:{dead},tcp://127.0.0.1:{}",
+            tls.server.port()
+        ),
+        format!("tcp://127.0.0.1:{dead},tcp+tls://localhost:{}", tls.port),
+    ] {
+        Zklock::new(["stat", "/", "--connect-timeout", "3s"])
+            .args([
+                "--tls-ca",
+                &tls.certs.ca(),
+                "--tls-cert",
+                &cert,
+                "--tls-key",
+                &key,
+            ])
+            .hosts(&hosts)
+            .run()
+            .assert_success();
+    }
+}
+
+#[test]
 fn tls_handshake_failures_exit_3_and_say_why() {
     let tls = tls_server();
     let (cert, key) = tls.certs.alice();
