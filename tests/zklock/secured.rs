@@ -331,6 +331,8 @@ fn every_security_setting_can_come_from_its_variable() {
     // The ACL of the nodes zklock makes, for the identity of the auth file.
     let env = TestEnv::new();
     let auth_file = secret_file("auth-alice", "digest:alice:secret\n");
+    // A node there already keeps its ACL; what zklock makes gets the new one.
+    env.zk().mkdir_p("/locks");
     let mut holder = env
         .zklock(["lock", "acl-env"])
         .env("ZKLOCK_AUTH_FILE", &auth_file)
@@ -345,9 +347,16 @@ fn every_security_setting_can_come_from_its_variable() {
     let alice = Zk::connect(&env.hosts());
     alice.add_auth("digest", "alice:secret");
     let all = zookeeper_client::Permission::ALL;
+    for made in [token.as_str(), "/locks/acl-env"] {
+        assert_eq!(
+            alice.get_acl(made),
+            [support::digest_acl("alice", "secret", all)],
+            "{made}"
+        );
+    }
     assert_eq!(
-        alice.get_acl(&token),
-        [support::digest_acl("alice", "secret", all)]
+        env.zk().get_acl("/locks"),
+        zookeeper_client::Acls::anyone_all().to_vec()
     );
     holder.signal(libc::SIGTERM);
     holder.wait(WAIT).assert_success();
