@@ -993,3 +993,42 @@ fn stat_of_a_lock_wider_than_a_read_window_passes_over_look_alikes_at_its_edges(
             "{dir}: read-write lock (curator), 4195 holders, 11 waiters"
         ));
 }
+
+#[test]
+fn nothing_below_a_contender_is_read() {
+    let env = TestEnv::new();
+    let zk = env.zk();
+    // kazoo's contenders may be persistent, so one can have children; what
+    // lies below it is no lock of anyone's.
+    zk.mkdir_p("/locks/k");
+    let persistent = zkc::CreateMode::Persistent.with_acls(zkc::Acls::anyone_all());
+    let kazoo = format!("{}__lock__0000000000", hex32(7));
+    let below = format!("/locks/k/{kazoo}/inner");
+    zk.create_with(&format!("/locks/k/{kazoo}"), b"", &persistent);
+    contender(zk, &below, "lock-", b"");
+    let proxy = support::proxy::FaultProxy::start(env.servers());
+    let run = env
+        .zklock(["ls", "-o", "json"])
+        .hosts(proxy.hosts(&env))
+        .run();
+    let locks: Vec<Lock> = run.assert_success().json();
+    let paths: Vec<&str> = locks.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(paths, ["/locks/k"]);
+    let below_it: Vec<_> = proxy
+        .client_messages()
+        .into_iter()
+        .filter(|m| match m {
+            support::proxy::ClientMessage::Request {
+                path, multi_paths, ..
+            } => path
+                .iter()
+                .chain(multi_paths)
+                .any(|p| p.contains(&format!("{kazoo}/"))),
+            support::proxy::ClientMessage::Connect { .. } => false,
+        })
+        .collect();
+    assert!(
+        below_it.is_empty(),
+        "read below the contender: {below_it:#?}"
+    );
+}
