@@ -486,6 +486,37 @@ fn the_exporter_counts_every_how_from_0_reads_nothing_for_a_scrape_and_stops_on_
     holder.wait(WAIT).assert_success();
 }
 
+#[test]
+fn the_exporter_listens_on_the_loopback_port_9731_unless_told() {
+    // Where nothing else listens, the listening sockets once it started
+    // (the kernel's table: address and port in hex, state 0A is LISTEN),
+    // and its exit on SIGTERM.
+    let listened = "\"$@\" 2>/dev/null &
+pid=$!
+i=0
+while [ $i -lt 300 ] && ! grep -q ' 0A ' /proc/net/tcp /proc/net/tcp6; do
+    sleep 0.1
+    i=$((i + 1))
+done
+cat /proc/net/tcp /proc/net/tcp6
+kill -TERM $pid
+wait $pid
+echo exit=$?";
+    let exporter = support::Zklock::new(["exporter"]).hosts("127.0.0.1:1");
+    let run = support::in_an_empty_network(&exporter, listened);
+    run.assert_success();
+    let listening: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.get(3) == Some(&"0A")).then(|| fields[1])
+        })
+        .collect();
+    assert_eq!(listening, ["0100007F:2603"], "{}", run.stdout);
+    assert_eq!(run.stdout.lines().last(), Some("exit=0"), "{}", run.stdout);
+}
+
 /// Percent-encodes a PromQL query for a URL.
 fn url_encoded(text: &str) -> String {
     text.bytes()

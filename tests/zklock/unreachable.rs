@@ -9,9 +9,8 @@
 
 use std::time::Duration;
 
-use crate::support::secured::require_tool;
 use crate::support::secured::{sasl_server, tls_server};
-use crate::support::{Blackhole, Run, Running, Zklock, dead_port};
+use crate::support::{Blackhole, Run, Zklock, dead_port, in_an_empty_network};
 
 /// Runs `stat /` against `hosts` with the JSON log on.
 fn try_reach(hosts: &str, extra: &[&str]) -> Run {
@@ -62,32 +61,13 @@ fn a_refused_port_says_refused() {
     assert_reasons(&run, &[(&refused, "refused")]);
 }
 
-/// Runs `zklock` in a network namespace of its own, whose loopback has
-/// nothing listening: whatever port it tries is refused, and says which.
-fn in_an_empty_network(zklock: &Zklock) -> Run {
-    require_tool("unshare", "util-linux");
-    require_tool("/sbin/ip", "iproute2");
-    let loopback_up = "/sbin/ip link set lo up && exec \"$@\"";
-    let command = zklock.through(&[
-        "unshare",
-        "--user",
-        "--map-root-user",
-        "--net",
-        "sh",
-        "-c",
-        loopback_up,
-        "sh",
-    ]);
-    Running::start(command, zklock.cmdline(), None).wait(Duration::from_secs(30))
-}
-
 #[test]
 fn with_no_hosts_zklock_asks_127_0_0_1_2181_and_a_port_left_out_is_2181() {
     let unset = Zklock::new(["-v", "stat", "/", "--connect-timeout", "1s"]).json_log();
-    let run = in_an_empty_network(&unset);
+    let run = in_an_empty_network(&unset, "exec \"$@\"");
     run.assert_code(3);
     assert_reasons(&run, &[("127.0.0.1:2181", "refused")]);
-    let run = in_an_empty_network(&unset.hosts("127.0.0.2"));
+    let run = in_an_empty_network(&unset.hosts("127.0.0.2"), "exec \"$@\"");
     run.assert_code(3);
     assert_reasons(&run, &[("127.0.0.2:2181", "refused")]);
 }

@@ -68,6 +68,27 @@ pub fn require_zookeeper() {
     }
 }
 
+/// Runs the shell `script`, with zklock's command line as its `"$@"`, in a
+/// network namespace of its own: its loopback is up and nothing listens
+/// there, so whatever zklock connects to is refused, and whatever it
+/// listens on is free.
+pub fn in_an_empty_network(zklock: &Zklock, script: &str) -> Run {
+    secured::require_tool("unshare", "util-linux");
+    secured::require_tool("/sbin/ip", "iproute2");
+    let script = format!("/sbin/ip link set lo up || exit 97\n{script}");
+    let command = zklock.through(&[
+        "unshare",
+        "--user",
+        "--map-root-user",
+        "--net",
+        "sh",
+        "-c",
+        &script,
+        "sh",
+    ]);
+    Running::start(command, zklock.cmdline(), None).wait(Duration::from_secs(30))
+}
+
 /// What `program args` prints, trimmed; fails the test unless it succeeds.
 pub fn output_of(program: &str, args: &[&str]) -> String {
     let out = std::process::Command::new(program)
