@@ -94,13 +94,13 @@ pub async fn with_session_and_survey<T>(
     ask: Ask,
     work: impl AsyncFnOnce(&Session, &Survey) -> Result<T>,
 ) -> Result<T> {
-    let (session, survey) = tokio::join!(
-        zk::connect(&globals.connect),
-        sessions::survey(&globals.connect.hosts, globals.admin_port, ask)
-    );
-    // The real failure first, and alone: a survey that could not ask a
-    // server that is not there adds nothing to "cannot reach".
-    let session = session?;
+    // The real failure first, alone and at once: a survey still asking a
+    // server that is not there adds nothing to "cannot reach", and its
+    // members' 3 s would outlast a short connect timeout.
+    let surveyed = async {
+        Ok::<_, zk::Error>(sessions::survey(&globals.connect.hosts, globals.admin_port, ask).await)
+    };
+    let (session, survey) = tokio::try_join!(zk::connect(&globals.connect), surveyed)?;
     if let Some(why) = survey.why_unknown() {
         globals.printer.note(&why);
     }

@@ -107,6 +107,19 @@ fn a_server_that_never_answers_says_so() {
 }
 
 #[test]
+fn a_silent_server_is_given_up_once_the_connect_timeout_and_one_more_try_are_over() {
+    // Half a second for the session, half a second more to find out why;
+    // not the 3 s in which `stat` asks the members who is connected.
+    let hole = Blackhole::new();
+    let run = try_reach(&hole.address(), &["--connect-timeout", "500ms"]);
+    run.assert_code(3);
+    assert!(
+        run.elapsed >= Duration::from_millis(950) && run.elapsed < Duration::from_millis(2_200),
+        "{run:?}"
+    );
+}
+
+#[test]
 fn a_tls_port_spoken_to_in_plaintext_hangs_up() {
     let tls = tls_server();
     let server = format!("localhost:{}", tls.port);
