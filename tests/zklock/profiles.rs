@@ -10,7 +10,8 @@
 
 use std::path::PathBuf;
 
-use crate::support::secured::scratch_dir;
+use crate::support::digest_acl;
+use crate::support::secured::{scratch_dir, tls_server};
 use crate::support::{Scratch, TestEnv, Zklock, dead_port};
 
 /// Writes `text` as a configuration file of its own; returns its path.
@@ -232,6 +233,52 @@ fn commands_that_never_connect_read_no_profile() {
             .run();
         assert_eq!(run.code, Some(0), "{args:?}: {}", run.stderr);
     }
+}
+
+#[test]
+fn a_profile_sets_a_switch_with_true_and_a_repeatable_option_with_an_array() {
+    // Switches: the TLS server names localhost, not 127.0.0.1, and wants
+    // a client certificate.
+    let tls = tls_server();
+    let (cert, key) = tls.certs.alice();
+    let secure = config_file(&format!(
+        "[clusters.secure]\nhosts = \"127.0.0.1:{}\"\ntls = true\n\
+         tls-no-verify-hostname = true\ntls-ca = \"{}\"\ntls-cert = \"{cert}\"\n\
+         tls-key = \"{key}\"\nconnect-timeout = \"3s\"\n",
+        tls.port,
+        tls.certs.ca(),
+    ));
+    let run = Zklock::new(["-C", "secure", "stat", "/"])
+        .env("ZKLOCK_CONFIG", &secure)
+        .run();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // A repeatable option: both identities own what zklock makes.
+    let env = TestEnv::new();
+    let guarded = config_file(&format!(
+        "[clusters.guarded]\nhosts = \"{}\"\n\
+         auth = [\"digest:alice:secret\", \"digest:bob:secret\"]\nacl = [\"creator-only\"]\n",
+        env.hosts()
+    ));
+    let mut holder = Zklock::new(["-C", "guarded", "lock", "both"])
+        .env("ZKLOCK_CONFIG", &guarded)
+        .spawn();
+    let token = holder.next_line(std::time::Duration::from_secs(20));
+    let alice = env.connect();
+    alice.add_auth("digest", "alice:secret");
+    let all = zookeeper_client::Permission::ALL;
+    let mut owners = alice.get_acl(&token);
+    owners.sort_by(|a, b| a.id().cmp(b.id()));
+    assert_eq!(
+        owners,
+        [
+            digest_acl("alice", "secret", all),
+            digest_acl("bob", "secret", all)
+        ]
+    );
+    holder.signal(libc::SIGTERM);
+    holder
+        .wait(std::time::Duration::from_secs(20))
+        .assert_success();
 }
 
 #[test]
