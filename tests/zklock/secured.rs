@@ -330,7 +330,8 @@ fn every_security_setting_can_come_from_its_variable() {
     on_kerberos("no-such-service").run().assert_code(5);
     // The ACL of the nodes zklock makes, for the identity of the auth file.
     let env = TestEnv::new();
-    let auth_file = secret_file("auth-alice", "digest:alice:secret\n");
+    // One identity a line: both own what zklock makes.
+    let auth_file = secret_file("auth-alice-bob", "digest:alice:secret\ndigest:bob:secret\n");
     // A node there already keeps its ACL; what zklock makes gets the new one.
     env.zk().mkdir_p("/locks");
     let mut holder = env
@@ -348,11 +349,13 @@ fn every_security_setting_can_come_from_its_variable() {
     alice.add_auth("digest", "alice:secret");
     let all = zookeeper_client::Permission::ALL;
     for made in [token.as_str(), "/locks/acl-env"] {
-        assert_eq!(
-            alice.get_acl(made),
-            [support::digest_acl("alice", "secret", all)],
-            "{made}"
-        );
+        let mut owners = alice.get_acl(made);
+        owners.sort_by(|a, b| a.id().cmp(b.id()));
+        let both = [
+            support::digest_acl("alice", "secret", all),
+            support::digest_acl("bob", "secret", all),
+        ];
+        assert_eq!(owners, both, "{made}");
     }
     assert_eq!(
         env.zk().get_acl("/locks"),
