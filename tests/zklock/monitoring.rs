@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use support::peers::{self, Library, acquired, peer};
 use support::proxy::FaultProxy;
+use support::tmux::{Tmux, command_line};
 use support::{Running, Scratch, TestEnv, ZkServer, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -545,106 +546,6 @@ fn the_exporter_serves_the_last_state_through_a_lost_session_and_recovers() {
     holder.wait(WAIT).assert_success();
 }
 
-/// A tmux server of its own with one 80×24 window running a plain shell.
-struct Tmux {
-    socket: String,
-    _scratch: Scratch,
-}
-
-/// The shell prompt in the tmux window, to tell when a command has ended.
-const PROMPT: &str = "zk-top-test$";
-
-impl Tmux {
-    fn start() -> Tmux {
-        support::find_on_path("tmux").unwrap_or_else(|| {
-            panic!("tmux is not installed: run scripts/setup (or: apt-get install tmux)")
-        });
-        let tmux = Tmux {
-            socket: format!("zklock-test-{}-{}", std::process::id(), support::unique()),
-            _scratch: Scratch::new(),
-        };
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-x",
-            "80",
-            "-y",
-            "24",
-            "-s",
-            "top",
-            "env",
-            "-i",
-            "TERM=xterm-256color",
-            "PATH=/usr/bin:/bin",
-            &format!("PS1={PROMPT} "),
-            "bash",
-            "--norc",
-            "--noprofile",
-        ]);
-        wait_until(WAIT, "the shell prompt shows", || {
-            tmux.screen().contains(PROMPT)
-        });
-        tmux
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .expect("run tmux");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Types `keys` (tmux key names, or text) into the window.
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "top"];
-        args.extend(keys);
-        self.run(&args);
-    }
-
-    /// What the window shows now.
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "top"])
-    }
-
-    /// Waits until the shell's prompt is the last line shown again.
-    fn wait_for_prompt(&self) {
-        wait_until(WAIT, "the shell prompt is back", || {
-            let screen = self.screen();
-            screen
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .is_some_and(|l| l.trim_end() == PROMPT)
-        });
-    }
-
-    /// The terminal settings as `stty -a` prints them now.
-    fn stty(&self, file: &std::path::Path) -> String {
-        let _ = std::fs::remove_file(file);
-        self.send(&[&format!("stty -a > {}", file.display()), "Enter"]);
-        self.wait_for_prompt();
-        wait_until(WAIT, "stty wrote its settings", || {
-            std::fs::read_to_string(file).is_ok_and(|s| s.contains("speed"))
-        });
-        std::fs::read_to_string(file).expect("read stty's settings")
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
-
 /// `line`'s position among the screen's lines that mention a lock.
 fn row_of(screen: &str, lock: &str) -> Option<usize> {
     screen.lines().position(|line| line.contains(lock))
@@ -658,7 +559,7 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     let (mut contended, _) = hold(&env, "t2");
     let waiter = env.zklock(["lock", "t2"]).spawn();
     wait_for_waiters(&env, "/locks/t2", 1);
-    let tmux = Tmux::start();
+    let tmux = Tmux::start(80, 24);
     let scratch = Scratch::new();
     let before = tmux.stty(&scratch.file("before"));
     let command = command_line(&env, &["top"]);
@@ -700,17 +601,6 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     }
 }
 
-/// The shell command line that runs zklock with `args` as `env` would.
-fn command_line(env: &TestEnv, args: &[&str]) -> String {
-    let command: Vec<String> = env
-        .zklock(args)
-        .argv()
-        .iter()
-        .map(|arg| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''")))
-        .collect();
-    format!("'{}' {}", support::cmd::ZKLOCK, command.join(" "))
-}
-
 #[test]
 fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
     let env = TestEnv::new();
@@ -718,7 +608,7 @@ fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
     // in line, holds and waits on /x/a.
     let _crossed = super::deadlocks::crossed_zklocks(&env, false);
     let blocker = env.zk().children("/x/b")[0].clone();
-    let tmux = Tmux::start();
+    let tmux = Tmux::start(80, 24);
     tmux.send(&[&command_line(&env, &["top", "/x"]), "Enter"]);
     wait_until(WAIT, "top shows /x/a", || tmux.screen().contains("/x/a"));
     tmux.send(&["/", "x/a", "Enter"]);
