@@ -8,9 +8,10 @@
 use crate::support;
 
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use support::{Run, Running, TestEnv, Zklock};
+use support::tmux::{PROMPT, Tmux, command_line};
+use support::{Run, Running, TestEnv, Zklock, wait_until};
 
 /// The driver that runs a command on a fresh pseudo-terminal.
 const DRIVER: &str = concat!(
@@ -303,16 +304,26 @@ fn without_escapes(text: &str) -> String {
     out
 }
 
+/// A lock whose name and holder make the spinner's line longer than any
+/// terminal the tests use, so that it is cut to every width.
+const LONG_LOCK: &str = "team-payments/nightly-settlement-batch-for-every-merchant-in-the-eu";
+
+/// Holds [`LONG_LOCK`] for two minutes, from a detached zklock.
+fn hold_long_lock(env: &TestEnv) {
+    let owner = "settlement run for every merchant in the eu region, started by cron";
+    env.zklock([
+        "lock", LONG_LOCK, "--detach", "--lease", "2m", "--data", owner,
+    ])
+    .run()
+    .assert_success();
+}
+
 #[test]
 fn the_spinner_is_one_line_of_the_terminal_with_the_waits_progress() {
     let env = TestEnv::new();
-    let lock = "team-payments/nightly-settlement-batch-for-every-merchant-in-the-eu";
-    let owner = "settlement run for every merchant in the eu region, started by cron";
-    env.zklock(["lock", lock, "--detach", "--lease", "2m", "--data", owner])
-        .run()
-        .assert_success();
+    hold_long_lock(&env);
     let run = on_terminal(
-        &env.zklock(["lock", "-w", "2s", lock, "--", "true"])
+        &env.zklock(["lock", "-w", "2s", LONG_LOCK, "--", "true"])
             .env("COLUMNS", "80"),
         &[],
     );
@@ -352,4 +363,173 @@ fn ctrl_z_while_waiting_leaves_zklock_waiting() {
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next());
     assert_eq!(code, Some("1"), "{run:?}");
+}
+
+/// How long the screen gets to show what a test waits for.
+const SCREEN_WAIT: Duration = Duration::from_secs(5);
+
+/// The screen's rows that show anything, without their trailing blanks.
+fn rows(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .map(str::trim_end)
+        .filter(|row| !row.is_empty())
+        .collect()
+}
+
+/// The spinner's frame, when `row` is its line.
+fn frame(row: &str) -> Option<char> {
+    row.chars()
+        .next()
+        .filter(|c| ('\u{2800}'..='\u{28ff}').contains(c))
+}
+
+/// Whether `row` shows any part of the spinner's line: its frame, its
+/// `waiting for`, its progress, or a piece of the lock's path (a row of a
+/// reflowed line may hold nothing else).
+fn spinner_like(row: &str) -> bool {
+    let path: Vec<char> = format!("/locks/{LONG_LOCK}").chars().collect();
+    row.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c))
+        || row.contains("waiting for")
+        || row.contains("s/30s]")
+        || path
+            .windows(8)
+            .any(|piece| row.contains(&piece.iter().collect::<String>()))
+}
+
+/// The screen's rows, when the last shows the spinner and no other row any
+/// part of it (the rows above are the shell's, or zklock's notices).
+fn spinner_last(screen: &str) -> Option<Vec<&str>> {
+    let shown = rows(screen);
+    let (last, above) = shown.split_last()?;
+    (frame(last).is_some() && !above.iter().any(|row| spinner_like(row))).then_some(shown)
+}
+
+/// Starts a wait for [`LONG_LOCK`] at the window's prompt, on a clear
+/// screen, typed short (through a shell function and a variable) so that
+/// its own row fits every width the test makes.
+fn start_waiter(tmux: &Tmux, env: &TestEnv) {
+    let zklock = command_line(env, &[]);
+    tmux.send(&[
+        &format!("z() {{ {zklock} \"$@\"; }}; L={LONG_LOCK}; clear"),
+        "Enter",
+    ]);
+    wait_until(SCREEN_WAIT, "the screen is cleared", || {
+        rows(&tmux.screen()) == [PROMPT]
+    });
+    tmux.send(&["z lock -w 30s $L -- true", "Enter"]);
+}
+
+/// Waits until the screen's last row is the spinner drawn for `columns`,
+/// one column short of them, and no other row shows any part of it; that
+/// screen.
+fn spinner_drawn_for(tmux: &Tmux, columns: usize) -> String {
+    let what = format!("the spinner is drawn alone for {columns} columns");
+    tmux.screen_until(SCREEN_WAIT, &what, |screen| {
+        spinner_last(screen).is_some_and(|shown| {
+            let spinner = shown[shown.len() - 1];
+            spinner.ends_with("/30s]") && spinner.chars().count() == columns - 1
+        })
+    })
+}
+
+/// Resizes the window to `columns` and waits until the spinner is drawn
+/// for them alone (no rows of its old line left); whether it still shows
+/// the frame it showed before, so that the resize drew it, not the next
+/// tick of its 100 ms (eight ticks would bring the frame round again, and
+/// take longer than the bound).
+fn redrawn_by_the_resize(tmux: &Tmux, columns: u16) -> bool {
+    tmux.wait_until_resizable();
+    let before = rows(&tmux.screen()).last().and_then(|row| frame(row));
+    let resized = Instant::now();
+    tmux.resize(columns);
+    let screen = spinner_drawn_for(tmux, usize::from(columns));
+    let after = rows(&screen).last().and_then(|row| frame(row));
+    before == after && resized.elapsed() < Duration::from_millis(400)
+}
+
+#[test]
+fn a_resize_redraws_the_spinner_at_once_and_ctrl_c_leaves_a_clean_prompt() {
+    let env = TestEnv::new();
+    hold_long_lock(&env);
+    let tmux = Tmux::start(100, 24);
+    start_waiter(&tmux, &env);
+    spinner_drawn_for(&tmux, 100);
+    // A shrink reflows the old line over two or three rows; a growth
+    // leaves it short. Each time the spinner is drawn again, alone, for the
+    // new width. A tick may come between two looks at the screen and make
+    // one try tell nothing, so a few are allowed.
+    let mut width = 100;
+    for columns in [60, 40, 100] {
+        let at_once = (0..20).any(|_| {
+            redrawn_by_the_resize(&tmux, columns) || {
+                redrawn_by_the_resize(&tmux, width);
+                false
+            }
+        });
+        assert!(at_once, "never redrawn by a resize to {columns} columns");
+        width = columns;
+    }
+    // Ctrl-C gives up: the spinner and the echoed ^C go, and the prompt
+    // comes on a clean row.
+    tmux.send(&["C-c"]);
+    tmux.screen_until(
+        SCREEN_WAIT,
+        "the shell's prompt is alone on its row, with nothing of the spinner left",
+        |screen| {
+            let shown = rows(screen);
+            shown.last() == Some(&PROMPT)
+                && !shown
+                    .iter()
+                    .any(|row| spinner_like(row) || row.contains("^C"))
+        },
+    );
+    assert_eq!(
+        env.zk().children(&format!("/locks/{LONG_LOCK}")).len(),
+        1,
+        "only the holder is left"
+    );
+}
+
+#[test]
+fn ctrl_z_while_waiting_leaves_no_half_line_of_the_spinner() {
+    let env = TestEnv::new();
+    hold_long_lock(&env);
+    let tmux = Tmux::start(100, 24);
+    start_waiter(&tmux, &env);
+    spinner_drawn_for(&tmux, 100);
+    tmux.send(&["C-z"]);
+    // The notice takes the spinner's row; the spinner goes on below it, and
+    // nothing of the line it had drawn is left above.
+    tmux.screen_until(
+        SCREEN_WAIT,
+        "a notice shows with the spinner alone below it",
+        |screen| {
+            spinner_last(screen)
+                .is_some_and(|shown| shown.iter().any(|row| row.starts_with("zklock:")))
+        },
+    );
+    tmux.send(&["C-c"]);
+    tmux.wait_for_prompt();
+}
+
+#[test]
+fn a_resize_signal_ignored_when_zklock_started_stays_ignored() {
+    let env = TestEnv::new();
+    hold_long_lock(&env);
+    let tmux = Tmux::start(100, 24);
+    // The shell starts its commands with SIGWINCH ignored, as it ignores it.
+    tmux.send(&["trap '' WINCH", "Enter"]);
+    start_waiter(&tmux, &env);
+    spinner_drawn_for(&tmux, 100);
+    let zklock = tmux.foreground_pid();
+    assert!(
+        support::ignores(zklock, libc::SIGWINCH),
+        "zklock catches the SIGWINCH it started with ignored"
+    );
+    // The line catches up with a resize at its next tick all the same.
+    tmux.resize(60);
+    spinner_drawn_for(&tmux, 60);
+    tmux.send(&["C-c"]);
+    tmux.wait_for_prompt();
 }
