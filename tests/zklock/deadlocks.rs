@@ -327,6 +327,132 @@ fn stat_follows_a_chain_across_dialects_to_the_root_blocker() {
     peers::release(two);
 }
 
+/// The names Curator's client gives its protected nodes, for the nodes a
+/// test makes as Curator makes them.
+const CURATOR_UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+
+/// Makes `DIR/_c_<uuid>-WHAT-N` on `zk`'s session as Curator does: making
+/// `DIR` again when the server has just removed it, an empty container.
+fn curator_node(zk: &Zk, dir: &str, what: &str) -> String {
+    let sequential = zkc::CreateMode::EphemeralSequential.with_acls(zkc::Acls::anyone_all());
+    let prefix = format!("{dir}/_c_{CURATOR_UUID}-{what}-");
+    support::wait_for(WAIT, &format!("{prefix} is made"), || {
+        zk.mkdir_p(dir);
+        Some(zk.try_create_with(&prefix, b"", &sequential).ok()?.1)
+    })
+}
+
+/// A chain of five locks, each of another library, and each wait one its
+/// library really makes: a kazoo waiter on kazoo's lock, whose holder's
+/// session waits (kazoo honouring HBase's names) on an HBase write lock;
+/// that lock's session waits for the one lease of a semaphore, holding its
+/// internal mutex with its lease made, as Curator's semaphore does; the
+/// lease is a zklock's, whose nested zklock waits on a Curator mutex; that
+/// Curator session waits on go-zookeeper's lock, the root. `stat` shows
+/// the chain to the root in JSON and below its table; `deadlocks` finds no
+/// cycle in it.
+#[test]
+fn stat_follows_a_chain_of_five_locks_across_five_libraries_to_the_root() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let go = scratch.file("go");
+    let go = go.to_str().unwrap();
+    let mut gozk = peer(&env, Library::GoZookeeper, "/c/gozk", "mutex", &[]);
+    let root = acquired(&mut gozk, WAIT);
+    let then = |lock: &'static str| ["--then", lock, "--then-after", go];
+    let mut curator = peer(
+        &env,
+        Library::Curator,
+        "/c/curator",
+        "mutex",
+        &then("/c/gozk"),
+    );
+    let curator_holds = acquired(&mut curator, WAIT);
+    let mut sem = nested_with(
+        &env,
+        &scratch,
+        &["sem", "/c/sem", "--max-leases", "1"],
+        "lock /c/curator -- true",
+    );
+    let lease = format!("/c/sem/leases/{}", env.zk().children("/c/sem/leases")[0]);
+    let hbase = env.connect();
+    hbase.mkdir_p("/c/hbase");
+    let table_lock = hbase.create_ephemeral_sequential(
+        "/c/hbase/write-",
+        &support::hbase::table_lock("default", "orders", false, "alter"),
+    );
+    curator_node(&hbase, "/c/sem/locks", "lock");
+    curator_node(&hbase, "/c/sem/leases", "lease");
+    let mut kazoo = peer(
+        &env,
+        Library::Kazoo,
+        "/c/kazoo",
+        "mutex",
+        &[&then("/c/hbase")[..], &["--extra-pattern", "write-"]].concat(),
+    );
+    acquired(&mut kazoo, WAIT);
+    let waiter = peer(&env, Library::Kazoo, "/c/kazoo", "mutex", &[]);
+    std::fs::write(go, b"").unwrap();
+    for dir in ["/c/kazoo", "/c/hbase", "/c/curator", "/c/gozk"] {
+        wait_for_children(env.zk(), dir, 2);
+    }
+
+    let lock: Value = env
+        .zklock(["stat", "/c/kazoo", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    let chain = lock["waiters"][0]["blocked_by"].as_array().unwrap().clone();
+    let hops: Vec<(&Value, &Value, &Value, &Value)> = chain
+        .iter()
+        .map(|hop| (&hop["lock"], &hop["node"], &hop["via"], &hop["loops"]))
+        .collect();
+    let (no, session, nesting) = (json!(false), json!("session"), json!("nesting"));
+    assert_eq!(
+        hops,
+        [
+            (&json!("/c/hbase"), &json!(table_lock), &session, &no),
+            (&json!("/c/sem"), &json!(lease), &session, &no),
+            (&json!("/c/curator"), &json!(curator_holds), &nesting, &no),
+            (&json!("/c/gozk"), &json!(root), &session, &no),
+        ],
+        "{chain:#?}"
+    );
+    assert_eq!(chain[0]["session"], hbase.session_hex());
+    assert!(chain.iter().all(|h| h["age_ms"].as_i64().unwrap() >= 0));
+
+    // The table shows the same chain below it, hop by hop, in order, and
+    // ends on the root blocker.
+    let table = env.zklock(["stat", "/c/kazoo"]).run();
+    let text = &table.assert_success().stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    let at = |node: &str| {
+        lines
+            .iter()
+            .rposition(|line| line.contains(node))
+            .unwrap_or_else(|| panic!("{node} is not shown:\n{text}"))
+    };
+    let shown: Vec<usize> = [&table_lock, &lease, &curator_holds, &root]
+        .iter()
+        .map(|node| at(node))
+        .collect();
+    assert!(shown.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert_eq!(shown[3], lines.len() - 1, "the root comes last:\n{text}");
+
+    assert_eq!(
+        deadlocks(&env, &["/c"]),
+        (0, Vec::new()),
+        "a chain, not a cycle"
+    );
+
+    sem.signal(libc::SIGTERM);
+    sem.wait(WAIT);
+    drop(hbase);
+    for peer in [waiter, kazoo, curator, gozk] {
+        peers::release(peer);
+    }
+}
+
 #[test]
 fn long_queues_many_readers_elections_and_idle_sessions_are_no_cycle() {
     let env = TestEnv::new();
