@@ -524,41 +524,55 @@ fn nested(
     running
 }
 
-/// Two nested zklocks crossing two locks, directly or through `wrap`: at
-/// least one sees the certain cycle they close and exits 7, the other then
-/// gets its lock, and nothing is left behind.
-fn nested_cycle(wrap: &str) {
+/// Nested zklocks in a ring of `locks`, directly or through `wrap`: each
+/// holds one lock and its nested zklock waits on the next. At least one
+/// sees the certain cycle they close and exits 7, the others then get
+/// their locks, and nothing is left behind.
+fn nested_cycle(locks: &[&str], wrap: &str) {
     let env = TestEnv::new();
     let scratch = Scratch::new();
-    let mut one = nested(&env, &scratch, "/y/a", "/y/b", wrap);
-    let mut two = nested(&env, &scratch, "/y/b", "/y/a", wrap);
+    let next = locks.iter().cycle().skip(1);
+    let mut outers: Vec<support::Running> = locks
+        .iter()
+        .zip(next)
+        .map(|(outer, inner)| nested(&env, &scratch, outer, inner, wrap))
+        .collect();
     std::fs::write(scratch.file("go"), b"").unwrap();
-    one.wait(WAIT).assert_success();
-    two.wait(WAIT).assert_success();
-    let code = |name: &str| {
-        std::fs::read_to_string(scratch.file(name))
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
-    let mut codes = [code("code-y-a"), code("code-y-b")];
-    codes.sort();
+    for outer in &mut outers {
+        outer.wait(WAIT).assert_success();
+    }
+    let codes: Vec<String> = locks
+        .iter()
+        .map(|lock| {
+            let code = scratch.file(&format!("code{}", lock.replace('/', "-")));
+            std::fs::read_to_string(code).unwrap().trim().to_owned()
+        })
+        .collect();
     assert!(
-        codes == ["0", "7"] || codes == ["7", "7"],
-        "one refuses the cycle, the other goes on: {codes:?}"
+        codes.iter().all(|code| code == "0" || code == "7") && codes.contains(&"7".to_owned()),
+        "one refuses the cycle, the others go on: {codes:?}"
     );
-    assert!(env.zk().children_if_any("/y/a").is_empty());
-    assert!(env.zk().children_if_any("/y/b").is_empty());
+    for lock in locks {
+        assert!(
+            env.zk().children_if_any(lock).is_empty(),
+            "{lock} is left empty"
+        );
+    }
 }
 
 #[test]
 fn nested_zklocks_crossing_two_locks_refuse_the_certain_cycle() {
-    nested_cycle("");
+    nested_cycle(&["/y/a", "/y/b"], "");
+}
+
+#[test]
+fn nested_zklocks_in_a_ring_of_three_locks_refuse_the_certain_cycle() {
+    nested_cycle(&["/y/a", "/y/b", "/y/c"], "");
 }
 
 #[test]
 fn nesting_is_proven_from_the_ancestry_when_env_i_dropped_the_environment() {
-    nested_cycle("env -i");
+    nested_cycle(&["/y/a", "/y/b"], "env -i");
 }
 
 #[test]
