@@ -463,10 +463,11 @@ fn long_queues_many_readers_elections_and_idle_sessions_are_no_cycle() {
     for session in &sessions {
         session.create_ephemeral_sequential("/n/long/lock-", b"");
     }
-    // Many readers ahead of a writer, each reader's session also waiting in
-    // the long queue behind nothing of the writer's.
+    // Many readers ahead of a writer, in the reverse of their sessions'
+    // order in the long queue: readers taken for exclusive contenders
+    // would each wait on a session that waits on theirs in the long queue.
     zk.mkdir_p("/n/rw");
-    for session in &sessions[..10] {
+    for session in sessions[..10].iter().rev() {
         session.create_ephemeral_sequential("/n/rw/read-", b"");
     }
     sessions[39].create_ephemeral_sequential("/n/rw/write-", b"");
@@ -477,10 +478,12 @@ fn long_queues_many_readers_elections_and_idle_sessions_are_no_cycle() {
         idle.create_ephemeral_sequential(&format!("{dir}/lock-"), b"");
         sessions[20].create_ephemeral_sequential(&format!("{dir}/lock-"), b"");
     }
-    // An election whose candidates cross a lock.
+    // An election whose candidates cross a lock: the leader waits in the
+    // long queue on the other candidate, which would wait on the leader if
+    // an election were a lock.
     zk.mkdir_p("/n/election");
-    sessions[0].create_ephemeral_sequential("/n/election/n_", b"");
     sessions[1].create_ephemeral_sequential("/n/election/n_", b"");
+    sessions[0].create_ephemeral_sequential("/n/election/n_", b"");
     assert_eq!(deadlocks(&env, &["/n"]), (0, Vec::new()));
     assert_eq!(
         deadlocks(&env, &["/"]),
