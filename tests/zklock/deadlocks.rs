@@ -710,6 +710,47 @@ fn a_curator_and_a_kazoo_session_crossing_two_locks_are_a_possible_cycle() {
     wait_for_children(env.zk(), "/m/a", 0);
 }
 
+/// A nested zklock and a kazoo session crossing two locks: the zklock's
+/// side is proven, kazoo's rests on a shared session, so the cycle is
+/// possible; `deadlocks` lists it, and the zklock, which refuses only a
+/// certain cycle, keeps waiting.
+#[test]
+fn a_nested_zklock_and_a_kazoo_session_crossing_two_locks_are_a_possible_cycle() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let go = scratch.file("go");
+    let mut kazoo = peer(
+        &env,
+        Library::Kazoo,
+        "/z/b",
+        "mutex",
+        &["--then", "/z/a", "--then-after", go.to_str().unwrap()],
+    );
+    acquired(&mut kazoo, WAIT);
+    let mut zklock = nested(&env, &scratch, "/z/a", "/z/b", "");
+    std::fs::write(&go, b"").unwrap();
+    wait_for_children(env.zk(), "/z/a", 2);
+    wait_for_children(env.zk(), "/z/b", 2);
+
+    let (code, cycles) = deadlocks(&env, &["/z"]);
+    assert_eq!((code, cycles.len()), (1, 1), "{cycles:#?}");
+    assert_eq!(cycles[0]["certain"], false, "{:#}", cycles[0]);
+    let mut vias = vias(&cycles[0]);
+    vias.sort_by_key(|via| via.to_string());
+    assert_eq!(vias, [&json!("nesting"), &json!("session")]);
+    assert_eq!(
+        env.zk().children("/z/b").len(),
+        2,
+        "the nested zklock still waits"
+    );
+    assert!(!scratch.file("code-z-a").exists(), "and has not given up");
+
+    zklock.signal(libc::SIGTERM);
+    zklock.wait(WAIT);
+    peers::release(kazoo);
+    wait_for_children(env.zk(), "/z/a", 0);
+}
+
 /// `zklock ARGS -- sh -c '…'`: once holding, the command marks `ready`,
 /// waits for `go`, then runs the zklock `INNER`.
 fn nested_with(env: &TestEnv, scratch: &Scratch, args: &[&str], inner: &str) -> support::Running {
