@@ -26,5 +26,5 @@ pub(crate) use layout::Depth;
 pub(crate) use locks::{Contender, Lock, LockDialect, LockKind, LockSummary, owner_text};
 pub(crate) use node::NodeStat;
 pub(crate) use walk::{
-    LockWindows, WalkProgress, read_lock, read_lock_in_windows, walk, walk_around, walk_with_dirs,
+    LockWindows, WalkProgress, list_lock, read_lock, walk, walk_around, walk_with_dirs,
 };

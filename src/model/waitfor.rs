@@ -163,31 +163,33 @@ impl GraphBuilder {
         self.graph.lock_at(path).is_some()
     }
 
-    /// Starts on the lock `stat` shows, `summary`, whose contenders come a
-    /// window at a time after the rest of the graph was added (see
-    /// [`Focus`]).
-    pub(crate) fn focus(&self, summary: &LockSummary) -> Focus {
+    /// Starts on the lock `stat` shows, whose contenders come a window at
+    /// a time after the rest of the graph was added (see [`Focus`]).
+    pub(crate) fn focus(&self) -> Focus {
         Focus {
-            lock: Lock {
-                path: summary.path.clone(),
-                kind: summary.kind,
-                dialect: summary.dialect,
-                holders: Vec::new(),
-                waiters: Vec::new(),
-                max_leases: summary.max_leases,
-            },
+            holders: Vec::new(),
+            waiters: Vec::new(),
             sessions: self.graph.contenders.iter().map(|v| v.session).collect(),
             paths: self.by_path.keys().cloned().collect(),
             ties: HashSet::new(),
         }
     }
 
-    /// Adds the lock a [`Focus`] kept, contended or not: its waiters are
-    /// counted in its summary, not kept.
-    pub(crate) fn add_focus(&mut self, focus: Focus) {
-        if focus.lock.kind.may_be_broken() {
+    /// Adds the lock `summary`, with what a [`Focus`] kept of its
+    /// contenders, contended or not: its waiters are counted in its
+    /// summary, not kept.
+    pub(crate) fn add_focus(&mut self, focus: Focus, summary: &LockSummary) {
+        if summary.kind.may_be_broken() {
+            let lock = Lock {
+                path: summary.path.clone(),
+                kind: summary.kind,
+                dialect: summary.dialect,
+                holders: focus.holders,
+                waiters: focus.waiters,
+                max_leases: summary.max_leases,
+            };
             let graph = &mut self.graph;
-            graph.add_lock(&focus.lock, &mut self.by_path, &mut self.queue_edges);
+            graph.add_lock(&lock, &mut self.by_path, &mut self.queue_edges);
         }
     }
 
@@ -208,7 +210,9 @@ impl GraphBuilder {
 /// ties, not with the queue. Such a graph gives chains, not cycles.
 #[derive(Debug)]
 pub(crate) struct Focus {
-    lock: Lock,
+    holders: Vec<Contender>,
+    /// The waiters kept, one for each tie.
+    waiters: Vec<Contender>,
     /// The sessions of every contender in the graph or held here.
     sessions: HashSet<i64>,
     /// The paths of every contender in the graph or held here.
@@ -228,22 +232,25 @@ enum Tie {
 }
 
 impl Focus {
-    /// Takes the next contender in queue order (holders come first).
-    pub(crate) fn offer(&mut self, mut contender: Contender, holding: bool) {
+    /// Looks at the next contender in queue order (holders come first),
+    /// and keeps a copy when the graph needs it.
+    pub(crate) fn offer(&mut self, contender: &Contender, holding: bool) {
         if holding {
             self.sessions.insert(contender.session());
             self.paths.insert(contender.path.clone());
-            self.lock.holders.push(contender);
+            self.holders.push(contender.clone());
             return;
         }
         let mut new = false;
-        for tie in self.ties_of(&contender) {
+        for tie in self.ties_of(contender) {
             new |= self.ties.insert(tie);
         }
         if new {
             // Its wait inside the queue is on the holders' chain already.
-            contender.waiting_on = None;
-            self.lock.waiters.push(contender);
+            self.waiters.push(Contender {
+                waiting_on: None,
+                ..contender.clone()
+            });
         }
     }
 
@@ -921,13 +928,13 @@ mod tests {
         let mut builder = GraphBuilder::default();
         builder.add(&locks[1]);
         let (summary, standings) = locks[0].clone().into_parts();
-        let mut focus = builder.focus(&summary);
-        for (contender, holding) in standings {
-            focus.offer(contender, holding);
+        let mut focus = builder.focus();
+        for (contender, holding) in &standings {
+            focus.offer(contender, *holding);
         }
-        assert_eq!(focus.lock.holders.len(), 1);
-        assert_eq!(focus.lock.waiters.len(), 1, "one waiter per tie");
-        builder.add_focus(focus);
+        assert_eq!(focus.holders.len(), 1);
+        assert_eq!(focus.waiters.len(), 1, "one waiter per tie");
+        builder.add_focus(focus, &summary);
         assert_eq!(hops(&builder.finish()), whole);
     }
 

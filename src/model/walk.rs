@@ -180,27 +180,22 @@ pub(crate) async fn read_lock(session: &Session, path: &str) -> anyhow::Result<O
 /// How many contenders of one lock [`LockWindows`] reads at a time.
 pub(crate) const CONTENDERS_PER_WINDOW: usize = 4 * WINDOW * BATCH;
 
-/// The lock at `path` read for `stat`, window by window, or `None` when the
-/// node is not a lock; fails when it does not exist (exit 6).
-///
-/// Its summary (how many hold and how many wait, its kind and dialect)
-/// depends on every contender, and is known before any is handed over: a
-/// first pass reads every contender and keeps only the first window, the
-/// [`LockWindows`] read the rest again. A lock of one window is read once.
-/// Only the names of a mutex's, read-write lock's or election's contenders
-/// are held whole; semaphores and leader nodes are read whole.
-pub(crate) async fn read_lock_in_windows<'s>(
+/// The lock at `path` listed for `stat`, or `None` when the node is not a
+/// lock; fails when it does not exist (exit 6). A queue is known by its
+/// contenders' names alone until [`ListedLock::read`] reads them; a
+/// semaphore or a leader node is read whole at once.
+pub(crate) async fn list_lock<'s>(
     session: &'s Session,
     path: &str,
-) -> anyhow::Result<Option<(LockSummary, LockWindows<'s>)>> {
+) -> anyhow::Result<Option<ListedLock<'s>>> {
     let batcher = Batcher::new(session);
     let mut state = WalkProgress::default();
     let listing = list_tree(&batcher, path, Depth::Lock, &mut state, &mut |_| {}).await?;
     let Some(site) = layout::find_sites(listing, path, Depth::Lock).pop() else {
         return Ok(None);
     };
-    let mut queue = match site.into_queue() {
-        Ok(queue) => queue,
+    let contenders = match site.into_queue() {
+        Ok(queue) => Listed::Queue(queue),
         Err(site) => {
             let nodes: Vec<Option<NodeRead>> = read_in_order(&batcher, session, site.reads())
                 .try_collect()
@@ -209,47 +204,104 @@ pub(crate) async fn read_lock_in_windows<'s>(
             let Some(lock) = built.into_iter().find(|lock| lock.path == path) else {
                 return Ok(None);
             };
-            let (summary, standings) = lock.into_parts();
-            let windows = LockWindows {
-                session,
-                batcher,
-                first: standings,
-                first_handed: false,
-                rest: None,
-            };
-            return Ok(Some((summary, windows)));
+            Listed::Whole(lock)
         }
     };
-    let first = read_window(&batcher, session, &mut queue).await?;
-    let second = queue.confirmed();
-    while read_window(&batcher, session, &mut queue).await?.is_some() {}
-    let Some(summary) = queue.summary() else {
-        return Ok(None);
-    };
-    queue.rewind(second);
-    let windows = LockWindows {
+    Ok(Some(ListedLock {
         session,
         batcher,
-        first: first.unwrap_or_default(),
-        first_handed: false,
-        rest: Some((queue, second)),
-    };
-    Ok(Some((summary, windows)))
+        contenders,
+    }))
+}
+
+/// A lock [`list_lock`] found.
+pub(crate) struct ListedLock<'s> {
+    session: &'s Session,
+    batcher: Batcher<'s>,
+    contenders: Listed,
+}
+
+/// What is known of a listed lock's contenders.
+enum Listed {
+    /// A queue's names, in queue order, none read yet.
+    Queue(QueueReading),
+    /// A lock read whole.
+    Whole(Lock),
+}
+
+impl<'s> ListedLock<'s> {
+    /// False when no contender can be waiting. For a queue this is told
+    /// from the names, before any node is read: reading can only find
+    /// some of them gone, which makes no one wait who did not.
+    pub(crate) fn may_have_waiters(&self) -> bool {
+        match &self.contenders {
+            Listed::Queue(queue) => queue.summary().is_some_and(|lock| lock.waiters > 0),
+            Listed::Whole(lock) => !lock.waiters.is_empty(),
+        }
+    }
+
+    /// Reads every contender once, in queue order, handing each window of
+    /// them to `on_window` as it comes, and returns the lock's summary, which
+    /// depends on every contender, with [`LockWindows`] that hand them over
+    /// again; `None` when no contender is left. Only the first window is
+    /// kept, the rest are read again as they are handed over; only the
+    /// names of a queue are held whole. A lock of one window is read once.
+    pub(crate) async fn read(
+        self,
+        mut on_window: impl FnMut(&[ContenderState]),
+    ) -> anyhow::Result<Option<(LockSummary, LockWindows<'s>)>> {
+        let ListedLock {
+            session,
+            batcher,
+            contenders,
+        } = self;
+        let mut queue = match contenders {
+            Listed::Whole(lock) => {
+                let (summary, standings) = lock.into_parts();
+                on_window(&standings);
+                let windows = LockWindows {
+                    session,
+                    batcher,
+                    first: Some(standings),
+                    rest: None,
+                };
+                return Ok(Some((summary, windows)));
+            }
+            Listed::Queue(queue) => queue,
+        };
+        let first = read_window(&batcher, session, &mut queue).await?;
+        let second = queue.confirmed();
+        if let Some(first) = &first {
+            on_window(first);
+        }
+        while let Some(window) = read_window(&batcher, session, &mut queue).await? {
+            on_window(&window);
+        }
+        let Some(summary) = queue.summary() else {
+            return Ok(None);
+        };
+        queue.rewind(second);
+        let windows = LockWindows {
+            session,
+            batcher,
+            first,
+            rest: Some(queue),
+        };
+        Ok(Some((summary, windows)))
+    }
 }
 
 /// The contenders of one lock, handed over a window at a time in queue
-/// order ([`read_lock_in_windows`]).
+/// order ([`ListedLock::read`]).
 pub(crate) struct LockWindows<'s> {
     session: &'s Session,
     batcher: Batcher<'s>,
-    /// The contenders read already: the first window of a queue, or a lock
-    /// read whole. Kept once handed over, for [`LockWindows::rewind`].
-    first: Vec<ContenderState>,
-    /// Whether `first` has been handed over since the last rewind.
-    first_handed: bool,
-    /// The queue to read on from the second window, and where that window
-    /// starts; `None` for a lock read whole.
-    rest: Option<(QueueReading, usize)>,
+    /// The contenders read already, until handed over: the first window of
+    /// a queue, or a lock read whole.
+    first: Option<Vec<ContenderState>>,
+    /// The queue to read on from the second window; `None` for a lock read
+    /// whole.
+    rest: Option<QueueReading>,
 }
 
 impl LockWindows<'_> {
@@ -257,24 +309,12 @@ impl LockWindows<'_> {
     /// lock; `None` once every one has been handed over. Nodes gone since
     /// they were listed are left out.
     pub(crate) async fn next(&mut self) -> anyhow::Result<Option<Vec<ContenderState>>> {
-        if !self.first_handed {
-            self.first_handed = true;
-            return Ok(Some(self.first.clone()));
+        if let Some(first) = self.first.take() {
+            return Ok(Some(first));
         }
         match &mut self.rest {
-            Some((queue, _)) => read_window(&self.batcher, self.session, queue).await,
+            Some(queue) => read_window(&self.batcher, self.session, queue).await,
             None => Ok(None),
-        }
-    }
-
-    /// Hands the contenders over again from the first, reading the
-    /// windows after it anew: `stat` goes through a long queue once to
-    /// follow its chains and once to print it, holding one window at a
-    /// time.
-    pub(crate) fn rewind(&mut self) {
-        self.first_handed = false;
-        if let Some((queue, second)) = &mut self.rest {
-            queue.rewind(*second);
         }
     }
 }

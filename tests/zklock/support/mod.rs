@@ -22,6 +22,7 @@
 //! - [`fencing`]: the fencing log holders write, and its checker (no two
 //!   holders overlap, fences grow in grant order), and the check that no node
 //!   of a dead session is left.
+//! - [`hbase`]: HBase's lock nodes, written as HBase writes them.
 //!
 //! If Java or ZooKeeper is missing, the harness panics and says how to
 //! install them: a test that cannot run must fail, not skip.
@@ -31,6 +32,7 @@ pub mod cmd;
 pub mod cotenants;
 pub mod digest;
 pub mod fencing;
+pub mod hbase;
 pub mod json;
 pub mod kdc;
 pub mod peers;
