@@ -80,10 +80,10 @@ pub const LOG_FORMAT_ENV: &str = "ZKLOCK_LOG_FORMAT";
 
 /// Logging to stderr for `-v`; coloured only when the printer colours
 /// (stderr a terminal, `NO_COLOR` unset), and written beside the live line
-/// when one is shown. With `ZKLOCK_LOG_FORMAT=json` each
-/// line is a JSON object, and the moments scripts and tests may wait for
-/// carry a stable `event` field (documented in docs/GUIDE.md); the wording of
-/// the messages is for people and may change.
+/// when one is shown. With `ZKLOCK_LOG_FORMAT=json` each line is a JSON
+/// object, and the moments scripts and tests may wait for carry a stable
+/// `event` field (documented in docs/GUIDE.md); the wording of the messages
+/// is for people and may change.
 fn init_logging(verbosity: u8, color: bool) {
     use tracing::level_filters::LevelFilter;
     use tracing_subscriber::layer::SubscriberExt;
