@@ -14,10 +14,13 @@
 //! so one drawn just before a resize and read by the terminal just after
 //! it is cut, not wrapped. A resize redraws the line at once
 //! (SIGWINCH, unless zklock started with it ignored); the echo of Ctrl-C or
-//! Ctrl-Z lands on the line's first columns and goes with it.
+//! Ctrl-Z lands on the line's first columns and goes with it. Whatever
+//! zklock itself writes while the line is shown (stdout beside a progress
+//! line, the `-v` log) takes the line off first and has it drawn again
+//! below, so no row holds half of each.
 
 use std::io::Write;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -47,6 +50,10 @@ const WRAP: &[u8] = b"\x1b[?7h";
 /// The width assumed when stderr cannot say its own.
 const DEFAULT_COLUMNS: usize = 80;
 
+/// The line that is live now, if any: the log, written from anywhere,
+/// finds it here.
+static LIVE: Mutex<Weak<Mutex<Line>>> = Mutex::new(Weak::new());
+
 /// What the line shows, as a ticker task and its owner both draw it.
 pub(crate) struct LiveLine {
     line: Arc<Mutex<Line>>,
@@ -66,8 +73,8 @@ struct Line {
     frame: usize,
     /// The line is on the screen.
     drawn: bool,
-    /// Stdout left a row unfinished, which the line would clear: it waits
-    /// until that row is done.
+    /// Stdout or the log left a row unfinished, which the line would
+    /// clear: it waits until that row is done.
     row_open: bool,
     over: bool,
 }
@@ -91,6 +98,7 @@ impl LiveLine {
             over: false,
         }));
         let ticker = runtime.spawn(keep_drawn(Arc::clone(&line)));
+        *LIVE.lock().unwrap_or_else(PoisonError::into_inner) = Arc::downgrade(&line);
         Some(LiveLine { line, ticker })
     }
 
@@ -111,14 +119,7 @@ impl LiveLine {
     /// Writes `buf` on stdout with the line off the screen, and draws the
     /// line again below it once the row `buf` ends is finished.
     pub(crate) fn write_stdout(&self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut line = self.lock();
-        line.clear();
-        let mut stdout = std::io::stdout();
-        let written = stdout.write(buf)?;
-        stdout.flush()?;
-        line.row_open = !buf[..written].ends_with(b"\n");
-        line.draw();
-        Ok(written)
+        self.lock().write_beside(&mut std::io::stdout(), buf)
     }
 
     fn lock(&self) -> MutexGuard<'_, Line> {
@@ -134,6 +135,33 @@ impl Drop for LiveLine {
         let mut line = self.lock();
         line.clear();
         line.over = true;
+        let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+        if std::ptr::eq(live.as_ptr(), Arc::as_ptr(&self.line)) {
+            *live = Weak::new();
+        }
+    }
+}
+
+/// Stderr for the log: a write while a line is live takes the line off the
+/// screen, so the log starts on a row of its own, and draws the line again
+/// below it. Without a live line (always, when stderr is no terminal) the
+/// bytes go to stderr as they are.
+pub(crate) struct StderrBeside;
+
+impl Write for StderrBeside {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let live = LIVE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .upgrade();
+        match live {
+            Some(line) => lock(&line).write_beside(&mut std::io::stderr(), buf),
+            None => std::io::stderr().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
     }
 }
 
@@ -193,6 +221,17 @@ impl Line {
         out.push(b'\r');
         self.drawn = true;
         let _ = std::io::stderr().write_all(&out);
+    }
+
+    /// Writes `buf` to `out` with the line off the screen, and draws the
+    /// line again below it once the row `buf` ends is finished.
+    fn write_beside(&mut self, out: &mut impl Write, buf: &[u8]) -> std::io::Result<usize> {
+        self.clear();
+        let written = out.write(buf)?;
+        out.flush()?;
+        self.row_open = !buf[..written].ends_with(b"\n");
+        self.draw();
+        Ok(written)
     }
 
     fn clear(&mut self) {

@@ -25,6 +25,7 @@ use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
+pub(crate) use live::StderrBeside;
 pub(crate) use table::{Column, Layout, Table, cut, wrap};
 pub(crate) use time::{format_age_ms, format_local_clock_ms, format_local_ms};
 

@@ -308,9 +308,12 @@ fn without_escapes(text: &str) -> String {
 /// terminal the tests use, so that it is cut to every width.
 const LONG_LOCK: &str = "team-payments/nightly-settlement-batch-for-every-merchant-in-the-eu";
 
-/// Holds [`LONG_LOCK`] for two minutes, from a detached zklock.
-fn hold_long_lock(env: &TestEnv) {
-    let owner = "settlement run for every merchant in the eu region, started by cron";
+/// The holder's own words about itself, which the spinner shows.
+const OWNER: &str = "settlement run for every merchant in the eu region, started by cron";
+
+/// Holds [`LONG_LOCK`] for two minutes, from a detached zklock that says
+/// it is `owner`.
+fn hold_long_lock(env: &TestEnv, owner: &str) {
     env.zklock([
         "lock", LONG_LOCK, "--detach", "--lease", "2m", "--data", owner,
     ])
@@ -321,7 +324,7 @@ fn hold_long_lock(env: &TestEnv) {
 #[test]
 fn the_spinner_is_one_line_of_the_terminal_with_the_waits_progress() {
     let env = TestEnv::new();
-    hold_long_lock(&env);
+    hold_long_lock(&env, OWNER);
     let run = on_terminal(
         &env.zklock(["lock", "-w", "2s", LONG_LOCK, "--", "true"])
             .env("COLUMNS", "80"),
@@ -388,13 +391,25 @@ fn frame(row: &str) -> Option<char> {
 /// `waiting for`, its progress, or a piece of the lock's path (a row of a
 /// reflowed line may hold nothing else).
 fn spinner_like(row: &str) -> bool {
-    let path: Vec<char> = format!("/locks/{LONG_LOCK}").chars().collect();
-    row.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c))
+    spinner_mark(row)
         || row.contains("waiting for")
+        || shows_piece_of(row, &format!("/locks/{LONG_LOCK}"))
+}
+
+/// Whether `row` shows a part of the spinner's line that nothing else
+/// zklock writes does: its frame, its progress, or a piece of
+/// [`LOUD_OWNER`].
+fn spinner_mark(row: &str) -> bool {
+    row.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c))
         || row.contains("s/30s]")
-        || path
-            .windows(8)
-            .any(|piece| row.contains(&piece.iter().collect::<String>()))
+        || shows_piece_of(row, LOUD_OWNER)
+}
+
+/// Whether `row` holds eight characters of `text` in a row.
+fn shows_piece_of(row: &str, text: &str) -> bool {
+    let text: Vec<char> = text.chars().collect();
+    text.windows(8)
+        .any(|piece| row.contains(&piece.iter().collect::<String>()))
 }
 
 /// The screen's rows, when the last shows the spinner and no other row any
@@ -407,17 +422,25 @@ fn spinner_last(screen: &str) -> Option<Vec<&str>> {
 
 /// Starts a wait for [`LONG_LOCK`] at the window's prompt, on a clear
 /// screen, typed short (through a shell function and a variable) so that
-/// its own row fits every width the test makes.
-fn start_waiter(tmux: &Tmux, env: &TestEnv) {
+/// its own row fits every width the test makes; `flags` go before the
+/// subcommand.
+fn start_waiter(tmux: &Tmux, env: &TestEnv, flags: &str) {
     let zklock = command_line(env, &[]);
     tmux.send(&[
-        &format!("z() {{ {zklock} \"$@\"; }}; L={LONG_LOCK}; clear"),
+        &format!("z() {{ {zklock} \"$@\"; }}; L={LONG_LOCK}"),
         "Enter",
     ]);
+    // The screen before the shell echoes the line is a prompt alone too:
+    // the clear is typed once the shell has read the line.
+    tmux.screen_until(SCREEN_WAIT, "the shell has read the line", |screen| {
+        let shown = rows(screen);
+        shown.len() > 1 && shown.last() == Some(&PROMPT)
+    });
+    tmux.send(&["clear", "Enter"]);
     wait_until(SCREEN_WAIT, "the screen is cleared", || {
         rows(&tmux.screen()) == [PROMPT]
     });
-    tmux.send(&["z lock -w 30s $L -- true", "Enter"]);
+    tmux.send(&[&format!("z {flags} lock -w 30s $L -- true"), "Enter"]);
 }
 
 /// Waits until the screen's last row is the spinner drawn for `columns`,
@@ -451,9 +474,9 @@ fn redrawn_by_the_resize(tmux: &Tmux, columns: u16) -> bool {
 #[test]
 fn a_resize_redraws_the_spinner_at_once_and_ctrl_c_leaves_a_clean_prompt() {
     let env = TestEnv::new();
-    hold_long_lock(&env);
+    hold_long_lock(&env, OWNER);
     let tmux = Tmux::start(100, 24);
-    start_waiter(&tmux, &env);
+    start_waiter(&tmux, &env, "");
     spinner_drawn_for(&tmux, 100);
     // A shrink reflows the old line over two or three rows; a growth
     // leaves it short. Each time the spinner is drawn again, alone, for the
@@ -494,9 +517,9 @@ fn a_resize_redraws_the_spinner_at_once_and_ctrl_c_leaves_a_clean_prompt() {
 #[test]
 fn ctrl_z_while_waiting_leaves_no_half_line_of_the_spinner() {
     let env = TestEnv::new();
-    hold_long_lock(&env);
+    hold_long_lock(&env, OWNER);
     let tmux = Tmux::start(100, 24);
-    start_waiter(&tmux, &env);
+    start_waiter(&tmux, &env, "");
     spinner_drawn_for(&tmux, 100);
     tmux.send(&["C-z"]);
     // The notice takes the spinner's row; the spinner goes on below it, and
@@ -516,11 +539,11 @@ fn ctrl_z_while_waiting_leaves_no_half_line_of_the_spinner() {
 #[test]
 fn a_resize_signal_ignored_when_zklock_started_stays_ignored() {
     let env = TestEnv::new();
-    hold_long_lock(&env);
+    hold_long_lock(&env, OWNER);
     let tmux = Tmux::start(100, 24);
     // The shell starts its commands with SIGWINCH ignored, as it ignores it.
     tmux.send(&["trap '' WINCH", "Enter"]);
-    start_waiter(&tmux, &env);
+    start_waiter(&tmux, &env, "");
     spinner_drawn_for(&tmux, 100);
     let zklock = tmux.foreground_pid();
     assert!(
@@ -532,4 +555,78 @@ fn a_resize_signal_ignored_when_zklock_started_stays_ignored() {
     spinner_drawn_for(&tmux, 60);
     tmux.send(&["C-c"]);
     tmux.wait_for_prompt();
+}
+
+#[test]
+fn a_log_line_takes_a_row_of_its_own_above_the_spinner() {
+    let env = TestEnv::new();
+    hold_long_lock(&env, &LOUD_OWNER.repeat(20));
+    let queue = format!("/locks/{LONG_LOCK}");
+    // Two waiters ahead of the one at the terminal: each that gives up
+    // makes it log the node it watches next, while its spinner shows.
+    let mut ahead: Vec<Running> = (1..=2)
+        .map(|n| {
+            let waiter = env
+                .zklock(["lock", "-w", "60s", LONG_LOCK, "--", "true"])
+                .spawn();
+            wait_until(SCREEN_WAIT, "the waiter ahead has queued", || {
+                env.zk().children(&queue).len() == 1 + n
+            });
+            waiter
+        })
+        .collect();
+    let tmux = Tmux::start(COLUMNS_FOR_THE_LOG, 40);
+    start_waiter(&tmux, &env, "-v");
+    let mut logged = log_rows_under_the_spinner(&tmux, 1);
+    while let Some(mut waiter) = ahead.pop() {
+        waiter.signal(libc::SIGTERM);
+        waiter.wait(SCREEN_WAIT).assert_code(143);
+        logged = log_rows_under_the_spinner(&tmux, logged + 1);
+    }
+    tmux.send(&["C-c"]);
+    tmux.wait_for_prompt();
+}
+
+/// Wide enough for a log line about [`LONG_LOCK`] to fit a row, narrow
+/// enough for the spinner's line, with [`LOUD_OWNER`] many times in it, to
+/// be cut to the width: so a log line written over the spinner's would
+/// leave the spinner's end beside it.
+const COLUMNS_FOR_THE_LOG: u16 = 400;
+
+/// A holder's words about itself that no log line has a piece of.
+const LOUD_OWNER: &str = "QUARTERLY LEDGER CLOSE ";
+
+/// Waits until the screen shows, below the command's row, at least
+/// `at_least` rows of the log, each whole on a row of its own (a
+/// timestamp first, nothing of the spinner's line in it), and the spinner
+/// on the last row, drawn whole; returns how many log rows there are.
+fn log_rows_under_the_spinner(tmux: &Tmux, at_least: usize) -> usize {
+    let what = format!("{at_least} whole log rows show above the spinner, which is alone");
+    let screen = tmux.screen_until(SCREEN_WAIT, &what, |screen| {
+        let shown = rows(screen);
+        let [_command, logged @ .., spinner] = shown.as_slice() else {
+            return false;
+        };
+        frame(spinner).is_some()
+            && spinner.ends_with("s/30s]")
+            && logged.len() >= at_least
+            && logged
+                .iter()
+                .all(|row| is_log_row(row) && !spinner_mark(row))
+    });
+    rows(&screen).len() - 2
+}
+
+/// Whether `row` starts as the log's lines do: a UTC timestamp
+/// (`2024-05-01T12:00:00.123456Z`) and a level.
+fn is_log_row(row: &str) -> bool {
+    let Some((stamp, rest)) = row.split_once(' ') else {
+        return false;
+    };
+    stamp.len() > 20
+        && stamp.ends_with('Z')
+        && stamp.chars().nth(10) == Some('T')
+        && stamp[..4].chars().all(|c| c.is_ascii_digit())
+        && ["TRACE", "DEBUG", "INFO", "WARN", "ERROR"]
+            .contains(&rest.trim_start().split(' ').next().unwrap_or(""))
 }
