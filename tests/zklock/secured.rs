@@ -409,6 +409,109 @@ fn no_secret_reaches_the_commands_environment_or_any_process() {
     assert_no_secret("-vvv log", &run.stderr);
 }
 
+/// The regions of process `pid`'s memory that hold `needle`, as
+/// `/proc/PID/maps` names them (its address range and file, if any).
+fn memory_holding(pid: u32, needle: &[u8]) -> Vec<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let maps = proc_file(pid, "maps");
+    let mut mem = std::fs::File::open(format!("/proc/{pid}/mem"))
+        .unwrap_or_else(|e| panic!("open /proc/{pid}/mem (run the tests as root): {e}"));
+    let mut found = Vec::new();
+    for line in maps.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(range), Some(perms)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        let Some((start, end)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(start), Ok(end)) = (u64::from_str_radix(start, 16), u64::from_str_radix(end, 16))
+        else {
+            continue;
+        };
+        if !perms.starts_with('r') || line.ends_with("[vvar]") || line.ends_with("[vsyscall]") {
+            continue;
+        }
+        let mut bytes = vec![0u8; usize::try_from(end - start).expect("a region's size")];
+        // A region can vanish or refuse to be read (a guard page): skip it.
+        if mem.seek(SeekFrom::Start(start)).is_err() || mem.read_exact(&mut bytes).is_err() {
+            continue;
+        }
+        if bytes.windows(needle.len()).any(|window| window == needle) {
+            found.push(line.to_owned());
+        }
+    }
+    found
+}
+
+/// Runs `zklock` (a lock's command line without its command) with a
+/// command that waits, and returns which of `secrets` its guard's memory
+/// holds, with the regions that hold each. zklock's own memory must hold
+/// every one: it authenticates again on a new connection, and the search
+/// would otherwise prove nothing.
+fn secrets_in_the_guard(zklock: Zklock, secrets: &[&str]) -> Vec<(String, Vec<String>)> {
+    let ready = secret_file(&format!("guard-ready-{}", unique()), "");
+    std::fs::remove_file(&ready).expect("no ready file yet");
+    let mut holder = zklock
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "echo $PPID > {ready}.tmp && mv {ready}.tmp {ready} && exec sleep 600"
+        ))
+        .spawn();
+    let guard = support::wait_for(WAIT, "the command to start", || {
+        std::fs::read_to_string(&ready)
+            .ok()
+            .and_then(|pid| pid.trim().parse::<u32>().ok())
+    });
+    assert_ne!(guard, holder.pid(), "the command is not the guard's child");
+    for secret in secrets {
+        assert!(
+            !memory_holding(holder.pid(), secret.as_bytes()).is_empty(),
+            "zklock holds no {secret:?}: the search is blind"
+        );
+    }
+    let kept = secrets
+        .iter()
+        .map(|secret| (secret.to_string(), memory_holding(guard, secret.as_bytes())))
+        .filter(|(_, regions)| !regions.is_empty())
+        .collect();
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT);
+    kept
+}
+
+#[test]
+fn the_guard_keeps_no_copy_of_any_secret() {
+    let given = format!("given{}x{}", std::process::id(), unique());
+    let filed = format!("filed{}x{}", std::process::id(), unique());
+    let from_env = format!("environ{}x{}", std::process::id(), unique());
+    // Comments first, so that the secret sits far from the bytes the
+    // allocator writes into a freed block, in a block too large to be
+    // handed out again at once: a copy left unwiped would show.
+    let auth_file = secret_file(
+        "guard-memory-auth",
+        &format!(
+            "{}digest:carol:{filed}\n",
+            "# carol, for the guard test\n".repeat(300)
+        ),
+    );
+    let password_file = secret_file("guard-memory-sasl", "alice-pw\n");
+    let flags = Zklock::new(["--sasl", "digest-md5", "--sasl-user", "alice"])
+        .args(["--sasl-password-file", &password_file])
+        .args(["--auth-file", &auth_file])
+        .args(["--auth", &format!("digest:dave:{given}")])
+        .args(["lock", &fresh_lock("guard-memory")])
+        .hosts(sasl_server().address());
+    let mut kept = secrets_in_the_guard(flags, &[&given, &filed, "alice-pw"]);
+    let variable = Zklock::new(["--sasl", "digest-md5", "--sasl-user", "alice"])
+        .args(["--sasl-password-file", &password_file])
+        .args(["lock", &fresh_lock("guard-memory")])
+        .env("ZKLOCK_AUTH", format!("digest:erin:{from_env}"))
+        .hosts(sasl_server().address());
+    kept.extend(secrets_in_the_guard(variable, &[&from_env]));
+    assert!(kept.is_empty(), "the guard keeps secrets: {kept:#?}");
+}
+
 #[test]
 fn a_detached_holder_gets_its_credentials_off_its_command_line() {
     let env = TestEnv::new();
