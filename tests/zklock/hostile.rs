@@ -13,7 +13,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use support::json::ErrorReport;
+use support::json::{ErrorReport, Lock};
 use support::peers::{self, Library, acquired, peer, times_out};
 use support::proxy::{ClientMessage, FLOOD, FaultProxy, Forgery, Mode, OVERSIZED, op};
 use support::{Run, TestEnv, Zk, wait_until};
@@ -430,6 +430,16 @@ fn a_server_that_forges_counts_or_short_answers_fails_zklock_cleanly() {
 /// The requests that list a directory, alone or in a batch.
 const LISTINGS: [i32; 3] = [op::MULTI_READ, op::GET_CHILDREN, op::GET_CHILDREN2];
 
+/// How many connections through `proxy` began a ZooKeeper session (the
+/// others, if any, asked a four-letter word).
+fn session_connections(proxy: &FaultProxy) -> usize {
+    proxy
+        .client_messages()
+        .iter()
+        .filter(|m| **m == ClientMessage::Connect)
+        .count()
+}
+
 /// `lock a -- true` through a proxy that answers every listing of the
 /// lock's directory with `forgery`: the create goes through, the listings
 /// fail, and zklock gives up. Checks that it exits 10, leaves no node and
@@ -456,7 +466,7 @@ fn a_reply_over_64_mib_fails_its_own_request_and_the_connection_goes_on() {
     let proxy = give_up_on_forged_listings(Forgery::Oversized);
     // The give-up deleted our node through the connection the oversized
     // replies came on.
-    assert_eq!(proxy.accepted(), 1, "the connection ended");
+    assert_eq!(session_connections(&proxy), 1, "the connection ended");
     let deleted = proxy
         .client_messages()
         .iter()
@@ -465,9 +475,54 @@ fn a_reply_over_64_mib_fails_its_own_request_and_the_connection_goes_on() {
 }
 
 #[test]
+fn a_batch_whose_answer_is_too_large_is_read_again_node_by_node() {
+    let env = TestEnv::new();
+    // Two locks, each with data: listing them and reading their holders
+    // are batches of two reads.
+    for lock in ["/locks/a", "/locks/b"] {
+        env.zk().mkdir_p(lock);
+        env.zk()
+            .create_ephemeral_sequential(&format!("{lock}/lock-"), b"owner");
+    }
+    let holders = |run: &Run| -> Vec<(String, Vec<String>)> {
+        let locks: Vec<Lock> = run.json();
+        locks
+            .into_iter()
+            .map(|lock| {
+                (
+                    lock.path,
+                    lock.holders.into_iter().map(|h| h.path).collect(),
+                )
+            })
+            .collect()
+    };
+    let direct = env.zklock(["ls", "-o", "json"]).run();
+    direct.assert_success();
+    let proxy = FaultProxy::start(env.servers());
+    proxy.set_mode(Mode::Forge(vec![op::MULTI_READ], Forgery::OversizedBatch));
+    let zklock = support::Zklock::new(["ls", "-o", "json"]).hosts(proxy.hosts(&env));
+    let (run, peak) = run_measuring_memory(&zklock);
+    run.assert_success();
+    assert_eq!(holders(&run), holders(&direct));
+    assert_eq!(holders(&run).len(), 2, "{}", run.stdout);
+    let limit = u64::try_from(OVERSIZED).expect("a size") / 2;
+    assert!(peak < limit, "zklock grew to {peak} bytes");
+    assert_eq!(session_connections(&proxy), 1, "the connection ended");
+    let single_reads = proxy
+        .client_messages()
+        .iter()
+        .filter(|m| {
+            matches!(m, ClientMessage::Request { op, .. }
+                if [op::GET_CHILDREN, op::GET_CHILDREN2, op::GET_DATA].contains(op))
+        })
+        .count();
+    assert!(single_reads >= 4, "{single_reads} reads node by node");
+}
+
+#[test]
 fn a_negative_reply_length_ends_the_connection() {
     let proxy = give_up_on_forged_listings(Forgery::NegativeLength);
-    assert!(proxy.accepted() > 1, "the connection went on");
+    assert!(session_connections(&proxy) > 1, "the connection went on");
 }
 
 #[test]

@@ -280,6 +280,9 @@ pub enum Forgery {
     /// A whole reply of [`OVERSIZED`] bytes, just past the most a client
     /// keeps: a success header, then zeros. The connection goes on.
     Oversized,
+    /// [`Forgery::Oversized`] for a multi-read of more than one read; any
+    /// other request goes on to the server.
+    OversizedBatch,
     /// A frame that announces a negative length.
     NegativeLength,
     /// A multi-read answer that ends before its first result.
@@ -323,6 +326,18 @@ fn reads_in_multi(body: &[u8]) -> usize {
 }
 
 impl Forgery {
+    /// True when this forgery answers the request whose body (after its
+    /// length) is `request`, among those of the types it is set on.
+    pub fn answers(self, request: &[u8]) -> bool {
+        self != Forgery::OversizedBatch || reads_in_multi(request) > 1
+    }
+
+    /// True when the forged frame is followed by [`OVERSIZED`] bytes, less
+    /// the reply header it carries.
+    fn is_oversized(self) -> bool {
+        matches!(self, Forgery::Oversized | Forgery::OversizedBatch)
+    }
+
     /// The forged frame answering the request whose body (after its length)
     /// is `request`. An [`Forgery::Oversized`] reply is its header alone:
     /// [`write_zeros`] sends the rest.
@@ -344,7 +359,9 @@ impl Forgery {
         let announced = match self {
             Forgery::HugeFrame => i32::MAX,
             Forgery::NegativeLength => -1,
-            Forgery::Oversized => i32::try_from(OVERSIZED).expect("a 64 MiB frame"),
+            Forgery::Oversized | Forgery::OversizedBatch => {
+                i32::try_from(OVERSIZED).expect("a 64 MiB frame")
+            }
             Forgery::HugeCount => {
                 if op == op::MULTI_READ {
                     body.extend(multi_header(op::GET_CHILDREN, false, 0));
@@ -813,16 +830,15 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
                     onward.extend_from_slice(frame);
                     continue;
                 };
-                if !ops.contains(op) {
+                let request = frame.get(4..).unwrap_or_default();
+                if !ops.contains(op) || !forgery.answers(request) {
                     onward.extend_from_slice(frame);
                     continue;
                 }
                 forged = true;
-                let request = frame.get(4..).unwrap_or_default();
                 let mut client = &conn.client;
                 let written = client.write_all(&forgery.frame(request)).is_ok()
-                    && (*forgery != Forgery::Oversized
-                        || write_zeros(client, OVERSIZED - 16).is_ok());
+                    && (!forgery.is_oversized() || write_zeros(client, OVERSIZED - 16).is_ok());
                 if !written {
                     conn.close();
                     return;
