@@ -520,6 +520,37 @@ fn a_batch_whose_answer_is_too_large_is_read_again_node_by_node() {
 }
 
 #[test]
+fn a_listing_over_64_mib_is_an_error_and_is_not_asked_again() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/a");
+    env.zk().create_ephemeral_sequential("/locks/a/lock-", b"");
+    let proxy = FaultProxy::start(env.servers());
+    proxy.set_mode(Mode::Forge(LISTINGS.to_vec(), Forgery::Oversized));
+    let run = support::Zklock::new(["ls", "a", "-o", "json"])
+        .hosts(proxy.hosts(&env))
+        .run();
+    assert_no_crash(&run);
+    assert_eq!(ErrorReport::of(&run, 10).cause, "other");
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    // The same listing would come back: asking again would only cost the
+    // server and the network another 64 MiB each time. The batch (the
+    // lock's directory and where a kazoo semaphore's acquirers would be)
+    // goes once, and then each of its reads alone, once.
+    let sent = proxy.client_messages();
+    let count = |wanted: &dyn Fn(i32, Option<&str>) -> bool| {
+        sent.iter()
+            .filter(|m| matches!(m, ClientMessage::Request { op, path, .. } if wanted(*op, path.as_deref())))
+            .count()
+    };
+    assert_eq!(count(&|op, _| op == op::MULTI_READ), 1, "batches");
+    let alone = |op, path: Option<&str>| {
+        [op::GET_CHILDREN, op::GET_CHILDREN2].contains(&op)
+            && path.is_some_and(|p| p.ends_with("/locks/a"))
+    };
+    assert_eq!(count(&alone), 1, "listings of /locks/a alone");
+}
+
+#[test]
 fn a_negative_reply_length_ends_the_connection() {
     let proxy = give_up_on_forged_listings(Forgery::NegativeLength);
     assert!(session_connections(&proxy) > 1, "the connection went on");
