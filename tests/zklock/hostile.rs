@@ -467,11 +467,7 @@ fn a_reply_over_64_mib_fails_its_own_request_and_the_connection_goes_on() {
     // The give-up deleted our node through the connection the oversized
     // replies came on.
     assert_eq!(session_connections(&proxy), 1, "the connection ended");
-    let deleted = proxy
-        .client_messages()
-        .iter()
-        .any(|m| matches!(m, ClientMessage::Request { op, .. } if *op == op::DELETE));
-    assert!(deleted, "no delete was sent");
+    assert_eq!(proxy.requests_of(&[op::DELETE]), 1, "the give-up's delete");
 }
 
 #[test]
@@ -508,14 +504,7 @@ fn a_batch_whose_answer_is_too_large_is_read_again_node_by_node() {
     let limit = u64::try_from(OVERSIZED).expect("a size") / 2;
     assert!(peak < limit, "zklock grew to {peak} bytes");
     assert_eq!(session_connections(&proxy), 1, "the connection ended");
-    let single_reads = proxy
-        .client_messages()
-        .iter()
-        .filter(|m| {
-            matches!(m, ClientMessage::Request { op, .. }
-                if [op::GET_CHILDREN, op::GET_CHILDREN2, op::GET_DATA].contains(op))
-        })
-        .count();
+    let single_reads = proxy.requests_of(&[op::GET_CHILDREN, op::GET_CHILDREN2, op::GET_DATA]);
     assert!(single_reads >= 4, "{single_reads} reads node by node");
 }
 
@@ -536,18 +525,16 @@ fn a_listing_over_64_mib_is_an_error_and_is_not_asked_again() {
     // server and the network another 64 MiB each time. The batch (the
     // lock's directory and where a kazoo semaphore's acquirers would be)
     // goes once, and then each of its reads alone, once.
-    let sent = proxy.client_messages();
-    let count = |wanted: &dyn Fn(i32, Option<&str>) -> bool| {
-        sent.iter()
-            .filter(|m| matches!(m, ClientMessage::Request { op, path, .. } if wanted(*op, path.as_deref())))
-            .count()
-    };
-    assert_eq!(count(&|op, _| op == op::MULTI_READ), 1, "batches");
-    let alone = |op, path: Option<&str>| {
-        [op::GET_CHILDREN, op::GET_CHILDREN2].contains(&op)
-            && path.is_some_and(|p| p.ends_with("/locks/a"))
-    };
-    assert_eq!(count(&alone), 1, "listings of /locks/a alone");
+    assert_eq!(proxy.requests_of(&[op::MULTI_READ]), 1, "batches");
+    let alone = proxy
+        .client_messages()
+        .into_iter()
+        .filter(|m| {
+            matches!(m, ClientMessage::Request { op, path: Some(path), .. }
+                if LISTINGS.contains(op) && path.ends_with("/locks/a"))
+        })
+        .count();
+    assert_eq!(alone, 1, "listings of /locks/a alone");
 }
 
 #[test]

@@ -540,11 +540,7 @@ fn a_holder_sends_a_sync_every_twentieth_of_its_session() {
     .hosts(proxy.hosts(&env))
     .run();
     run.assert_success();
-    let syncs = proxy
-        .client_messages()
-        .iter()
-        .filter(|m| matches!(m, ClientMessage::Request { op, .. } if *op == op::SYNC))
-        .count();
+    let syncs = proxy.requests_of(&[op::SYNC]);
     // Give or take a late wake-up on a busy machine, and the first sync.
     let expected = run.elapsed.as_secs_f64() / 0.2;
     assert!(

@@ -634,6 +634,15 @@ impl FaultProxy {
         self.state().sent.clone()
     }
 
+    /// How many requests of the types `ops` clients sent so far.
+    pub fn requests_of(&self, ops: &[i32]) -> usize {
+        self.state()
+            .sent
+            .iter()
+            .filter(|m| matches!(m, ClientMessage::Request { op, .. } if ops.contains(op)))
+            .count()
+    }
+
     /// How many connections the proxy accepted so far.
     pub fn accepted(&self) -> usize {
         self.state().accepted
