@@ -144,8 +144,10 @@ fn asks_for_json(args: &[OsString]) -> bool {
 /// of files that hold them).
 const SECRET_VARIABLES: [&str; 1] = [AUTH_VARIABLE];
 
-/// The option whose values are secrets themselves, and its variable.
+/// The option whose values are secrets themselves, the same with its
+/// value in one word, and its variable.
 const AUTH_OPTION: &str = "--auth";
+const AUTH_PREFIX: &str = "--auth=";
 const AUTH_VARIABLE: &str = "ZKLOCK_AUTH";
 
 /// What clap gets in place of each `--auth` value.
@@ -163,7 +165,6 @@ const STAND_IN: &str = "*";
 ///
 /// Must run before any other thread starts: `from_env` runs first in `main`.
 fn take_auth_values(args: Vec<OsString>) -> (Vec<OsString>, Vec<Secret>) {
-    let prefix = format!("{AUTH_OPTION}=");
     let found = auth_values_in(&args);
     // Where each argument starts in the strings, NUL after NUL.
     let starts: Vec<usize> = args
@@ -190,9 +191,11 @@ fn take_auth_values(args: Vec<OsString>) -> (Vec<OsString>, Vec<Secret>) {
         match std::str::from_utf8(&whole[from..]) {
             Ok(value) => {
                 values.push(Secret::new(value));
-                let mut stand_in = OsString::from(&prefix[..from]);
-                stand_in.push(STAND_IN);
-                kept.push(stand_in);
+                kept.push(OsString::from(if from == 0 {
+                    STAND_IN.to_owned()
+                } else {
+                    format!("{AUTH_PREFIX}{STAND_IN}")
+                }));
                 whole.fill(0);
             }
             Err(_) => kept.push(OsString::from_vec(whole)),
@@ -204,7 +207,7 @@ fn take_auth_values(args: Vec<OsString>) -> (Vec<OsString>, Vec<Secret>) {
         values.push(Secret::new(value));
         kept.insert(
             1.min(kept.len()),
-            OsString::from(format!("{prefix}{STAND_IN}")),
+            OsString::from(format!("{AUTH_PREFIX}{STAND_IN}")),
         );
         crate::sys::wipe_environment_variable(AUTH_VARIABLE);
     }
@@ -215,7 +218,6 @@ fn take_auth_values(args: Vec<OsString>) -> (Vec<OsString>, Vec<Secret>) {
 /// byte it starts at.
 fn auth_values_in(args: &[OsString]) -> Vec<(usize, usize)> {
     use std::os::unix::ffi::OsStrExt;
-    let prefix = format!("{AUTH_OPTION}=");
     let mut found = Vec::new();
     let mut words = args.iter().enumerate().skip(1);
     while let Some((index, arg)) = words.next() {
@@ -229,8 +231,8 @@ fn auth_values_in(args: &[OsString]) -> Vec<(usize, usize)> {
             {
                 found.push((next, 0));
             }
-        } else if bytes.starts_with(prefix.as_bytes()) {
-            found.push((index, prefix.len()));
+        } else if bytes.starts_with(AUTH_PREFIX.as_bytes()) {
+            found.push((index, AUTH_PREFIX.len()));
         }
     }
     found
