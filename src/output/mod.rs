@@ -176,11 +176,16 @@ pub fn escape_panics() {
         let place = info.location().map_or(String::new(), |at| {
             format!(" at {}:{}", at.file(), at.line())
         });
-        eprintln!(
-            "zklock: internal error, please report it{place}: {}",
-            inert(message)
-        );
+        eprintln!("{}", panic_report(&place, message));
     }));
+}
+
+/// The line a panic with `message` at `place` prints.
+fn panic_report(place: &str, message: &str) -> String {
+    format!(
+        "zklock: internal error, please report it{place}: {}",
+        inert(message)
+    )
 }
 
 /// Reports an error on stderr: a line for people, or with `-o json` one
@@ -648,6 +653,13 @@ mod tests {
         assert!(!json.chars().any(is_unsafe), "{json}");
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["h"], hostile);
+    }
+
+    #[test]
+    fn a_panic_message_cannot_drive_a_terminal() {
+        let report = panic_report(" at src/x.rs:1", "bad name \x1b[2J\u{202e}");
+        assert!(!report.chars().any(is_unsafe), "{report}");
+        assert!(report.contains("\\x1b[2J"), "{report}");
     }
 
     #[derive(Serialize)]
