@@ -47,6 +47,7 @@ pub mod op {
     pub const SET_DATA: i32 = 5;
     pub const SET_ACL: i32 = 7;
     pub const GET_CHILDREN: i32 = 8;
+    pub const SYNC: i32 = 9;
     pub const PING: i32 = 11;
     pub const GET_CHILDREN2: i32 = 12;
     pub const MULTI: i32 = 14;
