@@ -923,9 +923,7 @@ fn deadlocks_reads_a_cycles_nodes_again_after_a_sync_once_each_in_a_few_batches(
     // After the sync, the second reading: every node of the cycle once, no
     // other node, in multi-read batches of 64 sent together.
     let sent = proxy.client_messages();
-    let is = |message: &ClientMessage, wanted: &[i32]| {
-        matches!(message, ClientMessage::Request { op, .. } if wanted.contains(op))
-    };
+    let is = |message: &ClientMessage, wanted: &[i32]| matches!(message, ClientMessage::Request { op, .. } if wanted.contains(op));
     let sync = sent.iter().rposition(|m| is(m, &[op::SYNC]));
     let after = &sent[sync.expect("deadlocks syncs before its second reading") + 1..];
     let mut reread = paths_read(after, env.chroot());
