@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::waitfor::{GraphBuilder, Via, WaitGraph};
-use crate::model::{self, Contender, LockKind, LockSummary, LockWindows, NodeStat};
+use crate::model::{self, Contender, ListedLock, LockKind, LockSummary, LockWindows, NodeStat};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
@@ -146,17 +146,22 @@ pub(super) fn chain(graph: &WaitGraph, path: &str) -> Vec<Hop> {
         .collect()
 }
 
-/// The wait-for graph of the locks around the lock at `path`, the tree
-/// chains are followed in ([`chains_under`]), without that lock's queue:
-/// `stat` reads it apart, a window at a time.
-async fn graph_around(globals: &Globals, session: &Session, path: &str) -> Result<GraphBuilder> {
+/// The wait-for graph of the locks around the lock `listed` at `path`, the
+/// tree chains are followed in ([`chains_under`]), without that lock's
+/// queue: `stat` reads it apart, a window at a time.
+async fn graph_around(
+    globals: &Globals,
+    session: &Session,
+    path: &str,
+    listed: &ListedLock<'_>,
+) -> Result<GraphBuilder> {
     let under = chains_under(&globals.root, path);
     let progress = globals.printer.progress();
     let mut graph = GraphBuilder::default();
     model::walk_around(
         session,
         under,
-        path,
+        listed,
         |p| show_progress(progress.as_ref(), under, p),
         |lock| {
             graph.add(&lock);
@@ -308,7 +313,7 @@ async fn show(globals: &Globals, session: &Session, survey: &Survey, path: Strin
     };
     let mut graph = None;
     if listed.may_have_waiters() {
-        graph = Some(graph_around(globals, session, &path).await?);
+        graph = Some(graph_around(globals, session, &path, &listed).await?);
     }
     // A lock the walk read whole is in the graph already.
     let mut focus = graph

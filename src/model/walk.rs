@@ -88,30 +88,42 @@ pub(crate) async fn walk_with_dirs(
     walk_sites(session, walk, progress, on_dir, on_lock).await
 }
 
-/// [`walk`] of the tree below `start`, leaving out the queue at `left_out`
-/// when there is one there: `stat` reads that lock a window at a time
-/// instead of whole. Any other lock at `left_out` is handed over as usual.
+/// [`walk`] of the tree below `start`, leaving out `left_out` when it is a
+/// queue: `stat` reads that lock a window at a time instead of whole, and
+/// its directory, listed already, is not listed again (a long queue's
+/// listing is most of what the walk would fetch). A lock read whole is
+/// handed over as usual.
 pub(crate) async fn walk_around(
     session: &Session,
     start: &str,
-    left_out: &str,
+    left_out: &ListedLock<'_>,
     progress: impl FnMut(&WalkProgress),
     on_lock: impl FnMut(Lock) -> anyhow::Result<()>,
 ) -> anyhow::Result<WalkProgress> {
     let walk = Walk {
         start,
         depth: Depth::Tree,
-        left_out: Some(left_out),
+        left_out: left_out.queue_dir(),
     };
     walk_sites(session, walk, progress, |_, _| {}, on_lock).await
 }
 
 /// Where a walk goes: from `start` as deep as `depth`, leaving out the
-/// queue at `left_out`.
+/// queue whose directory is `left_out`.
 struct Walk<'a> {
     start: &'a str,
     depth: Depth,
-    left_out: Option<&'a str>,
+    left_out: Option<QueueDir>,
+}
+
+/// A queue's directory as [`list_lock`] listed it, less the queue's
+/// contenders: what a walk needs to go on below it without listing it
+/// again.
+#[derive(Clone, Debug)]
+struct QueueDir {
+    path: String,
+    /// The directory's children that are not contenders.
+    others: Vec<String>,
 }
 
 async fn walk_sites(
@@ -127,13 +139,17 @@ async fn walk_sites(
 ) -> anyhow::Result<WalkProgress> {
     let batcher = Batcher::new(session);
     let mut state = WalkProgress::default();
-    let listing = list_tree(&batcher, start, depth, &mut state, &mut progress).await?;
+    let left_out_path = left_out.as_ref().map(|dir| dir.path.clone());
+    let lister = Lister::new(start, depth, left_out);
+    let listing = lister.list(&batcher, &mut state, &mut progress).await?;
     for (dir, children) in &listing {
         on_dir(dir, children);
     }
     let mut sites = layout::find_sites(listing, start, depth);
-    if let Some(left_out) = left_out {
-        sites.retain(|site| !site.is_queue_at(left_out));
+    if let Some(left_out) = left_out_path {
+        // Only what is not a contender of the queue was kept of its
+        // directory, which could pass for another kind of lock there.
+        sites.retain(|site| !site.is_at(&left_out));
     }
     let mut reads = read_in_order(
         &batcher,
@@ -177,6 +193,21 @@ pub(crate) async fn read_lock(session: &Session, path: &str) -> anyhow::Result<O
     Ok(found)
 }
 
+/// The stat of each of `paths`, in order (`None` for a node that has gone),
+/// read as a walk reads its nodes: in batches, pipelined, so a few thousand
+/// nodes cost a few round trips, not one each.
+pub(crate) async fn read_stats(
+    session: &Session,
+    paths: Vec<String>,
+) -> anyhow::Result<Vec<Option<zk::Stat>>> {
+    let batcher = Batcher::new(session);
+    let stats = read_in_order(&batcher, session, paths.into_iter())
+        .map_ok(|read| read.map(|node| node.stat))
+        .try_collect()
+        .await?;
+    Ok(stats)
+}
+
 /// How many contenders of one lock [`LockWindows`] reads at a time.
 pub(crate) const CONTENDERS_PER_WINDOW: usize = 4 * WINDOW * BATCH;
 
@@ -190,12 +221,17 @@ pub(crate) async fn list_lock<'s>(
 ) -> anyhow::Result<Option<ListedLock<'s>>> {
     let batcher = Batcher::new(session);
     let mut state = WalkProgress::default();
-    let listing = list_tree(&batcher, path, Depth::Lock, &mut state, &mut |_| {}).await?;
+    let lister = Lister::new(path, Depth::Lock, None);
+    let listing = lister.list(&batcher, &mut state, &mut |_| {}).await?;
+    let others = listing
+        .get(path)
+        .map(|children| layout::not_contenders(children))
+        .unwrap_or_default();
     let Some(site) = layout::find_sites(listing, path, Depth::Lock).pop() else {
         return Ok(None);
     };
     let contenders = match site.into_queue() {
-        Ok(queue) => Listed::Queue(queue),
+        Ok(queue) => Listed::Queue(queue, others),
         Err(site) => {
             let nodes: Vec<Option<NodeRead>> = read_in_order(&batcher, session, site.reads())
                 .try_collect()
@@ -223,19 +259,32 @@ pub(crate) struct ListedLock<'s> {
 
 /// What is known of a listed lock's contenders.
 enum Listed {
-    /// A queue's names, in queue order, none read yet.
-    Queue(QueueReading),
+    /// A queue's names, in queue order, none read yet; and the other
+    /// children of its directory.
+    Queue(QueueReading, Vec<String>),
     /// A lock read whole.
     Whole(Lock),
 }
 
 impl<'s> ListedLock<'s> {
+    /// The queue's directory as listed, for a walk around it; `None` for a
+    /// lock read whole.
+    fn queue_dir(&self) -> Option<QueueDir> {
+        match &self.contenders {
+            Listed::Queue(queue, others) => Some(QueueDir {
+                path: queue.dir().to_owned(),
+                others: others.clone(),
+            }),
+            Listed::Whole(_) => None,
+        }
+    }
+
     /// False when no contender can be waiting. For a queue this is told
     /// from the names, before any node is read: reading can only find
     /// some of them gone, which makes no one wait who did not.
     pub(crate) fn may_have_waiters(&self) -> bool {
         match &self.contenders {
-            Listed::Queue(queue) => queue.summary().is_some_and(|lock| lock.waiters > 0),
+            Listed::Queue(queue, _) => queue.summary().is_some_and(|lock| lock.waiters > 0),
             Listed::Whole(lock) => !lock.waiters.is_empty(),
         }
     }
@@ -267,7 +316,7 @@ impl<'s> ListedLock<'s> {
                 };
                 return Ok(Some((summary, windows)));
             }
-            Listed::Queue(queue) => queue,
+            Listed::Queue(queue, _) => queue,
         };
         let first = read_window(&batcher, session, &mut queue).await?;
         let second = queue.confirmed();
@@ -364,58 +413,99 @@ enum Presence {
     Optional,
 }
 
-/// Lists `start` and the directories below it that `depth` asks for, in
-/// batches, at most [`WINDOW`] at a time.
-async fn list_tree(
-    batcher: &Batcher<'_>,
-    start: &str,
+/// The listing of a walk: the directories listed, and those still to list.
+struct Lister<'a> {
+    start: &'a str,
     depth: Depth,
-    state: &mut WalkProgress,
-    progress: &mut impl FnMut(&WalkProgress),
-) -> anyhow::Result<ChildrenByDir> {
-    let mut listing = ChildrenByDir::new();
-    let mut todo = vec![(start.to_owned(), Presence::Required)];
-    todo.extend(layout::kazoo_lock_beside(start).map(|dir| (dir, Presence::Optional)));
-    let mut in_flight = FuturesUnordered::new();
-    loop {
-        while in_flight.len() < WINDOW && !todo.is_empty() {
-            let batch = todo.split_off(todo.len().saturating_sub(BATCH));
-            in_flight.push(async move {
-                let dirs: Vec<String> = batch.iter().map(|(dir, _)| dir.clone()).collect();
-                let listed = batcher.list(&dirs).await;
-                (batch, listed)
-            });
-        }
-        let Some((batch, listed)) = in_flight.next().await else {
-            break;
-        };
-        for ((dir, presence), children) in batch.into_iter().zip(listed?) {
-            state.listed += 1;
-            if state.nodes().is_multiple_of(PROGRESS_EVERY) {
-                progress(state);
-            }
-            let children = match children {
-                Ok(children) => children,
-                Err(err) if presence == Presence::Required => return Err(err.into()),
-                Err(err) if err.is_no_node() => continue,
-                Err(err) if is_no_auth(&err) => {
-                    tracing::warn!("{err}");
-                    state.unreadable.push(dir);
-                    continue;
-                }
-                Err(err) => return Err(err.into()),
-            };
-            let next = layout::children_to_list(&dir, &children, start, depth);
-            if !next.is_empty() && depth_below(start, &dir) >= MAX_DEPTH {
-                anyhow::bail!(
-                    "{dir}: more than {MAX_DEPTH} levels below {start}; the walk stops there"
-                );
-            }
-            todo.extend(next.into_iter().map(|child| (child, Presence::Optional)));
-            listing.insert(dir, children);
+    listing: ChildrenByDir,
+    todo: Vec<(String, Presence)>,
+    /// A directory listed already, taken as it is when the walk comes to it.
+    known: Option<QueueDir>,
+}
+
+impl<'a> Lister<'a> {
+    fn new(start: &'a str, depth: Depth, known: Option<QueueDir>) -> Lister<'a> {
+        Lister {
+            start,
+            depth,
+            listing: ChildrenByDir::new(),
+            todo: Vec::new(),
+            known,
         }
     }
-    Ok(listing)
+
+    /// Lists `start` and the directories below it that `depth` asks for, in
+    /// batches, at most [`WINDOW`] at a time.
+    async fn list(
+        mut self,
+        batcher: &Batcher<'_>,
+        state: &mut WalkProgress,
+        progress: &mut impl FnMut(&WalkProgress),
+    ) -> anyhow::Result<ChildrenByDir> {
+        self.push(self.start.to_owned(), Presence::Required)?;
+        if let Some(dir) = layout::kazoo_lock_beside(self.start) {
+            self.push(dir, Presence::Optional)?;
+        }
+        let mut in_flight = FuturesUnordered::new();
+        loop {
+            while in_flight.len() < WINDOW && !self.todo.is_empty() {
+                let batch = self.todo.split_off(self.todo.len().saturating_sub(BATCH));
+                in_flight.push(async move {
+                    let dirs: Vec<String> = batch.iter().map(|(dir, _)| dir.clone()).collect();
+                    let listed = batcher.list(&dirs).await;
+                    (batch, listed)
+                });
+            }
+            let Some((batch, listed)) = in_flight.next().await else {
+                break;
+            };
+            for ((dir, presence), children) in batch.into_iter().zip(listed?) {
+                state.listed += 1;
+                if state.nodes().is_multiple_of(PROGRESS_EVERY) {
+                    progress(state);
+                }
+                match children {
+                    Ok(children) => self.listed(dir, children)?,
+                    Err(err) if presence == Presence::Required => return Err(err.into()),
+                    Err(err) if err.is_no_node() => {}
+                    Err(err) if is_no_auth(&err) => {
+                        tracing::warn!("{err}");
+                        state.unreadable.push(dir);
+                    }
+                    Err(err) => return Err(err.into()),
+                }
+            }
+        }
+        Ok(self.listing)
+    }
+
+    /// Puts `dir` on the list, or takes it as listed already.
+    fn push(&mut self, dir: String, presence: Presence) -> anyhow::Result<()> {
+        match self.known.take_if(|known| known.path == dir) {
+            Some(known) => self.listed(dir, known.others),
+            None => {
+                self.todo.push((dir, presence));
+                Ok(())
+            }
+        }
+    }
+
+    /// Keeps the listing of `dir`, and puts what to list below it on the
+    /// list.
+    fn listed(&mut self, dir: String, children: Vec<String>) -> anyhow::Result<()> {
+        let next = layout::children_to_list(&dir, &children, self.start, self.depth);
+        if !next.is_empty() && depth_below(self.start, &dir) >= MAX_DEPTH {
+            anyhow::bail!(
+                "{dir}: more than {MAX_DEPTH} levels below {}; the walk stops there",
+                self.start
+            );
+        }
+        for child in next {
+            self.push(child, Presence::Optional)?;
+        }
+        self.listing.insert(dir, children);
+        Ok(())
+    }
 }
 
 /// How many levels `dir` lies below `start` (0 for `start` itself).

@@ -890,3 +890,52 @@ fn a_free_lock_is_taken_without_reading_other_locks_and_a_nested_waiter_reads_on
         "{looked:#?}"
     );
 }
+
+#[test]
+fn deadlocks_reads_a_cycles_nodes_again_after_a_sync_once_each_in_a_few_batches() {
+    const LOCKS: usize = 200;
+    let env = TestEnv::new();
+    // One session holds and waits in every lock: one possible cycle through
+    // all of them.
+    let ring = env.connect();
+    let mut cycle_nodes = Vec::new();
+    for i in 0..LOCKS {
+        let dir = format!("/ring/lock-{i:03}");
+        ring.mkdir_p(&dir);
+        for _ in 0..2 {
+            cycle_nodes.push(ring.create_ephemeral_sequential(&format!("{dir}/lock-"), b""));
+        }
+    }
+    // A contended lock beside it whose holder waits on nothing.
+    let (holder, waiter) = (env.connect(), env.connect());
+    holder.mkdir_p("/ring/free");
+    holder.create_ephemeral_sequential("/ring/free/lock-", b"");
+    waiter.create_ephemeral_sequential("/ring/free/lock-", b"");
+    let proxy = FaultProxy::start(env.servers());
+    let through = proxy.hosts(&env);
+
+    let run = support::Zklock::new(["-H", &through, "deadlocks", "/ring", "-o", "json"]).run();
+    run.assert_code(1);
+    let cycles: Vec<Value> = run.json();
+    assert_eq!(cycles.len(), 1, "{cycles:#?}");
+    assert_eq!(cycles[0]["edges"].as_array().map(Vec::len), Some(LOCKS));
+
+    // After the sync, the second reading: every node of the cycle once, no
+    // other node, in multi-read batches of 64 sent together.
+    let sent = proxy.client_messages();
+    let is = |message: &ClientMessage, wanted: &[i32]| matches!(message, ClientMessage::Request { op, .. } if wanted.contains(op));
+    let sync = sent.iter().rposition(|m| is(m, &[op::SYNC]));
+    let after = &sent[sync.expect("deadlocks syncs before its second reading") + 1..];
+    let mut reread = paths_read(after, env.chroot());
+    reread.sort();
+    cycle_nodes.sort();
+    assert_eq!(reread, cycle_nodes, "the cycle's nodes, once each");
+    let reads = [op::EXISTS, op::GET_DATA, op::MULTI_READ];
+    let requests = after.iter().filter(|m| is(m, &reads)).count();
+    let batches = (2 * LOCKS).div_ceil(64);
+    assert!(
+        (1..=batches + 2).contains(&requests),
+        "{requests} read requests for {} nodes",
+        2 * LOCKS
+    );
+}
