@@ -239,7 +239,7 @@ pub fn secret_file(name: &str, text: &str) -> String {
 /// place. Tests running side by side write the same files, and a reader
 /// must never see one truncated: an empty password, or a JAAS file
 /// without its users.
-fn write_in_place(path: &std::path::Path, text: &str) {
+fn write_in_place(path: &Path, text: &str) {
     let mut draft = path.as_os_str().to_owned();
     draft.push(format!(".{}.draft", crate::support::unique()));
     std::fs::write(&draft, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
