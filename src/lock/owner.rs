@@ -81,7 +81,11 @@ fn process_start(pid: i32) -> Option<u64> {
 /// from 1 (4: the parent, 22: the start time), for the fields after the
 /// program name.
 pub(crate) fn process_stat(pid: i32, field: usize) -> Option<u64> {
-    let stat = proc_file(&format!("/proc/{pid}/stat"))?;
+    stat_field(&proc_file(&format!("/proc/{pid}/stat"))?, field)
+}
+
+/// Field `field` of the text of a `/proc/PID/stat`.
+fn stat_field(stat: &[u8], field: usize) -> Option<u64> {
     // The program name, in parentheses, may hold spaces and parentheses:
     // the fields that follow it, from the third on, start after the last
     // `)`.
@@ -242,6 +246,24 @@ mod tests {
         let left = waiting.deadline_ms.unwrap() - crate::clock::now_ms();
         assert!((29_000..=30_000).contains(&left), "{left}");
         assert_eq!(Owner::parse(&waiting.to_bytes()), Some(waiting));
+    }
+
+    #[test]
+    fn reads_stat_fields_after_any_program_name() {
+        let stat = b"4242 (a) b (c) R 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1";
+        assert_eq!(stat_field(stat, 4), Some(17), "the parent");
+        assert_eq!(stat_field(stat, 22), Some(987654), "the start time");
+        assert_eq!(
+            stat_field(stat, 2),
+            None,
+            "the program name is not a field here"
+        );
+        assert_eq!(stat_field(stat, 99), None);
+        assert_eq!(stat_field(b"4242 (cut", 4), None);
+        assert_eq!(
+            process_stat(std::process::id() as i32, 4),
+            Some(u64::from(crate::sys::parent_pid() as u32))
+        );
     }
 
     #[test]
