@@ -490,7 +490,10 @@ impl WaitGraph {
             return None;
         }
         let members = || part.iter().copied().filter(|&v| v < count);
-        let youngest = members().min_by_key(|&v| self.contenders[v].age_ms)?;
+        // The youngest by creation order: the zxid orders every write of
+        // the ensemble, where ages are read at slightly different moments
+        // of the walk and may tie or cross.
+        let youngest = members().max_by_key(|&v| self.contenders[v].zxids.0)?;
         let certain = edges.iter().all(|&(waiter, holder, via)| {
             via.proven()
                 && self.locks[self.contenders[holder].lock].kind != LockKind::Semaphore
@@ -773,6 +776,25 @@ mod tests {
         );
         assert_eq!(graph.contenders[cycle.youngest].path, "/locks/a/lock-2");
         assert_eq!(cycle.since_ms, 79_000);
+    }
+
+    #[test]
+    fn the_youngest_contender_is_the_last_created_whatever_the_ages_read() {
+        // Ages are read at different moments of a walk, so they may cross
+        // the creation order; the zxids may not.
+        let mut locks = crossed(|_| Vec::new());
+        for lock in &mut locks {
+            for contender in lock.holders.iter_mut().chain(&mut lock.waiters) {
+                contender.age_ms = if contender.path == "/locks/a/lock-2" {
+                    9_000
+                } else {
+                    5_000
+                };
+            }
+        }
+        let graph = WaitGraph::new(&locks);
+        let cycle = &graph.cycles()[0];
+        assert_eq!(graph.contenders[cycle.youngest].path, "/locks/a/lock-2");
     }
 
     #[test]
