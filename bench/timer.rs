@@ -5,12 +5,15 @@
 //! in turn, one run of each per round, so a slow phase of a shared machine
 //! falls on all of them alike.
 //!
-//! Usage: `timer [--warmup W] [--out FILE] RUNS COMMAND... [::: COMMAND...]...`
+//! Usage: `timer [--warmup W] [--out FILE] [--ok-exit N] RUNS COMMAND...
+//! [::: COMMAND...]...`
 //!
 //! `--warmup W` runs W rounds first and throws their times away. A command's
 //! stdout goes to /dev/null, or with `--out FILE` to FILE (rewritten each
 //! run, so it holds the last run's output); stderr is inherited. A command
-//! that fails stops the timer (exit 1). Prints one line per command, in the
+//! that fails stops the timer (exit 1); `--ok-exit N` counts exit code N as
+//! success too, for a command whose answer is its code (`zklock
+//! deadlocks` exits 1 when it finds a cycle). Prints one line per command, in the
 //! order given: `<median s> <min s> <max s> <largest peak RSS in KB>`.
 //! A command starts in the timer's own memory (vfork) until it execs, so
 //! its peak RSS is never reported below the timer's, about 2 MB.
@@ -29,6 +32,8 @@ struct Run {
 struct Options {
     warmup: usize,
     out: Option<String>,
+    /// An exit code other than 0 that is no failure.
+    ok_exit: Option<i32>,
     runs: usize,
     commands: Vec<Vec<String>>,
 }
@@ -38,7 +43,9 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!("timer: {message}");
-            eprintln!("usage: timer [--warmup W] [--out FILE] RUNS COMMAND... [::: COMMAND...]...");
+            eprintln!(
+                "usage: timer [--warmup W] [--out FILE] [--ok-exit N] RUNS COMMAND... [::: COMMAND...]..."
+            );
             return ExitCode::from(2);
         }
     };
@@ -59,6 +66,7 @@ fn main() -> ExitCode {
 fn parse(mut args: Vec<String>) -> Result<Options, String> {
     let mut warmup = 0;
     let mut out = None;
+    let mut ok_exit = None;
     loop {
         match args.first().map(String::as_str) {
             Some("--warmup") if args.len() > 1 => {
@@ -67,6 +75,10 @@ fn parse(mut args: Vec<String>) -> Result<Options, String> {
             }
             Some("--out") if args.len() > 1 => {
                 out = Some(args[1].clone());
+                args.drain(..2);
+            }
+            Some("--ok-exit") if args.len() > 1 => {
+                ok_exit = Some(args[1].parse().map_err(|_| "--ok-exit takes a number")?);
                 args.drain(..2);
             }
             _ => break,
@@ -87,6 +99,7 @@ fn parse(mut args: Vec<String>) -> Result<Options, String> {
     Ok(Options {
         warmup,
         out,
+        ok_exit,
         runs,
         commands,
     })
@@ -97,7 +110,7 @@ fn measure(options: &Options) -> Result<Vec<Vec<Run>>, String> {
     let mut results: Vec<Vec<Run>> = options.commands.iter().map(|_| Vec::new()).collect();
     for round in 0..options.warmup + options.runs {
         for (command, runs) in options.commands.iter().zip(&mut results) {
-            let run = run_once(command, options.out.as_deref())?;
+            let run = run_once(command, options)?;
             if round >= options.warmup {
                 runs.push(run);
             }
@@ -106,8 +119,8 @@ fn measure(options: &Options) -> Result<Vec<Vec<Run>>, String> {
     Ok(results)
 }
 
-fn run_once(command: &[String], out: Option<&str>) -> Result<Run, String> {
-    let stdout = match out {
+fn run_once(command: &[String], options: &Options) -> Result<Run, String> {
+    let stdout = match options.out.as_deref() {
         Some(path) => Stdio::from(File::create(path).map_err(|e| format!("{path}: {e}"))?),
         None => Stdio::null(),
     };
@@ -119,7 +132,8 @@ fn run_once(command: &[String], out: Option<&str>) -> Result<Run, String> {
         .map_err(|e| format!("start {}: {e}", command[0]))?;
     let (status, usage) = wait4(child.id() as libc::pid_t)?;
     let seconds = start.elapsed().as_secs_f64();
-    if !status.success() {
+    let ok_exit = options.ok_exit.is_some() && status.code() == options.ok_exit;
+    if !status.success() && !ok_exit {
         return Err(format!("{} failed ({status})", command.join(" ")));
     }
     Ok(Run {

@@ -79,10 +79,11 @@ impl Invocation {
 pub const LOG_FORMAT_ENV: &str = "ZKLOCK_LOG_FORMAT";
 
 /// Logging to stderr for `-v`; coloured only when the printer colours
-/// (stderr a terminal, `NO_COLOR` unset). With `ZKLOCK_LOG_FORMAT=json` each
-/// line is a JSON object, and the moments scripts and tests may wait for
-/// carry a stable `event` field (documented in docs/GUIDE.md); the wording of
-/// the messages is for people and may change.
+/// (stderr a terminal, `NO_COLOR` unset), and written beside the live line
+/// when one is shown. With `ZKLOCK_LOG_FORMAT=json` each line is a JSON
+/// object, and the moments scripts and tests may wait for carry a stable
+/// `event` field (documented in docs/GUIDE.md); the wording of the messages
+/// is for people and may change.
 fn init_logging(verbosity: u8, color: bool) {
     use tracing::level_filters::LevelFilter;
     use tracing_subscriber::layer::SubscriberExt;
@@ -96,7 +97,7 @@ fn init_logging(verbosity: u8, color: bool) {
     let filter = tracing_subscriber::filter::Targets::new()
         .with_target("zklock", ours)
         .with_target("zookeeper_client", client);
-    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let layer = tracing_subscriber::fmt::layer().with_writer(|| output::StderrBeside);
     let registry = tracing_subscriber::registry().with(filter);
     if std::env::var(LOG_FORMAT_ENV).is_ok_and(|format| format == "json") {
         registry.with(layer.json().flatten_event(true)).init();

@@ -39,11 +39,13 @@ fn main() -> ExitCode {
 
 /// True for `zklock --version` or `zklock -V` and nothing else.
 fn asks_for_version_only() -> bool {
-    let mut args = std::env::args_os().skip(1);
-    match (args.next(), args.next()) {
-        (Some(arg), None) => arg == "--version" || arg == "-V",
-        _ => false,
-    }
+    // Counted before any is copied: a copy of a secret argument would be
+    // freed unwiped.
+    let mut args = std::env::args_os();
+    args.len() == 2
+        && args
+            .nth(1)
+            .is_some_and(|arg| arg == "--version" || arg == "-V")
 }
 
 /// Runs the invocation on a single-threaded runtime.

@@ -516,3 +516,55 @@ pub(crate) fn wipe_environment_variable(name: &str) {
         std::env::remove_var(name);
     }
 }
+
+/// Overwrites, in the process's own argument strings (the area
+/// /proc/self/cmdline shows, where `argv` points), the bytes `spans` give
+/// as offsets into `args` joined with NULs, as the kernel laid them out.
+/// Nothing happens unless the area holds exactly `args`: then the offsets
+/// are known to be right.
+///
+/// Only while the process has a single thread: nothing may read the
+/// arguments meanwhile.
+pub(crate) fn blot_arguments(args: &[std::ffi::OsString], spans: &[std::ops::Range<usize>]) {
+    use std::os::unix::ffi::OsStrExt;
+    let Some((start, end)) = argument_area() else {
+        return;
+    };
+    // Compared piece by piece: a joined copy would be one more copy of
+    // the secrets to wipe.
+    let length: usize = args.iter().map(|arg| arg.len() + 1).sum();
+    if end.checked_sub(start) != Some(length) {
+        return;
+    }
+    // SAFETY: [start, end) is the argument area the kernel wrote at exec,
+    // in this process's stack mapping, readable and writable for its
+    // whole length (checked equal to what args_os read from it below).
+    // One thread (see above), and no Rust reference to it exists: std
+    // reads it only through raw pointers, when asked for the arguments.
+    let area = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, length) };
+    let mut rest = &area[..];
+    for arg in args {
+        let (word, after) = rest.split_at(arg.len());
+        if word != arg.as_bytes() || after.first() != Some(&0) {
+            return;
+        }
+        rest = &after[1..];
+    }
+    for span in spans {
+        if let Some(bytes) = area.get_mut(span.clone()) {
+            bytes.fill(b'*');
+        }
+    }
+}
+
+/// Where the kernel put the argument strings: fields 48 and 49 of
+/// /proc/self/stat.
+fn argument_area() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The process name, in parentheses, may hold spaces: count fields
+    // after it, from the third (the state).
+    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    let start = fields.nth(48 - 3)?.parse().ok()?;
+    let end = fields.next()?.parse().ok()?;
+    Some((start, end))
+}

@@ -670,14 +670,21 @@ impl GlobalArgs {
     /// Credentials (`--auth`, `--auth-file`), TLS and SASL, with every file
     /// they name read.
     fn secured(&self, some_host_tls: bool) -> Result<Secured, UsageError> {
-        let mut auth = self
-            .auth
-            .iter()
-            .map(|a| Auth::parse(a))
+        // The values themselves when the arguments were the process's,
+        // else what clap read (a profile's, a parse in tests).
+        let given: Vec<&str> = if self.auth_values.is_empty() {
+            self.auth.iter().map(String::as_str).collect()
+        } else {
+            self.auth_values.iter().map(Secret::expose).collect()
+        };
+        let mut auth = given
+            .into_iter()
+            .map(Auth::parse)
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(file) = &self.auth_file {
-            let text = read_file("--auth-file", file)?;
+            let text = Secret::new(read_file("--auth-file", file)?);
             for line in text
+                .expose()
                 .lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -752,8 +759,8 @@ impl GlobalArgs {
                         "--sasl digest-md5 needs --sasl-user and --sasl-password-file",
                     ));
                 };
-                let text = read_file("--sasl-password-file", file)?;
-                let password = text.lines().next().unwrap_or_default().to_owned();
+                let text = Secret::new(read_file("--sasl-password-file", file)?);
+                let password = text.expose().lines().next().unwrap_or_default().to_owned();
                 SaslConfig::DigestMd5 {
                     user: user.clone(),
                     password: Secret::new(password),

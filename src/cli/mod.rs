@@ -12,12 +12,15 @@ mod generate;
 mod help;
 mod profile;
 
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum, ValueHint};
 
 use crate::usage::UsageError;
+use crate::zk::Secret;
 pub use convert::parse_duration;
 use convert::{parse_session_arg, parse_signal_arg};
 pub use generate::{command, completion_script, man_page, man_pages};
@@ -55,10 +58,11 @@ impl Cli {
     /// Parses the process's arguments. A clap error exits 2, with a hint
     /// where a habit from flock(1) leads astray.
     pub fn from_env() -> Cli {
-        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        let (args, auth_values) = take_auth_values(std::env::args_os().collect());
         profile::pin_config_path();
         let mut cli = Cli::with_profile(&args);
         cli.ends_with_separator = args.len() > 1 && args.last().is_some_and(|arg| arg == "--");
+        cli.global.auth_values = auth_values;
         forget_secret_environment();
         cli
     }
@@ -69,7 +73,7 @@ impl Cli {
     /// any) put in front of them; they count only where neither a flag nor a
     /// variable gave the option. The commands that never connect read no
     /// profile.
-    fn with_profile(args: &[std::ffi::OsString]) -> Cli {
+    fn with_profile(args: &[OsString]) -> Cli {
         let mut command = command();
         let (mut cli, matches) = parse(&mut command, args);
         if cli.command.is_offline() {
@@ -98,7 +102,7 @@ impl Cli {
 /// Parses `args`; a clap error exits 2. Parsing builds `command` in
 /// place (clap copies every global option into every subcommand then), so
 /// that a second parse, with a profile's options, builds nothing again.
-fn parse(command: &mut clap::Command, args: &[std::ffi::OsString]) -> (Cli, ArgMatches) {
+fn parse(command: &mut clap::Command, args: &[OsString]) -> (Cli, ArgMatches) {
     let matches = command
         .try_get_matches_from_mut(args)
         .unwrap_or_else(|err| refuse(with_hint(err), args));
@@ -109,7 +113,7 @@ fn parse(command: &mut clap::Command, args: &[std::ffi::OsString]) -> (Cli, ArgM
 /// Exits on a command line clap refuses: as JSON on stderr when the command
 /// line asked for JSON, so a script that did gets its usage error as JSON
 /// too; else as clap writes it.
-fn refuse(err: clap::Error, args: &[std::ffi::OsString]) -> ! {
+fn refuse(err: clap::Error, args: &[OsString]) -> ! {
     if err.use_stderr() && asks_for_json(args) {
         let message = err.render().to_string();
         let message = message.trim().trim_start_matches("error: ");
@@ -127,7 +131,7 @@ fn refuse(err: clap::Error, args: &[std::ffi::OsString]) -> ! {
 
 /// True when the command line asks for JSON output, read before clap could
 /// parse it: a script that asked for JSON gets its usage error as JSON too.
-fn asks_for_json(args: &[std::ffi::OsString]) -> bool {
+fn asks_for_json(args: &[OsString]) -> bool {
     let args: Vec<&str> = args.iter().filter_map(|arg| arg.to_str()).collect();
     args.iter()
         .any(|arg| matches!(*arg, "-ojson" | "--output=json"))
@@ -138,7 +142,101 @@ fn asks_for_json(args: &[std::ffi::OsString]) -> bool {
 
 /// The environment variables that hold secrets themselves (not the names
 /// of files that hold them).
-const SECRET_VARIABLES: [&str; 1] = ["ZKLOCK_AUTH"];
+const SECRET_VARIABLES: [&str; 1] = [AUTH_VARIABLE];
+
+/// The option whose values are secrets themselves, the same with its
+/// value in one word, and its variable.
+const AUTH_OPTION: &str = "--auth";
+const AUTH_PREFIX: &str = "--auth=";
+const AUTH_VARIABLE: &str = "ZKLOCK_AUTH";
+
+/// What clap gets in place of each `--auth` value.
+const STAND_IN: &str = "*";
+
+/// Takes the `--auth` values, and `ZKLOCK_AUTH`'s when no `--auth` is
+/// given, out of the arguments before clap sees them. clap keeps copies of
+/// what it parses and frees them unwiped, and the guard process, forked
+/// after the parse, would keep them for as long as the command runs. Each
+/// value leaves a stand-in, so that clap still sees the option given (a
+/// profile's credentials count only where it is not); the process's own
+/// argument strings are overwritten where they held a value. Words after
+/// a bare `--` are the command's, and a value clap would refuse (missing,
+/// not UTF-8) is left to it.
+///
+/// Must run before any other thread starts: `from_env` runs first in `main`.
+fn take_auth_values(args: Vec<OsString>) -> (Vec<OsString>, Vec<Secret>) {
+    let found = auth_values_in(&args);
+    // Where each argument starts in the strings, NUL after NUL.
+    let starts: Vec<usize> = args
+        .iter()
+        .scan(0, |next, arg| {
+            let at = *next;
+            *next += arg.len() + 1;
+            Some(at)
+        })
+        .collect();
+    let spans: Vec<_> = found
+        .iter()
+        .map(|&(index, from)| starts[index] + from..starts[index] + args[index].len())
+        .collect();
+    crate::sys::blot_arguments(&args, &spans);
+    let mut values = Vec::new();
+    let mut kept = Vec::with_capacity(args.len() + 1);
+    for (index, arg) in args.into_iter().enumerate() {
+        let Some(&(_, from)) = found.iter().find(|(at, _)| *at == index) else {
+            kept.push(arg);
+            continue;
+        };
+        let mut whole = arg.into_vec();
+        match std::str::from_utf8(&whole[from..]) {
+            Ok(value) => {
+                values.push(Secret::new(value));
+                kept.push(OsString::from(if from == 0 {
+                    STAND_IN.to_owned()
+                } else {
+                    format!("{AUTH_PREFIX}{STAND_IN}")
+                }));
+                whole.fill(0);
+            }
+            Err(_) => kept.push(OsString::from_vec(whole)),
+        }
+    }
+    if found.is_empty()
+        && let Some(Ok(value)) = std::env::var_os(AUTH_VARIABLE).map(OsString::into_string)
+    {
+        values.push(Secret::new(value));
+        kept.insert(
+            1.min(kept.len()),
+            OsString::from(format!("{AUTH_PREFIX}{STAND_IN}")),
+        );
+        crate::sys::wipe_environment_variable(AUTH_VARIABLE);
+    }
+    (kept, values)
+}
+
+/// Where the `--auth` values of `args` are: each value's argument and the
+/// byte it starts at.
+fn auth_values_in(args: &[OsString]) -> Vec<(usize, usize)> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut found = Vec::new();
+    let mut words = args.iter().enumerate().skip(1);
+    while let Some((index, arg)) = words.next() {
+        let bytes = arg.as_bytes();
+        if bytes == b"--" {
+            break;
+        }
+        if bytes == AUTH_OPTION.as_bytes() {
+            if let Some((next, value)) = words.next()
+                && !value.as_bytes().starts_with(b"-")
+            {
+                found.push((next, 0));
+            }
+        } else if bytes.starts_with(AUTH_PREFIX.as_bytes()) {
+            found.push((index, AUTH_PREFIX.len()));
+        }
+    }
+    found
+}
 
 /// Once parsed, the secrets in the environment are wiped and removed, so
 /// that neither the command run under a lock nor the guard process inherits
@@ -256,6 +354,12 @@ pub struct GlobalArgs {
         hide_env_values = true
     )]
     pub auth: Vec<String>,
+
+    /// The values of `--auth` (or `ZKLOCK_AUTH`) themselves, which
+    /// [`Cli::from_env`] takes out of the arguments before clap sees them:
+    /// `auth` then holds a stand-in for each.
+    #[arg(skip)]
+    pub auth_values: Vec<Secret>,
 
     /// Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in
     /// the process list
@@ -831,4 +935,31 @@ pub enum DialectArg {
     Kazoo,
     Hbase,
     ZkRecipe,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn positions(args: &[&str]) -> Vec<(usize, usize)> {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        auth_values_in(&args)
+    }
+
+    #[test]
+    fn auth_values_are_found_in_both_forms_and_never_in_the_command() {
+        assert_eq!(
+            positions(&["zklock", "--auth", "d:a:pw", "lock", "x", "--auth=d:b:pw"]),
+            [(2, 0), (5, 7)]
+        );
+        assert_eq!(
+            positions(&["zklock", "lock", "x", "--", "cmd", "--auth", "v"]),
+            []
+        );
+        // What clap would refuse is left to it.
+        assert_eq!(positions(&["zklock", "--auth", "--tls", "ls"]), []);
+        assert_eq!(positions(&["zklock", "ls", "--auth"]), []);
+        // The program name is never an option.
+        assert_eq!(positions(&["--auth=x"]), []);
+    }
 }

@@ -196,7 +196,8 @@ pub(super) async fn count_cycles(
 
 /// The cycles still there at a second reading after a `sync`: a cycle one
 /// of whose nodes is gone is gone too; one whose nodes changed is at most
-/// possible.
+/// possible. Only the cycles' nodes are read again, each once however many
+/// cycles and edges it is on, and all of them in a few pipelined batches.
 async fn confirmed(
     session: &Session,
     path: &str,
@@ -206,26 +207,39 @@ async fn confirmed(
     if cycles.is_empty() {
         return Ok(cycles);
     }
+    let nodes_of = |cycle: &Cycle| -> Vec<usize> {
+        cycle
+            .edges
+            .iter()
+            .flat_map(|&(waiter, holder, _)| [waiter, holder])
+            .collect()
+    };
+    let mut nodes: Vec<usize> = cycles.iter().flat_map(nodes_of).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let paths = nodes
+        .iter()
+        .map(|&v| graph.contenders[v].path.clone())
+        .collect();
     session.sync(path).await?;
-    let mut kept = Vec::with_capacity(cycles.len());
-    for mut cycle in cycles.drain(..) {
+    let stats = model::read_stats(session, paths).await?;
+    // Every node of a cycle is in `nodes`, and `stats` has one reading each.
+    let now = |v: usize| {
+        let stat = nodes.binary_search(&v).ok().and_then(|at| stats.get(at))?;
+        stat.as_ref().map(|stat| (stat.czxid, stat.mzxid))
+    };
+    cycles.retain_mut(|cycle| {
         let mut gone = false;
-        for &(waiter, holder, _) in &cycle.edges {
-            for vertex in [waiter, holder].map(|v| &graph.contenders[v]) {
-                match session.stat(&vertex.path).await? {
-                    None => gone = true,
-                    Some(stat) if (stat.czxid, stat.mzxid) != vertex.zxids => {
-                        cycle.certain = false;
-                    }
-                    Some(_) => {}
-                }
+        for v in nodes_of(cycle) {
+            match now(v) {
+                None => gone = true,
+                Some(zxids) if zxids != graph.contenders[v].zxids => cycle.certain = false,
+                Some(_) => {}
             }
         }
-        if !gone {
-            kept.push(cycle);
-        }
-    }
-    Ok(kept)
+        !gone
+    });
+    Ok(cycles)
 }
 
 /// Waits until a certain cycle runs through our session `ours`, looking

@@ -280,8 +280,13 @@ async fn take(
         .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
     // The owner record (the password database, the host name) and the
     // hints of enclosing holds (our ancestors' environments) are read while
-    // the connection is being made, not before or after it.
+    // the server answers the handshake, not before or after it. The yield
+    // lets the runtime see the socket connected (it polls its sockets
+    // before it resumes a task that yielded) and the connect, polled first,
+    // send the handshake; a near server has the connection up at once, and
+    // the record made before the handshake was sent would be in its way.
     let (session, (owner, hints)) = tokio::join!(biased; connect_writable(globals), async {
+        tokio::task::yield_now().await;
         let owner = Owner::of_this_process(recorded, args.data.clone())
             .in_group(command_group)
             .with_deadline(args.timeout.filter(|_| !args.no_wait));

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::waitfor::{GraphBuilder, Via, WaitGraph};
-use crate::model::{self, Contender, LockKind, LockSummary, LockWindows, NodeStat};
+use crate::model::{self, Contender, ListedLock, LockKind, LockSummary, LockWindows, NodeStat};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
@@ -146,24 +146,22 @@ pub(super) fn chain(graph: &WaitGraph, path: &str) -> Vec<Hop> {
         .collect()
 }
 
-/// The chain beyond the queue of the lock `summary`, from the wait-for
-/// graph of the locks around it. A long queue is not read whole for it:
-/// the walk leaves it out, and its windows are gone through once, keeping
-/// what [`Focus`](crate::model::waitfor::Focus) keeps, then rewound for printing.
-async fn chain_of(
+/// The wait-for graph of the locks around the lock `listed` at `path`, the
+/// tree chains are followed in ([`chains_under`]), without that lock's
+/// queue: `stat` reads it apart, a window at a time.
+async fn graph_around(
     globals: &Globals,
     session: &Session,
-    summary: &LockSummary,
-    windows: &mut LockWindows<'_>,
-) -> Result<Vec<Hop>> {
-    let path = summary.path.as_str();
+    path: &str,
+    listed: &ListedLock<'_>,
+) -> Result<GraphBuilder> {
     let under = chains_under(&globals.root, path);
     let progress = globals.printer.progress();
     let mut graph = GraphBuilder::default();
     model::walk_around(
         session,
         under,
-        path,
+        listed,
         |p| show_progress(progress.as_ref(), under, p),
         |lock| {
             graph.add(&lock);
@@ -171,17 +169,7 @@ async fn chain_of(
         },
     )
     .await?;
-    if !graph.has_lock(path) {
-        let mut focus = graph.focus(summary);
-        while let Some(window) = windows.next().await? {
-            for (contender, holding) in window {
-                focus.offer(contender, holding);
-            }
-        }
-        windows.rewind();
-        graph.add_focus(focus);
-    }
-    Ok(chain(&graph.finish(), path))
+    Ok(graph)
 }
 
 /// A waiter as JSON: the contender, and its chain beyond its queue.
@@ -314,22 +302,52 @@ pub(crate) async fn run(globals: &Globals, args: StatArgs) -> Result<ExitStatus>
     Ok(ExitStatus::Success)
 }
 
+/// Shows the lock at `path`, each waiter with its chain, or the node's
+/// stat. A long queue is read twice, a window at a time: once for its
+/// summary (printed first, it depends on every contender), handing each
+/// window meanwhile to the [`Focus`](crate::model::waitfor::Focus) that
+/// keeps what the chains need of it; once more to print it.
 async fn show(globals: &Globals, session: &Session, survey: &Survey, path: String) -> Result<()> {
-    match model::read_lock_in_windows(session, &path).await? {
-        Some((summary, mut windows)) => {
-            let hops = match summary.waiters {
-                0 => Vec::new(),
-                _ => chain_of(globals, session, &summary, &mut windows).await?,
-            };
-            print_lock(&globals.printer, survey, (summary, hops), windows).await
-        }
-        None => {
-            let (data, stat) = session.get_data(&path).await?;
-            globals.printer.report(&NodeReport {
-                path,
-                stat: NodeStat::from(&stat),
-                data: output::data_text(&data),
-            })
-        }
+    let Some(listed) = model::list_lock(session, &path).await? else {
+        return show_node(globals, session, path).await;
+    };
+    let mut graph = None;
+    if listed.may_have_waiters() {
+        graph = Some(graph_around(globals, session, &path, &listed).await?);
     }
+    // A lock the walk read whole is in the graph already.
+    let mut focus = graph
+        .as_ref()
+        .filter(|graph| !graph.has_lock(&path))
+        .map(GraphBuilder::focus);
+    let read = listed.read(|window| {
+        if let Some(focus) = &mut focus {
+            for (contender, holding) in window {
+                focus.offer(contender, *holding);
+            }
+        }
+    });
+    let Some((summary, windows)) = read.await? else {
+        return show_node(globals, session, path).await;
+    };
+    let hops = match graph {
+        Some(mut graph) if summary.waiters > 0 => {
+            if let Some(focus) = focus {
+                graph.add_focus(focus, &summary);
+            }
+            chain(&graph.finish(), &path)
+        }
+        _ => Vec::new(),
+    };
+    print_lock(&globals.printer, survey, (summary, hops), windows).await
+}
+
+/// Shows a node that is not a lock: its stat and data.
+async fn show_node(globals: &Globals, session: &Session, path: String) -> Result<()> {
+    let (data, stat) = session.get_data(&path).await?;
+    globals.printer.report(&NodeReport {
+        path,
+        stat: NodeStat::from(&stat),
+        data: output::data_text(&data),
+    })
 }

@@ -369,6 +369,12 @@ mod tests {
             Some(i32::MIN)
         );
         assert_eq!(parse("lock-2147483647").map(|p| p.sequence), Some(i32::MAX));
+        // From -1000000000 down a wrapped counter prints eleven characters:
+        // after a stem that ends in `-` its last ten are read as positive.
+        assert_eq!(
+            split_sequence("lock--1000000000"),
+            Some(("lock--", 1_000_000_000))
+        );
         let curator = format!("_c_{UUID}-lock--000000005");
         assert_eq!(
             parse(&curator).map(|p| (p.dialect, p.sequence)),

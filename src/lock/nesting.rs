@@ -10,7 +10,7 @@
 //! boot, in this pid namespace) that is among our own ancestors.
 
 use super::name::ContenderMode;
-use super::owner::{Identity, Owner};
+use super::owner::{Identity, Owner, proc_file, process_stat};
 use super::queue::{LockQueue, QueueEntry, Standing};
 use crate::zk::{Session, path};
 
@@ -130,17 +130,13 @@ fn ancestors() -> impl Iterator<Item = i32> {
 
 /// The parent of process `pid`, from `/proc/PID/stat`.
 fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The program name, in parentheses, may hold anything: the fields
-    // that follow start after the last `)`.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
+    process_stat(pid, 4)?.try_into().ok()
 }
 
 /// The value of `name` in the environment process `pid` started with,
 /// when we may read it (our own user's processes).
 fn variable_of(pid: i32, name: &str) -> Option<String> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let environ = proc_file(&format!("/proc/{pid}/environ"))?;
     environ.split(|&b| b == 0).find_map(|entry| {
         let value = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
         Some(String::from_utf8_lossy(value).into_owned())

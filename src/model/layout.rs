@@ -117,10 +117,9 @@ impl Site {
         self.groups.iter().map(|(_, names)| names.len()).sum()
     }
 
-    /// True when this is the queue (mutex, read-write lock or election) at
-    /// `path`: a lock that can be read a window at a time.
-    pub(crate) fn is_queue_at(&self, path: &str) -> bool {
-        self.shape == Shape::Queue && self.path == path
+    /// True when this is the lock at `path`.
+    pub(crate) fn is_at(&self, path: &str) -> bool {
+        self.path == path
     }
 
     /// The contenders of a mutex, read-write lock or election, ready to be
@@ -215,6 +214,15 @@ fn in_scope(dir: &str, start: &str, depth: Depth) -> bool {
 
 fn by_components(a: &str, b: &str) -> Ordering {
     a.split('/').cmp(b.split('/'))
+}
+
+/// The names among `children` that are not a lock's contenders.
+pub(crate) fn not_contenders(children: &[String]) -> Vec<String> {
+    children
+        .iter()
+        .filter(|name| name::parse(name).is_none())
+        .cloned()
+        .collect()
 }
 
 fn contenders(names: &[String]) -> Vec<String> {

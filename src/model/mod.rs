@@ -26,5 +26,6 @@ pub(crate) use layout::Depth;
 pub(crate) use locks::{Contender, Lock, LockDialect, LockKind, LockSummary, owner_text};
 pub(crate) use node::NodeStat;
 pub(crate) use walk::{
-    LockWindows, WalkProgress, read_lock, read_lock_in_windows, walk, walk_around, walk_with_dirs,
+    ListedLock, LockWindows, WalkProgress, list_lock, read_lock, read_stats, walk, walk_around,
+    walk_with_dirs,
 };

@@ -163,31 +163,33 @@ impl GraphBuilder {
         self.graph.lock_at(path).is_some()
     }
 
-    /// Starts on the lock `stat` shows, `summary`, whose contenders come a
-    /// window at a time after the rest of the graph was added (see
-    /// [`Focus`]).
-    pub(crate) fn focus(&self, summary: &LockSummary) -> Focus {
+    /// Starts on the lock `stat` shows, whose contenders come a window at
+    /// a time after the rest of the graph was added (see [`Focus`]).
+    pub(crate) fn focus(&self) -> Focus {
         Focus {
-            lock: Lock {
-                path: summary.path.clone(),
-                kind: summary.kind,
-                dialect: summary.dialect,
-                holders: Vec::new(),
-                waiters: Vec::new(),
-                max_leases: summary.max_leases,
-            },
+            holders: Vec::new(),
+            waiters: Vec::new(),
             sessions: self.graph.contenders.iter().map(|v| v.session).collect(),
             paths: self.by_path.keys().cloned().collect(),
             ties: HashSet::new(),
         }
     }
 
-    /// Adds the lock a [`Focus`] kept, contended or not: its waiters are
-    /// counted in its summary, not kept.
-    pub(crate) fn add_focus(&mut self, focus: Focus) {
-        if focus.lock.kind.may_be_broken() {
+    /// Adds the lock `summary`, with what a [`Focus`] kept of its
+    /// contenders, contended or not: its waiters are counted in its
+    /// summary, not kept.
+    pub(crate) fn add_focus(&mut self, focus: Focus, summary: &LockSummary) {
+        if summary.kind.may_be_broken() {
+            let lock = Lock {
+                path: summary.path.clone(),
+                kind: summary.kind,
+                dialect: summary.dialect,
+                holders: focus.holders,
+                waiters: focus.waiters,
+                max_leases: summary.max_leases,
+            };
             let graph = &mut self.graph;
-            graph.add_lock(&focus.lock, &mut self.by_path, &mut self.queue_edges);
+            graph.add_lock(&lock, &mut self.by_path, &mut self.queue_edges);
         }
     }
 
@@ -208,7 +210,9 @@ impl GraphBuilder {
 /// ties, not with the queue. Such a graph gives chains, not cycles.
 #[derive(Debug)]
 pub(crate) struct Focus {
-    lock: Lock,
+    holders: Vec<Contender>,
+    /// The waiters kept, one for each tie.
+    waiters: Vec<Contender>,
     /// The sessions of every contender in the graph or held here.
     sessions: HashSet<i64>,
     /// The paths of every contender in the graph or held here.
@@ -228,22 +232,25 @@ enum Tie {
 }
 
 impl Focus {
-    /// Takes the next contender in queue order (holders come first).
-    pub(crate) fn offer(&mut self, mut contender: Contender, holding: bool) {
+    /// Looks at the next contender in queue order (holders come first),
+    /// and keeps a copy when the graph needs it.
+    pub(crate) fn offer(&mut self, contender: &Contender, holding: bool) {
         if holding {
             self.sessions.insert(contender.session());
             self.paths.insert(contender.path.clone());
-            self.lock.holders.push(contender);
+            self.holders.push(contender.clone());
             return;
         }
         let mut new = false;
-        for tie in self.ties_of(&contender) {
+        for tie in self.ties_of(contender) {
             new |= self.ties.insert(tie);
         }
         if new {
             // Its wait inside the queue is on the holders' chain already.
-            contender.waiting_on = None;
-            self.lock.waiters.push(contender);
+            self.waiters.push(Contender {
+                waiting_on: None,
+                ..contender.clone()
+            });
         }
     }
 
@@ -483,7 +490,10 @@ impl WaitGraph {
             return None;
         }
         let members = || part.iter().copied().filter(|&v| v < count);
-        let youngest = members().min_by_key(|&v| self.contenders[v].age_ms)?;
+        // The youngest by creation order: the zxid orders every write of
+        // the ensemble, where ages are read at slightly different moments
+        // of the walk and may tie or cross.
+        let youngest = members().max_by_key(|&v| self.contenders[v].zxids.0)?;
         let certain = edges.iter().all(|&(waiter, holder, via)| {
             via.proven()
                 && self.locks[self.contenders[holder].lock].kind != LockKind::Semaphore
@@ -769,6 +779,25 @@ mod tests {
     }
 
     #[test]
+    fn the_youngest_contender_is_the_last_created_whatever_the_ages_read() {
+        // Ages are read at different moments of a walk, so they may cross
+        // the creation order; the zxids may not.
+        let mut locks = crossed(|_| Vec::new());
+        for lock in &mut locks {
+            for contender in lock.holders.iter_mut().chain(&mut lock.waiters) {
+                contender.age_ms = if contender.path == "/locks/a/lock-2" {
+                    9_000
+                } else {
+                    5_000
+                };
+            }
+        }
+        let graph = WaitGraph::new(&locks);
+        let cycle = &graph.cycles()[0];
+        assert_eq!(graph.contenders[cycle.youngest].path, "/locks/a/lock-2");
+    }
+
+    #[test]
     fn one_zklock_on_both_sides_makes_it_certain_unless_a_deadline_or_a_rewrite() {
         let graph = WaitGraph::new(&crossed(|session| zklock(session as u32, false)));
         let cycles = graph.cycles();
@@ -921,13 +950,13 @@ mod tests {
         let mut builder = GraphBuilder::default();
         builder.add(&locks[1]);
         let (summary, standings) = locks[0].clone().into_parts();
-        let mut focus = builder.focus(&summary);
-        for (contender, holding) in standings {
-            focus.offer(contender, holding);
+        let mut focus = builder.focus();
+        for (contender, holding) in &standings {
+            focus.offer(contender, *holding);
         }
-        assert_eq!(focus.lock.holders.len(), 1);
-        assert_eq!(focus.lock.waiters.len(), 1, "one waiter per tie");
-        builder.add_focus(focus);
+        assert_eq!(focus.holders.len(), 1);
+        assert_eq!(focus.waiters.len(), 1, "one waiter per tie");
+        builder.add_focus(focus, &summary);
         assert_eq!(hops(&builder.finish()), whole);
     }
 

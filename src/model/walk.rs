@@ -88,30 +88,42 @@ pub(crate) async fn walk_with_dirs(
     walk_sites(session, walk, progress, on_dir, on_lock).await
 }
 
-/// [`walk`] of the tree below `start`, leaving out the queue at `left_out`
-/// when there is one there: `stat` reads that lock a window at a time
-/// instead of whole. Any other lock at `left_out` is handed over as usual.
+/// [`walk`] of the tree below `start`, leaving out `left_out` when it is a
+/// queue: `stat` reads that lock a window at a time instead of whole, and
+/// its directory, listed already, is not listed again (a long queue's
+/// listing is most of what the walk would fetch). A lock read whole is
+/// handed over as usual.
 pub(crate) async fn walk_around(
     session: &Session,
     start: &str,
-    left_out: &str,
+    left_out: &ListedLock<'_>,
     progress: impl FnMut(&WalkProgress),
     on_lock: impl FnMut(Lock) -> anyhow::Result<()>,
 ) -> anyhow::Result<WalkProgress> {
     let walk = Walk {
         start,
         depth: Depth::Tree,
-        left_out: Some(left_out),
+        left_out: left_out.queue_dir(),
     };
     walk_sites(session, walk, progress, |_, _| {}, on_lock).await
 }
 
 /// Where a walk goes: from `start` as deep as `depth`, leaving out the
-/// queue at `left_out`.
+/// queue whose directory is `left_out`.
 struct Walk<'a> {
     start: &'a str,
     depth: Depth,
-    left_out: Option<&'a str>,
+    left_out: Option<QueueDir>,
+}
+
+/// A queue's directory as [`list_lock`] listed it, less the queue's
+/// contenders: what a walk needs to go on below it without listing it
+/// again.
+#[derive(Clone, Debug)]
+struct QueueDir {
+    path: String,
+    /// The directory's children that are not contenders.
+    others: Vec<String>,
 }
 
 async fn walk_sites(
@@ -127,13 +139,17 @@ async fn walk_sites(
 ) -> anyhow::Result<WalkProgress> {
     let batcher = Batcher::new(session);
     let mut state = WalkProgress::default();
-    let listing = list_tree(&batcher, start, depth, &mut state, &mut progress).await?;
+    let left_out_path = left_out.as_ref().map(|dir| dir.path.clone());
+    let lister = Lister::new(start, depth, left_out);
+    let listing = lister.list(&batcher, &mut state, &mut progress).await?;
     for (dir, children) in &listing {
         on_dir(dir, children);
     }
     let mut sites = layout::find_sites(listing, start, depth);
-    if let Some(left_out) = left_out {
-        sites.retain(|site| !site.is_queue_at(left_out));
+    if let Some(left_out) = left_out_path {
+        // Only what is not a contender of the queue was kept of its
+        // directory, which could pass for another kind of lock there.
+        sites.retain(|site| !site.is_at(&left_out));
     }
     let mut reads = read_in_order(
         &batcher,
@@ -177,30 +193,45 @@ pub(crate) async fn read_lock(session: &Session, path: &str) -> anyhow::Result<O
     Ok(found)
 }
 
+/// The stat of each of `paths`, in order (`None` for a node that has gone),
+/// read as a walk reads its nodes: in batches, pipelined, so a few thousand
+/// nodes cost a few round trips, not one each.
+pub(crate) async fn read_stats(
+    session: &Session,
+    paths: Vec<String>,
+) -> anyhow::Result<Vec<Option<zk::Stat>>> {
+    let batcher = Batcher::new(session);
+    let stats = read_in_order(&batcher, session, paths.into_iter())
+        .map_ok(|read| read.map(|node| node.stat))
+        .try_collect()
+        .await?;
+    Ok(stats)
+}
+
 /// How many contenders of one lock [`LockWindows`] reads at a time.
 pub(crate) const CONTENDERS_PER_WINDOW: usize = 4 * WINDOW * BATCH;
 
-/// The lock at `path` read for `stat`, window by window, or `None` when the
-/// node is not a lock; fails when it does not exist (exit 6).
-///
-/// Its summary (how many hold and how many wait, its kind and dialect)
-/// depends on every contender, and is known before any is handed over: a
-/// first pass reads every contender and keeps only the first window, the
-/// [`LockWindows`] read the rest again. A lock of one window is read once.
-/// Only the names of a mutex's, read-write lock's or election's contenders
-/// are held whole; semaphores and leader nodes are read whole.
-pub(crate) async fn read_lock_in_windows<'s>(
+/// The lock at `path` listed for `stat`, or `None` when the node is not a
+/// lock; fails when it does not exist (exit 6). A queue is known by its
+/// contenders' names alone until [`ListedLock::read`] reads them; a
+/// semaphore or a leader node is read whole at once.
+pub(crate) async fn list_lock<'s>(
     session: &'s Session,
     path: &str,
-) -> anyhow::Result<Option<(LockSummary, LockWindows<'s>)>> {
+) -> anyhow::Result<Option<ListedLock<'s>>> {
     let batcher = Batcher::new(session);
     let mut state = WalkProgress::default();
-    let listing = list_tree(&batcher, path, Depth::Lock, &mut state, &mut |_| {}).await?;
+    let lister = Lister::new(path, Depth::Lock, None);
+    let listing = lister.list(&batcher, &mut state, &mut |_| {}).await?;
+    let others = listing
+        .get(path)
+        .map(|children| layout::not_contenders(children))
+        .unwrap_or_default();
     let Some(site) = layout::find_sites(listing, path, Depth::Lock).pop() else {
         return Ok(None);
     };
-    let mut queue = match site.into_queue() {
-        Ok(queue) => queue,
+    let contenders = match site.into_queue() {
+        Ok(queue) => Listed::Queue(queue, others),
         Err(site) => {
             let nodes: Vec<Option<NodeRead>> = read_in_order(&batcher, session, site.reads())
                 .try_collect()
@@ -209,47 +240,117 @@ pub(crate) async fn read_lock_in_windows<'s>(
             let Some(lock) = built.into_iter().find(|lock| lock.path == path) else {
                 return Ok(None);
             };
-            let (summary, standings) = lock.into_parts();
-            let windows = LockWindows {
-                session,
-                batcher,
-                first: standings,
-                first_handed: false,
-                rest: None,
-            };
-            return Ok(Some((summary, windows)));
+            Listed::Whole(lock)
         }
     };
-    let first = read_window(&batcher, session, &mut queue).await?;
-    let second = queue.confirmed();
-    while read_window(&batcher, session, &mut queue).await?.is_some() {}
-    let Some(summary) = queue.summary() else {
-        return Ok(None);
-    };
-    queue.rewind(second);
-    let windows = LockWindows {
+    Ok(Some(ListedLock {
         session,
         batcher,
-        first: first.unwrap_or_default(),
-        first_handed: false,
-        rest: Some((queue, second)),
-    };
-    Ok(Some((summary, windows)))
+        contenders,
+    }))
+}
+
+/// A lock [`list_lock`] found.
+pub(crate) struct ListedLock<'s> {
+    session: &'s Session,
+    batcher: Batcher<'s>,
+    contenders: Listed,
+}
+
+/// What is known of a listed lock's contenders.
+enum Listed {
+    /// A queue's names, in queue order, none read yet; and the other
+    /// children of its directory.
+    Queue(QueueReading, Vec<String>),
+    /// A lock read whole.
+    Whole(Lock),
+}
+
+impl<'s> ListedLock<'s> {
+    /// The queue's directory as listed, for a walk around it; `None` for a
+    /// lock read whole.
+    fn queue_dir(&self) -> Option<QueueDir> {
+        match &self.contenders {
+            Listed::Queue(queue, others) => Some(QueueDir {
+                path: queue.dir().to_owned(),
+                others: others.clone(),
+            }),
+            Listed::Whole(_) => None,
+        }
+    }
+
+    /// False when no contender can be waiting. For a queue this is told
+    /// from the names, before any node is read: reading can only find
+    /// some of them gone, which makes no one wait who did not.
+    pub(crate) fn may_have_waiters(&self) -> bool {
+        match &self.contenders {
+            Listed::Queue(queue, _) => queue.summary().is_some_and(|lock| lock.waiters > 0),
+            Listed::Whole(lock) => !lock.waiters.is_empty(),
+        }
+    }
+
+    /// Reads every contender once, in queue order, handing each window of
+    /// them to `on_window` as it comes, and returns the lock's summary, which
+    /// depends on every contender, with [`LockWindows`] that hand them over
+    /// again; `None` when no contender is left. Only the first window is
+    /// kept, the rest are read again as they are handed over; only the
+    /// names of a queue are held whole. A lock of one window is read once.
+    pub(crate) async fn read(
+        self,
+        mut on_window: impl FnMut(&[ContenderState]),
+    ) -> anyhow::Result<Option<(LockSummary, LockWindows<'s>)>> {
+        let ListedLock {
+            session,
+            batcher,
+            contenders,
+        } = self;
+        let mut queue = match contenders {
+            Listed::Whole(lock) => {
+                let (summary, standings) = lock.into_parts();
+                on_window(&standings);
+                let windows = LockWindows {
+                    session,
+                    batcher,
+                    first: Some(standings),
+                    rest: None,
+                };
+                return Ok(Some((summary, windows)));
+            }
+            Listed::Queue(queue, _) => queue,
+        };
+        let first = read_window(&batcher, session, &mut queue).await?;
+        let second = queue.confirmed();
+        if let Some(first) = &first {
+            on_window(first);
+        }
+        while let Some(window) = read_window(&batcher, session, &mut queue).await? {
+            on_window(&window);
+        }
+        let Some(summary) = queue.summary() else {
+            return Ok(None);
+        };
+        queue.rewind(second);
+        let windows = LockWindows {
+            session,
+            batcher,
+            first,
+            rest: Some(queue),
+        };
+        Ok(Some((summary, windows)))
+    }
 }
 
 /// The contenders of one lock, handed over a window at a time in queue
-/// order ([`read_lock_in_windows`]).
+/// order ([`ListedLock::read`]).
 pub(crate) struct LockWindows<'s> {
     session: &'s Session,
     batcher: Batcher<'s>,
-    /// The contenders read already: the first window of a queue, or a lock
-    /// read whole. Kept once handed over, for [`LockWindows::rewind`].
-    first: Vec<ContenderState>,
-    /// Whether `first` has been handed over since the last rewind.
-    first_handed: bool,
-    /// The queue to read on from the second window, and where that window
-    /// starts; `None` for a lock read whole.
-    rest: Option<(QueueReading, usize)>,
+    /// The contenders read already, until handed over: the first window of
+    /// a queue, or a lock read whole.
+    first: Option<Vec<ContenderState>>,
+    /// The queue to read on from the second window; `None` for a lock read
+    /// whole.
+    rest: Option<QueueReading>,
 }
 
 impl LockWindows<'_> {
@@ -257,24 +358,12 @@ impl LockWindows<'_> {
     /// lock; `None` once every one has been handed over. Nodes gone since
     /// they were listed are left out.
     pub(crate) async fn next(&mut self) -> anyhow::Result<Option<Vec<ContenderState>>> {
-        if !self.first_handed {
-            self.first_handed = true;
-            return Ok(Some(self.first.clone()));
+        if let Some(first) = self.first.take() {
+            return Ok(Some(first));
         }
         match &mut self.rest {
-            Some((queue, _)) => read_window(&self.batcher, self.session, queue).await,
+            Some(queue) => read_window(&self.batcher, self.session, queue).await,
             None => Ok(None),
-        }
-    }
-
-    /// Hands the contenders over again from the first, reading the
-    /// windows after it anew: `stat` goes through a long queue once to
-    /// follow its chains and once to print it, holding one window at a
-    /// time.
-    pub(crate) fn rewind(&mut self) {
-        self.first_handed = false;
-        if let Some((queue, second)) = &mut self.rest {
-            queue.rewind(*second);
         }
     }
 }
@@ -324,58 +413,99 @@ enum Presence {
     Optional,
 }
 
-/// Lists `start` and the directories below it that `depth` asks for, in
-/// batches, at most [`WINDOW`] at a time.
-async fn list_tree(
-    batcher: &Batcher<'_>,
-    start: &str,
+/// The listing of a walk: the directories listed, and those still to list.
+struct Lister<'a> {
+    start: &'a str,
     depth: Depth,
-    state: &mut WalkProgress,
-    progress: &mut impl FnMut(&WalkProgress),
-) -> anyhow::Result<ChildrenByDir> {
-    let mut listing = ChildrenByDir::new();
-    let mut todo = vec![(start.to_owned(), Presence::Required)];
-    todo.extend(layout::kazoo_lock_beside(start).map(|dir| (dir, Presence::Optional)));
-    let mut in_flight = FuturesUnordered::new();
-    loop {
-        while in_flight.len() < WINDOW && !todo.is_empty() {
-            let batch = todo.split_off(todo.len().saturating_sub(BATCH));
-            in_flight.push(async move {
-                let dirs: Vec<String> = batch.iter().map(|(dir, _)| dir.clone()).collect();
-                let listed = batcher.list(&dirs).await;
-                (batch, listed)
-            });
-        }
-        let Some((batch, listed)) = in_flight.next().await else {
-            break;
-        };
-        for ((dir, presence), children) in batch.into_iter().zip(listed?) {
-            state.listed += 1;
-            if state.nodes().is_multiple_of(PROGRESS_EVERY) {
-                progress(state);
-            }
-            let children = match children {
-                Ok(children) => children,
-                Err(err) if presence == Presence::Required => return Err(err.into()),
-                Err(err) if err.is_no_node() => continue,
-                Err(err) if is_no_auth(&err) => {
-                    tracing::warn!("{err}");
-                    state.unreadable.push(dir);
-                    continue;
-                }
-                Err(err) => return Err(err.into()),
-            };
-            let next = layout::children_to_list(&dir, &children, start, depth);
-            if !next.is_empty() && depth_below(start, &dir) >= MAX_DEPTH {
-                anyhow::bail!(
-                    "{dir}: more than {MAX_DEPTH} levels below {start}; the walk stops there"
-                );
-            }
-            todo.extend(next.into_iter().map(|child| (child, Presence::Optional)));
-            listing.insert(dir, children);
+    listing: ChildrenByDir,
+    todo: Vec<(String, Presence)>,
+    /// A directory listed already, taken as it is when the walk comes to it.
+    known: Option<QueueDir>,
+}
+
+impl<'a> Lister<'a> {
+    fn new(start: &'a str, depth: Depth, known: Option<QueueDir>) -> Lister<'a> {
+        Lister {
+            start,
+            depth,
+            listing: ChildrenByDir::new(),
+            todo: Vec::new(),
+            known,
         }
     }
-    Ok(listing)
+
+    /// Lists `start` and the directories below it that `depth` asks for, in
+    /// batches, at most [`WINDOW`] at a time.
+    async fn list(
+        mut self,
+        batcher: &Batcher<'_>,
+        state: &mut WalkProgress,
+        progress: &mut impl FnMut(&WalkProgress),
+    ) -> anyhow::Result<ChildrenByDir> {
+        self.push(self.start.to_owned(), Presence::Required)?;
+        if let Some(dir) = layout::kazoo_lock_beside(self.start) {
+            self.push(dir, Presence::Optional)?;
+        }
+        let mut in_flight = FuturesUnordered::new();
+        loop {
+            while in_flight.len() < WINDOW && !self.todo.is_empty() {
+                let batch = self.todo.split_off(self.todo.len().saturating_sub(BATCH));
+                in_flight.push(async move {
+                    let dirs: Vec<String> = batch.iter().map(|(dir, _)| dir.clone()).collect();
+                    let listed = batcher.list(&dirs).await;
+                    (batch, listed)
+                });
+            }
+            let Some((batch, listed)) = in_flight.next().await else {
+                break;
+            };
+            for ((dir, presence), children) in batch.into_iter().zip(listed?) {
+                state.listed += 1;
+                if state.nodes().is_multiple_of(PROGRESS_EVERY) {
+                    progress(state);
+                }
+                match children {
+                    Ok(children) => self.listed(dir, children)?,
+                    Err(err) if presence == Presence::Required => return Err(err.into()),
+                    Err(err) if err.is_no_node() => {}
+                    Err(err) if is_no_auth(&err) => {
+                        tracing::warn!("{err}");
+                        state.unreadable.push(dir);
+                    }
+                    Err(err) => return Err(err.into()),
+                }
+            }
+        }
+        Ok(self.listing)
+    }
+
+    /// Puts `dir` on the list, or takes it as listed already.
+    fn push(&mut self, dir: String, presence: Presence) -> anyhow::Result<()> {
+        match self.known.take_if(|known| known.path == dir) {
+            Some(known) => self.listed(dir, known.others),
+            None => {
+                self.todo.push((dir, presence));
+                Ok(())
+            }
+        }
+    }
+
+    /// Keeps the listing of `dir`, and puts what to list below it on the
+    /// list.
+    fn listed(&mut self, dir: String, children: Vec<String>) -> anyhow::Result<()> {
+        let next = layout::children_to_list(&dir, &children, self.start, self.depth);
+        if !next.is_empty() && depth_below(self.start, &dir) >= MAX_DEPTH {
+            anyhow::bail!(
+                "{dir}: more than {MAX_DEPTH} levels below {}; the walk stops there",
+                self.start
+            );
+        }
+        for child in next {
+            self.push(child, Presence::Optional)?;
+        }
+        self.listing.insert(dir, children);
+        Ok(())
+    }
 }
 
 /// How many levels `dir` lies below `start` (0 for `start` itself).

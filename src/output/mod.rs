@@ -16,6 +16,7 @@
 //! node can move the cursor, retitle or clear the terminal, or reorder what
 //! is shown with bidirectional overrides.
 
+mod live;
 pub(crate) mod prometheus;
 pub(crate) mod table;
 mod time;
@@ -24,6 +25,7 @@ use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
+pub(crate) use live::StderrBeside;
 pub(crate) use table::{Column, Layout, Table, cut, wrap};
 pub(crate) use time::{format_age_ms, format_local_clock_ms, format_local_ms};
 
@@ -174,11 +176,16 @@ pub fn escape_panics() {
         let place = info.location().map_or(String::new(), |at| {
             format!(" at {}:{}", at.file(), at.line())
         });
-        eprintln!(
-            "zklock: internal error, please report it{place}: {}",
-            inert(message)
-        );
+        eprintln!("{}", panic_report(&place, message));
     }));
+}
+
+/// The line a panic with `message` at `place` prints.
+fn panic_report(place: &str, message: &str) -> String {
+    format!(
+        "zklock: internal error, please report it{place}: {}",
+        inert(message)
+    )
 }
 
 /// Reports an error on stderr: a line for people, or with `-o json` one
@@ -265,26 +272,13 @@ pub fn data_text(data: &[u8]) -> Option<String> {
     (!data.is_empty()).then(|| String::from_utf8_lossy(data).into_owned())
 }
 
-/// A spinner on stderr while zklock waits; drawn only on a terminal.
+/// A spinner on stderr while zklock waits; drawn only on a terminal, as a
+/// [`live::LiveLine`].
 pub struct Spinner {
-    bar: indicatif::ProgressBar,
+    line: live::LiveLine,
 }
 
 impl Printer {
-    /// `bar` in zklock's spinner style: a spinner (cyan when colour is on),
-    /// the message, and the time so far.
-    fn spinning(&self, bar: indicatif::ProgressBar) -> indicatif::ProgressBar {
-        let template = if self.color {
-            "{spinner:.cyan} {msg} [{elapsed}]"
-        } else {
-            "{spinner} {msg} [{elapsed}]"
-        };
-        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
-            bar.set_style(style);
-        }
-        bar
-    }
-
     /// A spinner with `message`, or `None` when stderr is not a terminal or
     /// `-q` was given: nothing is ever drawn into a pipe or a log. It keeps
     /// to one line of the terminal's width (the message is cut to fit), and
@@ -293,42 +287,22 @@ impl Printer {
         if self.quiet || !std::io::stderr().is_terminal() {
             return None;
         }
-        let bar = indicatif::ProgressBar::new_spinner();
-        let spinner = if self.color {
-            "{spinner:.cyan}"
-        } else {
-            "{spinner}"
-        };
-        let limit = limit.map_or_else(String::new, |limit| {
-            format!("/{}", humantime::format_duration(limit))
-        });
-        let template = format!("{spinner} {{wide_msg}} [{{elapsed}}{limit}]");
-        if let Ok(style) = indicatif::ProgressStyle::with_template(&template) {
-            bar.set_style(style);
-        }
-        bar.set_message(inert(message).into_owned());
-        bar.enable_steady_tick(std::time::Duration::from_millis(100));
-        Some(Spinner { bar })
+        let line = live::LiveLine::start(self.color, limit, std::time::Duration::ZERO)?;
+        line.set_message(inert(message).into_owned());
+        Some(Spinner { line })
     }
 }
 
 impl Spinner {
     /// Replaces the message.
     pub fn set(&self, message: String) {
-        self.bar.set_message(inert(&message).into_owned());
+        self.line.set_message(inert(&message).into_owned());
     }
 
-    /// Removes the spinner from the terminal.
+    /// Removes the spinner from the terminal (as dropping it does, whichever
+    /// way the wait ends).
     pub fn finish(self) {
         drop(self);
-    }
-}
-
-/// The spinner leaves the terminal whichever way the wait ends: a grant, a
-/// give-up, a signal or an error.
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        self.bar.finish_and_clear();
     }
 }
 
@@ -339,9 +313,9 @@ pub const PROGRESS_DELAY: std::time::Duration = std::time::Duration::from_millis
 /// Drawn only on a terminal, and only once the work has run for
 /// [`PROGRESS_DELAY`], so a quick run prints nothing at all.
 pub struct Progress {
-    bar: indicatif::ProgressBar,
-    started: std::time::Instant,
-    shown: std::cell::Cell<bool>,
+    line: live::LiveLine,
+    /// The count a [`Printer::progress_bar`] goes up to.
+    total: u64,
 }
 
 impl Printer {
@@ -351,72 +325,33 @@ impl Printer {
         if self.quiet || !std::io::stderr().is_terminal() {
             return None;
         }
-        let bar = self.spinning(indicatif::ProgressBar::with_draw_target(
-            None,
-            indicatif::ProgressDrawTarget::hidden(),
-        ));
-        bar.enable_steady_tick(std::time::Duration::from_millis(100));
-        Some(Progress {
-            bar,
-            started: std::time::Instant::now(),
-            shown: std::cell::Cell::new(false),
-        })
+        let line = live::LiveLine::start(self.color, None, PROGRESS_DELAY)?;
+        Some(Progress { line, total: 0 })
     }
-}
 
-impl Printer {
     /// A progress bar counting up to `total`, with `message` beside it, or
     /// `None` as for [`Printer::progress`]; like that line, it is drawn only
     /// once the work has run for [`PROGRESS_DELAY`].
     pub fn progress_bar(&self, total: u64, message: &str) -> Option<Progress> {
-        let progress = self.progress()?;
-        let template = if self.color {
-            "{bar:30.cyan/blue} {pos}/{len} {msg} [{elapsed}]"
-        } else {
-            "{bar:30} {pos}/{len} {msg} [{elapsed}]"
+        let progress = Progress {
+            total,
+            ..self.progress()?
         };
-        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
-            progress.bar.set_style(style);
-        }
-        progress.bar.set_length(total);
-        progress.bar.set_message(inert(message).into_owned());
+        progress.line.set_position(0, total);
+        progress.set(message.to_owned());
         Some(progress)
     }
 }
 
 impl Progress {
-    /// Replaces the message; draws the line once the work has run for
-    /// [`PROGRESS_DELAY`].
+    /// Replaces the message.
     pub fn set(&self, message: String) {
-        self.bar.set_message(inert(&message).into_owned());
-        self.show_when_due();
+        self.line.set_message(inert(&message).into_owned());
     }
 
-    /// Moves a [`Printer::progress_bar`] to `done`; draws it once the work
-    /// has run for [`PROGRESS_DELAY`].
+    /// Moves a [`Printer::progress_bar`] to `done`.
     pub fn set_position(&self, done: u64) {
-        self.bar.set_position(done);
-        self.show_when_due();
-    }
-
-    fn show_when_due(&self) {
-        if !self.shown.get() && self.started.elapsed() >= PROGRESS_DELAY {
-            self.shown.set(true);
-            self.bar
-                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        }
-    }
-
-    /// Runs `f` with the line taken off the terminal.
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.bar.suspend(f)
-    }
-}
-
-/// The line leaves the terminal when the work is over, whichever way it ends.
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.bar.finish_and_clear();
+        self.line.set_position(done, self.total);
     }
 }
 
@@ -662,7 +597,7 @@ pub struct StdoutBeside<'p> {
 impl Write for StdoutBeside<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match self.progress {
-            Some(progress) => progress.suspend(|| std::io::stdout().write(buf)),
+            Some(progress) => progress.line.write_stdout(buf),
             None => std::io::stdout().write(buf),
         }
     }
@@ -718,6 +653,13 @@ mod tests {
         assert!(!json.chars().any(is_unsafe), "{json}");
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["h"], hostile);
+    }
+
+    #[test]
+    fn a_panic_message_cannot_drive_a_terminal() {
+        let report = panic_report(" at src/x.rs:1", "bad name \x1b[2J\u{202e}");
+        assert!(!report.chars().any(is_unsafe), "{report}");
+        assert!(report.contains("\\x1b[2J"), "{report}");
     }
 
     #[derive(Serialize)]

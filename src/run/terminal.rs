@@ -87,8 +87,12 @@ impl Drop for Terminal {
     }
 }
 
-/// What Ctrl-Z prints instead of stopping zklock.
-const CTRL_Z_NOTICE: &[u8] = b"\r\nzklock: Ctrl-Z does not suspend zklock: a stopped zklock \
+/// What Ctrl-Z prints instead of stopping zklock. It takes the place of
+/// the row the cursor is on, which holds the spinner of a wait (its cursor
+/// sits at its first column, see `output::live`) with the echoed `^Z`, or
+/// only that echo: the spinner is drawn again below it, and no half of it
+/// is left above.
+const CTRL_Z_NOTICE: &[u8] = b"\r\x1b[Jzklock: Ctrl-Z does not suspend zklock: a stopped zklock \
     would lose its place or its lock (Ctrl-C gives up or releases)\r\n";
 
 /// What zklock prints when the guard has continued a command that Ctrl-Z

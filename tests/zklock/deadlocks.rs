@@ -328,6 +328,132 @@ fn stat_follows_a_chain_across_dialects_to_the_root_blocker() {
     peers::release(two);
 }
 
+/// The names Curator's client gives its protected nodes, for the nodes a
+/// test makes as Curator makes them.
+const CURATOR_UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+
+/// Makes `DIR/_c_<uuid>-WHAT-N` on `zk`'s session as Curator does: making
+/// `DIR` again when the server has just removed it, an empty container.
+fn curator_node(zk: &Zk, dir: &str, what: &str) -> String {
+    let sequential = zkc::CreateMode::EphemeralSequential.with_acls(zkc::Acls::anyone_all());
+    let prefix = format!("{dir}/_c_{CURATOR_UUID}-{what}-");
+    support::wait_for(WAIT, &format!("{prefix} is made"), || {
+        zk.mkdir_p(dir);
+        Some(zk.try_create_with(&prefix, b"", &sequential).ok()?.1)
+    })
+}
+
+/// A chain of five locks, each of another library, and each wait one its
+/// library really makes: a kazoo waiter on kazoo's lock, whose holder's
+/// session waits (kazoo honouring HBase's names) on an HBase write lock;
+/// that lock's session waits for the one lease of a semaphore, holding its
+/// internal mutex with its lease made, as Curator's semaphore does; the
+/// lease is a zklock's, whose nested zklock waits on a Curator mutex; that
+/// Curator session waits on go-zookeeper's lock, the root. `stat` shows
+/// the chain to the root in JSON and below its table; `deadlocks` finds no
+/// cycle in it.
+#[test]
+fn stat_follows_a_chain_of_five_locks_across_five_libraries_to_the_root() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let go = scratch.file("go");
+    let go = go.to_str().unwrap();
+    let mut gozk = peer(&env, Library::GoZookeeper, "/c/gozk", "mutex", &[]);
+    let root = acquired(&mut gozk, WAIT);
+    let then = |lock: &'static str| ["--then", lock, "--then-after", go];
+    let mut curator = peer(
+        &env,
+        Library::Curator,
+        "/c/curator",
+        "mutex",
+        &then("/c/gozk"),
+    );
+    let curator_holds = acquired(&mut curator, WAIT);
+    let mut sem = nested_with(
+        &env,
+        &scratch,
+        &["sem", "/c/sem", "--max-leases", "1"],
+        "lock /c/curator -- true",
+    );
+    let lease = format!("/c/sem/leases/{}", env.zk().children("/c/sem/leases")[0]);
+    let hbase = env.connect();
+    hbase.mkdir_p("/c/hbase");
+    let table_lock = hbase.create_ephemeral_sequential(
+        "/c/hbase/write-",
+        &support::hbase::table_lock("default", "orders", false, "alter"),
+    );
+    curator_node(&hbase, "/c/sem/locks", "lock");
+    curator_node(&hbase, "/c/sem/leases", "lease");
+    let mut kazoo = peer(
+        &env,
+        Library::Kazoo,
+        "/c/kazoo",
+        "mutex",
+        &[&then("/c/hbase")[..], &["--extra-pattern", "write-"]].concat(),
+    );
+    acquired(&mut kazoo, WAIT);
+    let waiter = peer(&env, Library::Kazoo, "/c/kazoo", "mutex", &[]);
+    std::fs::write(go, b"").unwrap();
+    for dir in ["/c/kazoo", "/c/hbase", "/c/curator", "/c/gozk"] {
+        wait_for_children(env.zk(), dir, 2);
+    }
+
+    let lock: Value = env
+        .zklock(["stat", "/c/kazoo", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    let chain = lock["waiters"][0]["blocked_by"].as_array().unwrap().clone();
+    let hops: Vec<(&Value, &Value, &Value, &Value)> = chain
+        .iter()
+        .map(|hop| (&hop["lock"], &hop["node"], &hop["via"], &hop["loops"]))
+        .collect();
+    let (no, session, nesting) = (json!(false), json!("session"), json!("nesting"));
+    assert_eq!(
+        hops,
+        [
+            (&json!("/c/hbase"), &json!(table_lock), &session, &no),
+            (&json!("/c/sem"), &json!(lease), &session, &no),
+            (&json!("/c/curator"), &json!(curator_holds), &nesting, &no),
+            (&json!("/c/gozk"), &json!(root), &session, &no),
+        ],
+        "{chain:#?}"
+    );
+    assert_eq!(chain[0]["session"], hbase.session_hex());
+    assert!(chain.iter().all(|h| h["age_ms"].as_i64().unwrap() >= 0));
+
+    // The table shows the same chain below it, hop by hop, in order, and
+    // ends on the root blocker.
+    let table = env.zklock(["stat", "/c/kazoo"]).run();
+    let text = &table.assert_success().stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    let at = |node: &str| {
+        lines
+            .iter()
+            .rposition(|line| line.contains(node))
+            .unwrap_or_else(|| panic!("{node} is not shown:\n{text}"))
+    };
+    let shown: Vec<usize> = [&table_lock, &lease, &curator_holds, &root]
+        .iter()
+        .map(|node| at(node))
+        .collect();
+    assert!(shown.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert_eq!(shown[3], lines.len() - 1, "the root comes last:\n{text}");
+
+    assert_eq!(
+        deadlocks(&env, &["/c"]),
+        (0, Vec::new()),
+        "a chain, not a cycle"
+    );
+
+    sem.signal(libc::SIGTERM);
+    sem.wait(WAIT);
+    drop(hbase);
+    for peer in [waiter, kazoo, curator, gozk] {
+        peers::release(peer);
+    }
+}
+
 #[test]
 fn long_queues_many_readers_elections_and_idle_sessions_are_no_cycle() {
     let env = TestEnv::new();
@@ -338,10 +464,11 @@ fn long_queues_many_readers_elections_and_idle_sessions_are_no_cycle() {
     for session in &sessions {
         session.create_ephemeral_sequential("/n/long/lock-", b"");
     }
-    // Many readers ahead of a writer, each reader's session also waiting in
-    // the long queue behind nothing of the writer's.
+    // Many readers ahead of a writer, in the reverse of their sessions'
+    // order in the long queue: readers taken for exclusive contenders
+    // would each wait on a session that waits on theirs in the long queue.
     zk.mkdir_p("/n/rw");
-    for session in &sessions[..10] {
+    for session in sessions[..10].iter().rev() {
         session.create_ephemeral_sequential("/n/rw/read-", b"");
     }
     sessions[39].create_ephemeral_sequential("/n/rw/write-", b"");
@@ -352,10 +479,12 @@ fn long_queues_many_readers_elections_and_idle_sessions_are_no_cycle() {
         idle.create_ephemeral_sequential(&format!("{dir}/lock-"), b"");
         sessions[20].create_ephemeral_sequential(&format!("{dir}/lock-"), b"");
     }
-    // An election whose candidates cross a lock.
+    // An election whose candidates cross a lock: the leader waits in the
+    // long queue on the other candidate, which would wait on the leader if
+    // an election were a lock.
     zk.mkdir_p("/n/election");
-    sessions[0].create_ephemeral_sequential("/n/election/n_", b"");
     sessions[1].create_ephemeral_sequential("/n/election/n_", b"");
+    sessions[0].create_ephemeral_sequential("/n/election/n_", b"");
     assert_eq!(deadlocks(&env, &["/n"]), (0, Vec::new()));
     assert_eq!(
         deadlocks(&env, &["/"]),
@@ -399,41 +528,55 @@ fn nested(
     running
 }
 
-/// Two nested zklocks crossing two locks, directly or through `wrap`: at
-/// least one sees the certain cycle they close and exits 7, the other then
-/// gets its lock, and nothing is left behind.
-fn nested_cycle(wrap: &str) {
+/// Nested zklocks in a ring of `locks`, directly or through `wrap`: each
+/// holds one lock and its nested zklock waits on the next. At least one
+/// sees the certain cycle they close and exits 7, the others then get
+/// their locks, and nothing is left behind.
+fn nested_cycle(locks: &[&str], wrap: &str) {
     let env = TestEnv::new();
     let scratch = Scratch::new();
-    let mut one = nested(&env, &scratch, "/y/a", "/y/b", wrap);
-    let mut two = nested(&env, &scratch, "/y/b", "/y/a", wrap);
+    let next = locks.iter().cycle().skip(1);
+    let mut outers: Vec<support::Running> = locks
+        .iter()
+        .zip(next)
+        .map(|(outer, inner)| nested(&env, &scratch, outer, inner, wrap))
+        .collect();
     std::fs::write(scratch.file("go"), b"").unwrap();
-    one.wait(WAIT).assert_success();
-    two.wait(WAIT).assert_success();
-    let code = |name: &str| {
-        std::fs::read_to_string(scratch.file(name))
-            .unwrap()
-            .trim()
-            .to_owned()
-    };
-    let mut codes = [code("code-y-a"), code("code-y-b")];
-    codes.sort();
+    for outer in &mut outers {
+        outer.wait(WAIT).assert_success();
+    }
+    let codes: Vec<String> = locks
+        .iter()
+        .map(|lock| {
+            let code = scratch.file(&format!("code{}", lock.replace('/', "-")));
+            std::fs::read_to_string(code).unwrap().trim().to_owned()
+        })
+        .collect();
     assert!(
-        codes == ["0", "7"] || codes == ["7", "7"],
-        "one refuses the cycle, the other goes on: {codes:?}"
+        codes.iter().all(|code| code == "0" || code == "7") && codes.contains(&"7".to_owned()),
+        "one refuses the cycle, the others go on: {codes:?}"
     );
-    assert!(env.zk().children_if_any("/y/a").is_empty());
-    assert!(env.zk().children_if_any("/y/b").is_empty());
+    for lock in locks {
+        assert!(
+            env.zk().children_if_any(lock).is_empty(),
+            "{lock} is left empty"
+        );
+    }
 }
 
 #[test]
 fn nested_zklocks_crossing_two_locks_refuse_the_certain_cycle() {
-    nested_cycle("");
+    nested_cycle(&["/y/a", "/y/b"], "");
+}
+
+#[test]
+fn nested_zklocks_in_a_ring_of_three_locks_refuse_the_certain_cycle() {
+    nested_cycle(&["/y/a", "/y/b", "/y/c"], "");
 }
 
 #[test]
 fn nesting_is_proven_from_the_ancestry_when_env_i_dropped_the_environment() {
-    nested_cycle("env -i");
+    nested_cycle(&["/y/a", "/y/b"], "env -i");
 }
 
 #[test]
@@ -566,6 +709,47 @@ fn a_curator_and_a_kazoo_session_crossing_two_locks_are_a_possible_cycle() {
     peers::release(curator);
     peers::release(kazoo);
     wait_for_children(env.zk(), "/m/a", 0);
+}
+
+/// A nested zklock and a kazoo session crossing two locks: the zklock's
+/// side is proven, kazoo's rests on a shared session, so the cycle is
+/// possible; `deadlocks` lists it, and the zklock, which refuses only a
+/// certain cycle, keeps waiting.
+#[test]
+fn a_nested_zklock_and_a_kazoo_session_crossing_two_locks_are_a_possible_cycle() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let go = scratch.file("go");
+    let mut kazoo = peer(
+        &env,
+        Library::Kazoo,
+        "/z/b",
+        "mutex",
+        &["--then", "/z/a", "--then-after", go.to_str().unwrap()],
+    );
+    acquired(&mut kazoo, WAIT);
+    let mut zklock = nested(&env, &scratch, "/z/a", "/z/b", "");
+    std::fs::write(&go, b"").unwrap();
+    wait_for_children(env.zk(), "/z/a", 2);
+    wait_for_children(env.zk(), "/z/b", 2);
+
+    let (code, cycles) = deadlocks(&env, &["/z"]);
+    assert_eq!((code, cycles.len()), (1, 1), "{cycles:#?}");
+    assert_eq!(cycles[0]["certain"], false, "{:#}", cycles[0]);
+    let mut vias = vias(&cycles[0]);
+    vias.sort_by_key(|via| via.to_string());
+    assert_eq!(vias, [&json!("nesting"), &json!("session")]);
+    assert_eq!(
+        env.zk().children("/z/b").len(),
+        2,
+        "the nested zklock still waits"
+    );
+    assert!(!scratch.file("code-z-a").exists(), "and has not given up");
+
+    zklock.signal(libc::SIGTERM);
+    zklock.wait(WAIT);
+    peers::release(kazoo);
+    wait_for_children(env.zk(), "/z/a", 0);
 }
 
 /// `zklock ARGS -- sh -c '…'`: once holding, the command marks `ready`,
@@ -704,5 +888,54 @@ fn a_free_lock_is_taken_without_reading_other_locks_and_a_nested_waiter_reads_on
     assert!(
         looked.iter().all(|p| within(p, &["/app", "/held"])),
         "{looked:#?}"
+    );
+}
+
+#[test]
+fn deadlocks_reads_a_cycles_nodes_again_after_a_sync_once_each_in_a_few_batches() {
+    const LOCKS: usize = 200;
+    let env = TestEnv::new();
+    // One session holds and waits in every lock: one possible cycle through
+    // all of them.
+    let ring = env.connect();
+    let mut cycle_nodes = Vec::new();
+    for i in 0..LOCKS {
+        let dir = format!("/ring/lock-{i:03}");
+        ring.mkdir_p(&dir);
+        for _ in 0..2 {
+            cycle_nodes.push(ring.create_ephemeral_sequential(&format!("{dir}/lock-"), b""));
+        }
+    }
+    // A contended lock beside it whose holder waits on nothing.
+    let (holder, waiter) = (env.connect(), env.connect());
+    holder.mkdir_p("/ring/free");
+    holder.create_ephemeral_sequential("/ring/free/lock-", b"");
+    waiter.create_ephemeral_sequential("/ring/free/lock-", b"");
+    let proxy = FaultProxy::start(env.servers());
+    let through = proxy.hosts(&env);
+
+    let run = support::Zklock::new(["-H", &through, "deadlocks", "/ring", "-o", "json"]).run();
+    run.assert_code(1);
+    let cycles: Vec<Value> = run.json();
+    assert_eq!(cycles.len(), 1, "{cycles:#?}");
+    assert_eq!(cycles[0]["edges"].as_array().map(Vec::len), Some(LOCKS));
+
+    // After the sync, the second reading: every node of the cycle once, no
+    // other node, in multi-read batches of 64 sent together.
+    let sent = proxy.client_messages();
+    let is = |message: &ClientMessage, wanted: &[i32]| matches!(message, ClientMessage::Request { op, .. } if wanted.contains(op));
+    let sync = sent.iter().rposition(|m| is(m, &[op::SYNC]));
+    let after = &sent[sync.expect("deadlocks syncs before its second reading") + 1..];
+    let mut reread = paths_read(after, env.chroot());
+    reread.sort();
+    cycle_nodes.sort();
+    assert_eq!(reread, cycle_nodes, "the cycle's nodes, once each");
+    let reads = [op::EXISTS, op::GET_DATA, op::MULTI_READ];
+    let requests = after.iter().filter(|m| is(m, &reads)).count();
+    let batches = (2 * LOCKS).div_ceil(64);
+    assert!(
+        (1..=batches + 2).contains(&requests),
+        "{requests} read requests for {} nodes",
+        2 * LOCKS
     );
 }

@@ -12,18 +12,8 @@ use std::time::{Duration, Instant};
 use crate::support;
 
 use support::json::ErrorReport;
-use support::{Run, TestEnv, ZkOptions, ZkServer, Zklock, dead_port};
+use support::{TestEnv, ZkOptions, ZkServer, Zklock, dead_port};
 use zookeeper_client as zkc;
-
-/// The JSON error of a failed run, after checking its exit code.
-fn error_of(run: &Run, code: i32) -> ErrorReport {
-    run.assert_code(code);
-    let line = run.stderr.lines().last().unwrap_or_default();
-    let report: ErrorReport = serde_json::from_str(line)
-        .unwrap_or_else(|err| panic!("no JSON error ({err}): {}", run.stderr));
-    assert_eq!(report.exit_code, code, "{report:?}");
-    report
-}
 
 #[test]
 fn each_failure_has_its_exit_code_and_cause() {
@@ -66,7 +56,7 @@ fn each_failure_has_its_exit_code_and_cause() {
     ];
     for (zklock, code, cause) in cases {
         let run = zklock.run();
-        assert_eq!(error_of(&run, code).cause, cause, "{}", run.stderr);
+        assert_eq!(ErrorReport::of(&run, code).cause, cause, "{}", run.stderr);
         assert!(run.stdout.is_empty(), "{}", run.stdout);
     }
 }
@@ -102,7 +92,7 @@ fn a_dropped_connection_is_retried_for_as_long_as_the_lock_may_wait() {
     };
     // Without -w: connect timeout × (retries + 1) = 2 s, then give up.
     let (run, took) = lock(&[]);
-    assert_eq!(error_of(&run, 3).cause, "connection_dropped");
+    assert_eq!(ErrorReport::of(&run, 3).cause, "connection_dropped");
     assert!(
         took >= Duration::from_millis(1500),
         "gave up after {took:?}"
@@ -110,7 +100,7 @@ fn a_dropped_connection_is_retried_for_as_long_as_the_lock_may_wait() {
     // With -w 5s: tried again and again until about 5 s have gone by.
     let before = accepted.load(Ordering::SeqCst);
     let (run, took) = lock(&["-w", "5s"]);
-    assert_eq!(error_of(&run, 3).cause, "connection_dropped");
+    assert_eq!(ErrorReport::of(&run, 3).cause, "connection_dropped");
     assert!(took >= Duration::from_secs(3), "gave up after {took:?}");
     assert!(took < Duration::from_secs(20), "gave up after {took:?}");
     assert!(

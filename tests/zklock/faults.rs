@@ -24,7 +24,7 @@ use support::fencing::{
     FOREVER, FenceLog, FencedCommand, Section, Stage, WAIT, assert_no_dead_nodes, grant_order,
     holder, now_ms, touch, wait_for_file,
 };
-use support::proxy::{Mode, Trigger, op};
+use support::proxy::{FaultProxy, Mode, Trigger, op};
 use support::{
     Run, Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, Zklock, process_alive,
     wait_until,
@@ -313,6 +313,39 @@ fn a_holder_whose_network_heals_before_the_deadline_keeps_the_lock_and_its_comma
     let sections = stage.assert_granted(&["holder", "waiter"]);
     assert_ended_by_itself(&stage, &sections[0]);
     stage.assert_no_dead_nodes();
+}
+
+#[test]
+fn with_the_defaults_a_holder_rides_through_3_5_s_of_silence_on_debian_s_timing() {
+    // Debian's server timing (a tick of 2 s) and zklock's defaults: a 10 s
+    // session and 2 s of --kill-after leave at least 4.3 s of silence from
+    // the leader before the command must be stopped.
+    let server = ZkServer::with_options(
+        &ZkOptions::default()
+            .config("tickTime=2000")
+            .config("minSessionTimeout=4000")
+            .config("maxSessionTimeout=40000"),
+    );
+    let stage = Stage::new(TestEnv::with_server(&server), "ride");
+    let proxy = FaultProxy::start(&server.address());
+    let (mut holder, fenced) = stage.holder(&proxy.hosts(stage.env()), &[], &stage.until_done());
+    // A new session's evidence is its connect: fresher than it will be
+    // from now on. After a ping gap (2.5 s) of syncs, one each 0.5 s, the
+    // evidence lags as it always will.
+    wait_until(WAIT, "eight syncs", || proxy.requests_of(&[op::SYNC]) >= 8);
+    proxy.freeze();
+    std::thread::sleep(Duration::from_millis(3500)); // the fault's length
+    proxy.pass();
+    proxy.wait_for_traffic(WAIT);
+    assert!(
+        holder.is_running() && process_alive(fenced.pid),
+        "the command was stopped within 3.5 s of silence"
+    );
+    stage.assert_keeps_its_node(&fenced);
+    stage.finish();
+    holder.wait(WAIT).assert_success();
+    let sections = stage.assert_granted(&["holder"]);
+    assert_ended_by_itself(&stage, &sections[0]);
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! The guard process of `lock -- COMMAND` is forked when zklock starts, and
 //! waits for the lock with it: whichever way zklock ends before the lock is
 //! ours (killed, giving up, the command not starting), no guard stays behind
-//! and no command runs; and the command, started behind it, gets the signal
-//! state zklock itself started with.
+//! and no command runs; the command, started behind it, gets the signal
+//! state zklock itself started with; and the guard's memory keeps no copy
+//! of a secret, however it was given.
 
 use crate::support;
 
@@ -10,6 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::Duration;
 
+use support::secured::sasl_server;
 use support::{Running, Scratch, TestEnv, Zklock, process_alive, unique, wait_for, wait_until};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -292,4 +294,77 @@ fn the_guard_keeps_no_copy_of_the_credentials_it_was_forked_with() {
     );
     release(holder);
     waiter.wait(WAIT).assert_success();
+}
+
+/// Runs `zklock` (a lock's command line without its command) with a
+/// command that waits, and returns which of `secrets` its guard's memory
+/// holds, with the regions that hold each. zklock's own memory must hold
+/// every one: it authenticates again on a new connection, and the search
+/// would otherwise prove nothing.
+fn secrets_in_the_guard(zklock: Zklock, secrets: &[&str]) -> Vec<(String, Vec<String>)> {
+    let dir = Scratch::new();
+    let ready = dir.file("ready");
+    let ready = ready.to_str().expect("a UTF-8 path");
+    let mut holder = zklock
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "echo $PPID > {ready}.tmp && mv {ready}.tmp {ready} && exec sleep 600"
+        ))
+        .spawn();
+    // The command runs: the guard dropped the settings long before.
+    let guard = wait_for(WAIT, "the command to start", || {
+        std::fs::read_to_string(ready)
+            .ok()
+            .and_then(|pid| pid.trim().parse::<i32>().ok())
+    });
+    assert_eq!(
+        guard,
+        guard_of(&holder),
+        "the command is not the guard's child"
+    );
+    for secret in secrets {
+        assert!(
+            !memory_holding(holder.pid() as i32, secret.as_bytes()).is_empty(),
+            "zklock holds no {secret:?}: the search is blind"
+        );
+    }
+    let kept = secrets
+        .iter()
+        .map(|secret| (secret.to_string(), memory_holding(guard, secret.as_bytes())))
+        .filter(|(_, regions)| !regions.is_empty())
+        .collect();
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT);
+    kept
+}
+
+#[test]
+fn the_guard_keeps_no_copy_of_any_secret_while_the_command_runs() {
+    let dir = Scratch::new();
+    let given = mark("given");
+    let filed = mark("filed");
+    let from_env = mark("environ");
+    // Comments first, so that the secret sits far from the bytes the
+    // allocator writes into a freed block, in a block too large to be
+    // handed out again at once: a copy left unwiped would show.
+    let auth_file = dir.file("auth");
+    let comments = "# carol, for the guard test\n".repeat(300);
+    std::fs::write(&auth_file, format!("{comments}digest:carol:{filed}\n")).expect("auth file");
+    let password_file = dir.file("password");
+    std::fs::write(&password_file, "alice-pw\n").expect("the password file");
+    let sasl = |args: &[&str]| {
+        Zklock::new(args)
+            .args(["--sasl", "digest-md5", "--sasl-user", "alice"])
+            .arg("--sasl-password-file")
+            .arg(&password_file)
+            .args(["lock", &mark("guard-memory")])
+            .hosts(sasl_server().address())
+    };
+    let flags = sasl(&["--auth", &format!("digest:dave:{given}")])
+        .arg("--auth-file")
+        .arg(&auth_file);
+    let mut kept = secrets_in_the_guard(flags, &[&given, &filed, "alice-pw"]);
+    let variable = sasl(&[]).env("ZKLOCK_AUTH", format!("digest:erin:{from_env}"));
+    kept.extend(secrets_in_the_guard(variable, &[&from_env]));
+    assert!(kept.is_empty(), "the guard keeps secrets: {kept:#?}");
 }

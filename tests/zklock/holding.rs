@@ -33,20 +33,6 @@ fn pid_in(file: &Path) -> i32 {
     })
 }
 
-/// The signals process `pid` catches (`SigCgt`) or ignores (`SigIgn`).
-fn signals_of(pid: i32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("a live process");
-    let line = status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .expect("the field");
-    u64::from_str_radix(line.trim(), 16).expect("a hex mask")
-}
-
-fn has(mask: u64, signal: i32) -> bool {
-    mask & (1 << (signal - 1)) != 0
-}
-
 /// zklock (pid `zklock`) and its command were started with `ignored`
 /// ignored: each keeps them ignored, and none of them ends the command.
 /// Then the command ends by itself with 7, and so does zklock.
@@ -59,8 +45,7 @@ fn assert_ignored_throughout(
     let command = pid_in(&scratch.file("command.pid"));
     for signal in ignored {
         assert!(
-            has(signals_of(zklock, "SigIgn:"), *signal)
-                && !has(signals_of(zklock, "SigCgt:"), *signal),
+            support::ignores(zklock, *signal),
             "zklock does not ignore signal {signal}"
         );
         // SAFETY: kill has no memory-safety preconditions.

@@ -6,14 +6,16 @@
 //! contenders of zklock, Curator and kazoo. Every command reads it without
 //! a panic, prints no raw control character, and writes JSON that parses;
 //! locks of any script exclude each other across the libraries; a server
-//! that forges counts and short answers makes zklock fail cleanly.
+//! that forges counts, lengths, short or miscounted answers makes zklock
+//! fail cleanly, and an oversized reply fails its request alone.
 
 use crate::support;
 
 use std::time::Duration;
 
+use support::json::{ErrorReport, Lock};
 use support::peers::{self, Library, acquired, peer, times_out};
-use support::proxy::{FLOOD, FaultProxy, Forgery, Mode, op};
+use support::proxy::{ClientMessage, FLOOD, FaultProxy, Forgery, Mode, OVERSIZED, op};
 use support::{Run, TestEnv, Zk, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -423,6 +425,147 @@ fn a_server_that_forges_counts_or_short_answers_fails_zklock_cleanly() {
             .code
             == Some(0)
     });
+}
+
+/// The requests that list a directory, alone or in a batch.
+const LISTINGS: [i32; 3] = [op::MULTI_READ, op::GET_CHILDREN, op::GET_CHILDREN2];
+
+/// How many connections through `proxy` began a ZooKeeper session (the
+/// others, if any, asked a four-letter word).
+fn session_connections(proxy: &FaultProxy) -> usize {
+    proxy
+        .client_messages()
+        .iter()
+        .filter(|m| matches!(m, ClientMessage::Connect { .. }))
+        .count()
+}
+
+/// `lock a -- true` through a proxy that answers every listing of the
+/// lock's directory with `forgery`: the create goes through, the listings
+/// fail, and zklock gives up. Checks that it exits 10, leaves no node and
+/// never held more than half of an oversized reply; returns the proxy, to
+/// be asked what went through it.
+fn give_up_on_forged_listings(forgery: Forgery) -> FaultProxy {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(env.servers());
+    proxy.set_mode(Mode::Forge(LISTINGS.to_vec(), forgery));
+    // Not --detach: the process measured must be the one that reads.
+    let zklock = support::Zklock::new(["lock", "a", "--", "true"]).hosts(proxy.hosts(&env));
+    let (run, peak) = run_measuring_memory(&zklock);
+    assert_no_crash(&run);
+    run.assert_code(10);
+    // A client that kept the reply would be past 64 MiB.
+    let limit = u64::try_from(OVERSIZED).expect("a size") / 2;
+    assert!(peak < limit, "{forgery:?}: zklock grew to {peak} bytes");
+    assert_eq!(env.zk().children_if_any("/locks/a"), Vec::<String>::new());
+    proxy
+}
+
+#[test]
+fn a_reply_over_64_mib_fails_its_own_request_and_the_connection_goes_on() {
+    let proxy = give_up_on_forged_listings(Forgery::Oversized);
+    // The give-up deleted our node through the connection the oversized
+    // replies came on.
+    assert_eq!(session_connections(&proxy), 1, "the connection ended");
+    assert_eq!(proxy.requests_of(&[op::DELETE]), 1, "the give-up's delete");
+}
+
+#[test]
+fn a_batch_whose_answer_is_too_large_is_read_again_node_by_node() {
+    let env = TestEnv::new();
+    // Two locks, each with data: listing them and reading their holders
+    // are batches of two reads.
+    for lock in ["/locks/a", "/locks/b"] {
+        env.zk().mkdir_p(lock);
+        env.zk()
+            .create_ephemeral_sequential(&format!("{lock}/lock-"), b"owner");
+    }
+    let holders = |run: &Run| -> Vec<(String, Vec<String>)> {
+        let locks: Vec<Lock> = run.json();
+        locks
+            .into_iter()
+            .map(|lock| {
+                (
+                    lock.path,
+                    lock.holders.into_iter().map(|h| h.path).collect(),
+                )
+            })
+            .collect()
+    };
+    let direct = env.zklock(["ls", "-o", "json"]).run();
+    direct.assert_success();
+    let proxy = FaultProxy::start(env.servers());
+    proxy.set_mode(Mode::Forge(vec![op::MULTI_READ], Forgery::OversizedBatch));
+    let zklock = support::Zklock::new(["ls", "-o", "json"]).hosts(proxy.hosts(&env));
+    let (run, peak) = run_measuring_memory(&zklock);
+    run.assert_success();
+    assert_eq!(holders(&run), holders(&direct));
+    assert_eq!(holders(&run).len(), 2, "{}", run.stdout);
+    let limit = u64::try_from(OVERSIZED).expect("a size") / 2;
+    assert!(peak < limit, "zklock grew to {peak} bytes");
+    assert_eq!(session_connections(&proxy), 1, "the connection ended");
+    let single_reads = proxy.requests_of(&[op::GET_CHILDREN, op::GET_CHILDREN2, op::GET_DATA]);
+    assert!(single_reads >= 4, "{single_reads} reads node by node");
+}
+
+#[test]
+fn a_listing_over_64_mib_is_an_error_and_is_not_asked_again() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/a");
+    env.zk().create_ephemeral_sequential("/locks/a/lock-", b"");
+    let proxy = FaultProxy::start(env.servers());
+    proxy.set_mode(Mode::Forge(LISTINGS.to_vec(), Forgery::Oversized));
+    let run = support::Zklock::new(["ls", "a", "-o", "json"])
+        .hosts(proxy.hosts(&env))
+        .run();
+    assert_no_crash(&run);
+    assert_eq!(ErrorReport::of(&run, 10).cause, "other");
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    // The same listing would come back: asking again would only cost the
+    // server and the network another 64 MiB each time. The batch (the
+    // lock's directory and where a kazoo semaphore's acquirers would be)
+    // goes once, and then each of its reads alone, once.
+    assert_eq!(proxy.requests_of(&[op::MULTI_READ]), 1, "batches");
+    let alone = proxy
+        .client_messages()
+        .into_iter()
+        .filter(|m| {
+            matches!(m, ClientMessage::Request { op, path: Some(path), .. }
+                if LISTINGS.contains(op) && path.ends_with("/locks/a"))
+        })
+        .count();
+    assert_eq!(alone, 1, "listings of /locks/a alone");
+}
+
+#[test]
+fn a_negative_reply_length_ends_the_connection() {
+    let proxy = give_up_on_forged_listings(Forgery::NegativeLength);
+    assert!(session_connections(&proxy) > 1, "the connection went on");
+}
+
+#[test]
+fn a_multi_read_answer_of_the_wrong_length_is_an_error_not_a_wrong_result() {
+    let env = TestEnv::new();
+    for lock in ["/locks/a", "/locks/b"] {
+        env.zk().mkdir_p(lock);
+        env.zk()
+            .create_ephemeral_sequential(&format!("{lock}/lock-"), b"");
+    }
+    let proxy = FaultProxy::start(env.servers());
+    for forgery in [Forgery::MultiShort, Forgery::MultiLong] {
+        proxy.set_mode(Mode::Forge(vec![op::MULTI_READ], forgery));
+        for args in [vec!["ls", "-o", "json"], vec!["stat", "a", "-o", "json"]] {
+            let run = support::Zklock::new(args).hosts(proxy.hosts(&env)).run();
+            assert_no_crash(&run);
+            assert_eq!(ErrorReport::of(&run, 10).cause, "other", "{forgery:?}");
+            assert!(
+                run.stdout.is_empty(),
+                "{forgery:?}: `{}` answered {}",
+                run.cmdline,
+                run.stdout
+            );
+        }
+    }
 }
 
 #[test]

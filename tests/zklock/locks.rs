@@ -523,6 +523,34 @@ fn thread_count(pid: u32) -> usize {
 }
 
 #[test]
+fn a_holder_sends_a_sync_every_twentieth_of_its_session() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(env.servers());
+    // Granted as asked: a sync every 200 ms, each answer the evidence the
+    // self-fencing deadline counts from.
+    let run = Zklock::new([
+        "lock",
+        "synced",
+        "--session-timeout",
+        "4s",
+        "--",
+        "sleep",
+        "3",
+    ])
+    .hosts(proxy.hosts(&env))
+    .run();
+    run.assert_success();
+    let syncs = proxy.requests_of(&[op::SYNC]);
+    // Give or take a late wake-up on a busy machine, and the first sync.
+    let expected = run.elapsed.as_secs_f64() / 0.2;
+    assert!(
+        (expected * 0.6..=expected * 1.4 + 1.0).contains(&(syncs as f64)),
+        "{syncs} syncs in {:?}",
+        run.elapsed
+    );
+}
+
+#[test]
 fn a_holder_and_its_guard_each_run_on_a_single_thread() {
     // The session's socket and timers are driven by the runtime's own
     // thread. A reactor thread of the client library's would cost every run

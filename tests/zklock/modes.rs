@@ -137,6 +137,29 @@ fn a_conflict_names_the_holder() {
 }
 
 #[test]
+fn quiet_leaves_only_results_and_errors() {
+    let env = TestEnv::new();
+    let mut holder = env.zklock(["lock", "busy"]).spawn();
+    holder.next_line(SOON);
+    let told = env.zklock(["lock", "busy", "-n", "--", "true"]).run();
+    told.assert_code(1);
+    assert!(!told.stderr.is_empty(), "a give-up names the holder");
+    let quiet = env.zklock(["-q", "lock", "busy", "-n", "--", "true"]).run();
+    quiet.assert_code(1);
+    assert_eq!(quiet.stderr, "", "-q still told");
+    // Results are still printed, and so are errors.
+    let listed = env.zklock(["-q", "ls", "-o", "json"]).run();
+    listed.assert_success();
+    let locks: Vec<serde_json::Value> = listed.json();
+    assert_eq!(locks.len(), 1, "{}", listed.stdout);
+    let missing = env.zklock(["-q", "stat", "nope"]).run();
+    missing.assert_code(6);
+    assert!(!missing.stderr.is_empty(), "-q hid an error");
+    holder.signal(libc::SIGTERM);
+    holder.wait(SOON).assert_success();
+}
+
+#[test]
 fn watch_until_answers_a_state_that_already_holds() {
     let env = TestEnv::new();
     let mut holder = env.zklock(["lock", "watched"]).spawn();

@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use support::peers::{self, Library, acquired, peer};
 use support::proxy::{ClientMessage, FaultProxy, op};
+use support::tmux::{Tmux, command_line};
 use support::{Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -695,142 +696,6 @@ fn the_exporter_serves_a_member_cut_from_its_quorum_and_sends_no_write() {
     assert!(writes.is_empty(), "the exporter wrote: {writes:#?}");
 }
 
-/// A tmux server of its own with one 80×24 window running a plain shell.
-struct Tmux {
-    socket: String,
-    _scratch: Scratch,
-}
-
-/// The shell prompt in the tmux window, to tell when a command has ended.
-const PROMPT: &str = "zk-top-test$";
-
-impl Tmux {
-    fn start() -> Tmux {
-        support::find_on_path("tmux").unwrap_or_else(|| {
-            panic!("tmux is not installed: run scripts/setup (or: apt-get install tmux)")
-        });
-        let tmux = Tmux {
-            socket: format!("zklock-test-{}-{}", std::process::id(), support::unique()),
-            _scratch: Scratch::new(),
-        };
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-x",
-            "80",
-            "-y",
-            "24",
-            "-s",
-            "top",
-            "env",
-            "-i",
-            "TERM=xterm-256color",
-            "PATH=/usr/bin:/bin",
-            &format!("PS1={PROMPT} "),
-            "bash",
-            "--norc",
-            "--noprofile",
-        ]);
-        wait_until(WAIT, "the shell prompt shows", || {
-            tmux.screen().contains(PROMPT)
-        });
-        tmux
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .expect("run tmux");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Types `keys` (tmux key names, or text) into the window.
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "top"];
-        args.extend(keys);
-        self.run(&args);
-    }
-
-    /// What the window shows now.
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "top"])
-    }
-
-    /// Waits until the shell's prompt is the last line shown again.
-    fn wait_for_prompt(&self) {
-        wait_until(WAIT, "the shell prompt is back", || {
-            let screen = self.screen();
-            screen
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .is_some_and(|l| l.trim_end() == PROMPT)
-        });
-    }
-
-    /// True while a program has the window on its alternate screen.
-    fn on_alternate_screen(&self) -> bool {
-        self.run(&["display-message", "-p", "-t", "top", "#{alternate_on}"])
-            .trim()
-            == "1"
-    }
-
-    /// Types `command` at the prompt, and after it what makes the shell
-    /// keep its exit code for [`Tmux::ended`].
-    fn launch(&self, command: &str, scratch: &Scratch) {
-        let code = scratch.file("code");
-        let _ = std::fs::remove_file(&code);
-        self.send(&[&format!("{command}; echo $? > {}", code.display()), "Enter"]);
-    }
-
-    /// Waits until the command [`Tmux::launch`] typed has ended and the
-    /// shell is back; fails unless the terminal is as `before` (what
-    /// [`Tmux::stty`] read before it) and off the alternate screen. Returns
-    /// the command's exit code.
-    fn ended(&self, before: &str, scratch: &Scratch) -> i32 {
-        self.wait_for_prompt();
-        assert!(!self.on_alternate_screen(), "left on the alternate screen");
-        assert_eq!(
-            self.stty(&scratch.file("after")),
-            before,
-            "the terminal was left changed"
-        );
-        support::wait_for(WAIT, "the shell kept the exit code", || {
-            std::fs::read_to_string(scratch.file("code"))
-                .ok()?
-                .trim()
-                .parse()
-                .ok()
-        })
-    }
-
-    /// The terminal settings as `stty -a` prints them now.
-    fn stty(&self, file: &std::path::Path) -> String {
-        let _ = std::fs::remove_file(file);
-        self.send(&[&format!("stty -a > {}", file.display()), "Enter"]);
-        self.wait_for_prompt();
-        wait_until(WAIT, "stty wrote its settings", || {
-            std::fs::read_to_string(file).is_ok_and(|s| s.contains("speed"))
-        });
-        std::fs::read_to_string(file).expect("read stty's settings")
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
-
 /// `line`'s position among the screen's lines that mention a lock.
 fn row_of(screen: &str, lock: &str) -> Option<usize> {
     screen.lines().position(|line| line.contains(lock))
@@ -844,10 +709,10 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     let (mut contended, _) = hold(&env, "t2");
     let waiter = env.zklock(["lock", "t2"]).spawn();
     wait_for_waiters(&env, "/locks/t2", 1);
-    let tmux = Tmux::start();
+    let tmux = Tmux::start(80, 24);
     let scratch = Scratch::new();
     let before = tmux.stty(&scratch.file("before"));
-    let command = command_line(env.zklock(["top"]));
+    let command = command_line(&env.zklock(["top"]));
     for quit in [&["q"][..], &["C-c"]] {
         tmux.launch(&command, &scratch);
         let screen = support::wait_for(WAIT, "top shows both locks", || {
@@ -881,16 +746,6 @@ fn top_shows_the_locks_at_80x24_sorts_and_restores_the_terminal_on_q_and_ctrl_c(
     }
 }
 
-/// The shell command line that runs `zklock`.
-fn command_line(zklock: support::Zklock) -> String {
-    let command: Vec<String> = zklock
-        .argv()
-        .iter()
-        .map(|arg| format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''")))
-        .collect();
-    format!("'{}' {}", support::cmd::ZKLOCK, command.join(" "))
-}
-
 #[test]
 fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
     let env = TestEnv::new();
@@ -898,8 +753,8 @@ fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
     // in line, holds and waits on /x/a.
     let _crossed = super::deadlocks::crossed_zklocks(&env, false);
     let blocker = env.zk().children("/x/b")[0].clone();
-    let tmux = Tmux::start();
-    tmux.send(&[&command_line(env.zklock(["top", "/x"])), "Enter"]);
+    let tmux = Tmux::start(80, 24);
+    tmux.send(&[&command_line(&env.zklock(["top", "/x"])), "Enter"]);
     wait_until(WAIT, "top shows /x/a", || tmux.screen().contains("/x/a"));
     tmux.send(&["/", "x/a", "Enter"]);
     wait_until(WAIT, "top shows /x/a alone", || {
@@ -934,14 +789,14 @@ fn top_restores_the_terminal_on_sigterm_and_on_a_lost_connection() {
     let env = TestEnv::with_server(&server);
     env.zk().mkdir_p("/locks/t");
     env.zk().create_ephemeral_sequential("/locks/t/lock-", b"");
-    let tmux = Tmux::start();
+    let tmux = Tmux::start(80, 24);
     let scratch = Scratch::new();
     let before = tmux.stty(&scratch.file("before"));
     let pid = scratch.file("pid");
     // sh writes down its pid, which top then has.
     let top = |args: &[&str]| {
         let _ = std::fs::remove_file(&pid);
-        let command = command_line(env.zklock(args));
+        let command = command_line(&env.zklock(args));
         format!(
             "sh -c 'echo $$ > \"$0\"; exec \"$@\"' '{}' {command}",
             pid.display()
@@ -991,9 +846,9 @@ fn top_s_host_column_waits_for_the_survey_and_marks_a_holder_without_a_connectio
     // the column before it.
     let proxy = FaultProxy::start(env.servers());
     proxy.hold_four_letter_words(true);
-    let tmux = Tmux::start();
+    let tmux = Tmux::start(80, 24);
     let top = env.zklock(["top"]).hosts(proxy.hosts(&env));
-    tmux.send(&[&command_line(top), "Enter"]);
+    tmux.send(&[&command_line(&top), "Enter"]);
     wait_until(WAIT, "top asks the members who is connected", || {
         proxy.four_letter_words_asked() > 0
     });

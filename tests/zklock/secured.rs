@@ -205,24 +205,26 @@ fn a_group_named_in_the_acl_can_take_give_up_and_break_the_lock() {
         &["lock", &lock, "--acl", group, "--", "sleep", "600"],
     )
     .spawn();
-    let contenders = |user: &str, password: &str, which: &str| -> usize {
+    // None while stat fails (before alice made the lock).
+    let contenders = |user: &str, password: &str, which: &str| -> Option<usize> {
         let run = over_sasl(user, password, &["stat", &lock, "-o", "json"]).run();
-        let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
-        report[which].as_array().map_or(0, Vec::len)
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).ok()?;
+        report[which].as_array().map(Vec::len)
     };
     let stat_holders = |user: &str, password: &str| contenders(user, password, "holders");
     wait_until(WAIT, "alice to hold", || {
         if let Some(ended) = alice.try_wait() {
             panic!("alice ended before holding: {ended:?}");
         }
-        stat_holders("bob", "bob-pw") == 1
+        stat_holders("bob", "bob-pw") == Some(1)
     });
-    // bob contends and gives up (deleting his own node needs DELETE on the
-    // lock directory, which the ACL gives him).
+    // bob contends and gives up: deleting his own node needs DELETE on the
+    // lock directory, which the ACL gives him. His node is a TTL node,
+    // which outlives his session: only his delete removes it.
     over_sasl(
         "bob",
         "bob-pw",
-        &["lock", &lock, "--acl", group, "-w", "1s", "--", "true"],
+        &["lock", &lock, "--acl", group, "--ttl", "60s", "-w", "1s"],
     )
     .run()
     .assert_code(1);
@@ -231,7 +233,7 @@ fn a_group_named_in_the_acl_can_take_give_up_and_break_the_lock() {
             stat_holders("bob", "bob-pw"),
             contenders("bob", "bob-pw", "waiters")
         ),
-        (1, 0),
+        (Some(1), Some(0)),
         "bob's node is gone and alice still holds"
     );
     // bob breaks alice's lock.

@@ -8,9 +8,10 @@
 use crate::support;
 
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use support::{Run, Running, TestEnv, Zklock};
+use support::tmux::{PROMPT, Tmux, command_line};
+use support::{Run, Running, TestEnv, Zklock, wait_until};
 
 /// The driver that runs a command on a fresh pseudo-terminal.
 const DRIVER: &str = concat!(
@@ -303,16 +304,29 @@ fn without_escapes(text: &str) -> String {
     out
 }
 
+/// A lock whose name and holder make the spinner's line longer than any
+/// terminal the tests use, so that it is cut to every width.
+const LONG_LOCK: &str = "team-payments/nightly-settlement-batch-for-every-merchant-in-the-eu";
+
+/// The holder's own words about itself, which the spinner shows.
+const OWNER: &str = "settlement run for every merchant in the eu region, started by cron";
+
+/// Holds [`LONG_LOCK`] for two minutes, from a detached zklock that says
+/// it is `owner`.
+fn hold_long_lock(env: &TestEnv, owner: &str) {
+    env.zklock([
+        "lock", LONG_LOCK, "--detach", "--lease", "2m", "--data", owner,
+    ])
+    .run()
+    .assert_success();
+}
+
 #[test]
 fn the_spinner_is_one_line_of_the_terminal_with_the_waits_progress() {
     let env = TestEnv::new();
-    let lock = "team-payments/nightly-settlement-batch-for-every-merchant-in-the-eu";
-    let owner = "settlement run for every merchant in the eu region, started by cron";
-    env.zklock(["lock", lock, "--detach", "--lease", "2m", "--data", owner])
-        .run()
-        .assert_success();
+    hold_long_lock(&env, OWNER);
     let run = on_terminal(
-        &env.zklock(["lock", "-w", "2s", lock, "--", "true"])
+        &env.zklock(["lock", "-w", "2s", LONG_LOCK, "--", "true"])
             .env("COLUMNS", "80"),
         &[],
     );
@@ -392,4 +406,267 @@ fn ctrl_z_while_waiting_leaves_zklock_waiting() {
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next());
     assert_eq!(code, Some("1"), "{run:?}");
+}
+
+/// How long the screen gets to show what a test waits for.
+const SCREEN_WAIT: Duration = Duration::from_secs(5);
+
+/// The screen's rows that show anything, without their trailing blanks.
+fn rows(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .map(str::trim_end)
+        .filter(|row| !row.is_empty())
+        .collect()
+}
+
+/// The spinner's frame, when `row` is its line.
+fn frame(row: &str) -> Option<char> {
+    row.chars()
+        .next()
+        .filter(|c| ('\u{2800}'..='\u{28ff}').contains(c))
+}
+
+/// Whether `row` shows any part of the spinner's line: its frame, its
+/// `waiting for`, its progress, or a piece of the lock's path (a row of a
+/// reflowed line may hold nothing else).
+fn spinner_like(row: &str) -> bool {
+    spinner_mark(row)
+        || row.contains("waiting for")
+        || shows_piece_of(row, &format!("/locks/{LONG_LOCK}"))
+}
+
+/// Whether `row` shows a part of the spinner's line that nothing else
+/// zklock writes does: its frame, its progress, or a piece of
+/// [`LOUD_OWNER`].
+fn spinner_mark(row: &str) -> bool {
+    row.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c))
+        || row.contains("s/30s]")
+        || shows_piece_of(row, LOUD_OWNER)
+}
+
+/// Whether `row` holds eight characters of `text` in a row.
+fn shows_piece_of(row: &str, text: &str) -> bool {
+    let text: Vec<char> = text.chars().collect();
+    text.windows(8)
+        .any(|piece| row.contains(&piece.iter().collect::<String>()))
+}
+
+/// The screen's rows, when the last shows the spinner and no other row any
+/// part of it (the rows above are the shell's, or zklock's notices).
+fn spinner_last(screen: &str) -> Option<Vec<&str>> {
+    let shown = rows(screen);
+    let (last, above) = shown.split_last()?;
+    (frame(last).is_some() && !above.iter().any(|row| spinner_like(row))).then_some(shown)
+}
+
+/// Starts a wait for [`LONG_LOCK`] at the window's prompt, on a clear
+/// screen, typed short (through a shell function and a variable) so that
+/// its own row fits every width the test makes; `flags` go before the
+/// subcommand.
+fn start_waiter(tmux: &Tmux, env: &TestEnv, flags: &str) {
+    let zklock = command_line(&env.zklock(Vec::<&str>::new()));
+    tmux.send(&[
+        &format!("z() {{ {zklock} \"$@\"; }}; L={LONG_LOCK}"),
+        "Enter",
+    ]);
+    // The screen before the shell echoes the line is a prompt alone too:
+    // the clear is typed once the shell has read the line.
+    tmux.screen_until(SCREEN_WAIT, "the shell has read the line", |screen| {
+        let shown = rows(screen);
+        shown.len() > 1 && shown.last() == Some(&PROMPT)
+    });
+    tmux.send(&["clear", "Enter"]);
+    wait_until(SCREEN_WAIT, "the screen is cleared", || {
+        rows(&tmux.screen()) == [PROMPT]
+    });
+    tmux.send(&[&format!("z {flags} lock -w 30s $L -- true"), "Enter"]);
+}
+
+/// Waits until the screen's last row is the spinner drawn for `columns`,
+/// one column short of them, and no other row shows any part of it; that
+/// screen.
+fn spinner_drawn_for(tmux: &Tmux, columns: usize) -> String {
+    let what = format!("the spinner is drawn alone for {columns} columns");
+    tmux.screen_until(SCREEN_WAIT, &what, |screen| {
+        spinner_last(screen).is_some_and(|shown| {
+            let spinner = shown[shown.len() - 1];
+            spinner.ends_with("/30s]") && spinner.chars().count() == columns - 1
+        })
+    })
+}
+
+/// Resizes the window to `columns` and waits until the spinner is drawn
+/// for them alone (no rows of its old line left); whether it still shows
+/// the frame it showed before, so that the resize drew it, not the next
+/// tick of its 100 ms (eight ticks would bring the frame round again, and
+/// take longer than the bound).
+fn redrawn_by_the_resize(tmux: &Tmux, columns: u16) -> bool {
+    tmux.wait_until_resizable();
+    let before = rows(&tmux.screen()).last().and_then(|row| frame(row));
+    let resized = Instant::now();
+    tmux.resize(columns);
+    let screen = spinner_drawn_for(tmux, usize::from(columns));
+    let after = rows(&screen).last().and_then(|row| frame(row));
+    before == after && resized.elapsed() < Duration::from_millis(400)
+}
+
+#[test]
+fn a_resize_redraws_the_spinner_at_once_and_ctrl_c_leaves_a_clean_prompt() {
+    let env = TestEnv::new();
+    hold_long_lock(&env, OWNER);
+    let tmux = Tmux::start(100, 24);
+    start_waiter(&tmux, &env, "");
+    spinner_drawn_for(&tmux, 100);
+    // A shrink reflows the old line over two or three rows; a growth
+    // leaves it short. Each time the spinner is drawn again, alone, for the
+    // new width. A tick may come between two looks at the screen and make
+    // one try tell nothing, so a few are allowed.
+    let mut width = 100;
+    for columns in [60, 40, 100] {
+        let at_once = (0..20).any(|_| {
+            redrawn_by_the_resize(&tmux, columns) || {
+                redrawn_by_the_resize(&tmux, width);
+                false
+            }
+        });
+        assert!(at_once, "never redrawn by a resize to {columns} columns");
+        width = columns;
+    }
+    // Ctrl-C gives up: the spinner and the echoed ^C go, and the prompt
+    // comes on a clean row.
+    tmux.send(&["C-c"]);
+    tmux.screen_until(
+        SCREEN_WAIT,
+        "the shell's prompt is alone on its row, with nothing of the spinner left",
+        |screen| {
+            let shown = rows(screen);
+            shown.last() == Some(&PROMPT)
+                && !shown
+                    .iter()
+                    .any(|row| spinner_like(row) || row.contains("^C"))
+        },
+    );
+    assert_eq!(
+        env.zk().children(&format!("/locks/{LONG_LOCK}")).len(),
+        1,
+        "only the holder is left"
+    );
+}
+
+#[test]
+fn ctrl_z_while_waiting_leaves_no_half_line_of_the_spinner() {
+    let env = TestEnv::new();
+    hold_long_lock(&env, OWNER);
+    let tmux = Tmux::start(100, 24);
+    start_waiter(&tmux, &env, "");
+    spinner_drawn_for(&tmux, 100);
+    tmux.send(&["C-z"]);
+    // The notice takes the spinner's row; the spinner goes on below it, and
+    // nothing of the line it had drawn is left above.
+    tmux.screen_until(
+        SCREEN_WAIT,
+        "a notice shows with the spinner alone below it",
+        |screen| {
+            spinner_last(screen)
+                .is_some_and(|shown| shown.iter().any(|row| row.starts_with("zklock:")))
+        },
+    );
+    tmux.send(&["C-c"]);
+    tmux.wait_for_prompt();
+}
+
+#[test]
+fn a_resize_signal_ignored_when_zklock_started_stays_ignored() {
+    let env = TestEnv::new();
+    hold_long_lock(&env, OWNER);
+    let tmux = Tmux::start(100, 24);
+    // The shell starts its commands with SIGWINCH ignored, as it ignores it.
+    tmux.send(&["trap '' WINCH", "Enter"]);
+    start_waiter(&tmux, &env, "");
+    spinner_drawn_for(&tmux, 100);
+    let zklock = tmux.foreground_pid();
+    assert!(
+        support::ignores(zklock, libc::SIGWINCH),
+        "zklock catches the SIGWINCH it started with ignored"
+    );
+    // The line catches up with a resize at its next tick all the same.
+    tmux.resize(60);
+    spinner_drawn_for(&tmux, 60);
+    tmux.send(&["C-c"]);
+    tmux.wait_for_prompt();
+}
+
+#[test]
+fn a_log_line_takes_a_row_of_its_own_above_the_spinner() {
+    let env = TestEnv::new();
+    hold_long_lock(&env, &LOUD_OWNER.repeat(20));
+    let queue = format!("/locks/{LONG_LOCK}");
+    // Two waiters ahead of the one at the terminal: each that gives up
+    // makes it log the node it watches next, while its spinner shows.
+    let mut ahead: Vec<Running> = (1..=2)
+        .map(|n| {
+            let waiter = env
+                .zklock(["lock", "-w", "60s", LONG_LOCK, "--", "true"])
+                .spawn();
+            wait_until(SCREEN_WAIT, "the waiter ahead has queued", || {
+                env.zk().children(&queue).len() == 1 + n
+            });
+            waiter
+        })
+        .collect();
+    let tmux = Tmux::start(COLUMNS_FOR_THE_LOG, 40);
+    start_waiter(&tmux, &env, "-v");
+    let mut logged = log_rows_under_the_spinner(&tmux, 1);
+    while let Some(mut waiter) = ahead.pop() {
+        waiter.signal(libc::SIGTERM);
+        waiter.wait(SCREEN_WAIT).assert_code(143);
+        logged = log_rows_under_the_spinner(&tmux, logged + 1);
+    }
+    tmux.send(&["C-c"]);
+    tmux.wait_for_prompt();
+}
+
+/// Wide enough for a log line about [`LONG_LOCK`] to fit a row, narrow
+/// enough for the spinner's line, with [`LOUD_OWNER`] many times in it, to
+/// be cut to the width: so a log line written over the spinner's would
+/// leave the spinner's end beside it.
+const COLUMNS_FOR_THE_LOG: u16 = 400;
+
+/// A holder's words about itself that no log line has a piece of.
+const LOUD_OWNER: &str = "QUARTERLY LEDGER CLOSE ";
+
+/// Waits until the screen shows, below the command's row, at least
+/// `at_least` rows of the log, each whole on a row of its own (a
+/// timestamp first, nothing of the spinner's line in it), and the spinner
+/// on the last row, drawn whole; returns how many log rows there are.
+fn log_rows_under_the_spinner(tmux: &Tmux, at_least: usize) -> usize {
+    let what = format!("{at_least} whole log rows show above the spinner, which is alone");
+    let screen = tmux.screen_until(SCREEN_WAIT, &what, |screen| {
+        let shown = rows(screen);
+        let [_command, logged @ .., spinner] = shown.as_slice() else {
+            return false;
+        };
+        frame(spinner).is_some()
+            && spinner.ends_with("s/30s]")
+            && logged.len() >= at_least
+            && logged
+                .iter()
+                .all(|row| is_log_row(row) && !spinner_mark(row))
+    });
+    rows(&screen).len() - 2
+}
+
+/// Whether `row` starts as the log's lines do: a UTC timestamp
+/// (`2024-05-01T12:00:00.123456Z`) and a level.
+fn is_log_row(row: &str) -> bool {
+    let Some((stamp, rest)) = row.split_once(' ') else {
+        return false;
+    };
+    stamp.len() > 20
+        && stamp.ends_with('Z')
+        && stamp.chars().nth(10) == Some('T')
+        && stamp[..4].chars().all(|c| c.is_ascii_digit())
+        && ["TRACE", "DEBUG", "INFO", "WARN", "ERROR"]
+            .contains(&rest.trim_start().split(' ').next().unwrap_or(""))
 }

@@ -247,6 +247,19 @@ pub struct ErrorReport {
     pub cause: String,
 }
 
+impl ErrorReport {
+    /// The JSON error of a failed `-o json` run (the last line of its
+    /// stderr), after checking its exit code.
+    pub fn of(run: &super::Run, code: i32) -> ErrorReport {
+        run.assert_code(code);
+        let line = run.stderr.lines().last().unwrap_or_default();
+        let report: ErrorReport = serde_json::from_str(line)
+            .unwrap_or_else(|err| panic!("no JSON error ({err}): {}", run.stderr));
+        assert_eq!(report.exit_code, code, "{report:?}");
+        report
+    }
+}
+
 /// `release -o json`: `{"deleted", "revoked", "skipped"}`.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]

@@ -16,10 +16,13 @@
 //! - [`json`]: typed mirrors of the JSON output contract.
 //! - [`proxy`]: a TCP proxy that freezes, cuts, or drops a connection right
 //!   after a chosen request, for fault tests.
+//! - [`tmux`]: a real terminal whose screen a test reads, for what a person
+//!   sees (wrapping, resizes).
 //! - [`watches`]: what each session watches, from the server's `wchc`.
 //! - [`fencing`]: the fencing log holders write, and its checker (no two
 //!   holders overlap, fences grow in grant order), and the check that no node
 //!   of a dead session is left.
+//! - [`hbase`]: HBase's lock nodes, written as HBase writes them.
 //!
 //! If Java or ZooKeeper is missing, the harness panics and says how to
 //! install them: a test that cannot run must fail, not skip.
@@ -29,12 +32,14 @@ pub mod cmd;
 pub mod cotenants;
 pub mod digest;
 pub mod fencing;
+pub mod hbase;
 pub mod json;
 pub mod kdc;
 pub mod peers;
 pub mod proxy;
 pub mod secured;
 pub mod server;
+pub mod tmux;
 pub mod watches;
 
 use std::net::TcpListener;
@@ -242,6 +247,21 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Whether process `pid` ignores `signal` (rather than catching it or
+/// leaving it to its default), from its `/proc` status.
+pub fn ignores(pid: i32, signal: i32) -> bool {
+    let mask = |field: &str| {
+        let status =
+            std::fs::read_to_string(format!("/proc/{pid}/status")).expect("a live process");
+        let line = status
+            .lines()
+            .find_map(|line| line.strip_prefix(field))
+            .expect("the field");
+        u64::from_str_radix(line.trim(), 16).expect("a hex mask") & (1 << (signal - 1)) != 0
+    };
+    mask("SigIgn:") && !mask("SigCgt:")
 }
 
 /// True while `pid` exists and is neither a zombie nor dead (a stopped

@@ -17,8 +17,9 @@
 //!   The mode then becomes the trigger's `then` (`Pass` or `Cut`). What was
 //!   dropped is recorded ([`FaultProxy::wait_for_drop`]).
 //! - [`Mode::Forge`]: a hostile server. Every request of the given types is
-//!   answered at once by a reply the proxy forges ([`Forgery`]), ahead of
-//!   the server's own; the request is still forwarded.
+//!   answered at once by a reply the proxy forges ([`Forgery`]) and is not
+//!   forwarded, so the forgery is its only answer and the connection can
+//!   go on; the other requests flow, whole frames at a time.
 //!
 //! Apart from the mode, [`FaultProxy::hold_four_letter_words`] holds the
 //! connections that ask a four-letter word (`cons`, `wchc`, ...) rather
@@ -51,6 +52,7 @@ pub mod op {
     pub const SET_DATA: i32 = 5;
     pub const SET_ACL: i32 = 7;
     pub const GET_CHILDREN: i32 = 8;
+    pub const SYNC: i32 = 9;
     pub const PING: i32 = 11;
     pub const GET_CHILDREN2: i32 = 12;
     pub const MULTI: i32 = 14;
@@ -348,41 +350,112 @@ pub enum Forgery {
     /// A frame that announces `i32::MAX` bytes, followed by [`FLOOD`] zeros
     /// (or fewer, if the client hangs up first); then the connection closes.
     HugeFrame,
+    /// A whole reply of [`OVERSIZED`] bytes, just past the most a client
+    /// keeps: a success header, then zeros. The connection goes on.
+    Oversized,
+    /// [`Forgery::Oversized`] for a multi-read of more than one read; any
+    /// other request goes on to the server.
+    OversizedBatch,
+    /// A frame that announces a negative length.
+    NegativeLength,
     /// A multi-read answer that ends before its first result.
     EmptyMulti,
+    /// A multi-read answer with one result fewer than the reads it answers,
+    /// each "no node".
+    MultiShort,
+    /// A multi-read answer with one result more than the reads it answers,
+    /// each "no node".
+    MultiLong,
+}
+
+/// The body of a [`Forgery::Oversized`] reply: one byte past the 64 MiB a
+/// client keeps of a reply.
+pub const OVERSIZED: usize = (64 << 20) + 1;
+
+/// ZooKeeper's "no node" error code.
+const NO_NODE: i32 = -101;
+
+/// A multi-read result header: type, done, error.
+fn multi_header(kind: i32, done: bool, err: i32) -> Vec<u8> {
+    let mut header = kind.to_be_bytes().to_vec();
+    header.push(u8::from(done));
+    header.extend(err.to_be_bytes());
+    header
+}
+
+/// How many reads the multi-read request `body` carries: each is a header,
+/// a path and a watch flag, up to a header marked done.
+fn reads_in_multi(body: &[u8]) -> usize {
+    let mut at = 8;
+    let mut reads = 0;
+    while body.get(at + 4) == Some(&0) {
+        let Some(len) = be_i32(body, at + 9).and_then(|len| usize::try_from(len).ok()) else {
+            break;
+        };
+        at += 9 + 4 + len + 1;
+        reads += 1;
+    }
+    reads
 }
 
 impl Forgery {
-    /// The forged frame answering request `xid` of type `op`.
-    pub fn frame(self, xid: i32, op: i32) -> Vec<u8> {
+    /// True when this forgery answers the request whose body (after its
+    /// length) is `request`, among those of the types it is set on.
+    pub fn answers(self, request: &[u8]) -> bool {
+        self != Forgery::OversizedBatch || reads_in_multi(request) > 1
+    }
+
+    /// True when the forged frame is followed by [`OVERSIZED`] bytes, less
+    /// the reply header it carries.
+    fn is_oversized(self) -> bool {
+        matches!(self, Forgery::Oversized | Forgery::OversizedBatch)
+    }
+
+    /// The forged frame answering the request whose body (after its length)
+    /// is `request`. An [`Forgery::Oversized`] reply is its header alone:
+    /// [`write_zeros`] sends the rest.
+    pub fn frame(self, request: &[u8]) -> Vec<u8> {
+        let xid = be_i32(request, 0).unwrap_or(0);
+        let op = be_i32(request, 4).unwrap_or(0);
         let mut body = xid.to_be_bytes().to_vec();
         body.extend(0i64.to_be_bytes());
         body.extend(0i32.to_be_bytes());
-        // A multi-read result starts with a header: type, done, error.
-        let multi_header = |kind: i32, done: u8, err: i32| {
-            let mut header = kind.to_be_bytes().to_vec();
-            header.push(done);
-            header.extend(err.to_be_bytes());
-            header
+        let no_nodes = |results: usize| {
+            let mut answer = Vec::new();
+            for _ in 0..results {
+                answer.extend(multi_header(-1, false, NO_NODE));
+                answer.extend(NO_NODE.to_be_bytes());
+            }
+            answer.extend(multi_header(-1, true, -1));
+            answer
         };
-        match self {
-            Forgery::HugeFrame => {
-                let mut frame = i32::MAX.to_be_bytes().to_vec();
-                frame.extend(body);
-                return frame;
+        let announced = match self {
+            Forgery::HugeFrame => i32::MAX,
+            Forgery::NegativeLength => -1,
+            Forgery::Oversized | Forgery::OversizedBatch => {
+                i32::try_from(OVERSIZED).expect("a 64 MiB frame")
             }
             Forgery::HugeCount => {
                 if op == op::MULTI_READ {
-                    body.extend(multi_header(op::GET_CHILDREN, 0, 0));
+                    body.extend(multi_header(op::GET_CHILDREN, false, 0));
                 }
                 body.extend(i32::MAX.to_be_bytes());
+                i32::try_from(body.len()).expect("a small frame")
             }
-            Forgery::EmptyMulti => body.extend(multi_header(-1, 1, -1)),
-        }
-        let mut frame = i32::try_from(body.len())
-            .expect("a small frame")
-            .to_be_bytes()
-            .to_vec();
+            Forgery::EmptyMulti => {
+                body.extend(multi_header(-1, true, -1));
+                i32::try_from(body.len()).expect("a small frame")
+            }
+            Forgery::MultiShort => {
+                body.extend(no_nodes(reads_in_multi(request).saturating_sub(1)));
+                i32::try_from(body.len()).expect("a small frame")
+            }
+            Forgery::MultiLong => {
+                body.extend(no_nodes(reads_in_multi(request) + 1));
+                i32::try_from(body.len()).expect("a small frame")
+            }
+        };
+        let mut frame = announced.to_be_bytes().to_vec();
         frame.extend(body);
         frame
     }
@@ -650,6 +723,15 @@ impl FaultProxy {
         self.state().sent.clone()
     }
 
+    /// How many requests of the types `ops` clients sent so far.
+    pub fn requests_of(&self, ops: &[i32]) -> usize {
+        self.state()
+            .sent
+            .iter()
+            .filter(|m| matches!(m, ClientMessage::Request { op, .. } if ops.contains(op)))
+            .count()
+    }
+
     /// How many connections the proxy accepted so far.
     pub fn accepted(&self) -> usize {
         self.state().accepted
@@ -827,6 +909,9 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
     let mut framer = ClientFramer::new();
     let mut buf = vec![0u8; 64 * 1024];
     let mut first = true;
+    // In Forge mode only whole requests go on, so that a forged one can be
+    // left out: the start of a request not yet whole waits here.
+    let mut held: Vec<u8> = Vec::new();
     loop {
         if matches!(wait_unfrozen(shared, conn), Go::Stop) {
             return;
@@ -856,6 +941,9 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
             Go::Forward(mode) => mode,
         };
         if let Mode::Forge(ops, forgery) = &mode {
+            held.extend_from_slice(bytes);
+            let base = held.len() - bytes.len();
+            let (mut start, mut onward, mut forged) = (0, Vec::new(), false);
             // Under the gate, as the server's replies are written, so that
             // a forged frame never lands inside one of theirs.
             let mut gate = lock(&conn.gate);
@@ -866,23 +954,47 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
                     .unwrap_or_else(|p| p.into_inner())
                     .0;
             }
-            let mut forged = false;
-            for (_, message) in &messages {
-                if let ClientMessage::Request { xid, op, .. } = message
-                    && ops.contains(op)
-                {
-                    forged = true;
-                    if (&conn.client).write_all(&forgery.frame(*xid, *op)).is_err() {
-                        conn.close();
-                        return;
-                    }
+            for (end, message) in &messages {
+                let frame = &held[start..base + end];
+                start = base + end;
+                let ClientMessage::Request { op, .. } = message else {
+                    onward.extend_from_slice(frame);
+                    continue;
+                };
+                let request = frame.get(4..).unwrap_or_default();
+                if !ops.contains(op) || !forgery.answers(request) {
+                    onward.extend_from_slice(frame);
+                    continue;
+                }
+                forged = true;
+                let mut client = &conn.client;
+                let written = client.write_all(&forgery.frame(request)).is_ok()
+                    && (!forgery.is_oversized() || write_zeros(client, OVERSIZED - 16).is_ok());
+                if !written {
+                    conn.close();
+                    return;
                 }
             }
+            drop(gate);
+            held.drain(..start);
             if forged && *forgery == Forgery::HugeFrame {
                 flood(&conn.client);
                 conn.close();
                 return;
             }
+            if (&conn.upstream).write_all(&onward).is_err() {
+                conn.close();
+                return;
+            }
+            continue;
+        }
+        if !held.is_empty() {
+            // Forge mode ended inside a request: its start goes first.
+            if (&conn.upstream).write_all(&held).is_err() {
+                conn.close();
+                return;
+            }
+            held.clear();
         }
         if let Mode::DropAfter(trigger) = mode
             && let Some((end, ClientMessage::Request { xid, op, path, .. })) =
@@ -947,14 +1059,22 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
 
 /// Writes zeros to `client` until a write fails or [`FLOOD`] bytes have
 /// gone.
-fn flood(mut client: &TcpStream) {
+fn flood(client: &TcpStream) {
     // A client that stops reading without hanging up ends the flood too.
     let _ = client.set_write_timeout(Some(REPLY_WAIT));
+    let _ = write_zeros(client, usize::try_from(FLOOD).expect("a 128 MiB flood"));
+}
+
+/// Writes `count` zeros to `client`, a piece at a time.
+fn write_zeros(mut client: &TcpStream, count: usize) -> io::Result<()> {
     let zeros = [0u8; 64 * 1024];
-    let mut sent = 0;
-    while sent < FLOOD && client.write_all(&zeros).is_ok() {
-        sent += zeros.len() as u64;
+    let mut left = count;
+    while left > 0 {
+        let piece = left.min(zeros.len());
+        client.write_all(&zeros[..piece])?;
+        left -= piece;
     }
+    Ok(())
 }
 
 fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
