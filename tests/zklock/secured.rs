@@ -5,6 +5,7 @@ use crate::support;
 
 use std::time::Duration;
 
+use support::json::ErrorReport;
 use support::kdc::kerberos;
 use support::secured::{Certs, require_tool, sasl_server, secret_file, tls_server};
 use support::{TestEnv, Zk, Zklock, unique, wait_until};
@@ -97,6 +98,26 @@ fn one_connect_string_may_name_tls_and_plain_hosts() {
             .run()
             .assert_success();
     }
+}
+
+#[test]
+fn without_tls_ca_the_systems_trust_store_is_trusted() {
+    let tls = tls_server();
+    let (cert, key) = tls.certs.alice();
+    let stat = Zklock::new([
+        "stat",
+        "/",
+        "-o",
+        "json",
+        "--tls",
+        "--connect-timeout",
+        "3s",
+    ])
+    .args(["--tls-cert", &cert, "--tls-key", &key])
+    .hosts(format!("localhost:{}", tls.port));
+    support::with_system_trust_store(&stat, &tls.certs.ca()).assert_success();
+    let untrusted = support::with_system_trust_store(&stat, &tls.certs.rogue_ca());
+    assert_eq!(ErrorReport::of(&untrusted, 3).cause, "tls_handshake");
 }
 
 #[test]
