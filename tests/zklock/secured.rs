@@ -100,6 +100,9 @@ fn one_connect_string_may_name_tls_and_plain_hosts() {
     }
 }
 
+/// Where zklock reads the system's trusted CAs when `--tls-ca` is not given.
+const SYSTEM_TRUST_STORE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
 #[test]
 fn without_tls_ca_the_systems_trust_store_is_trusted() {
     let tls = tls_server();
@@ -115,8 +118,8 @@ fn without_tls_ca_the_systems_trust_store_is_trusted() {
     ])
     .args(["--tls-cert", &cert, "--tls-key", &key])
     .hosts(format!("localhost:{}", tls.port));
-    support::with_system_trust_store(&stat, &tls.certs.ca()).assert_success();
-    let untrusted = support::with_system_trust_store(&stat, &tls.certs.rogue_ca());
+    support::with_file_bound_over(&stat, &tls.certs.ca(), SYSTEM_TRUST_STORE).assert_success();
+    let untrusted = support::with_file_bound_over(&stat, &tls.certs.rogue_ca(), SYSTEM_TRUST_STORE);
     assert_eq!(ErrorReport::of(&untrusted, 3).cause, "tls_handshake");
 }
 
@@ -403,24 +406,11 @@ fn gssapi_library() -> String {
 
 #[test]
 fn without_the_gssapi_library_sasl_gssapi_is_a_usage_error_naming_it() {
-    require_tool("unshare", "util-linux");
     // Where nothing listens: a failure to connect would be exit 3.
     let zklock = Zklock::new(["--sasl", "gssapi", "stat", "/"])
         .hosts(format!("127.0.0.1:{}", support::dead_port()));
     // In a mount namespace of its own, the library is an empty file.
-    let hidden = "mount --bind /dev/null \"$LIBRARY\" && exec \"$@\"";
-    let mut command = zklock.through(&[
-        "unshare",
-        "--user",
-        "--map-root-user",
-        "--mount",
-        "sh",
-        "-c",
-        hidden,
-        "sh",
-    ]);
-    command.env("LIBRARY", gssapi_library());
-    let run = support::Running::start(command, zklock.cmdline(), None).wait(WAIT);
+    let run = support::with_file_bound_over(&zklock, "/dev/null", &gssapi_library());
     run.assert_code(2).assert_stderr_contains("libgssapi_krb5");
     assert!(run.stdout.is_empty(), "{run:?}");
 }

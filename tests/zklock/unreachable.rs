@@ -10,15 +10,21 @@
 use std::time::Duration;
 
 use crate::support::secured::{sasl_server, tls_server};
-use crate::support::{Blackhole, Run, Zklock, dead_port, in_an_empty_network};
+use crate::support::{
+    Blackhole, Run, ZkEnsemble, Zklock, dead_port, in_an_empty_network, wait_until,
+};
 
-/// Runs `stat /` against `hosts` with the JSON log on.
-fn try_reach(hosts: &str, extra: &[&str]) -> Run {
+/// `stat /` against `hosts` with the JSON log on.
+fn reach(hosts: &str, extra: &[&str]) -> Zklock {
     Zklock::new(["-v", "stat", "/"])
         .hosts(hosts)
         .args(extra)
         .json_log()
-        .run()
+}
+
+/// Runs [`reach`].
+fn try_reach(hosts: &str, extra: &[&str]) -> Run {
+    reach(hosts, extra).run()
 }
 
 /// The `reason` of each `server_unreachable` event, by server.
@@ -117,6 +123,40 @@ fn a_silent_server_is_given_up_once_the_connect_timeout_and_one_more_try_are_ove
         run.elapsed >= Duration::from_millis(950) && run.elapsed < Duration::from_millis(2_200),
         "{run:?}"
     );
+}
+
+#[test]
+fn an_address_no_packet_reaches_times_out() {
+    // Sent out loopback, where no address is its own, a SYN to the
+    // documentation network is dropped unanswered: the connect times out.
+    const NOWHERE: &str = "192.0.2.1:2181";
+    let run = in_an_empty_network(
+        &reach(NOWHERE, &["--connect-timeout", "1s"]),
+        "/sbin/ip route add 192.0.2.0/24 dev lo || exit 97\nexec \"$@\"",
+    );
+    run.assert_code(3);
+    assert!(
+        run.elapsed >= Duration::from_millis(1_900) && run.elapsed < Duration::from_secs(6),
+        "{run:?}"
+    );
+    assert_reasons(&run, &[(NOWHERE, "timed_out")]);
+}
+
+#[test]
+fn a_lone_member_without_its_quorum_gives_no_session() {
+    let ensemble = ZkEnsemble::start(2);
+    // The follower learns at once that the leader is gone; a leader would
+    // wait out the sync limit first.
+    let lone = ensemble.server(ensemble.followers()[0]);
+    ensemble.server(ensemble.leader()).kill();
+    wait_until(
+        Duration::from_secs(20),
+        "the lone member to stop serving",
+        || !lone.is_serving(),
+    );
+    let run = try_reach(&lone.address(), &["--connect-timeout", "1s"]);
+    run.assert_code(3);
+    assert_reasons(&run, &[(&lone.address(), "no_session")]);
 }
 
 #[test]

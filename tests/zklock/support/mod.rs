@@ -94,15 +94,10 @@ pub fn in_an_empty_network(zklock: &Zklock, script: &str) -> Run {
     Running::start(command, zklock.cmdline(), None).wait(Duration::from_secs(30))
 }
 
-/// Where zklock reads the system's trusted CAs when `--tls-ca` is not given.
-const SYSTEM_TRUST_STORE: &str = "/etc/ssl/certs/ca-certificates.crt";
-
-/// Runs zklock in a mount namespace of its own in which the PEM file `ca`
-/// is the system's trust store, bound over it there: the machine's own
-/// store is never touched.
-pub fn with_system_trust_store(zklock: &Zklock, ca: &str) -> Run {
+/// Runs zklock in a mount namespace of its own in which the file `source`
+/// is bound over `target`: the machine's own `target` is never touched.
+pub fn with_file_bound_over(zklock: &Zklock, source: &str, target: &str) -> Run {
     secured::require_tool("unshare", "util-linux");
-    let script = format!("mount --bind \"$0\" {SYSTEM_TRUST_STORE} || exit 97\nexec \"$@\"");
     let command = zklock.through(&[
         "unshare",
         "--user",
@@ -110,8 +105,9 @@ pub fn with_system_trust_store(zklock: &Zklock, ca: &str) -> Run {
         "--mount",
         "sh",
         "-c",
-        &script,
-        ca,
+        "mount --bind \"$0\" \"$1\" || exit 97\nshift\nexec \"$@\"",
+        source,
+        target,
     ]);
     Running::start(command, zklock.cmdline(), None).wait(Duration::from_secs(30))
 }
