@@ -22,6 +22,7 @@ pub mod lock;
 pub(crate) mod model;
 pub(crate) mod names;
 pub mod output;
+pub(crate) mod procfs;
 pub(crate) mod run;
 pub(crate) mod sys;
 pub(crate) mod usage;

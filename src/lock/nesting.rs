@@ -10,8 +10,9 @@
 //! boot, in this pid namespace) that is among our own ancestors.
 
 use super::name::ContenderMode;
-use super::owner::{Identity, Owner, proc_file, process_stat};
+use super::owner::{Identity, Owner};
 use super::queue::{LockQueue, QueueEntry, Standing};
+use crate::procfs;
 use crate::zk::{Session, path};
 
 /// The variable that lists the enclosing holds.
@@ -130,13 +131,13 @@ fn ancestors() -> impl Iterator<Item = i32> {
 
 /// The parent of process `pid`, from `/proc/PID/stat`.
 fn parent_of(pid: i32) -> Option<i32> {
-    process_stat(pid, 4)?.try_into().ok()
+    procfs::process_stat(pid, 4)?.try_into().ok()
 }
 
 /// The value of `name` in the environment process `pid` started with,
 /// when we may read it (our own user's processes).
 fn variable_of(pid: i32, name: &str) -> Option<String> {
-    let environ = proc_file(&format!("/proc/{pid}/environ"))?;
+    let environ = procfs::read(&format!("/proc/{pid}/environ"))?;
     environ.split(|&b| b == 0).find_map(|entry| {
         let value = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
         Some(String::from_utf8_lossy(value).into_owned())

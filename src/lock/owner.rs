@@ -1,6 +1,7 @@
 //! The owner record zklock writes into its contender nodes: who
 //! holds or waits, from where, running what.
 
+use crate::procfs;
 use serde::{Deserialize, Serialize};
 
 /// The JSON object in a zklock node's data.
@@ -54,7 +55,7 @@ impl Identity {
     /// The identity of the process group led by `leader`, on this host;
     /// `None` when `/proc` does not say (not Linux, or the leader is gone).
     pub fn of_group(leader: i32) -> Option<Identity> {
-        let boot_id = proc_file("/proc/sys/kernel/random/boot_id")?;
+        let boot_id = procfs::read("/proc/sys/kernel/random/boot_id")?;
         Some(Identity {
             boot_id: String::from_utf8_lossy(&boot_id).trim().to_owned(),
             pid_ns: std::fs::read_link("/proc/self/ns/pid")
@@ -74,47 +75,7 @@ impl Identity {
 
 /// When process `pid` started, in clock ticks since boot.
 fn process_start(pid: i32) -> Option<u64> {
-    process_stat(pid, 22)
-}
-
-/// Field `field` of `/proc/PID/stat`, numbered as proc(5) numbers them
-/// from 1 (4: the parent, 22: the start time), for the fields after the
-/// program name.
-pub(crate) fn process_stat(pid: i32, field: usize) -> Option<u64> {
-    stat_field(&proc_file(&format!("/proc/{pid}/stat"))?, field)
-}
-
-/// Field `field` of the text of a `/proc/PID/stat`.
-fn stat_field(stat: &[u8], field: usize) -> Option<u64> {
-    // The program name, in parentheses, may hold spaces and parentheses:
-    // the fields that follow it, from the third on, start after the last
-    // `)`.
-    let rest = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
-    let mut fields = rest
-        .split(u8::is_ascii_whitespace)
-        .filter(|f| !f.is_empty());
-    std::str::from_utf8(fields.nth(field.checked_sub(3)?)?)
-        .ok()?
-        .parse()
-        .ok()
-}
-
-/// Room for a whole `/proc` file of a process in one read: its stat, or
-/// an environment of usual size (a larger one takes more reads).
-const PROC_READ: usize = 8 * 1024;
-
-/// The contents of a `/proc` file. Such files say they are empty, so a
-/// plain `fs::read` starts with reads of 32 bytes and doubles them: a dozen
-/// system calls for an environment, on the way to every lock's first
-/// request.
-pub(crate) fn proc_file(path: &str) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut contents = Vec::with_capacity(PROC_READ);
-    std::fs::File::open(path)
-        .ok()?
-        .read_to_end(&mut contents)
-        .ok()?;
-    Some(contents)
+    procfs::process_stat(pid, 22)
 }
 
 impl Owner {
@@ -246,24 +207,6 @@ mod tests {
         let left = waiting.deadline_ms.unwrap() - crate::clock::now_ms();
         assert!((29_000..=30_000).contains(&left), "{left}");
         assert_eq!(Owner::parse(&waiting.to_bytes()), Some(waiting));
-    }
-
-    #[test]
-    fn reads_stat_fields_after_any_program_name() {
-        let stat = b"4242 (a) b (c) R 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1";
-        assert_eq!(stat_field(stat, 4), Some(17), "the parent");
-        assert_eq!(stat_field(stat, 22), Some(987654), "the start time");
-        assert_eq!(
-            stat_field(stat, 2),
-            None,
-            "the program name is not a field here"
-        );
-        assert_eq!(stat_field(stat, 99), None);
-        assert_eq!(stat_field(b"4242 (cut", 4), None);
-        assert_eq!(
-            process_stat(std::process::id() as i32, 4),
-            Some(u64::from(crate::sys::parent_pid() as u32))
-        );
     }
 
     #[test]
