@@ -23,9 +23,8 @@ fn fresh_lock(what: &str) -> String {
 /// zklock with alice's client certificate against the TLS port, by `host`.
 fn over_tls(host: &str, args: &[&str]) -> Zklock {
     let tls = tls_server();
-    let (cert, key) = tls.certs.alice();
     Zklock::new(["--tls", "--tls-ca", &tls.certs.ca()])
-        .args(["--tls-cert", &cert, "--tls-key", &key])
+        .args(tls.certs.alice_flags())
         .args(args)
         .hosts(format!("{host}:{}", tls.port))
 }
@@ -52,17 +51,10 @@ fn tls_lock_stat_and_ls_work() {
     ls.assert_success();
     assert!(ls.stdout.contains(&dir), "{}", ls.stdout);
     // The same through a tcp+tls:// host instead of --tls.
-    let (cert, key) = tls.certs.alice();
     Zklock::new(["stat", &lock])
         .hosts(format!("tcp+tls://localhost:{}", tls.port))
-        .args([
-            "--tls-ca",
-            &tls.certs.ca(),
-            "--tls-cert",
-            &cert,
-            "--tls-key",
-            &key,
-        ])
+        .args(["--tls-ca", &tls.certs.ca()])
+        .args(tls.certs.alice_flags())
         .run()
         .assert_success();
     holder.signal(libc::SIGTERM);
@@ -74,7 +66,6 @@ fn tls_lock_stat_and_ls_work() {
 #[test]
 fn one_connect_string_may_name_tls_and_plain_hosts() {
     let tls = tls_server();
-    let (cert, key) = tls.certs.alice();
     let dead = support::dead_port();
     // One host refuses, so the other, in the protocol its prefix names,
     // is the one that answers.
@@ -86,14 +77,8 @@ fn one_connect_string_may_name_tls_and_plain_hosts() {
         format!("tcp://127.0.0.1:{dead},tcp+tls://localhost:{}", tls.port),
     ] {
         Zklock::new(["stat", "/", "--connect-timeout", "3s"])
-            .args([
-                "--tls-ca",
-                &tls.certs.ca(),
-                "--tls-cert",
-                &cert,
-                "--tls-key",
-                &key,
-            ])
+            .args(["--tls-ca", &tls.certs.ca()])
+            .args(tls.certs.alice_flags())
             .hosts(&hosts)
             .run()
             .assert_success();
@@ -106,7 +91,6 @@ const SYSTEM_TRUST_STORE: &str = "/etc/ssl/certs/ca-certificates.crt";
 #[test]
 fn without_tls_ca_the_systems_trust_store_is_trusted() {
     let tls = tls_server();
-    let (cert, key) = tls.certs.alice();
     let stat = Zklock::new([
         "stat",
         "/",
@@ -116,7 +100,7 @@ fn without_tls_ca_the_systems_trust_store_is_trusted() {
         "--connect-timeout",
         "3s",
     ])
-    .args(["--tls-cert", &cert, "--tls-key", &key])
+    .args(tls.certs.alice_flags())
     .hosts(format!("localhost:{}", tls.port));
     support::with_file_bound_over(&stat, &tls.certs.ca(), SYSTEM_TRUST_STORE).assert_success();
     let untrusted = support::with_file_bound_over(&stat, &tls.certs.rogue_ca(), SYSTEM_TRUST_STORE);
@@ -126,12 +110,11 @@ fn without_tls_ca_the_systems_trust_store_is_trusted() {
 #[test]
 fn tls_handshake_failures_exit_3_and_say_why() {
     let tls = tls_server();
-    let (cert, key) = tls.certs.alice();
     let base = |host: &str, ca: &str| {
         Zklock::new(["stat", "/"])
             .hosts(format!("{host}:{}", tls.port))
             .args(["--tls", "--tls-ca", ca, "--connect-timeout", "3s"])
-            .args(["--tls-cert", &cert, "--tls-key", &key])
+            .args(tls.certs.alice_flags())
     };
     let untrusted = base("localhost", &tls.certs.rogue_ca()).run();
     untrusted.assert_code(3);

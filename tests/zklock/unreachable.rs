@@ -171,23 +171,14 @@ fn a_tls_port_spoken_to_in_plaintext_hangs_up() {
 #[test]
 fn a_tls_server_with_an_untrusted_certificate_fails_the_handshake() {
     let tls = tls_server();
-    let (cert, key) = tls.certs.alice();
     let server = format!("localhost:{}", tls.port);
     let rogue = tls.certs.rogue_ca();
-    let run = try_reach(
+    let run = reach(
         &server,
-        &[
-            "--tls",
-            "--tls-ca",
-            &rogue,
-            "--tls-cert",
-            &cert,
-            "--tls-key",
-            &key,
-            "--connect-timeout",
-            "2s",
-        ],
-    );
+        &["--tls", "--tls-ca", &rogue, "--connect-timeout", "2s"],
+    )
+    .args(tls.certs.alice_flags())
+    .run();
     run.assert_code(3);
     assert_reasons(&run, &[(&server, "tls_handshake")]);
 }

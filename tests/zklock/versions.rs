@@ -365,10 +365,9 @@ fn secured(line: &'static str) {
     let options = secured::digest_sasl(ZkOptions::default().release(&release));
     let tls = secured::TlsServer::start(options, &certs);
     named(&release.to_string(), || {
-        let (cert, key) = tls.certs.alice();
         let over_tls = |args: &[&str]| {
             support::Zklock::new(["--tls", "--tls-ca", &tls.certs.ca()])
-                .args(["--tls-cert", &cert, "--tls-key", &key])
+                .args(tls.certs.alice_flags())
                 .args(args)
                 .hosts(format!("localhost:{}", tls.port))
         };

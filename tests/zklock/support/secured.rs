@@ -63,6 +63,11 @@ impl Certs {
     pub fn alice(&self) -> (String, String) {
         (self.path("alice.pem"), self.path("alice.key"))
     }
+    /// The flags that give zklock alice's certificate and key.
+    pub fn alice_flags(&self) -> [String; 4] {
+        let (cert, key) = self.alice();
+        ["--tls-cert".into(), cert, "--tls-key".into(), key]
+    }
     /// The subject of alice's certificate, as ZooKeeper's x509 scheme names it.
     pub const ALICE_DN: &str = "CN=alice,O=zklock-test";
 
