@@ -119,8 +119,8 @@ fn locks(env: &TestEnv) {
     lets_go(second);
 }
 
-/// ls, stat, dump, watch, release and reap over a lock with a holder and a
-/// waiter.
+/// ls, stat, dump, deadlocks, watch, release and reap over a lock with a
+/// holder and a waiter.
 fn inspection(env: &TestEnv) {
     let holder = holds(env, "lock", "i", &[]);
     let waiter = env.zklock(["lock", "i"]).spawn();
@@ -143,6 +143,20 @@ fn inspection(env: &TestEnv) {
     let dump = env.zklock(["dump", "--sessions"]).run();
     dump.assert_success()
         .assert_stdout_contains(&lock.holders[0].path);
+    // deadlocks finds a cycle and confirms it after a sync, with the reads
+    // this line offers.
+    let (_one, _two, _) = crate::deadlocks::crossed_zklocks(env, false);
+    let found = env.zklock(["-o", "json", "deadlocks", "/x"]).run();
+    found.assert_code(1);
+    let cycles: Vec<serde_json::Value> = found.json();
+    assert_eq!(
+        cycles
+            .iter()
+            .map(|c| c["certain"].clone())
+            .collect::<Vec<_>>(),
+        [serde_json::Value::Bool(true)],
+        "{cycles:#?}"
+    );
 
     // watch sees the holder go and the waiter take over.
     let mut watching = env
