@@ -4,24 +4,44 @@
 //! definitions alone: a new subcommand needs nothing added here.
 
 use clap::builder::PossibleValuesParser;
-use clap::{Arg, Command, CommandFactory, ValueHint};
+use clap::{Arg, Command, CommandFactory, Subcommand, ValueHint};
 
-use super::Cli;
+use super::{CliCommand, Root};
 use crate::commands::generated::Shell;
 use crate::exit::{CAUSES, ExitStatus};
 use crate::usage::UsageError;
 
-/// zklock's command line as clap parses it: the derived definitions, plus
-/// what is known only once they exist (the page names `man` takes, which
-/// are the subcommands).
+/// zklock's command line as clap parses it: the derived definitions, each
+/// subcommand's arguments still to be defined when it is used.
 pub fn command() -> Command {
-    let command = Cli::command();
-    let pages = subcommand_names(&command);
-    command.mut_subcommand("man", |man| {
-        man.mut_arg("command", |arg| {
-            arg.value_parser(PossibleValuesParser::new(pages))
-        })
-    })
+    CliCommand::augment_subcommands(root())
+}
+
+/// zklock without its subcommands: its settings and global options.
+pub(super) fn root() -> Command {
+    Root::command()
+}
+
+/// zklock with only the subcommand `name`, for a command line that uses it
+/// (`None` when there is no such subcommand).
+pub(super) fn command_with_only(name: &str) -> Option<Command> {
+    let subcommands = CliCommand::augment_subcommands(Command::new("zklock"));
+    let wanted = subcommands.find_subcommand(name)?.clone();
+    Some(root().subcommand(wanted))
+}
+
+/// Every definition, built (global options copied into each subcommand):
+/// what the man pages, the completions and the tests read.
+pub fn definitions() -> Command {
+    let mut command = command();
+    command.build();
+    command
+}
+
+/// The page names `man` takes: the subcommands. Known only once the
+/// definitions exist, so `man` asks for them when it is parsed.
+pub(super) fn man_page_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(subcommand_names(&command()))
 }
 
 /// Every subcommand but clap's `help`, in definition order.
@@ -41,15 +61,15 @@ pub fn completion_script(shell: Shell) -> String {
         Shell::Zsh => clap_complete::Shell::Zsh,
         Shell::Fish => clap_complete::Shell::Fish,
     };
-    let mut offered = offered(&command());
+    let mut offered = offered(&definitions());
     let mut script = Vec::new();
     clap_complete::generate(generator, &mut offered, "zklock", &mut script);
     let mut script = String::from_utf8(script).expect("completion scripts are UTF-8");
-    let runners = command_runners(&command());
+    let runners = command_runners(&definitions());
     match shell {
         Shell::Bash => script += &bash_command_completion(&runners),
         Shell::Fish => {
-            script += &fish_positional_values(&command());
+            script += &fish_positional_values(&definitions());
             script += &fish_command_completion(&runners);
         }
         Shell::Zsh => script = zsh_command_completion(&script),
@@ -60,7 +80,8 @@ pub fn completion_script(shell: Shell) -> String {
 /// The command line as completions offer it: without the hidden flags
 /// (internal plumbing, which clap_complete would offer), and with value
 /// names a shell's completion system can quote (zsh's `_arguments` reads a
-/// colon in one as the start of an action to run).
+/// colon in one as the start of an action to run). What clap added when it
+/// built the definitions it adds to the copy again.
 fn offered(command: &Command) -> Command {
     let mut copy = Command::new(command.get_name().to_owned());
     if let Some(about) = command.get_about() {
@@ -69,13 +90,27 @@ fn offered(command: &Command) -> Command {
     if let Some(version) = command.get_version() {
         copy = copy.version(version.to_owned());
     }
-    for arg in command.get_arguments().filter(|arg| !arg.is_hide_set()) {
+    // A subcommand's own options first, then the global ones.
+    let (global, own): (Vec<&Arg>, Vec<&Arg>) = command
+        .get_arguments()
+        .filter(|arg| !arg.is_hide_set() && !added_by_clap(arg.get_id().as_str()))
+        .partition(|arg| arg.is_global_set());
+    for arg in own.into_iter().chain(global) {
         copy = copy.arg(with_plain_value_names(arg.clone()));
     }
-    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+    let own_subcommands = command
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set() && !added_by_clap(sub.get_name()));
+    for sub in own_subcommands {
         copy = copy.subcommand(offered(sub));
     }
     copy
+}
+
+/// The `--help` and `--version` flags and the `help` subcommand, which clap
+/// adds to every command it builds.
+fn added_by_clap(id: &str) -> bool {
+    matches!(id, "help" | "version")
 }
 
 fn with_plain_value_names(arg: Arg) -> Arg {

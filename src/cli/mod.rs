@@ -23,7 +23,7 @@ use crate::usage::UsageError;
 use crate::zk::Secret;
 pub use convert::parse_duration;
 use convert::{parse_session_arg, parse_signal_arg};
-pub use generate::{command, completion_script, man_page, man_pages};
+pub use generate::{command, completion_script, definitions, man_page, man_pages};
 
 /// The connect string when neither `-H`, `ZKLOCK_HOSTS` nor `ZK_HOSTS` gives one.
 const DEFAULT_HOSTS: &str = "127.0.0.1:2181";
@@ -34,8 +34,21 @@ const DEFAULT_ROOT: &str = "/locks";
 ///
 /// zklock recognises the locks that Apache Curator, kazoo, HBase and
 /// ZooKeeper's own recipe leave, and takes its own in Curator's layout.
-#[derive(Debug, Parser)]
+//
+// zklock itself before its subcommands are added: its name, version, help
+// and global options. Only its definitions are used; a command line is
+// read into a `Cli`.
+#[derive(Parser)]
 #[command(name = "zklock", version, after_help = help::ZKLOCK_EXAMPLES, max_term_width = 100)]
+#[command(subcommand_required = true, arg_required_else_help = true)]
+struct Root {
+    #[command(flatten)]
+    _global: GlobalArgs,
+}
+
+/// A command line as zklock reads it: the global options and the
+/// subcommand with its own.
+#[derive(Debug, Args)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -74,8 +87,7 @@ impl Cli {
     /// variable gave the option. The commands that never connect read no
     /// profile.
     fn with_profile(args: &[OsString]) -> Cli {
-        let mut command = command();
-        let (mut cli, matches) = parse(&mut command, args);
+        let (mut command, mut cli, matches) = parse(args);
         if cli.command.is_offline() {
             return cli;
         }
@@ -89,7 +101,7 @@ impl Cli {
                     .chain(added)
                     .chain(rest.iter().cloned())
                     .collect();
-                parse(&mut command, &args).0
+                parse_with(&mut command, &args).0
             }
             Err(err) => {
                 cli.profile_error = Some(err);
@@ -99,15 +111,69 @@ impl Cli {
     }
 }
 
-/// Parses `args`; a clap error exits 2. Parsing builds `command` in
-/// place (clap copies every global option into every subcommand then), so
-/// that a second parse, with a profile's options, builds nothing again.
-fn parse(command: &mut clap::Command, args: &[OsString]) -> (Cli, ArgMatches) {
-    let matches = command
-        .try_get_matches_from_mut(args)
-        .unwrap_or_else(|err| refuse(with_hint(err), args));
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|err| refuse(err, args));
-    (cli, matches)
+/// Parses `args` with the definitions they need, and gives those back for
+/// a second parse. clap copies every global option into every subcommand
+/// a command has, which is most of what parsing costs a short-lived
+/// zklock; so a command line that names a subcommand is parsed first with
+/// zklock holding that one alone. Where that fails (a word taken for the
+/// subcommand was not one, help, a mistake) the whole of zklock parses it,
+/// and its answer (help, an error with suggestions) is the one given. Both
+/// read the words before the subcommand with the same definitions, so
+/// where the first succeeds the second would have read the same.
+fn parse(args: &[OsString]) -> (clap::Command, Cli, ArgMatches) {
+    let root = generate::root();
+    if let Some(mut command) = named_subcommand(&root, args).and_then(generate::command_with_only)
+        && let Ok((cli, matches)) = try_parse(&mut command, args)
+    {
+        return (command, cli, matches);
+    }
+    let mut command = command();
+    let (cli, matches) = parse_with(&mut command, args);
+    (command, cli, matches)
+}
+
+/// Parses `args` with `command`; a clap error exits 2. Parsing builds
+/// `command` in place, so that a second parse, with a profile's options,
+/// builds nothing again.
+fn parse_with(command: &mut clap::Command, args: &[OsString]) -> (Cli, ArgMatches) {
+    try_parse(command, args).unwrap_or_else(|err| refuse(with_hint(err), args))
+}
+
+fn try_parse(
+    command: &mut clap::Command,
+    args: &[OsString],
+) -> Result<(Cli, ArgMatches), clap::Error> {
+    let matches = command.try_get_matches_from_mut(args)?;
+    let cli = Cli::from_arg_matches(&matches)?;
+    Ok((cli, matches))
+}
+
+/// The first word of `args` that is neither an option of `root` nor the
+/// value of one: the subcommand, when the command line names one. A guess
+/// from the options alone; [`parse`] does not rely on it being right.
+fn named_subcommand<'a>(root: &clap::Command, args: &'a [OsString]) -> Option<&'a str> {
+    let mut words = args.iter().skip(1);
+    while let Some(word) = words.next() {
+        let word = word.to_str()?;
+        let takes_a_value = if let Some(long) = word.strip_prefix("--") {
+            !long.contains('=')
+                && root
+                    .get_arguments()
+                    .any(|arg| arg.get_long() == Some(long) && arg.get_action().takes_values())
+        } else if let Some(shorts) = word.strip_prefix('-').filter(|shorts| !shorts.is_empty()) {
+            // In `-vH`, the last letter may take the next word as its value.
+            shorts.chars().last().is_some_and(|last| {
+                root.get_arguments()
+                    .any(|arg| arg.get_short() == Some(last) && arg.get_action().takes_values())
+            })
+        } else {
+            return Some(word);
+        };
+        if takes_a_value {
+            words.next();
+        }
+    }
+    None
 }
 
 /// Exits on a command line clap refuses: as JSON on stderr when the command
@@ -558,8 +624,13 @@ pub enum OutputFormat {
     Prometheus,
 }
 
-/// The subcommands.
+// The subcommands. Each one's arguments are defined only when a command
+// line uses it (clap's `defer`), so that parsing builds one subcommand, not
+// seventeen. This comment, and those of the argument structs below, are not
+// doc comments: clap would take them for the description `--help` prints,
+// and the deferred ones over the subcommand's own.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum CliCommand {
     /// Take an exclusive lock; run COMMAND under it, or hold it until a signal
     #[command(after_help = help::LOCK_EXAMPLES)]
@@ -650,6 +721,7 @@ pub enum CliCommand {
     #[command(after_help = "Examples:\n  zklock man | man -l -\n  zklock man stat | man -l -")]
     Man {
         /// The subcommand whose page to print
+        #[arg(value_parser = generate::man_page_names())]
         command: Option<String>,
     },
 }
@@ -662,7 +734,7 @@ pub enum ShellArg {
     Fish,
 }
 
-/// The arguments of `lock`, `rlock` and `wlock`.
+// The arguments of `lock`, `rlock` and `wlock`.
 #[derive(Debug, Args)]
 pub struct LockCmdArgs {
     /// The lock: a name under --root, or an absolute path; several only with `-- COMMAND`
@@ -739,7 +811,7 @@ pub struct LockCmdArgs {
     pub command: Vec<String>,
 }
 
-/// The arguments of `sem`: every option of `lock`, and the semaphore's size.
+// The arguments of `sem`: every option of `lock`, and the semaphore's size.
 #[derive(Debug, Args)]
 pub struct SemCmdArgs {
     /// The most leases held at once, by all of the semaphore's clients together; every client
@@ -751,7 +823,7 @@ pub struct SemCmdArgs {
     pub lock: LockCmdArgs,
 }
 
-/// The arguments of `release`.
+// The arguments of `release`.
 #[derive(Debug, Args)]
 pub struct ReleaseCmdArgs {
     /// A token (the node path `lock` printed); with --holders or --revoke, a lock
@@ -783,7 +855,7 @@ pub struct ReleaseCmdArgs {
     pub dry_run: bool,
 }
 
-/// The arguments of `watch`.
+// The arguments of `watch`.
 #[derive(Debug, Args)]
 pub struct WatchCmdArgs {
     /// A lock name (under --root) or an absolute path; every lock at or below it is followed
@@ -810,7 +882,7 @@ pub enum UntilArg {
     Held,
 }
 
-/// The arguments of `reap`.
+// The arguments of `reap`.
 #[derive(Debug, Args)]
 pub struct ReapCmdArgs {
     /// A name under --root or an absolute path [default: --root]
@@ -841,7 +913,7 @@ pub struct ReapCmdArgs {
     pub yes: bool,
 }
 
-/// The arguments of `exporter`.
+// The arguments of `exporter`.
 #[derive(Debug, Args)]
 pub struct ExporterCmdArgs {
     /// A name under --root or an absolute path [default: --root]
@@ -862,7 +934,7 @@ pub struct ExporterCmdArgs {
     pub survey_interval: Duration,
 }
 
-/// `ls`'s arguments: the path and what to show of it.
+// `ls`'s arguments: the path and what to show of it.
 #[derive(Debug, clap::Args)]
 pub struct LsCmdArgs {
     /// A name under --root or an absolute path [default: --root]
@@ -961,5 +1033,58 @@ mod tests {
         assert_eq!(positions(&["zklock", "ls", "--auth"]), []);
         // The program name is never an option.
         assert_eq!(positions(&["--auth=x"]), []);
+    }
+
+    fn words(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_command_line_reads_alike_with_its_subcommand_alone_and_with_every_one() {
+        let lines = [
+            ("zklock lock x -- true", "lock"),
+            ("zklock -H h:1 lock x -- true", "lock"),
+            ("zklock -vH h:1 -o json stat x", "stat"),
+            (
+                "zklock --hosts=h:1 --root /r sem --max-leases 2 x -- sh",
+                "sem",
+            ),
+            ("zklock --connect-timeout 1s ls --held --sort age", "ls"),
+            ("zklock -q rlock -w 1s x", "rlock"),
+            ("zklock man stat", "man"),
+        ];
+        for (line, subcommand) in lines {
+            let args = words(line);
+            // The fast path is taken: the guess is the subcommand.
+            assert_eq!(named_subcommand(&generate::root(), &args), Some(subcommand));
+            let mut alone = generate::command_with_only(subcommand).expect(line);
+            let alone = try_parse(&mut alone, &args).map(|(cli, _)| format!("{cli:?}"));
+            let every = try_parse(&mut command(), &args).map(|(cli, _)| format!("{cli:?}"));
+            assert_eq!(alone.expect(line), every.expect(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_guess_of_the_subcommand_fails_to_parse_and_is_not_used() {
+        // `-Z` is no option: its next word is taken for the subcommand.
+        let args = words("zklock -Z lock stat x");
+        let guess = named_subcommand(&generate::root(), &args).expect("a guess");
+        assert_eq!(guess, "lock");
+        let mut alone = generate::command_with_only(guess).expect("lock is a subcommand");
+        assert!(try_parse(&mut alone, &args).is_err());
+        // Help and unknown words go to every definition.
+        for line in [
+            "zklock",
+            "zklock --help",
+            "zklock help lock",
+            "zklock lok x",
+        ] {
+            let args = words(line);
+            let guess = named_subcommand(&generate::root(), &args);
+            assert!(
+                guess.and_then(generate::command_with_only).is_none(),
+                "{line}"
+            );
+        }
     }
 }
