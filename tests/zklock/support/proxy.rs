@@ -23,7 +23,9 @@
 //!
 //! Apart from the mode, [`FaultProxy::hold_four_letter_words`] holds the
 //! connections that ask a four-letter word (`cons`, `wchc`, ...) rather
-//! than for a session: a survey of the members that is slow to come back.
+//! than for a session: a survey of the members that is slow to come back;
+//! and [`FaultProxy::delay_replies`] holds every reply after the handshake
+//! for a while before it goes on: a server slow to answer.
 //!
 //! Dropping the proxy stops it and resets every connection.
 //!
@@ -502,6 +504,10 @@ struct State {
     firing: bool,
     /// Every message clients sent, in the order the proxy read them.
     sent: Vec<ClientMessage>,
+    /// When the proxy read each message of `sent`.
+    sent_at: Vec<Instant>,
+    /// How long each piece of replies waits before it goes on to the client.
+    delay: Duration,
     /// Connections that ask a four-letter word wait while this is set.
     holding_words: bool,
     /// How many connections have asked a four-letter word so far.
@@ -723,6 +729,22 @@ impl FaultProxy {
         self.state().sent.clone()
     }
 
+    /// When the proxy read the first message clients sent that `picks`,
+    /// if one came yet.
+    pub fn first_sent(&self, picks: impl Fn(&ClientMessage) -> bool) -> Option<Instant> {
+        let state = self.state();
+        let first = state.sent.iter().position(picks)?;
+        Some(state.sent_at[first])
+    }
+
+    /// From now on, each piece of replies the server sends after the
+    /// handshake waits `delay` before it goes on: every answer comes that
+    /// much later, as from a server slow to read, while the requests reach
+    /// the proxy (and [`FaultProxy::first_sent`]) when they are sent.
+    pub fn delay_replies(&self, delay: Duration) {
+        self.state().delay = delay;
+    }
+
     /// How many requests of the types `ops` clients sent so far.
     pub fn requests_of(&self, ops: &[i32]) -> usize {
         self.state()
@@ -932,9 +954,14 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
             return;
         }
         let messages = framer.push(bytes);
-        lock(&shared.state)
-            .sent
-            .extend(messages.iter().map(|(_, message)| message.clone()));
+        {
+            let mut state = lock(&shared.state);
+            let now = Instant::now();
+            state.sent_at.extend(messages.iter().map(|_| now));
+            state
+                .sent
+                .extend(messages.iter().map(|(_, message)| message.clone()));
+        }
         // Bytes read before a freeze are held until it ends.
         let mode = match wait_unfrozen(shared, conn) {
             Go::Stop => return,
@@ -1094,6 +1121,10 @@ fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
         };
         let bytes = &buf[..n];
         let messages = framer.push(bytes);
+        let delay = lock(&shared.state).delay;
+        if !delay.is_zero() && !messages.contains(&ServerMessage::Connected) {
+            std::thread::sleep(delay);
+        }
         if matches!(wait_unfrozen(shared, conn), Go::Stop) {
             return;
         }
