@@ -64,6 +64,8 @@ pub mod op {
     pub const DELETE_CONTAINER: i32 = 20;
     pub const CREATE_TTL: i32 = 21;
     pub const MULTI_READ: i32 = 22;
+    /// A persistent watch (3.6 and later).
+    pub const ADD_WATCH: i32 = 106;
     /// Every request that creates a node.
     pub const CREATE_LIKE: &[i32] = &[CREATE, CREATE2, CREATE_CONTAINER, CREATE_TTL];
     /// Every request that changes the tree (a multi is a transaction of
@@ -377,6 +379,9 @@ pub const OVERSIZED: usize = (64 << 20) + 1;
 /// ZooKeeper's "no node" error code.
 const NO_NODE: i32 = -101;
 
+/// ZooKeeper's error code for a request the server does not implement.
+pub const UNIMPLEMENTED: i32 = -6;
+
 /// A multi-read result header: type, done, error.
 fn multi_header(kind: i32, done: bool, err: i32) -> Vec<u8> {
     let mut header = kind.to_be_bytes().to_vec();
@@ -506,6 +511,8 @@ struct State {
     sent: Vec<ClientMessage>,
     /// When the proxy read each message of `sent`.
     sent_at: Vec<Instant>,
+    /// The xid and error code of every reply the server sent.
+    answers: Vec<(i32, i32)>,
     /// How long each piece of replies waits before it goes on to the client.
     delay: Duration,
     /// Connections that ask a four-letter word wait while this is set.
@@ -751,6 +758,27 @@ impl FaultProxy {
             .sent
             .iter()
             .filter(|m| matches!(m, ClientMessage::Request { op, .. } if ops.contains(op)))
+            .count()
+    }
+
+    /// How many requests of the types `ops` the server answered with the
+    /// error `err`, each matched to its answer by xid: for a proxy that one
+    /// client's session goes through, whose xids never repeat.
+    pub fn answered_with(&self, ops: &[i32], err: i32) -> usize {
+        let state = self.state();
+        let failed: Vec<i32> = state
+            .answers
+            .iter()
+            .filter(|&&(_, answer)| answer == err)
+            .map(|&(xid, _)| xid)
+            .collect();
+        state
+            .sent
+            .iter()
+            .filter(|m| {
+                matches!(m, ClientMessage::Request { xid, op, .. }
+                    if ops.contains(op) && failed.contains(xid))
+            })
             .count()
     }
 
@@ -1121,7 +1149,16 @@ fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
         };
         let bytes = &buf[..n];
         let messages = framer.push(bytes);
-        let delay = lock(&shared.state).delay;
+        let delay = {
+            let mut state = lock(&shared.state);
+            state
+                .answers
+                .extend(messages.iter().filter_map(|message| match *message {
+                    ServerMessage::Reply { xid, err, .. } => Some((xid, err)),
+                    ServerMessage::Connected => None,
+                }));
+            state.delay
+        };
         if !delay.is_zero() && !messages.contains(&ServerMessage::Connected) {
             std::thread::sleep(delay);
         }
