@@ -10,6 +10,7 @@ use crate::support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use support::proxy::{ClientMessage, FaultProxy, op};
 use support::tmux::{PROMPT, Tmux, command_line};
 use support::{Run, Running, TestEnv, Zklock, wait_until};
 
@@ -465,11 +466,20 @@ fn spinner_last(screen: &str) -> Option<Vec<&str>> {
 /// its own row fits every width the test makes; `flags` go before the
 /// subcommand.
 fn start_waiter(tmux: &Tmux, env: &TestEnv, flags: &str) {
-    let zklock = command_line(&env.zklock(Vec::<&str>::new()));
-    tmux.send(&[
-        &format!("z() {{ {zklock} \"$@\"; }}; L={LONG_LOCK}"),
-        "Enter",
-    ]);
+    define_z(
+        tmux,
+        &env.zklock(Vec::<&str>::new()),
+        &format!("L={LONG_LOCK}"),
+    );
+    tmux.send(&[&format!("z {flags} lock -w 30s $L -- true"), "Enter"]);
+}
+
+/// Defines the shell function `z` that runs `zklock` with its arguments
+/// after the ones given, runs `also` (shell words) and clears the screen:
+/// what is typed next fits one row.
+fn define_z(tmux: &Tmux, zklock: &Zklock, also: &str) {
+    let zklock = command_line(zklock);
+    tmux.send(&[&format!("z() {{ {zklock} \"$@\"; }}; {also}"), "Enter"]);
     // The screen before the shell echoes the line is a prompt alone too:
     // the clear is typed once the shell has read the line.
     tmux.screen_until(SCREEN_WAIT, "the shell has read the line", |screen| {
@@ -480,7 +490,6 @@ fn start_waiter(tmux: &Tmux, env: &TestEnv, flags: &str) {
     wait_until(SCREEN_WAIT, "the screen is cleared", || {
         rows(&tmux.screen()) == [PROMPT]
     });
-    tmux.send(&[&format!("z {flags} lock -w 30s $L -- true"), "Enter"]);
 }
 
 /// Waits until the screen's last row is the spinner drawn for `columns`,
@@ -669,4 +678,231 @@ fn is_log_row(row: &str) -> bool {
         && stamp[..4].chars().all(|c| c.is_ascii_digit())
         && ["TRACE", "DEBUG", "INFO", "WARN", "ERROR"]
             .contains(&rest.trim_start().split(' ').next().unwrap_or(""))
+}
+
+// ------------------------------------------------------- progress lines
+
+/// How long each answer through the slow proxy waits: a walk of a few
+/// round trips takes seconds, and the deletes of one round trip outlast
+/// the latest a live line may be drawn.
+const SLOW_ROUND_TRIP: Duration = Duration::from_millis(900);
+
+/// How long work runs before its progress line is drawn.
+const PROGRESS_DELAY: Duration = Duration::from_millis(300);
+
+/// Whether `row` is a live line: a spinner's frame or a progress bar's
+/// cell first.
+fn live_like(row: &str) -> bool {
+    frame(row).is_some() || bar_like(row)
+}
+
+/// Whether `row` is a progress bar: a filled or an empty cell first.
+fn bar_like(row: &str) -> bool {
+    row.starts_with(BAR_CELLS)
+}
+
+/// A progress bar's filled and empty cells.
+const BAR_CELLS: [char; 2] = ['\u{2588}', '\u{2591}'];
+
+/// Whether `c` is drawn by a live line alone (a spinner's frame, a bar's
+/// cell), never by what the commands print.
+fn live_cell(c: char) -> bool {
+    ('\u{2800}'..='\u{28ff}').contains(&c) || BAR_CELLS.contains(&c)
+}
+
+/// A run at the terminal: when a row that `live` picks was first seen, and
+/// the screen once the prompt is back.
+struct Watched {
+    first_live: Option<Instant>,
+    last_screen: String,
+}
+
+/// What the shell prints after zklock, with its exit code: written from
+/// where zklock left the cursor, it would show beside any live line left
+/// on that row (the shell's prompt clears its row first).
+const ENDED: &str = "zklock-exit=";
+
+/// Types `z ARGS` (see [`define_z`]) and then [`ENDED`] on a cleared
+/// screen and watches the screen, as often as tmux answers, until the
+/// prompt is back.
+fn watch_the_screen(tmux: &Tmux, args: &str, live: fn(&str) -> bool) -> Watched {
+    let command = format!("z {args}; echo {ENDED}$?");
+    let typed = format!("{PROMPT} {command}");
+    tmux.send(&[&command, "Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut first_live = None;
+    loop {
+        let screen = tmux.screen();
+        let seen = Instant::now();
+        let shown = rows(&screen);
+        if first_live.is_none() && shown.iter().any(|row| live(row)) {
+            first_live = Some(seen);
+        }
+        if shown.first() == Some(&typed.as_str())
+            && shown.last() == Some(&PROMPT)
+            && shown.len() > 1
+        {
+            return Watched {
+                first_live,
+                last_screen: screen,
+            };
+        }
+        assert!(
+            Instant::now() < deadline,
+            "zklock {args} did not end; the screen:\n{screen}"
+        );
+    }
+}
+
+/// Whether `message` lists children: alone or in a multi-read, of `path`
+/// when one is given.
+fn lists(message: &ClientMessage, path: Option<&str>) -> bool {
+    let ClientMessage::Request {
+        op,
+        path: read,
+        multi_paths,
+        ..
+    } = message
+    else {
+        return false;
+    };
+    let listing = [op::GET_CHILDREN, op::GET_CHILDREN2, op::MULTI_READ].contains(op);
+    listing
+        && path.is_none_or(|path| {
+            read.as_deref() == Some(path) || multi_paths.iter().any(|p| p == path)
+        })
+}
+
+/// Runs `zklock ARGS` at a terminal through a proxy that holds every
+/// answer [`SLOW_ROUND_TRIP`]: a live line that `live` picks must show
+/// once the work has run [`PROGRESS_DELAY`] (measured from the first
+/// request `starts` picks, which the work sends as it begins), not before,
+/// and be gone when zklock ends. Returns the first word of each of the
+/// screen's rows between the typed line and the prompt.
+fn live_line_of(
+    env: &TestEnv,
+    args: &str,
+    starts: impl Fn(&ClientMessage) -> bool,
+    live: fn(&str) -> bool,
+) -> Vec<String> {
+    let proxy = FaultProxy::start(env.servers());
+    proxy.delay_replies(SLOW_ROUND_TRIP);
+    // Tall enough for all that `dump` prints of one lock, wide enough for
+    // each line `stat` prints.
+    let tmux = Tmux::start(250, 100);
+    // A connection silent for a tenth of the session timeout is taken for
+    // a dead one: that must outlast the slow round trips.
+    let zklock = Zklock::new(["--session-timeout", "30s"]).hosts(proxy.hosts(env));
+    define_z(&tmux, &zklock, "");
+    let watched = watch_the_screen(&tmux, args, live);
+    let started = proxy.first_sent(starts).unwrap_or_else(|| {
+        panic!(
+            "zklock {args} never began its work: {:?}",
+            proxy.client_messages()
+        )
+    });
+    let first_live = watched.first_live.unwrap_or_else(|| {
+        panic!(
+            "zklock {args} drew no live line; at the end:\n{}",
+            watched.last_screen
+        )
+    });
+    let after = first_live.checked_duration_since(started);
+    assert!(
+        after.is_some_and(|after| after >= PROGRESS_DELAY - Duration::from_millis(50)
+            && after <= PROGRESS_DELAY + Duration::from_millis(500)),
+        "zklock {args}: the live line showed {after:?} after the work began"
+    );
+    let shown = rows(&watched.last_screen);
+    assert!(
+        shown.len() > 2 && shown[shown.len() - 2] == format!("{ENDED}0"),
+        "zklock {args} failed, or left its live line:\n{}",
+        watched.last_screen
+    );
+    assert!(
+        !shown.iter().any(|row| row.chars().any(live_cell)),
+        "zklock {args} left a piece of its live line:\n{}",
+        watched.last_screen
+    );
+    first_words(shown[1..shown.len() - 2].iter().copied())
+}
+
+/// The first word of each line `zklock ARGS` prints on stdout off a
+/// terminal (the rest holds ages, which move on), as [`rows`] leaves them.
+fn printed(env: &TestEnv, args: &[&str]) -> Vec<String> {
+    let run = env.zklock(args).run();
+    run.assert_success();
+    first_words(run.stdout.lines().filter(|line| !line.trim().is_empty()))
+}
+
+fn first_words<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|line| {
+            line.split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn ls_stat_and_dump_show_their_progress_line_after_300_ms_and_clear_it() {
+    let env = TestEnv::new();
+    let holder = env.connect();
+    // A holder and a waiter in each lock: stat reads the tree around a
+    // lock with waiters, for their chains.
+    for lock in ["/locks/slow", "/locks/other"] {
+        holder.mkdir_p(lock);
+        for _ in 0..2 {
+            holder.create_ephemeral_sequential(&format!("{lock}/lock-"), b"");
+        }
+    }
+    let chroot = env.chroot().to_owned();
+    let any_listing = |message: &ClientMessage| lists(message, None);
+    for (args, starts) in [
+        ("ls", &any_listing as &dyn Fn(&ClientMessage) -> bool),
+        ("dump slow", &any_listing),
+        // stat reads its lock first, then the tree around it for chains.
+        ("stat slow", &|message: &ClientMessage| {
+            lists(message, Some(&format!("{chroot}/locks")))
+        }),
+    ] {
+        let shown = live_line_of(&env, args, starts, live_like);
+        let words: Vec<&str> = args.split(' ').collect();
+        assert_eq!(shown, printed(&env, &words), "zklock {args}");
+    }
+}
+
+#[test]
+fn reaps_progress_bar_shows_after_300_ms_and_is_cleared() {
+    let env = TestEnv::new();
+    let holder = env.connect();
+    holder.mkdir_p("/locks/reaped");
+    let nodes: Vec<String> = (0..3)
+        .map(|_| holder.create_ephemeral_sequential("/locks/reaped/lock-", b""))
+        .collect();
+    // The walk reads the contenders once; the deletes begin by reading
+    // them again, to delete only what was shown.
+    let first = format!("{}{}", env.chroot(), nodes[0]);
+    let reads = std::cell::Cell::new(0);
+    let deletes_begin = |message: &ClientMessage| {
+        let ClientMessage::Request {
+            path, multi_paths, ..
+        } = message
+        else {
+            return false;
+        };
+        if path.as_ref() == Some(&first) || multi_paths.contains(&first) {
+            reads.set(reads.get() + 1);
+        }
+        reads.get() == 2
+    };
+    live_line_of(&env, "reap --all --yes reaped", deletes_begin, bar_like);
+    let left: Vec<&String> = nodes
+        .iter()
+        .filter(|node| env.zk().exists(node).is_some())
+        .collect();
+    assert!(left.is_empty(), "not reaped: {left:?}");
 }

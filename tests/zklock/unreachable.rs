@@ -1,7 +1,8 @@
 //! A connection that fails says why, server by server: no such host (at
 //! once, not after the connect timeout, when no name resolves), refused,
 //! no answer, hung up (a TLS port spoken to in plaintext), a TLS handshake
-//! that fails. Each exits 3 (a refused authentication exits 5).
+//! that fails, and any other error the system gives, as it gives it. Each
+//! exits 3 (a refused authentication exits 5).
 //!
 //! The reasons are read from the declared `server_unreachable` events of
 //! the JSON log (`server`, `reason`), and the human message must name each
@@ -140,6 +141,17 @@ fn an_address_no_packet_reaches_times_out() {
         "{run:?}"
     );
     assert_reasons(&run, &[(NOWHERE, "timed_out")]);
+}
+
+#[test]
+fn an_address_with_no_route_says_other() {
+    // In a namespace whose only route is loopback's, a connect to the
+    // documentation network fails at once with "network unreachable": no
+    // reason of its own, so the system's word is given as it is.
+    const NOWHERE: &str = "192.0.2.1:2181";
+    let run = in_an_empty_network(&reach(NOWHERE, &["--connect-timeout", "1s"]), "exec \"$@\"");
+    run.assert_code(3);
+    assert_reasons(&run, &[(NOWHERE, "other")]);
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The interoperability subset against every ZooKeeper server line that
 //! scripts/versions fetches (3.4 to 3.9, the newest release of each), each
-//! with the peers its users run, and one ensemble that mixes two lines as a
-//! rolling upgrade does. Debian's 3.8.0 runs the rest of the suite.
+//! with the peers its users run, and ensembles that mix two lines: one as a
+//! rolling upgrade does, one of a member that lacks multi-read and
+//! persistent watches beside one that has them. Debian's 3.8.0 runs the
+//! rest of the suite.
 //!
 //! One server per line, started on first use and shared by that line's
 //! tests ([`release_server`]); every test runs in a chroot of its own.
@@ -20,6 +22,7 @@ use std::time::Duration;
 
 use support::json::WatchEvent;
 use support::peers::{self, Library, acquired, peer, times_out};
+use support::proxy::{self, FaultProxy, op};
 use support::secured;
 use support::{Lock, Release, Running, TestEnv, ZkEnsemble, ZkOptions, release_server};
 
@@ -512,4 +515,144 @@ fn v3_4_watch_sees_a_kazoo_lock_taken_and_let_go() {
             "{events:#?}"
         );
     });
+}
+
+/// What a server lacks is learned from its answers and kept for the
+/// session. On an ensemble of a 3.5 member (no multi-read, no persistent
+/// watches) and a 3.9 member, each reached through a proxy that counts the
+/// requests it sees: `ls` on the old member asks for a multi-read once and
+/// then reads node by node, on the new one it reads in multi-reads, and
+/// both list the same; `watch` asks the old member once for a persistent
+/// watch and once for a multi-read, and when its session moves to the new
+/// member it keeps one-shot watches and reading node by node there, and
+/// still sees a lock taken and let go.
+#[test]
+fn what_a_server_lacks_is_learned_from_its_answers_and_kept_for_the_session() {
+    let (old, new) = (Release::of("3.5"), Release::of("3.9"));
+    let members = [&old, &new].map(|release| ZkOptions::default().release(release));
+    let ensemble = ZkEnsemble::start_members_with(&members);
+    let env = TestEnv::with_ensemble(&ensemble);
+    let member = |i: usize| FaultProxy::start(&ensemble.server(i).address());
+    named(&format!("an ensemble of {old} and {new}"), || {
+        let _contenders = several_locks(&env);
+        let (ls_old, ls_new) = (member(0), member(1));
+        let listed_old = queues_through(&env, &ls_old);
+        assert_eq!(listed_old.len(), 3, "{listed_old:#?}");
+        assert_eq!(
+            listed_old,
+            queues_through(&env, &ls_new),
+            "on {old} and {new}"
+        );
+        assert_eq!(refused(&ls_old, op::MULTI_READ), 1, "on {old}");
+        assert!(ls_old.requests_of(NODE_READS) > 0, "on {old}");
+        assert!(ls_new.requests_of(&[op::MULTI_READ]) > 0, "on {new}");
+
+        // A watch of its own on the new member sets a persistent watch.
+        let fresh = member(1);
+        let mut watching_new = watch_through(&env, &[&fresh]);
+        watching_new.kill();
+        assert!(fresh.requests_of(&[op::ADD_WATCH]) > 0, "on {new}");
+
+        // The new member turns connections away until the watch has begun
+        // on the old one.
+        let (to_old, to_new) = (member(0), member(1));
+        to_new.cut();
+        let mut watching = watch_through(&env, &[&to_old, &to_new]);
+        let holder = holds(&env, "lock", "w", &[]);
+        let taken = crate::watch::next_event(&mut watching);
+        assert_eq!(taken.event, "acquired", "{taken:#?}");
+        to_new.pass();
+        to_old.cut();
+        // The gap the move leaves is read over on the new member.
+        let moved = crate::watch::next_event(&mut watching);
+        assert_eq!(moved.event, "gap", "{moved:#?}");
+        assert!(
+            to_new.requests_of(NODE_READS) > 0,
+            "nothing read node by node on {new}"
+        );
+        lets_go(holder);
+        let released = crate::watch::next_event(&mut watching);
+        assert_eq!(
+            (released.event.as_str(), released.node.as_ref()),
+            ("released", taken.node.as_ref()),
+            "{released:#?}"
+        );
+        watching.kill();
+        let lacking = [op::ADD_WATCH, op::MULTI_READ];
+        assert_eq!(
+            lacking.map(|request| refused(&to_old, request)),
+            [1, 1],
+            "on {old}: addWatch, multi-read refused"
+        );
+        assert_eq!(
+            to_new.requests_of(&lacking),
+            0,
+            "on {new}: addWatch and multi-read asked"
+        );
+    });
+}
+
+/// How many requests of the type `request` the server behind `proxy`
+/// answered "unimplemented". A request sent into a connection the server
+/// closes after such an answer is sent again on the next one, so the
+/// requests sent may be more.
+fn refused(proxy: &FaultProxy, request: i32) -> usize {
+    proxy.answered_with(&[request], proxy::UNIMPLEMENTED)
+}
+
+/// The requests that read one node (its data, its children, or whether it
+/// exists).
+const NODE_READS: &[i32] = &[
+    op::GET_DATA,
+    op::GET_CHILDREN,
+    op::GET_CHILDREN2,
+    op::EXISTS,
+];
+
+/// Three locks of a holder and two waiters each, in Curator's layout, held
+/// by one session of the test's own.
+fn several_locks(env: &TestEnv) -> support::Zk {
+    let contenders = env.connect();
+    for lock in ["a", "b", "c"] {
+        let dir = format!("/locks/{lock}");
+        contenders.mkdir_p(&dir);
+        for _ in 0..3 {
+            contenders.create_ephemeral_sequential(
+                &format!("{dir}/_c_00000000-0000-0000-0000-000000000000-lock-"),
+                b"",
+            );
+        }
+    }
+    contenders
+}
+
+/// A lock's contenders, in order: each one's node and the node it waits on.
+type Queue = Vec<(String, Option<String>)>;
+
+/// What `ls` through `proxy` alone shows: each lock's path and queue.
+fn queues_through(env: &TestEnv, proxy: &FaultProxy) -> Vec<(String, Queue)> {
+    let listed: Vec<Lock> = support::Zklock::new(["-o", "json", "ls"])
+        .hosts(proxy.hosts(env))
+        .run()
+        .assert_success()
+        .json();
+    listed
+        .into_iter()
+        .map(|lock| {
+            let contenders = lock.holders.into_iter().chain(lock.waiters);
+            let queue = contenders.map(|c| (c.path, c.waiting_on)).collect();
+            (lock.path, queue)
+        })
+        .collect()
+}
+
+/// `watch w` through `proxies`, in that order, once it watches.
+fn watch_through(env: &TestEnv, proxies: &[&FaultProxy]) -> Running {
+    let hosts: Vec<String> = proxies.iter().map(|proxy| proxy.address()).collect();
+    let mut watching = support::Zklock::new(["-o", "json", "watch", "--timeout", "60s", "w"])
+        .hosts(format!("{}{}", hosts.join(","), env.chroot()))
+        .spawn();
+    let started = crate::watch::next_event(&mut watching);
+    assert_eq!(started.event, "watching", "{started:#?}");
+    watching
 }

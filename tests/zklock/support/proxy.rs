@@ -23,7 +23,9 @@
 //!
 //! Apart from the mode, [`FaultProxy::hold_four_letter_words`] holds the
 //! connections that ask a four-letter word (`cons`, `wchc`, ...) rather
-//! than for a session: a survey of the members that is slow to come back.
+//! than for a session: a survey of the members that is slow to come back;
+//! and [`FaultProxy::delay_replies`] holds every reply after the handshake
+//! for a while before it goes on: a server slow to answer.
 //!
 //! Dropping the proxy stops it and resets every connection.
 //!
@@ -62,6 +64,8 @@ pub mod op {
     pub const DELETE_CONTAINER: i32 = 20;
     pub const CREATE_TTL: i32 = 21;
     pub const MULTI_READ: i32 = 22;
+    /// A persistent watch (3.6 and later).
+    pub const ADD_WATCH: i32 = 106;
     /// Every request that creates a node.
     pub const CREATE_LIKE: &[i32] = &[CREATE, CREATE2, CREATE_CONTAINER, CREATE_TTL];
     /// Every request that changes the tree (a multi is a transaction of
@@ -375,6 +379,9 @@ pub const OVERSIZED: usize = (64 << 20) + 1;
 /// ZooKeeper's "no node" error code.
 const NO_NODE: i32 = -101;
 
+/// ZooKeeper's error code for a request the server does not implement.
+pub const UNIMPLEMENTED: i32 = -6;
+
 /// A multi-read result header: type, done, error.
 fn multi_header(kind: i32, done: bool, err: i32) -> Vec<u8> {
     let mut header = kind.to_be_bytes().to_vec();
@@ -502,6 +509,12 @@ struct State {
     firing: bool,
     /// Every message clients sent, in the order the proxy read them.
     sent: Vec<ClientMessage>,
+    /// When the proxy read each message of `sent`.
+    sent_at: Vec<Instant>,
+    /// The xid and error code of every reply the server sent.
+    answers: Vec<(i32, i32)>,
+    /// How long each piece of replies waits before it goes on to the client.
+    delay: Duration,
     /// Connections that ask a four-letter word wait while this is set.
     holding_words: bool,
     /// How many connections have asked a four-letter word so far.
@@ -723,12 +736,49 @@ impl FaultProxy {
         self.state().sent.clone()
     }
 
+    /// When the proxy read the first message clients sent that `picks`,
+    /// if one came yet.
+    pub fn first_sent(&self, picks: impl Fn(&ClientMessage) -> bool) -> Option<Instant> {
+        let state = self.state();
+        let first = state.sent.iter().position(picks)?;
+        Some(state.sent_at[first])
+    }
+
+    /// From now on, each piece of replies the server sends after the
+    /// handshake waits `delay` before it goes on: every answer comes that
+    /// much later, as from a server slow to read, while the requests reach
+    /// the proxy (and [`FaultProxy::first_sent`]) when they are sent.
+    pub fn delay_replies(&self, delay: Duration) {
+        self.state().delay = delay;
+    }
+
     /// How many requests of the types `ops` clients sent so far.
     pub fn requests_of(&self, ops: &[i32]) -> usize {
         self.state()
             .sent
             .iter()
             .filter(|m| matches!(m, ClientMessage::Request { op, .. } if ops.contains(op)))
+            .count()
+    }
+
+    /// How many requests of the types `ops` the server answered with the
+    /// error `err`, each matched to its answer by xid: for a proxy that one
+    /// client's session goes through, whose xids never repeat.
+    pub fn answered_with(&self, ops: &[i32], err: i32) -> usize {
+        let state = self.state();
+        let failed: Vec<i32> = state
+            .answers
+            .iter()
+            .filter(|&&(_, answer)| answer == err)
+            .map(|&(xid, _)| xid)
+            .collect();
+        state
+            .sent
+            .iter()
+            .filter(|m| {
+                matches!(m, ClientMessage::Request { xid, op, .. }
+                    if ops.contains(op) && failed.contains(xid))
+            })
             .count()
     }
 
@@ -932,9 +982,14 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
             return;
         }
         let messages = framer.push(bytes);
-        lock(&shared.state)
-            .sent
-            .extend(messages.iter().map(|(_, message)| message.clone()));
+        {
+            let mut state = lock(&shared.state);
+            let now = Instant::now();
+            state.sent_at.extend(messages.iter().map(|_| now));
+            state
+                .sent
+                .extend(messages.iter().map(|(_, message)| message.clone()));
+        }
         // Bytes read before a freeze are held until it ends.
         let mode = match wait_unfrozen(shared, conn) {
             Go::Stop => return,
@@ -1094,6 +1149,19 @@ fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
         };
         let bytes = &buf[..n];
         let messages = framer.push(bytes);
+        let delay = {
+            let mut state = lock(&shared.state);
+            state
+                .answers
+                .extend(messages.iter().filter_map(|message| match *message {
+                    ServerMessage::Reply { xid, err, .. } => Some((xid, err)),
+                    ServerMessage::Connected => None,
+                }));
+            state.delay
+        };
+        if !delay.is_zero() && !messages.contains(&ServerMessage::Connected) {
+            std::thread::sleep(delay);
+        }
         if matches!(wait_unfrozen(shared, conn), Go::Stop) {
             return;
         }
