@@ -2,7 +2,8 @@
 //! puts a stable `cause` word in the JSON error on stderr (the wording for
 //! people is not tested). A connection the server drops at once (its limit
 //! of connections from one host) is retried for as long as the lock may
-//! wait, so many processes started together from one host all get the lock.
+//! wait, so many processes started together from one host all get the lock;
+//! a read whose connection is lost is retried `--retries` times.
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::support;
 
 use support::json::ErrorReport;
+use support::proxy::{ClientMessage, FaultProxy, Trigger, op};
 use support::{TestEnv, ZkOptions, ZkServer, Zklock, dead_port};
 use zookeeper_client as zkc;
 
@@ -123,5 +125,59 @@ fn many_locks_from_one_host_past_the_servers_connection_limit_all_succeed() {
     for (i, process) in running.iter_mut().enumerate() {
         let run = process.wait(Duration::from_secs(120));
         assert_eq!(run.code, Some(0), "process {i}: {}", run.stderr);
+    }
+}
+
+/// The first backoff's full length: each retry waits a random point in the
+/// upper half of its backoff, which doubles from this.
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+
+/// `--retries N`: a read whose connection is lost each time it is sent is
+/// sent N + 1 times (6 by default), the retries spaced by the documented
+/// backoff, and then zklock gives up: exit 3, cause `connection_lost`. The
+/// read is `stat`'s get of a node that is not a lock.
+#[test]
+fn a_read_that_loses_its_connection_every_time_is_sent_retries_plus_one_times() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/plain");
+    let proxy = FaultProxy::start(env.servers());
+    let is_read = |message: &ClientMessage| {
+        matches!(message, ClientMessage::Request { op: op::GET_DATA, path: Some(path), .. }
+            if path.ends_with("/locks/plain"))
+    };
+    for (flag, retries) in [(None, 5), (Some("2"), 2), (Some("0"), 0)] {
+        // More cuts than the retries: a retry too many would be cut too,
+        // and counted.
+        proxy.drop_after(
+            Trigger::on(&[op::GET_DATA])
+                .path_contains("/locks/plain")
+                .again(retries + 2),
+        );
+        let before = proxy.times_sent(is_read).len();
+        let run = Zklock::new(["-o", "json", "stat", "plain"])
+            .args(flag.map(|n| ["--retries", n]).into_iter().flatten())
+            .hosts(proxy.hosts(&env))
+            .run();
+        assert_eq!(
+            ErrorReport::of(&run, 3).cause,
+            "connection_lost",
+            "{}",
+            run.cmdline
+        );
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+        let sent = proxy.times_sent(is_read).split_off(before);
+        assert_eq!(sent.len(), retries + 1, "{}", run.cmdline);
+        for (retry, pair) in (0..).zip(sent.windows(2)) {
+            let full = FIRST_BACKOFF * (1 << retry);
+            let waited = pair[1] - pair[0];
+            // The proxy sees each send a little after it happens: the lower
+            // margin. The client reconnects while it waits, so only a slow
+            // reconnect adds to the backoff: the upper margin.
+            assert!(
+                waited >= full / 2 - Duration::from_millis(20)
+                    && waited <= full + Duration::from_millis(500),
+                "retry {retry} after {waited:?}, with a backoff of {full:?} jittered"
+            );
+        }
     }
 }

@@ -717,16 +717,18 @@ struct Watched {
     last_screen: String,
 }
 
-/// What the shell prints after zklock, with its exit code: written from
-/// where zklock left the cursor, it would show beside any live line left
-/// on that row (the shell's prompt clears its row first).
+/// What the shell prints after zklock, with its exit code, on the row
+/// below where zklock left the cursor: a live line left on that row stays
+/// whole on the screen, however short (written over from its first
+/// column, a line shorter than this would be covered; the shell's prompt
+/// clears its row first).
 const ENDED: &str = "zklock-exit=";
 
 /// Types `z ARGS` (see [`define_z`]) and then [`ENDED`] on a cleared
 /// screen and watches the screen, as often as tmux answers, until the
 /// prompt is back.
 fn watch_the_screen(tmux: &Tmux, args: &str, live: fn(&str) -> bool) -> Watched {
-    let command = format!("z {args}; echo {ENDED}$?");
+    let command = format!("z {args}; printf '\\n{ENDED}%s\\n' $?");
     let typed = format!("{PROMPT} {command}");
     tmux.send(&[&command, "Enter"]);
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -861,18 +863,24 @@ fn ls_stat_and_dump_show_their_progress_line_after_300_ms_and_clear_it() {
     }
     let chroot = env.chroot().to_owned();
     let any_listing = |message: &ClientMessage| lists(message, None);
+    // stat reads its lock first, then the tree around it for chains.
+    let stat_starts = |message: &ClientMessage| lists(message, Some(&format!("{chroot}/locks")));
     for (args, starts) in [
         ("ls", &any_listing as &dyn Fn(&ClientMessage) -> bool),
         ("dump slow", &any_listing),
-        // stat reads its lock first, then the tree around it for chains.
-        ("stat slow", &|message: &ClientMessage| {
-            lists(message, Some(&format!("{chroot}/locks")))
-        }),
+        ("stat slow", &stat_starts),
     ] {
         let shown = live_line_of(&env, args, starts, live_like);
         let words: Vec<&str> = args.split(' ').collect();
         assert_eq!(shown, printed(&env, &words), "zklock {args}");
     }
+    // stat's line ends before it prints, and its first row would cover a
+    // line left behind: with that output elsewhere, nothing covers it.
+    let shown = live_line_of(&env, "stat slow >/dev/null", stat_starts, live_like);
+    assert!(
+        shown.is_empty(),
+        "zklock stat printed on the terminal: {shown:?}"
+    );
 }
 
 #[test]

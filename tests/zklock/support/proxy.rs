@@ -313,6 +313,17 @@ impl Trigger {
         self
     }
 
+    /// Fires again on each of the next `times` matching requests, one cut
+    /// for each, before `then`: a request that loses its connection every
+    /// time it is sent. Comes after [`Trigger::then`], which it keeps for
+    /// the last cut.
+    pub fn again(self, times: usize) -> Trigger {
+        (0..times).fold(self, |inner, _| Trigger {
+            then: Box::new(Mode::DropAfter(inner.clone())),
+            ..inner
+        })
+    }
+
     /// After the cut, stay in `mode` instead of `Pass`.
     pub fn then(mut self, mode: Mode) -> Trigger {
         self.then = Box::new(mode);
@@ -739,9 +750,19 @@ impl FaultProxy {
     /// When the proxy read the first message clients sent that `picks`,
     /// if one came yet.
     pub fn first_sent(&self, picks: impl Fn(&ClientMessage) -> bool) -> Option<Instant> {
+        self.times_sent(picks).first().copied()
+    }
+
+    /// When the proxy read each message clients sent that `picks`, in order.
+    pub fn times_sent(&self, picks: impl Fn(&ClientMessage) -> bool) -> Vec<Instant> {
         let state = self.state();
-        let first = state.sent.iter().position(picks)?;
-        Some(state.sent_at[first])
+        state
+            .sent
+            .iter()
+            .zip(&state.sent_at)
+            .filter(|(message, _)| picks(message))
+            .map(|(_, &at)| at)
+            .collect()
     }
 
     /// From now on, each piece of replies the server sends after the
