@@ -10,6 +10,25 @@
 
 mod support;
 
+/// The suite starts every zklock, shell and terminal with the default
+/// dispositions of the signals zklock handles. A signal ignored when the
+/// suite was launched (by `nohup`, or by a shell without job control,
+/// which ignores SIGINT and SIGQUIT in what it starts with `&`) would stay
+/// ignored in everything the suite starts, and zklock rightly keeps an
+/// ignored signal ignored: the signal tests would then hang. Run before
+/// any test, as the binary is loaded.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static DEFAULT_SIGNAL_DISPOSITIONS: extern "C" fn() = default_signal_dispositions;
+
+extern "C" fn default_signal_dispositions() {
+    for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+        // SAFETY: `signal` with SIG_DFL only sets a disposition; the test
+        // binary has no other thread yet and no handler of its own here.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+    }
+}
+
 mod cli_basics;
 mod completions;
 mod deadlocks;
