@@ -32,7 +32,7 @@ pub(super) fn command_with_only(name: &str) -> Option<Command> {
 
 /// Every definition, built (global options copied into each subcommand):
 /// what the man pages, the completions and the tests read.
-pub fn definitions() -> Command {
+fn definitions() -> Command {
     let mut command = command();
     command.build();
     command

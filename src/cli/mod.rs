@@ -23,7 +23,7 @@ use crate::usage::UsageError;
 use crate::zk::Secret;
 pub use convert::parse_duration;
 use convert::{parse_session_arg, parse_signal_arg};
-pub use generate::{command, completion_script, definitions, man_page, man_pages};
+pub use generate::{command, completion_script, man_page, man_pages};
 
 /// The connect string when neither `-H`, `ZKLOCK_HOSTS` nor `ZK_HOSTS` gives one.
 const DEFAULT_HOSTS: &str = "127.0.0.1:2181";
