@@ -22,16 +22,16 @@ pub(super) fn root() -> Command {
     Root::command()
 }
 
-/// zklock with only the subcommand `name`, for a command line that uses it
+/// `root` with only the subcommand `name`, for a command line that uses it
 /// (`None` when there is no such subcommand).
-pub(super) fn command_with_only(name: &str) -> Option<Command> {
+pub(super) fn command_with_only(root: Command, name: &str) -> Option<Command> {
     let subcommands = CliCommand::augment_subcommands(Command::new("zklock"));
     let wanted = subcommands.find_subcommand(name)?.clone();
-    Some(root().subcommand(wanted))
+    Some(root.subcommand(wanted))
 }
 
 /// Every definition, built (global options copied into each subcommand):
-/// what the man pages, the completions and the tests read.
+/// what the completions read.
 fn definitions() -> Command {
     let mut command = command();
     command.build();

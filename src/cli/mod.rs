@@ -122,7 +122,8 @@ impl Cli {
 /// where the first succeeds the second would have read the same.
 fn parse(args: &[OsString]) -> (clap::Command, Cli, ArgMatches) {
     let root = generate::root();
-    if let Some(mut command) = named_subcommand(&root, args).and_then(generate::command_with_only)
+    if let Some(mut command) =
+        named_subcommand(&root, args).and_then(|name| generate::command_with_only(root, name))
         && let Ok((cli, matches)) = try_parse(&mut command, args)
     {
         return (command, cli, matches);
@@ -1057,7 +1058,7 @@ mod tests {
             let args = words(line);
             // The fast path is taken: the guess is the subcommand.
             assert_eq!(named_subcommand(&generate::root(), &args), Some(subcommand));
-            let mut alone = generate::command_with_only(subcommand).expect(line);
+            let mut alone = generate::command_with_only(generate::root(), subcommand).expect(line);
             let alone = try_parse(&mut alone, &args).map(|(cli, _)| format!("{cli:?}"));
             let every = try_parse(&mut command(), &args).map(|(cli, _)| format!("{cli:?}"));
             assert_eq!(alone.expect(line), every.expect(line), "{line}");
@@ -1070,7 +1071,8 @@ mod tests {
         let args = words("zklock -Z lock stat x");
         let guess = named_subcommand(&generate::root(), &args).expect("a guess");
         assert_eq!(guess, "lock");
-        let mut alone = generate::command_with_only(guess).expect("lock is a subcommand");
+        let mut alone =
+            generate::command_with_only(generate::root(), guess).expect("lock is a subcommand");
         assert!(try_parse(&mut alone, &args).is_err());
         // Help and unknown words go to every definition.
         for line in [
@@ -1082,7 +1084,9 @@ mod tests {
             let args = words(line);
             let guess = named_subcommand(&generate::root(), &args);
             assert!(
-                guess.and_then(generate::command_with_only).is_none(),
+                guess
+                    .and_then(|name| generate::command_with_only(generate::root(), name))
+                    .is_none(),
                 "{line}"
             );
         }

@@ -518,10 +518,9 @@ struct State {
     /// A [`Mode::DropAfter`] trigger has fired and its connection is being
     /// cut: no other request fires it.
     firing: bool,
-    /// Every message clients sent, in the order the proxy read them.
-    sent: Vec<ClientMessage>,
-    /// When the proxy read each message of `sent`.
-    sent_at: Vec<Instant>,
+    /// Every message clients sent, in the order the proxy read them, with
+    /// when it read each.
+    sent: Vec<(Instant, ClientMessage)>,
     /// The xid and error code of every reply the server sent.
     answers: Vec<(i32, i32)>,
     /// How long each piece of replies waits before it goes on to the client.
@@ -744,7 +743,11 @@ impl FaultProxy {
 
     /// Every message clients sent through the proxy so far, in order.
     pub fn client_messages(&self) -> Vec<ClientMessage> {
-        self.state().sent.clone()
+        self.state()
+            .sent
+            .iter()
+            .map(|(_, message)| message.clone())
+            .collect()
     }
 
     /// When the proxy read the first message clients sent that `picks`,
@@ -755,13 +758,11 @@ impl FaultProxy {
 
     /// When the proxy read each message clients sent that `picks`, in order.
     pub fn times_sent(&self, picks: impl Fn(&ClientMessage) -> bool) -> Vec<Instant> {
-        let state = self.state();
-        state
+        self.state()
             .sent
             .iter()
-            .zip(&state.sent_at)
-            .filter(|(message, _)| picks(message))
-            .map(|(_, &at)| at)
+            .filter(|(_, message)| picks(message))
+            .map(|&(at, _)| at)
             .collect()
     }
 
@@ -778,7 +779,7 @@ impl FaultProxy {
         self.state()
             .sent
             .iter()
-            .filter(|m| matches!(m, ClientMessage::Request { op, .. } if ops.contains(op)))
+            .filter(|(_, m)| matches!(m, ClientMessage::Request { op, .. } if ops.contains(op)))
             .count()
     }
 
@@ -796,7 +797,7 @@ impl FaultProxy {
         state
             .sent
             .iter()
-            .filter(|m| {
+            .filter(|(_, m)| {
                 matches!(m, ClientMessage::Request { xid, op, .. }
                     if ops.contains(op) && failed.contains(xid))
             })
@@ -1003,14 +1004,10 @@ fn client_to_server(reader: TcpStream, shared: &Shared, conn: &Conn) {
             return;
         }
         let messages = framer.push(bytes);
-        {
-            let mut state = lock(&shared.state);
-            let now = Instant::now();
-            state.sent_at.extend(messages.iter().map(|_| now));
-            state
-                .sent
-                .extend(messages.iter().map(|(_, message)| message.clone()));
-        }
+        let now = Instant::now();
+        lock(&shared.state)
+            .sent
+            .extend(messages.iter().map(|(_, message)| (now, message.clone())));
         // Bytes read before a freeze are held until it ends.
         let mode = match wait_unfrozen(shared, conn) {
             Go::Stop => return,
