@@ -470,16 +470,22 @@ fn a_reply_over_64_mib_fails_its_own_request_and_the_connection_goes_on() {
     assert_eq!(proxy.requests_of(&[op::DELETE]), 1, "the give-up's delete");
 }
 
-#[test]
-fn a_batch_whose_answer_is_too_large_is_read_again_node_by_node() {
-    let env = TestEnv::new();
-    // Two locks, each with data: listing them and reading their holders
-    // are batches of two reads.
+/// `/locks/a` and `/locks/b`, each held by a node of the test's session
+/// with `data`.
+fn two_held_locks(env: &TestEnv, data: &[u8]) {
     for lock in ["/locks/a", "/locks/b"] {
         env.zk().mkdir_p(lock);
         env.zk()
-            .create_ephemeral_sequential(&format!("{lock}/lock-"), b"owner");
+            .create_ephemeral_sequential(&format!("{lock}/lock-"), data);
     }
+}
+
+#[test]
+fn a_batch_whose_answer_is_too_large_is_read_again_node_by_node() {
+    let env = TestEnv::new();
+    // Each holder with data: listing the locks and reading their holders
+    // are batches of two reads.
+    two_held_locks(&env, b"owner");
     let holders = |run: &Run| -> Vec<(String, Vec<String>)> {
         let locks: Vec<Lock> = run.json();
         locks
@@ -546,11 +552,7 @@ fn a_negative_reply_length_ends_the_connection() {
 #[test]
 fn a_multi_read_answer_of_the_wrong_length_is_an_error_not_a_wrong_result() {
     let env = TestEnv::new();
-    for lock in ["/locks/a", "/locks/b"] {
-        env.zk().mkdir_p(lock);
-        env.zk()
-            .create_ephemeral_sequential(&format!("{lock}/lock-"), b"");
-    }
+    two_held_locks(&env, b"");
     let proxy = FaultProxy::start(env.servers());
     for forgery in [Forgery::MultiShort, Forgery::MultiLong] {
         proxy.set_mode(Mode::Forge(vec![op::MULTI_READ], forgery));

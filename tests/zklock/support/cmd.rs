@@ -552,6 +552,15 @@ impl Run {
         self
     }
 
+    /// Fails the test unless the run took a time within `range`.
+    #[track_caller]
+    pub fn assert_took(&self, range: std::ops::Range<Duration>) -> &Run {
+        if !range.contains(&self.elapsed) {
+            panic!("expected a run of {range:?}, got {self:?}");
+        }
+        self
+    }
+
     /// [`Run::assert_code`]`(0)`.
     #[track_caller]
     pub fn assert_success(&self) -> &Run {
