@@ -25,6 +25,16 @@ fn deadlocks(env: &TestEnv, args: &[&str]) -> (i32, Vec<Value>) {
     (code, run.json())
 }
 
+/// The chain `stat LOCK -o json` gives the lock's first waiter.
+fn first_waiters_chain(env: &TestEnv, lock: &str) -> Vec<Value> {
+    let lock: Value = env
+        .zklock(["stat", lock, "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    lock["waiters"][0]["blocked_by"].as_array().unwrap().clone()
+}
+
 /// Waits until `dir` has `n` children.
 fn wait_for_children(zk: &Zk, dir: &str, n: usize) {
     wait_until(WAIT, &format!("{dir} has {n} children"), || {
@@ -290,12 +300,7 @@ fn stat_follows_a_chain_across_dialects_to_the_root_blocker() {
         wait_for_children(env.zk(), dir, 2);
     }
 
-    let lock: Value = env
-        .zklock(["stat", "/c/a", "-o", "json"])
-        .run()
-        .assert_success()
-        .json();
-    let chain = lock["waiters"][0]["blocked_by"].as_array().unwrap().clone();
+    let chain = first_waiters_chain(&env, "/c/a");
     let hops: Vec<(&str, &str, bool)> = chain
         .iter()
         .map(|h| {
@@ -398,12 +403,7 @@ fn stat_follows_a_chain_of_five_locks_across_five_libraries_to_the_root() {
         wait_for_children(env.zk(), dir, 2);
     }
 
-    let lock: Value = env
-        .zklock(["stat", "/c/kazoo", "-o", "json"])
-        .run()
-        .assert_success()
-        .json();
-    let chain = lock["waiters"][0]["blocked_by"].as_array().unwrap().clone();
+    let chain = first_waiters_chain(&env, "/c/kazoo");
     let hops: Vec<(&Value, &Value, &Value, &Value)> = chain
         .iter()
         .map(|hop| (&hop["lock"], &hop["node"], &hop["via"], &hop["loops"]))
