@@ -14,6 +14,8 @@ pub(crate) mod stat;
 pub(crate) mod top;
 pub(crate) mod watch;
 
+use std::pin::Pin;
+
 use anyhow::{Context, Result};
 
 use crate::admin::reap::Skipped;
@@ -59,24 +61,40 @@ pub(crate) async fn run(
     command: Subcommand,
     guard: Option<Standby>,
 ) -> Result<ExitStatus> {
-    // A command's future is made in this function's stack frame before it
-    // is awaited, so the frame is as large as the largest of them, and a
-    // frame is touched whole on entry. Boxed, the others cost `lock`, the
-    // command scripts run in loops, some 20 page faults less.
-    match command {
-        Subcommand::Lock(args) => lock::run(globals, args, guard).await,
-        Subcommand::Release(args) => Box::pin(release::run(globals, args)).await,
-        Subcommand::Stat(args) => Box::pin(stat::run(globals, args)).await,
-        Subcommand::Ls(args) => Box::pin(ls::run(globals, args)).await,
-        Subcommand::Dump(args) => Box::pin(dump::run(globals, args)).await,
-        Subcommand::Deadlocks(args) => Box::pin(deadlocks::run(globals, args)).await,
-        Subcommand::Watch(args) => Box::pin(watch::run(globals, args)).await,
-        Subcommand::Reap(args) => Box::pin(reap::run(globals, args)).await,
-        Subcommand::Exporter(args) => Box::pin(exporter::run(globals, args)).await,
-        Subcommand::Top(args) => Box::pin(top::run(globals, args)).await,
-        Subcommand::Completions(script) => generated::print(globals, &script),
-        Subcommand::Man(page) => generated::print(globals, &page),
-    }
+    // Each command's future is made in a frame of its own, boxed, and polled
+    // through a pointer. Made or polled in this function, every command's
+    // would count towards its stack frame (the largest over 100 KiB), and
+    // every page of a frame that large is touched on entry, whichever
+    // command runs: some 28 page faults in each `lock`, the command scripts
+    // run in loops.
+    let command = match command {
+        Subcommand::Lock(args) => boxed(|| lock::run(globals, args, guard)),
+        Subcommand::Release(args) => boxed(|| release::run(globals, args)),
+        Subcommand::Stat(args) => boxed(|| stat::run(globals, args)),
+        Subcommand::Ls(args) => boxed(|| ls::run(globals, args)),
+        Subcommand::Dump(args) => boxed(|| dump::run(globals, args)),
+        Subcommand::Deadlocks(args) => boxed(|| deadlocks::run(globals, args)),
+        Subcommand::Watch(args) => boxed(|| watch::run(globals, args)),
+        Subcommand::Reap(args) => boxed(|| reap::run(globals, args)),
+        Subcommand::Exporter(args) => boxed(|| exporter::run(globals, args)),
+        Subcommand::Top(args) => boxed(|| top::run(globals, args)),
+        Subcommand::Completions(script) => return generated::print(globals, &script),
+        Subcommand::Man(page) => return generated::print(globals, &page),
+    };
+    command.await
+}
+
+/// A command's future on the heap, polled through a pointer.
+type CommandFuture<'a> = Pin<Box<dyn Future<Output = Result<ExitStatus>> + 'a>>;
+
+/// The future `make` makes, boxed: made in this function's frame, which is
+/// only as large as that one future.
+#[inline(never)]
+fn boxed<'a, F>(make: impl FnOnce() -> F) -> CommandFuture<'a>
+where
+    F: Future<Output = Result<ExitStatus>> + 'a,
+{
+    Box::pin(make())
 }
 
 /// Opens a session with the global options, does `work` on it, and closes
