@@ -31,6 +31,7 @@ extern "C" fn default_signal_dispositions() {
 
 mod cli_basics;
 mod completions;
+mod contrib;
 mod deadlocks;
 mod docs;
 mod elections;

@@ -326,7 +326,7 @@ fn a_hold_whose_session_expired_reads_session_ended() {
 
 /// `zklock exporter --listen ADDR EXTRA...` started on a free port, once
 /// it answers; and the address it serves.
-fn exporter(zklock: support::Zklock, extra: &[&str]) -> (Running, String) {
+pub(crate) fn exporter(zklock: support::Zklock, extra: &[&str]) -> (Running, String) {
     let address = format!("127.0.0.1:{}", support::free_ports(1)[0]);
     let running = zklock
         .args(["exporter", "--listen", &address])
@@ -340,7 +340,11 @@ fn exporter(zklock: support::Zklock, extra: &[&str]) -> (Running, String) {
 
 /// `GET path` over HTTP/1.0 with `accept`: the status, the content type and
 /// the body; `None` when nothing answers.
-fn get(address: &str, path: &str, accept: Option<&str>) -> Option<(u16, String, String)> {
+pub(crate) fn get(
+    address: &str,
+    path: &str,
+    accept: Option<&str>,
+) -> Option<(u16, String, String)> {
     use std::io::Read;
     let mut stream = std::net::TcpStream::connect(address).ok()?;
     stream.set_read_timeout(Some(WAIT)).ok()?;
