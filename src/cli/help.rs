@@ -369,7 +369,9 @@ asked), zklock_deadlock_cycles (label certain, \"true\" or \"false\": the
 wait-for cycles deadlocks finds, among every lock under PATH whatever the
 filters) and zklock_scrape_duration_seconds. --output-file FILE replaces FILE
 whole: written to a hidden temporary file beside it, then renamed. --sort
-and --no-headers do not apply (usage error). docs/MONITORING.md has the
+and --no-headers do not apply (usage error). A label is the lock's path
+exactly (only \\\\, \\\" and \\n escaped); on a terminal, control characters
+are shown escaped, and stderr says so. docs/MONITORING.md has the
 reference and alert rules; zklock exporter serves the same live.
 
 Tables never break an identifier (paths, node names, session ids, headers):

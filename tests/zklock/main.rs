@@ -45,6 +45,7 @@ mod holding;
 mod hostile;
 mod inspect;
 mod interop;
+mod labels;
 mod layers;
 mod locks;
 mod log;
