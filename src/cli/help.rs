@@ -696,6 +696,14 @@ on --admin-port), and how often the locks are read whole and searched for
 wait-for cycles as deadlocks does (on a session of its own; a search that
 fails leaves the last count served).
 
+Whoever reaches the port cannot starve it: a connection has 5 s to send a
+request's headers (from when it was accepted or last answered, so an idle
+keep-alive connection is closed after 5 s); headers are at most 8 KiB; at
+most 256 connections are served at once and 16 from one address, and at a
+cap the oldest connection that has not sent a whole request is closed for
+the new one. 64 descriptors below ulimit -n are kept for its ZooKeeper
+sessions (the cap is the limit less 64 when that is lower).
+
 The exporter never writes to ZooKeeper and connects read-only where the
 server allows, so several can run side by side and the last known figures
 are served through a quorum loss (zklock_exporter_connected 0). A lost

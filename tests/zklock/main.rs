@@ -61,6 +61,7 @@ mod release;
 mod sandbox;
 mod secured;
 mod semaphores;
+mod serving;
 mod sessions;
 mod several;
 mod soak;
