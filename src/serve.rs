@@ -8,12 +8,12 @@
 //!   open without asking anything are both cut off;
 //! - headers are bounded in size, so each connection holds a small buffer
 //!   at most, and a flood of connections costs little memory;
-//! - connections are capped, in all and from one address. At a cap, the
-//!   newcomer is let in and an older connection closed: the oldest that has
-//!   had no answer yet, else the oldest. A client that floods from one
-//!   address pushes out only its own connections; a scraper's connection
-//!   is answered a moment after it is accepted, so it is never the oldest
-//!   unanswered for long;
+//! - connections are capped, in all and from one address (an IPv6 /64
+//!   counts as one address). At a cap, the newcomer is let in and an older
+//!   connection closed: the oldest that has had no answer yet, else the
+//!   oldest. A client that floods from one address pushes out only its own
+//!   connections; a scraper's connection is answered a moment after it is
+//!   accepted, so it is never the oldest unanswered for long;
 //! - the cap in all leaves [`RESERVED_DESCRIPTORS`] below the process's
 //!   descriptor limit, so a flood cannot take from the exporter the
 //!   descriptors its own ZooKeeper sessions need.
@@ -114,7 +114,8 @@ where
                 continue;
             }
         };
-        let closing = lock(&open).make_room(peer.ip(), limits);
+        let client = client_of(peer.ip());
+        let closing = lock(&open).make_room(client, limits);
         // Each is waited for, so its descriptor is free before the next
         // connection is taken.
         for task in closing {
@@ -135,7 +136,24 @@ where
             Arc::clone(&answered),
             leaving,
         ));
-        now_open.admit(id, peer.ip(), answered, task);
+        now_open.admit(id, client, answered, task);
+    }
+}
+
+/// Whom a connection from `ip` counts against for the cap per address: an
+/// IPv4 address, or an IPv6 /64, the least a network hands one host, which
+/// can take any address in it at will.
+fn client_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let mut segments = v6.segments();
+                segments[4..].fill(0);
+                IpAddr::from(segments)
+            }
+        },
+        v4 => v4,
     }
 }
 
@@ -305,6 +323,15 @@ mod tests {
                 per_address: 1
             }
         );
+    }
+
+    #[test]
+    fn an_ipv6_64_counts_as_one_address() {
+        let v6 = |text: &str| client_of(text.parse().expect("an address"));
+        assert_eq!(v6("2001:db8:1:2:aaaa::1"), v6("2001:db8:1:2:bbbb::2"));
+        assert_ne!(v6("2001:db8:1:2::1"), v6("2001:db8:1:3::1"));
+        let v4 = IpAddr::from([192, 0, 2, 7]);
+        assert_eq!((v6("::ffff:192.0.2.7"), v6("192.0.2.7")), (v4, v4));
     }
 
     #[test]

@@ -699,8 +699,8 @@ fails leaves the last count served).
 Whoever reaches the port cannot starve it: a connection has 5 s to send a
 request's headers (from when it was accepted or last answered, so an idle
 keep-alive connection is closed after 5 s); headers are at most 8 KiB; at
-most 256 connections are served at once and 16 from one address, and at a
-cap the oldest connection that has not sent a whole request is closed for
+most 256 connections are served at once and 16 from one address (an IPv6
+/64 counts as one), and at a cap the oldest connection that has not sent a whole request is closed for
 the new one. 64 descriptors below ulimit -n are kept for its ZooKeeper
 sessions (the cap is the limit less 64 when that is lower).
 
