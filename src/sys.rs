@@ -452,6 +452,18 @@ pub(crate) fn terminal_columns(fd: std::os::fd::RawFd) -> Option<u16> {
     }
 }
 
+/// How many descriptors this process may have open (the soft
+/// `RLIMIT_NOFILE`); `None` when it has no limit.
+pub(crate) fn descriptor_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit, into the one we own.
+    let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    (read && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
 /// `secs` since the epoch as local time; as UTC (offset 0) where the local
 /// zone cannot be had.
 pub(crate) fn local_time(secs: libc::time_t) -> libc::tm {

@@ -369,7 +369,9 @@ asked), zklock_deadlock_cycles (label certain, \"true\" or \"false\": the
 wait-for cycles deadlocks finds, among every lock under PATH whatever the
 filters) and zklock_scrape_duration_seconds. --output-file FILE replaces FILE
 whole: written to a hidden temporary file beside it, then renamed. --sort
-and --no-headers do not apply (usage error). docs/MONITORING.md has the
+and --no-headers do not apply (usage error). A label is the lock's path
+exactly (only \\\\, \\\" and \\n escaped); on a terminal, control characters
+are shown escaped, and stderr says so. docs/MONITORING.md has the
 reference and alert rules; zklock exporter serves the same live.
 
 Tables never break an identifier (paths, node names, session ids, headers):
@@ -693,6 +695,14 @@ how often every member is asked who is connected (cons, or the AdminServer
 on --admin-port), and how often the locks are read whole and searched for
 wait-for cycles as deadlocks does (on a session of its own; a search that
 fails leaves the last count served).
+
+Whoever reaches the port cannot starve it: a connection has 5 s to send a
+request's headers (from when it was accepted or last answered, so an idle
+keep-alive connection is closed after 5 s); headers are at most 8 KiB; at
+most 256 connections are served at once and 16 from one address (an IPv6
+/64 counts as one), and at a cap the oldest connection that has not sent a whole request is closed for
+the new one. 64 descriptors below ulimit -n are kept for its ZooKeeper
+sessions (the cap is the limit less 64 when that is lower).
 
 The exporter never writes to ZooKeeper and connects read-only where the
 server allows, so several can run side by side and the last known figures

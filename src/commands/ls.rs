@@ -152,7 +152,7 @@ pub(crate) async fn run(globals: &Globals, args: LsArgs) -> Result<ExitStatus> {
             globals,
             Ask::Connections,
             async |session, survey| match &args.metrics {
-                Some(output) => export(session, &args, survey, output).await,
+                Some(output) => export(session, &args, survey, output, printer).await,
                 None => list(session, &args, survey, printer).await,
             },
         )
@@ -220,6 +220,7 @@ async fn export(
     args: &LsArgs,
     survey: &Survey,
     output: &MetricsOutput,
+    printer: &Printer,
 ) -> Result<WalkProgress> {
     let started = Instant::now();
     let mut gauges = LockGauges::default();
@@ -258,11 +259,7 @@ async fn export(
     let text = prometheus::render(&families, Exposition::Text);
     match &output.file {
         Some(file) => replace_file(file, text.as_bytes())?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-        }
+        None => prometheus::print(&text, printer)?,
     }
     Ok(walked)
 }

@@ -11,12 +11,18 @@
 //!
 //! Label values are lock paths, kinds and dialects only; owner hosts, users
 //! and commands never become labels (each holder would make a new series).
-//! A lock path comes from anyone who can write to ZooKeeper, so its
-//! control characters are shown escaped ([`super::inert`]) before the
-//! format's own escapes, and no label value can end a line.
+//! A label value is the lock's path exactly, with only the escapes the
+//! formats require (backslash, double quote, line feed): any other escape
+//! would let two paths (one holding a control character, one holding the
+//! text of its escape) become one series. A document is exact in a file, a
+//! pipe or an HTTP answer; only on a terminal is it shown escaped for
+//! display ([`print`]), with a note that says so.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
 
+use super::Printer;
 use crate::model::{Contender, Lock};
 
 /// Which exposition format to write.
@@ -182,17 +188,41 @@ fn format_number(value: f64) -> String {
     }
 }
 
-/// A label value as the formats require: backslash, double quote and line
-/// feed escaped, after every control character was made visible.
+/// A label value as the formats require, and no more, so that it reads
+/// back as exactly `text`: backslash first (a backslash in `text` is never
+/// taken for the start of an escape), then line feed and double quote.
 fn escape_label(text: &str) -> String {
-    super::inert(text)
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
+    escape_help(text).replace('"', "\\\"")
 }
 
 /// Help text as the formats require: backslash and line feed escaped.
 fn escape_help(text: &str) -> String {
     text.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// Writes `document` on stdout as it is; on a terminal, shown escaped for
+/// display ([`super::inert`], line by line), with a note on stderr when
+/// that changed anything, since a label shown so is not the lock's path.
+pub(crate) fn print(document: &str, printer: &Printer) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if !out.is_terminal() {
+        out.write_all(document.as_bytes())?;
+        return Ok(out.flush()?);
+    }
+    let mut escaped = false;
+    for line in document.lines() {
+        let shown = super::inert(line);
+        escaped |= matches!(shown, Cow::Owned(_));
+        writeln!(out, "{shown}")?;
+    }
+    out.flush()?;
+    if escaped {
+        printer.note(
+            "control characters in label values are shown escaped on this terminal; \
+             redirect to a file or a pipe for the exact metrics",
+        );
+    }
+    Ok(())
 }
 
 /// The per-lock gauge families, in the order they are written.
@@ -423,6 +453,7 @@ pub(crate) fn scrape_duration(seconds: f64) -> Family {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy as _;
 
     #[test]
     fn label_values_cannot_break_a_line_or_a_quote() {
@@ -432,9 +463,67 @@ mod tests {
         assert_eq!(
             text,
             "# HELP zklock_lock_holders Holders.\n# TYPE zklock_lock_holders gauge\n\
-             zklock_lock_holders{lock=\"/l/a\\\"b\\\\c\\\\nd\\\\x1b\",kind=\"mutex\",\
+             zklock_lock_holders{lock=\"/l/a\\\"b\\\\c\\nd\x1b\",kind=\"mutex\",\
              dialect=\"curator\"} 1\n"
         );
+    }
+
+    /// A label value read back as the formats define it.
+    fn unescape_label(value: &str) -> String {
+        let mut out = String::new();
+        let mut chars = value.chars();
+        while let Some(c) = chars.next() {
+            out.push(match c {
+                '\\' => match chars.next() {
+                    Some('n') => '\n',
+                    Some(escaped @ ('\\' | '"')) => escaped,
+                    other => panic!("{other:?} after a backslash in {value:?}"),
+                },
+                c => c,
+            });
+        }
+        out
+    }
+
+    /// Paths made of what escapes are made of: backslashes, quotes, line
+    /// feeds, the text of an escape and the characters it stands for.
+    fn path() -> impl proptest::strategy::Strategy<Value = String> {
+        let piece = proptest::sample::select(vec![
+            "\\", "\"", "\n", "n", "u", "{", "}", "202e", "\u{202e}", "\x1b", "x1b", "/", "a",
+        ]);
+        proptest::collection::vec(piece, 0..12).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// A label value reads back as its path, so two paths never share
+        /// one; and it can neither end its line nor its quotes.
+        #[test]
+        fn a_label_value_reads_back_as_its_path(one in path(), other in path()) {
+            let (a, b) = (escape_label(&one), escape_label(&other));
+            proptest::prop_assert_eq!(&unescape_label(&a), &one);
+            proptest::prop_assert_eq!(one == other, a == b);
+            proptest::prop_assert!(!a.contains('\n'));
+            proptest::prop_assert!(a.replace("\\\\", "").replace("\\\"", "").find('"').is_none());
+        }
+
+        /// Any text at all reads back as itself.
+        #[test]
+        fn any_label_value_reads_back(text in proptest::prelude::any::<String>()) {
+            proptest::prop_assert_eq!(unescape_label(&escape_label(&text)), text);
+        }
+    }
+
+    #[test]
+    fn a_control_character_and_the_text_of_its_escape_are_two_series() {
+        let mut family = Family::new("zklock_lock_holders", "Holders.", MetricType::Gauge);
+        for path in ["/l/bi\u{202e}di", "/l/bi\\u{202e}di"] {
+            family.push(lock_labels(path, "mutex", "curator"), 1.0);
+        }
+        let text = render(&[family], Exposition::OpenMetrics);
+        assert!(text.contains("lock=\"/l/bi\u{202e}di\""), "{text}");
+        assert!(text.contains("lock=\"/l/bi\\\\u{202e}di\""), "{text}");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use support::proxy::{ClientMessage, FaultProxy, op};
 use support::tmux::{Tmux, command_line};
 use support::{Running, Scratch, TestEnv, ZkEnsemble, ZkOptions, ZkServer, wait_until};
 
-const WAIT: Duration = Duration::from_secs(30);
+pub const WAIT: Duration = Duration::from_secs(30);
 
 /// `promtool`, or a failure that names what installs it.
 fn promtool() -> std::path::PathBuf {
@@ -30,7 +30,7 @@ fn promtool() -> std::path::PathBuf {
 
 /// Asserts that `promtool check metrics` accepts `text` with no complaint.
 #[track_caller]
-fn promtool_accepts(text: &str) {
+pub fn promtool_accepts(text: &str) {
     let mut child = Command::new(promtool())
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
@@ -83,7 +83,7 @@ fn now_ms() -> i64 {
 }
 
 /// `zklock lock LOCK` holding until SIGTERM, once it holds; and its token.
-fn hold(env: &TestEnv, lock: &str) -> (Running, String) {
+pub fn hold(env: &TestEnv, lock: &str) -> (Running, String) {
     let mut holder = env.zklock(["lock", lock]).spawn();
     let token = holder.next_line(WAIT);
     (holder, token)
@@ -326,7 +326,7 @@ fn a_hold_whose_session_expired_reads_session_ended() {
 
 /// `zklock exporter --listen ADDR EXTRA...` started on a free port, once
 /// it answers; and the address it serves.
-pub(crate) fn exporter(zklock: support::Zklock, extra: &[&str]) -> (Running, String) {
+pub fn exporter(zklock: support::Zklock, extra: &[&str]) -> (Running, String) {
     let address = format!("127.0.0.1:{}", support::free_ports(1)[0]);
     let running = zklock
         .args(["exporter", "--listen", &address])
@@ -340,11 +340,7 @@ pub(crate) fn exporter(zklock: support::Zklock, extra: &[&str]) -> (Running, Str
 
 /// `GET path` over HTTP/1.0 with `accept`: the status, the content type and
 /// the body; `None` when nothing answers.
-pub(crate) fn get(
-    address: &str,
-    path: &str,
-    accept: Option<&str>,
-) -> Option<(u16, String, String)> {
+pub fn get(address: &str, path: &str, accept: Option<&str>) -> Option<(u16, String, String)> {
     use std::io::Read;
     let mut stream = std::net::TcpStream::connect(address).ok()?;
     stream.set_read_timeout(Some(WAIT)).ok()?;
@@ -371,7 +367,7 @@ pub(crate) fn get(
 
 /// The value of the series `name` whose lock label is `lock` ("" for one
 /// without), as the exporter serves it now in the text format.
-fn served(address: &str, name: &str, lock: &str) -> Option<f64> {
+pub fn served(address: &str, name: &str, lock: &str) -> Option<f64> {
     let (_, _, body) = get(address, "/metrics", None)?;
     samples(&body).get(name)?.get(lock).copied()
 }

@@ -2,21 +2,18 @@
 //! in `Accept` (OpenMetrics, else the Prometheus text format), and a small
 //! page at `/` that says what this is. Every answer is a document rendered
 //! before the scrape came, so it costs a copy of a reference, never a
-//! reading of ZooKeeper.
+//! reading of ZooKeeper. What bounds the connections is [`crate::serve`]'s.
 
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use crate::output::prometheus::Exposition;
+use crate::serve::{self, Limits};
 
 /// The documents a scrape is served, in both formats.
 #[derive(Clone, Default)]
@@ -30,30 +27,12 @@ const INDEX: &str = "<!DOCTYPE html>\n<html><head><title>zklock exporter</title>
 <h1>zklock exporter</h1>\n<p>Metrics of the ZooKeeper locks under one path, kept current \
 from a live watch: <a href=\"/metrics\">/metrics</a>.</p>\n</body></html>\n";
 
-/// Answers every connection on `listener` until dropped.
-pub(super) async fn serve(listener: TcpListener, published: Arc<Mutex<Published>>) {
-    loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(err) => {
-                // Out of descriptors, say: the next accept may work.
-                tracing::warn!("accepting a connection failed: {err}");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        let published = Arc::clone(&published);
-        tokio::spawn(async move {
-            let service = service_fn(move |request| {
-                let answer = respond(&request, &published);
-                async move { Ok::<_, Infallible>(answer) }
-            });
-            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-            if let Err(err) = connection.await {
-                tracing::debug!("an HTTP connection ended: {err}");
-            }
-        });
-    }
+/// Answers every connection on `listener` within `limits` until dropped.
+pub(super) async fn serve(listener: TcpListener, limits: Limits, published: Arc<Mutex<Published>>) {
+    serve::serve(listener, limits, move |request| {
+        respond(request, &published)
+    })
+    .await;
 }
 
 fn respond(request: &Request<Incoming>, published: &Mutex<Published>) -> Response<Full<Bytes>> {

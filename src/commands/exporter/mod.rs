@@ -12,7 +12,9 @@
 //! session is the watch's to recover from (it reads everything again); a
 //! watch that fails for good is started again, with backoff, and the last
 //! known figures are served meanwhile, `zklock_exporter_connected` 0 and
-//! `zklock_exporter_last_update_seconds` standing still.
+//! `zklock_exporter_last_update_seconds` standing still. Whoever can reach
+//! the port is served within bounds ([`crate::serve`]), so no client can
+//! starve the scrapes or the watch.
 
 mod http;
 mod state;
@@ -29,6 +31,7 @@ use crate::exit::ExitStatus;
 use crate::output::prometheus::CycleCounts;
 use crate::output::{self, Printer};
 use crate::run::Signals;
+use crate::serve::{self, Limits};
 use crate::watch::LockWatch;
 use crate::zk::sessions::{self, Ask};
 use crate::zk::{self, ConnectOptions};
@@ -70,6 +73,13 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
         "serving the locks under {} at http://{}/metrics",
         args.path, args.listen
     ));
+    let limits = Limits::for_this_process();
+    if limits.connections < serve::MAX_CONNECTIONS {
+        globals.printer.note(&format!(
+            "the descriptor limit (ulimit -n) allows {} HTTP connections at once",
+            limits.connections
+        ));
+    }
     let state = Arc::new(Mutex::new(State::new(args.max_locks)));
     let published = Arc::new(Mutex::new(Published::default()));
     publish(&state, &published);
@@ -173,7 +183,7 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
     let serve = async {
         tokio::select! {
             () = follow => {}
-            () = http::serve(listener, Arc::clone(&published)) => {}
+            () = http::serve(listener, limits, Arc::clone(&published)) => {}
             () = survey => {}
             () = render => {}
         }
