@@ -325,6 +325,13 @@ fn logs(server: &ZkServer) -> Vec<PathBuf> {
     logs
 }
 
+/// True when a dumped record names `path`: as text, or as 3.5's toolkit
+/// prints a multi's operations, their bytes in hex.
+fn mentions(rest: &str, path: &str) -> bool {
+    let hex: String = path.bytes().map(|b| format!("{b:02x}")).collect();
+    rest.contains(path) || rest.contains(&hex)
+}
+
 /// Every create and end the history names is the transaction the
 /// toolkit shows at that zxid, by that session.
 fn agrees_with_toolkit(
@@ -369,7 +376,7 @@ fn agrees_with_toolkit(
             Some(how) => {
                 assert!(op == "delete" || op == "multi", "{node} {how}: {op} {rest}");
                 assert!(
-                    rest.contains(&format!("{}{node}", env.chroot())),
+                    mentions(rest, &format!("{}{node}", env.chroot())),
                     "{node}: {rest}"
                 );
                 let deleter = hold.ended_by.as_ref().map_or(session, |by| {
@@ -413,6 +420,18 @@ fn against(release: Option<Release>) {
         .filter(|h| h.mode == "shared" && h.holding_ms.is_some())
         .count();
     assert_eq!(shared, 2, "both readers held");
+    let recorded = history
+        .holds
+        .iter()
+        .find(|h| h.reason.is_some())
+        .expect("the hold broken with an end record");
+    assert_eq!(recorded.reason.as_deref(), Some("stuck deploy"));
+    let breaker = recorded.breaker.as_ref().expect("its breaker");
+    assert_eq!(
+        (breaker.user.as_str(), breaker.host.as_str(), breaker.pid),
+        ("ops", "bastion", 4242)
+    );
+    assert_eq!(recorded.data.as_deref(), Some("kazoo-stuck"));
     let mutex = history
         .locks
         .iter()
