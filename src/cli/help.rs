@@ -489,8 +489,8 @@ Examples:
   zklock history deploy --data-dir /var/lib/zookeeper
   # every lock anywhere, over the last two hours, as JSON
   zklock history / --data-dir /var/lib/zookeeper --since 2h -o json
-  # who held what around 03:12 UTC, from copied log files
-  zklock history / --log log.100000001 log.100004e2f --since 2026-11-27T03:00:00Z --until 2026-11-27T03:30:00Z";
+  # every lock since 03:00 UTC, from a copied log file
+  zklock history / --log log.1a2b --since 2026-11-27T03:00:00Z";
 
     /// The full help of `zklock history --help` and its man page.
     pub(in crate::cli) fn manual() -> String {

@@ -446,33 +446,29 @@ fn every_end_on_debians_server_as_the_toolkit_reads_it() {
     against(None);
 }
 
-mod lines {
-    use super::*;
+#[test]
+fn every_end_on_3_5_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.5")));
+}
 
-    #[test]
-    fn v3_5() {
-        against(Some(Release::of("3.5")));
-    }
+#[test]
+fn every_end_on_3_6_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.6")));
+}
 
-    #[test]
-    fn v3_6() {
-        against(Some(Release::of("3.6")));
-    }
+#[test]
+fn every_end_on_3_7_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.7")));
+}
 
-    #[test]
-    fn v3_7() {
-        against(Some(Release::of("3.7")));
-    }
+#[test]
+fn every_end_on_3_8_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.8")));
+}
 
-    #[test]
-    fn v3_8() {
-        against(Some(Release::of("3.8")));
-    }
-
-    #[test]
-    fn v3_9() {
-        against(Some(Release::of("3.9")));
-    }
+#[test]
+fn every_end_on_3_9_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.9")));
 }
 
 /// The end of the written part of a log: its last record's end mark, the
