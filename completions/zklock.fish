@@ -64,6 +64,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show one lo
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH: who waits on whom, certain or possible, and the release that breaks it (exit 1 when one is found)'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "history" -d 'Every hold of every lock, rebuilt offline from a ZooKeeper server\'s transaction logs, and how each ended'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "exporter" -d 'Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live'
@@ -440,6 +441,40 @@ complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s q -l quiet -
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l data-dir -d 'A ZooKeeper server\'s dataDir, or the version-2 directory in it: every log.* file there' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l log -d 'Transaction log files, read in the order of the zxids their names end in' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l since -d 'Only contenders alive at or after this time (RFC 3339 UTC, e.g. 2026-11-27T03:12:00Z) or this long ago (e.g. 2h)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l until -d 'Only contenders alive at or before this time, or this long ago; the reading stops there' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
+wide\t'A table of every column, with nothing cut'
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l until -d 'Exit 0 once no lock under the path is held (free) or some lock is (held)' -r -f -a "free\t''
 held\t''"
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s w -l timeout -d 'Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by --connect-timeout)' -r
@@ -633,24 +668,25 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Pri
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH: who waits on whom, certain or possible, and the release that breaks it (exit 1 when one is found)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "exporter" -d 'Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "top" -d 'Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH: who waits on whom, certain or possible, and the release that breaks it (exit 1 when one is found)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "history" -d 'Every hold of every lock, rebuilt offline from a ZooKeeper server\'s transaction logs, and how each ended'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "exporter" -d 'Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "top" -d 'Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -f -a "bash zsh fish"
-complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release stat ls dump deadlocks watch reap exporter top completions man"
+complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man"
 
 # The command run under a lock (after `--`): its name, then its own arguments.
 function __fish_zklock_after_separator

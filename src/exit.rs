@@ -5,6 +5,7 @@
 //! commands return `Result<ExitStatus>`, and `main` asks [`status_of_error`] which
 //! code an error deserves.
 
+use crate::history::LogError;
 use crate::lock::AcquireError;
 use crate::run::{CannotRun, WhyNot};
 use crate::usage::UsageError;
@@ -185,6 +186,12 @@ pub fn cause_for(err: &anyhow::Error) -> &'static str {
                     AcquireError::SessionEnded(_) => "session_lost",
                     AcquireError::MaxLeasesDiffer { .. } => "max_leases_differ",
                 })
+            } else if let Some(err) = cause.downcast_ref::<LogError>() {
+                Some(if err.is_damage() {
+                    "damaged_log"
+                } else {
+                    "other"
+                })
             } else {
                 cause.downcast_ref::<zk::Error>().map(zk_cause)
             }
@@ -198,7 +205,7 @@ pub const NOT_ACQUIRED: &str = "not_acquired";
 
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
-pub const CAUSES: [(&str, &str); 24] = [
+pub const CAUSES: [(&str, &str); 25] = [
     (
         "usage",
         "a bad flag, path, duration, host string or profile",
@@ -259,6 +266,10 @@ pub const CAUSES: [(&str, &str); 24] = [
     ),
     ("command_not_found", "COMMAND was not found"),
     ("command_not_executable", "COMMAND could not be executed"),
+    (
+        "damaged_log",
+        "history met a transaction log record cut off or failing its checksum",
+    ),
     ("other", "anything else"),
 ];
 

@@ -18,6 +18,7 @@ pub mod clock;
 pub mod commands;
 pub(crate) mod config;
 pub mod exit;
+pub(crate) mod history;
 pub mod lock;
 pub(crate) mod model;
 pub(crate) mod names;

@@ -13,6 +13,7 @@ use super::{
 use crate::admin::reap::Selector;
 use crate::admin::release::ReleaseAction;
 use crate::commands::exporter::ExporterArgs;
+use crate::commands::history::HistoryArgs;
 use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, ReleaseArgs};
 use crate::commands::top::TopArgs;
@@ -20,6 +21,7 @@ use crate::commands::{
     Subcommand, deadlocks, dump, generated::Shell, ls, reap, stat::StatArgs, watch,
 };
 use crate::config::Globals;
+use crate::history::Source;
 use crate::lock::{ContenderKind, Dialect, name};
 use crate::model::LockDialect;
 use crate::output::{Format, Printer};
@@ -450,6 +452,18 @@ impl Cli {
             }),
             CliCommand::Watch(args) => Subcommand::Watch(args.into_watch_args(root)?),
             CliCommand::Reap(args) => Subcommand::Reap(args.into_reap_args(root)?),
+            CliCommand::History(args) => {
+                let now = crate::clock::now_ms();
+                Subcommand::History(HistoryArgs {
+                    path: resolve_or_root(root, args.path)?,
+                    source: match args.data_dir {
+                        Some(dir) => Source::DataDir(dir),
+                        None => Source::Logs(args.log),
+                    },
+                    since_ms: args.since.map(|moment| moment.as_ms(now)),
+                    until_ms: args.until.map(|moment| moment.as_ms(now)),
+                })
+            }
             CliCommand::Top { path } => Subcommand::Top(TopArgs {
                 path: resolve_or_root(root, path)?,
             }),

@@ -482,6 +482,68 @@ one), as grep does. See docs/WAIT-CHAINS.md."
     }
 }
 
+/// `zklock history`.
+pub(super) mod history {
+    /// Short examples for `zklock history -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  # every hold of /locks/deploy, from a server's data directory
+  zklock history deploy --data-dir /var/lib/zookeeper
+  # every lock anywhere, over the last two hours, as JSON
+  zklock history / --data-dir /var/lib/zookeeper --since 2h -o json
+  # every lock since 03:00 UTC, from a copied log file
+  zklock history / --log log.1a2b --since 2026-11-27T03:00:00Z";
+
+    /// The full help of `zklock history --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}\n\n\
+Reads a ZooKeeper server's transaction logs offline (no connection is made)
+and replays them through the queue rules lock and stat use: every
+contender of every lock below PATH (zklock's, Curator's, kazoo's and the
+other dialects ls knows; mutexes and read-write locks), from the
+transaction that created it to the one that ended it. Logs written by
+ZooKeeper 3.5 to 3.9 are read, with their multi transactions, container
+and TTL nodes, 3.6's digests and the zeros the server preallocates. Times
+are the leader's clock as the log stamps them.
+
+Each row is one contender: LOCK, SEQ, SESSION (its owner session),
+HOLDING FROM (when the rules let it hold, as the contenders ahead of it
+went; - if it never held), HELD, HOW it ended and OWNER (zklock's owner
+record, or the data Curator or kazoo wrote). -o wide adds NODE, DIALECT,
+MODE, FENCE (the zxid that created it), CREATED, ENDED and WAITED. HOW is
+one of: released by its own session; gave up (never held); released at its
+--max-hold; session closed by the client; closed by the server (expired):
+the server closes an expired session itself, with request number 0;
+broken: deleted by another session, named, with who broke it and why when
+zklock release or reap wrote an end record into the lock directory in the
+same transaction; reaped; removed by the server (its TTL ran out). A
+contender still alive where the logs end is shown so. A table of each
+lock follows: holds, unclean ends (any end but a release), and the 50th
+and 99th percentile and the longest hold and wait.
+
+--since and --until keep the contenders alive at some moment between them
+(a UTC time, or a duration before now); the reading stops at --until.
+Contenders created before the first log read are not known: a server that
+purged old logs keeps them in its snapshots, which this version does not
+read.
+
+JSON: {{\"holds\": [{{\"lock\", \"node\", \"dialect\", \"mode\", \"session\",
+\"fence\", \"owner\", \"data\", \"created_ms\", \"holding_ms\", \"ended_ms\",
+\"ended_zxid\", \"how\", \"ended_by\", \"breaker\", \"reason\", \"waited_ms\", \"held_ms\"}}],
+\"locks\": [{{\"lock\", \"contenders\", \"holds\", \"unclean\", \"hold_ms\":
+{{\"p50\", \"p99\", \"max\"}}, \"wait_ms\": {{...}}}}]}}, how one of released,
+gave_up, max_hold, closed_by_client, expired, broken, reaped, ttl_expired,
+or null while alive.
+
+A record cut off part-way or failing its checksum stops the reading: what
+was read before it is shown, then the error names the file and the
+record's offset (exit 10, cause damaged_log). See the post-mortem
+walk-through in docs/GUIDE.md."
+        )
+    }
+}
+
 /// `zklock dump`.
 pub(super) mod dump {
     use super::ls::LOCKS_EXPLAINED;

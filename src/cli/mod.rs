@@ -692,6 +692,11 @@ pub enum CliCommand {
         certain: bool,
     },
 
+    /// Every hold of every lock, rebuilt offline from a ZooKeeper server's transaction logs, and
+    /// how each ended
+    #[command(after_help = help::history::EXAMPLES, after_long_help = help::history::manual())]
+    History(HistoryCmdArgs),
+
     /// Follow a lock (or every lock under a path) live: waiting, acquired, released, gone
     #[command(after_help = help::watch::EXAMPLES, after_long_help = help::watch::manual())]
     Watch(WatchCmdArgs),
@@ -733,6 +738,67 @@ pub enum ShellArg {
     Bash,
     Zsh,
     Fish,
+}
+
+// The arguments of `history`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("logs").required(true).args(["data_dir", "log"]))]
+pub struct HistoryCmdArgs {
+    /// A lock name (under --root) or an absolute path: that lock, or every lock below it
+    /// [default: --root]
+    pub path: Option<String>,
+
+    /// A ZooKeeper server's dataDir, or the version-2 directory in it: every log.* file there
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Transaction log files, read in the order of the zxids their names end in
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub log: Vec<PathBuf>,
+
+    /// Only contenders alive at or after this time (RFC 3339 UTC, e.g. 2026-11-27T03:12:00Z)
+    /// or this long ago (e.g. 2h)
+    #[arg(long, value_parser = parse_moment, value_name = "TIME|DUR")]
+    pub since: Option<Moment>,
+
+    /// Only contenders alive at or before this time, or this long ago; the reading stops there
+    #[arg(long, value_parser = parse_moment, value_name = "TIME|DUR")]
+    pub until: Option<Moment>,
+}
+
+/// `--since`/`--until`: a point in time, or a duration before now.
+#[derive(Clone, Copy, Debug)]
+pub enum Moment {
+    /// Milliseconds since the epoch.
+    At(i64),
+    Ago(Duration),
+}
+
+impl Moment {
+    /// In milliseconds since the epoch, `now_ms` being now.
+    pub fn as_ms(self, now_ms: i64) -> i64 {
+        match self {
+            Moment::At(ms) => ms,
+            Moment::Ago(ago) => {
+                now_ms.saturating_sub(i64::try_from(ago.as_millis()).unwrap_or(i64::MAX))
+            }
+        }
+    }
+}
+
+/// Parses `--since`/`--until`: an RFC 3339 time (UTC), or a duration ago.
+fn parse_moment(text: &str) -> Result<Moment, String> {
+    if let Ok(ago) = parse_duration(text) {
+        return Ok(Moment::Ago(ago));
+    }
+    let at = humantime::parse_rfc3339_weak(text).map_err(|_| {
+        format!("bad time {text:?}: write a UTC time (2026-11-27T03:12:00Z) or a duration ago (2h)")
+    })?;
+    let ms = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| format!("bad time {text:?}: before 1970"))?
+        .as_millis();
+    Ok(Moment::At(i64::try_from(ms).unwrap_or(i64::MAX)))
 }
 
 // The arguments of `lock`, `rlock` and `wlock`.

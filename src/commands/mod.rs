@@ -6,6 +6,7 @@ pub(crate) mod deadlocks;
 pub(crate) mod dump;
 pub(crate) mod exporter;
 pub mod generated;
+pub(crate) mod history;
 pub(crate) mod lock;
 pub(crate) mod ls;
 pub(crate) mod reap;
@@ -37,6 +38,7 @@ pub enum Subcommand {
     Ls(ls::LsArgs),
     Dump(dump::DumpArgs),
     Deadlocks(deadlocks::DeadlocksArgs),
+    History(history::HistoryArgs),
     Watch(watch::WatchArgs),
     Reap(reap::ReapArgs),
     Exporter(exporter::ExporterArgs),
@@ -74,6 +76,7 @@ pub(crate) async fn run(
         Subcommand::Ls(args) => boxed(|| ls::run(globals, args)),
         Subcommand::Dump(args) => boxed(|| dump::run(globals, args)),
         Subcommand::Deadlocks(args) => boxed(|| deadlocks::run(globals, args)),
+        Subcommand::History(args) => boxed(|| history::run(globals, args)),
         Subcommand::Watch(args) => boxed(|| watch::run(globals, args)),
         Subcommand::Reap(args) => boxed(|| reap::run(globals, args)),
         Subcommand::Exporter(args) => boxed(|| exporter::run(globals, args)),

@@ -40,6 +40,8 @@
 //                          granted; a signal while waiting for it gives it up and
 //                          releases both
 //   --then-after FILE      with --then: wait until FILE exists before taking PATH
+//   --abandon              when the hold ends, close the client without releasing (print
+//                          ABANDONED <epoch-ms>): the node goes with the session
 //   --revocable            (Curator only) makeRevocable(): when "__REVOKE__" is written
 //                          to our node, print REVOKED <epoch-ms>, release, exit 0.
 //                          Without it the holder ignores revocation requests.
@@ -115,7 +117,7 @@ public class CuratorPeer {
     private static void usage(String why) {
         die(2, why + "\nusage: CuratorPeer <connect-string> <lock-path> mutex|read|write|semaphore"
                 + " [--hold-ms N] [--timeout-ms N] [--session-timeout-ms N] [--loops N]"
-                + " [--identifier TEXT] [--revocable] [--max-leases N] [--log FILE]");
+                + " [--identifier TEXT] [--revocable] [--abandon] [--max-leases N] [--log FILE]");
     }
 
     private static long parseLong(String opt, String v) {
@@ -166,7 +168,7 @@ public class CuratorPeer {
         String lockPath = args[1];
         String mode = args[2];
         long holdMs = -1, timeoutMs = -1, sessionMs = 4000, loops = 1, maxLeases = 1;
-        boolean revocable = false;
+        boolean revocable = false, abandon = false;
         String logFile = null;
         String thenPath = null, thenAfter = null;
         for (int i = 3; i < args.length; i++) {
@@ -174,6 +176,9 @@ public class CuratorPeer {
             switch (a) {
                 case "--revocable":
                     revocable = true;
+                    continue;
+                case "--abandon":
+                    abandon = true;
                     continue;
                 case "--hold-ms":
                 case "--timeout-ms":
@@ -327,6 +332,11 @@ public class CuratorPeer {
 
             Thread.interrupted();
             fenceLog(logFile, "end", fence);
+            if (abandon) {
+                out("ABANDONED " + System.currentTimeMillis());
+                closeClient();
+                System.exit(0);
+            }
             try {
                 if (second != null) second.release();
                 lock.release();

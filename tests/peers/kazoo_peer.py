@@ -27,6 +27,8 @@ Protocol (shared with CuratorPeer.java):
   --identifier TEXT       kazoo's identifier, stored as the node's data
   --revocable             accepted for symmetry with CuratorPeer; kazoo has no
                           revocation, so it is ignored
+  --abandon               when the hold ends, close the session without releasing
+                          (print ABANDONED <epoch-ms>): the node goes with the session
   --max-leases N          (semaphore) the semaphore's maximum number of leases (default 1)
   --log FILE              append "start <czxid> <epoch-ms> kazoo-<pid>" to FILE once
                           acquired and "end <czxid> <epoch-ms> kazoo-<pid>" just before
@@ -310,6 +312,10 @@ class Peer(object):
             if second is not None:
                 second.release()
             self.fence_log("end", fence)
+            if a.abandon:
+                out("ABANDONED %d" % now_ms())
+                self.close()
+                return 0
             try:
                 lock.release()
             except Exception as e:
@@ -374,6 +380,7 @@ def main():
     p.add_argument("--max-leases", type=nonneg, default=1)
     p.add_argument("--identifier", default=None)
     p.add_argument("--revocable", action="store_true")
+    p.add_argument("--abandon", action="store_true")
     p.add_argument("--extra-pattern", action="append", default=[])
     p.add_argument("--log", default=None)
     p.add_argument("--then", default=None)

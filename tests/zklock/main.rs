@@ -42,6 +42,7 @@ mod guard;
 mod guarded;
 mod harness;
 mod help;
+mod history;
 mod holding;
 mod hostile;
 mod inspect;

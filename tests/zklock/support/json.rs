@@ -281,3 +281,67 @@ pub struct Grant {
     /// The session that holds it, `0x...`.
     pub session: String,
 }
+
+/// `history -o json`: every contender, then each lock's summary.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct History {
+    pub holds: Vec<HistoryHold>,
+    pub locks: Vec<HistoryLock>,
+}
+
+/// One contender's life in `history`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryHold {
+    pub lock: String,
+    pub node: String,
+    pub dialect: String,
+    pub mode: String,
+    pub session: String,
+    pub fence: i64,
+    pub owner: Option<serde_json::Value>,
+    pub data: Option<String>,
+    pub created_ms: i64,
+    pub holding_ms: Option<i64>,
+    pub ended_ms: Option<i64>,
+    pub ended_zxid: Option<i64>,
+    /// released, gave_up, max_hold, closed_by_client, expired, broken,
+    /// reaped, ttl_expired; null while alive.
+    pub how: Option<String>,
+    pub ended_by: Option<String>,
+    pub breaker: Option<HistoryBreaker>,
+    pub reason: Option<String>,
+    pub waited_ms: Option<i64>,
+    pub held_ms: Option<i64>,
+}
+
+/// Who broke a hold, from its end record.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryBreaker {
+    pub user: String,
+    pub host: String,
+    pub pid: u32,
+}
+
+/// One lock's summary in `history`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryLock {
+    pub lock: String,
+    pub contenders: u64,
+    pub holds: u64,
+    pub unclean: u64,
+    pub hold_ms: HistorySpread,
+    pub wait_ms: HistorySpread,
+}
+
+/// Percentiles of durations, in ms.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySpread {
+    pub p50: Option<i64>,
+    pub p99: Option<i64>,
+    pub max: Option<i64>,
+}

@@ -353,6 +353,26 @@ impl Release {
     }
 }
 
+/// The classpath of the jars of `release` (Debian's when `None`) with
+/// what ZooKeeper's own tools (`TxnLogToolkit`) need besides the server.
+pub fn tools_classpath(release: Option<&Release>) -> String {
+    let jars = match release {
+        Some(release) => format!("{}/*", release.lib.display()),
+        None => [
+            ZOOKEEPER_JAR,
+            "/usr/share/java/zookeeper-jute.jar",
+            "/usr/share/java/slf4j-api.jar",
+        ]
+        .join(":"),
+    };
+    let cli = "/usr/share/java/commons-cli.jar";
+    assert!(
+        Path::new(cli).is_file(),
+        "TxnLogToolkit needs commons-cli: run scripts/setup (or: apt-get install libcommons-cli-java)"
+    );
+    format!("{jars}:{cli}")
+}
+
 impl std::fmt::Display for Release {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ZooKeeper {}", self.version)

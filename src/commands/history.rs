@@ -1,0 +1,287 @@
+//! `zklock history [LOCK|PATH] --data-dir DIR`: every hold of every lock,
+//! rebuilt offline from a ZooKeeper server's transaction logs, and how each
+//! ended. The reading and the replay are `history`'s; this maps the
+//! arguments and renders what it hands out, as it hands it out.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::config::Globals;
+use crate::exit::ExitStatus;
+use crate::history::{self, Breaker, Durations, Hold, How, LockSummary, Scope, Source, Window};
+use crate::lock::{ContenderMode, Owner};
+use crate::model::locks::owner_text;
+use crate::output::{self, Column, Format, Report, Table, format_age_ms, format_local_ms};
+use crate::zk;
+
+use super::node_sequence;
+
+/// What `history` was asked for.
+#[derive(Debug)]
+pub struct HistoryArgs {
+    /// The lock, or the path below which every lock is shown.
+    pub path: String,
+    pub source: Source,
+    /// Only contenders alive at some moment of this window (ms since the
+    /// epoch).
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+}
+
+pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStatus> {
+    let printer = &globals.printer;
+    let files = history::log_files(&args.source)?;
+    let total = files
+        .iter()
+        .filter_map(|file| std::fs::metadata(file).ok())
+        .map(|meta| meta.len())
+        .sum();
+    let progress = printer.progress_bar(total, "reading the transaction logs");
+    let mut listing = printer.listing(HOLDS, Some((&[], "holds")), progress.as_ref())?;
+    let mut failed = None;
+    let window = Window {
+        since_ms: args.since_ms,
+        until_ms: args.until_ms,
+    };
+    let replayed = history::replay(
+        &files,
+        Scope { path: args.path },
+        window,
+        &mut |done| {
+            if let Some(progress) = &progress {
+                progress.set_position(done);
+            }
+        },
+        &mut |hold| {
+            if failed.is_none()
+                && let Err(err) = listing.push(&HoldJson::of(&hold), |table| hold_row(table, &hold))
+            {
+                failed = Some(err);
+            }
+        },
+    );
+    if let Some(err) = failed {
+        return listing.close(Err(err));
+    }
+    let summaries: Vec<SummaryJson> = replayed.summaries.iter().map(SummaryJson::of).collect();
+    if printer.format == Format::Json {
+        listing.next_array("locks")?;
+        for summary in &summaries {
+            listing.push(summary, |_| Ok(()))?;
+        }
+    }
+    listing.finish()?;
+    drop(progress);
+    if printer.format == Format::Table && !summaries.is_empty() {
+        // The locks' table of its own, below the holds'.
+        println!();
+        printer.report(&Summaries(&summaries))?;
+    }
+    match replayed.stopped {
+        Some(err) => Err(err.into()),
+        None => Ok(ExitStatus::Success),
+    }
+}
+
+/// The columns of the holds' table: one row per contender.
+const HOLDS: &[Column] = &[
+    Column::whole("LOCK"),
+    Column::whole("NODE").wide(),
+    Column::whole("SEQ"),
+    Column::whole("DIALECT").wide(),
+    Column::whole("MODE").wide(),
+    Column::whole("SESSION"),
+    Column::whole("FENCE").wide(),
+    Column::whole("CREATED").wide(),
+    Column::whole("HOLDING FROM"),
+    Column::whole("ENDED").wide(),
+    Column::whole("WAITED").wide(),
+    Column::whole("HELD"),
+    Column::sentence("HOW"),
+    Column::text("OWNER"),
+];
+
+fn hold_row(table: &mut Table<'_>, hold: &Hold) -> std::io::Result<()> {
+    let dash = || "-".to_owned();
+    let time = |ms: Option<i64>| ms.map_or_else(dash, format_local_ms);
+    let span = |ms: Option<i64>| ms.map_or_else(dash, format_age_ms);
+    table.row([
+        hold.lock.clone(),
+        hold.node.clone(),
+        node_sequence(&hold.node).unwrap_or("-").to_owned(),
+        hold.dialect.as_str().to_owned(),
+        hold.mode.as_str().to_owned(),
+        zk::format_session(hold.session),
+        hold.fence.to_string(),
+        format_local_ms(hold.created_ms),
+        time(hold.holding_ms),
+        time(hold.end.as_ref().map(|end| end.at_ms)),
+        span(hold.waited_ms()),
+        span(hold.held_ms()),
+        how_text(hold),
+        owner_text(hold.dialect, &hold.data, hold.session),
+    ])
+}
+
+/// How a contender ended, for people.
+fn how_text(hold: &Hold) -> String {
+    let Some(end) = &hold.end else {
+        return if hold.holding_ms.is_some() {
+            "still holding where the log ends".to_owned()
+        } else {
+            "still waiting where the log ends".to_owned()
+        };
+    };
+    let said = match end.how {
+        How::Released => "released by its own session",
+        How::GaveUp => "gave up (never held)",
+        How::MaxHold => "released at its --max-hold",
+        How::ClosedByClient => "session closed by the client",
+        How::Expired => "closed by the server (expired)",
+        How::Broken => "broken: deleted by another session",
+        How::Reaped => "reaped: deleted by another session",
+        How::TtlExpired => "removed by the server (its TTL ran out)",
+    };
+    let mut text = said.to_owned();
+    if let Some(session) = end.by_session {
+        text += &format!(" {}", zk::format_session(session));
+    }
+    if let Some(breaker) = &end.breaker {
+        text += &format!(", by {}", breaker.summary());
+    }
+    if let Some(reason) = &end.reason {
+        text += &format!(": {reason:?}");
+    }
+    text
+}
+
+/// One contender as JSON.
+#[derive(Serialize)]
+struct HoldJson<'a> {
+    lock: &'a str,
+    node: &'a str,
+    dialect: &'static str,
+    mode: ContenderMode,
+    session: String,
+    fence: i64,
+    owner: Option<Owner>,
+    data: Option<String>,
+    created_ms: i64,
+    holding_ms: Option<i64>,
+    ended_ms: Option<i64>,
+    ended_zxid: Option<i64>,
+    how: Option<&'static str>,
+    ended_by: Option<String>,
+    breaker: Option<&'a Breaker>,
+    reason: Option<&'a str>,
+    waited_ms: Option<i64>,
+    held_ms: Option<i64>,
+}
+
+impl HoldJson<'_> {
+    fn of(hold: &Hold) -> HoldJson<'_> {
+        let end = hold.end.as_ref();
+        HoldJson {
+            lock: &hold.lock,
+            node: &hold.node,
+            dialect: hold.dialect.as_str(),
+            mode: hold.mode,
+            session: zk::format_session(hold.session),
+            fence: hold.fence,
+            owner: Owner::parse(&hold.data),
+            data: output::data_text(&hold.data),
+            created_ms: hold.created_ms,
+            holding_ms: hold.holding_ms,
+            ended_ms: end.map(|end| end.at_ms),
+            ended_zxid: end.map(|end| end.zxid),
+            how: end.map(|end| end.how.as_str()),
+            ended_by: end.and_then(|end| end.by_session).map(zk::format_session),
+            breaker: end.and_then(|end| end.breaker.as_ref()),
+            reason: end.and_then(|end| end.reason.as_deref()),
+            waited_ms: hold.waited_ms(),
+            held_ms: hold.held_ms(),
+        }
+    }
+}
+
+/// Percentiles of durations, in ms.
+#[derive(Serialize)]
+struct Spread {
+    p50: Option<i64>,
+    p99: Option<i64>,
+    max: Option<i64>,
+}
+
+impl Spread {
+    fn of(durations: &Durations) -> Spread {
+        Spread {
+            p50: durations.quantile(0.5),
+            p99: durations.quantile(0.99),
+            max: durations.max(),
+        }
+    }
+}
+
+/// One lock's summary as JSON.
+#[derive(Serialize)]
+struct SummaryJson {
+    lock: String,
+    contenders: u64,
+    holds: u64,
+    unclean: u64,
+    hold_ms: Spread,
+    wait_ms: Spread,
+}
+
+impl SummaryJson {
+    fn of((lock, summary): &(String, LockSummary)) -> SummaryJson {
+        SummaryJson {
+            lock: lock.clone(),
+            contenders: summary.contenders,
+            holds: summary.holds,
+            unclean: summary.unclean,
+            hold_ms: Spread::of(&summary.held),
+            wait_ms: Spread::of(&summary.waited),
+        }
+    }
+}
+
+/// The summaries' table, below the holds'.
+#[derive(Serialize)]
+struct Summaries<'a>(&'a [SummaryJson]);
+
+impl Report for Summaries<'_> {
+    fn columns(&self) -> &'static [Column] {
+        SUMMARY
+    }
+
+    fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
+        let span = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), format_age_ms);
+        for summary in self.0 {
+            table.row([
+                summary.lock.clone(),
+                summary.holds.to_string(),
+                summary.unclean.to_string(),
+                span(summary.hold_ms.p50),
+                span(summary.hold_ms.p99),
+                span(summary.hold_ms.max),
+                span(summary.wait_ms.p50),
+                span(summary.wait_ms.p99),
+                span(summary.wait_ms.max),
+            ])?;
+        }
+        Ok(())
+    }
+}
+
+const SUMMARY: &[Column] = &[
+    Column::whole("LOCK"),
+    Column::whole("HOLDS"),
+    Column::whole("UNCLEAN"),
+    Column::whole("HOLD P50"),
+    Column::whole("P99"),
+    Column::whole("MAX"),
+    Column::whole("WAIT P50"),
+    Column::whole("P99"),
+    Column::whole("MAX"),
+];

@@ -1,0 +1,791 @@
+//! Transactions replayed into holds: every contender of every lock
+//! directory from its create to its end, when it began to hold, and how it
+//! ended.
+//!
+//! Who holds is decided by the queue rules `lock` and `stat` use
+//! (`lock::queue::waits_on`), asked after each transaction about the
+//! directories it touched. The holders are always the first contenders of a
+//! queue, so only those up to the first waiter are looked at. A contender
+//! that the rules put at the head begins to hold at that transaction's time.
+//!
+//! Only live contenders are kept, each once in its directory's queue and
+//! once under its session: memory follows the contenders alive at one time,
+//! however long the log. A contender is handed out as it ends, and those
+//! still alive when the log ends at [`Replay::finish`].
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::end_record::{Breaker, EndRecord};
+use super::stats::LockSummary;
+use super::txnlog::{Create, Op, Txn};
+use crate::lock::queue::{self, Ahead, QueueEntry};
+use crate::lock::{ContenderMode, Dialect, node};
+use crate::zk::{self, path};
+
+/// Which lock directories are replayed: one, or every one below a path.
+#[derive(Clone, Debug)]
+pub(crate) struct Scope {
+    /// The absolute path of the lock, or of the subtree.
+    pub path: String,
+}
+
+impl Scope {
+    /// True for `dir` itself and every directory below it.
+    fn covers(&self, dir: &str) -> bool {
+        path::is_at_or_below(dir, &self.path)
+    }
+}
+
+/// The span of time whose holds are shown: those alive at any moment of it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Window {
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+}
+
+impl Window {
+    /// True when a contender alive from `from_ms` to `to_ms` (`None`:
+    /// still alive) was alive within the window.
+    fn overlaps(&self, from_ms: i64, to_ms: Option<i64>) -> bool {
+        let after_since = match (self.since_ms, to_ms) {
+            (Some(since), Some(to)) => to >= since,
+            _ => true,
+        };
+        after_since && self.until_ms.is_none_or(|until| from_ms <= until)
+    }
+
+    /// True when a transaction at `time_ms` comes after the window.
+    pub(crate) fn is_past(&self, time_ms: i64) -> bool {
+        self.until_ms.is_some_and(|until| time_ms > until)
+    }
+}
+
+/// How a contender ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum How {
+    /// Deleted by its own session after it held (or an end record says so).
+    Released,
+    /// Deleted by its own session before it ever held.
+    GaveUp,
+    /// zklock ended its hold at `--max-hold`, as its end record says.
+    MaxHold,
+    /// Its session was closed by its client.
+    ClosedByClient,
+    /// Its session was closed by the server: it expired.
+    Expired,
+    /// Deleted by another session.
+    Broken,
+    /// Deleted by `zklock reap`, as its end record says.
+    Reaped,
+    /// Removed by the server when its TTL ran out.
+    TtlExpired,
+}
+
+impl How {
+    /// The stable word used in JSON.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            How::Released => "released",
+            How::GaveUp => "gave_up",
+            How::MaxHold => "max_hold",
+            How::ClosedByClient => "closed_by_client",
+            How::Expired => "expired",
+            How::Broken => "broken",
+            How::Reaped => "reaped",
+            How::TtlExpired => "ttl_expired",
+        }
+    }
+
+    /// Released or given up by its own holder: nothing went wrong.
+    pub(crate) fn is_clean(self) -> bool {
+        matches!(self, How::Released | How::GaveUp)
+    }
+
+    /// What an end record's `how` says, when it is a word zklock writes.
+    fn recorded(word: &str) -> Option<How> {
+        Some(match word {
+            "released" => How::Released,
+            "gave_up" => How::GaveUp,
+            "max_hold" => How::MaxHold,
+            "broken" => How::Broken,
+            "reaped" => How::Reaped,
+            _ => return None,
+        })
+    }
+}
+
+/// A contender's end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct End {
+    pub at_ms: i64,
+    /// The transaction that ended it.
+    pub zxid: i64,
+    pub how: How,
+    /// The session that deleted it, when not its own.
+    pub by_session: Option<i64>,
+    /// Who ran the zklock that ended it, from its end record.
+    pub breaker: Option<Breaker>,
+    /// The reason its end record gives.
+    pub reason: Option<String>,
+}
+
+/// One contender's life in a lock: a hold, or a wait that never held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Hold {
+    /// The lock directory.
+    pub lock: String,
+    /// The node's name in it.
+    pub node: String,
+    pub dialect: Dialect,
+    pub mode: ContenderMode,
+    /// Its owner session; for a node no session owns, the one that made it.
+    pub session: i64,
+    /// The fencing token: the zxid that created it.
+    pub fence: i64,
+    /// The data it was created with: whose it is.
+    pub data: Vec<u8>,
+    pub created_ms: i64,
+    /// When the queue rules first let it hold; `None` if they never did.
+    pub holding_ms: Option<i64>,
+    /// `None` while it was still alive where the replay stopped.
+    pub end: Option<End>,
+}
+
+impl Hold {
+    /// How long it waited: until it held, or until it ended without.
+    pub(crate) fn waited_ms(&self) -> Option<i64> {
+        let until = self.holding_ms.or(self.end.as_ref().map(|end| end.at_ms))?;
+        Some(until - self.created_ms)
+    }
+
+    /// How long it held, once its hold ended.
+    pub(crate) fn held_ms(&self) -> Option<i64> {
+        Some(self.end.as_ref()?.at_ms - self.holding_ms?)
+    }
+}
+
+/// A live contender.
+#[derive(Debug)]
+struct Live {
+    session: i64,
+    ephemeral: bool,
+    fence: i64,
+    created_ms: i64,
+    data: Vec<u8>,
+    holding_ms: Option<i64>,
+}
+
+/// The replay's state: every live contender, by directory and by session.
+#[derive(Debug)]
+pub(crate) struct Replay {
+    scope: Scope,
+    window: Window,
+    /// Each lock directory with a live contender: its queue, in queue order.
+    queues: HashMap<String, BTreeMap<QueueEntry, Live>>,
+    /// Each session's live ephemeral contenders (their full paths): what
+    /// its close ends.
+    sessions: HashMap<i64, HashSet<String>>,
+    summaries: BTreeMap<String, LockSummary>,
+    /// The last transaction applied: logs that overlap are read once.
+    last_zxid: i64,
+}
+
+impl Replay {
+    pub(crate) fn new(scope: Scope, window: Window) -> Replay {
+        Replay {
+            scope,
+            window,
+            queues: HashMap::new(),
+            sessions: HashMap::new(),
+            summaries: BTreeMap::new(),
+            last_zxid: i64::MIN,
+        }
+    }
+
+    /// Applies one transaction; each contender it ends goes to `emit`.
+    pub(crate) fn apply(&mut self, txn: &Txn, emit: &mut impl FnMut(Hold)) {
+        if txn.zxid <= self.last_zxid {
+            return;
+        }
+        self.last_zxid = txn.zxid;
+        let mut touched = Vec::new();
+        match &txn.op {
+            Op::Multi(ops) => {
+                let records = end_records(ops);
+                for op in ops {
+                    self.apply_op(txn, op, &records, &mut touched, emit);
+                }
+            }
+            Op::CloseSession => self.close_session(txn, &mut touched, emit),
+            op => self.apply_op(txn, op, &[], &mut touched, emit),
+        }
+        for dir in touched {
+            self.settle(&dir, txn.time_ms);
+        }
+    }
+
+    fn apply_op(
+        &mut self,
+        txn: &Txn,
+        op: &Op,
+        records: &[(&str, EndRecord)],
+        touched: &mut Vec<String>,
+        emit: &mut impl FnMut(Hold),
+    ) {
+        match op {
+            Op::Create(create) => self.create(txn, create, touched),
+            Op::Delete { path, by_server } => {
+                let Some((dir, name)) = self.split(path) else {
+                    return;
+                };
+                let Some((entry, live)) = self.take(dir, name) else {
+                    return;
+                };
+                let record = records
+                    .iter()
+                    .find(|(at, record)| *at == dir && record.names(name))
+                    .map(|(_, record)| record);
+                let end = deleted(txn, *by_server, &live, record);
+                touched.push(dir.to_owned());
+                self.emit(dir.to_owned(), entry, live, Some(end), emit);
+            }
+            Op::SetData { .. }
+            | Op::CreateSession
+            | Op::CloseSession
+            | Op::Multi(_)
+            | Op::Other => {}
+        }
+    }
+
+    /// A created node joins its directory's queue when it is a contender
+    /// by the rule `ls` and `stat` use (see `lock::node`).
+    fn create(&mut self, txn: &Txn, create: &Create, touched: &mut Vec<String>) {
+        let Some((dir, name)) = self.split(&create.path) else {
+            return;
+        };
+        let Some(entry) = QueueEntry::parse(name) else {
+            return;
+        };
+        let owner = if create.ephemeral { txn.session } else { 0 };
+        let stat = zk::Stat {
+            czxid: txn.zxid,
+            mzxid: txn.zxid,
+            pzxid: txn.zxid,
+            ctime: txn.time_ms,
+            mtime: txn.time_ms,
+            version: 0,
+            cversion: 0,
+            aversion: 0,
+            ephemeral_owner: owner,
+            data_length: create.data.len() as i32,
+            num_children: 0,
+        };
+        if !node::is_contender(entry.dialect, &stat, &create.data) {
+            return;
+        }
+        if create.ephemeral {
+            self.sessions
+                .entry(txn.session)
+                .or_default()
+                .insert(create.path.clone());
+        }
+        let live = Live {
+            session: txn.session,
+            ephemeral: create.ephemeral,
+            fence: txn.zxid,
+            created_ms: txn.time_ms,
+            data: create.data.clone(),
+            holding_ms: None,
+        };
+        touched.push(dir.to_owned());
+        self.queues
+            .entry(dir.to_owned())
+            .or_default()
+            .insert(entry, live);
+    }
+
+    /// A session's close ends every ephemeral contender it still had: by
+    /// the server (cxid 0: it expired) or by its client.
+    fn close_session(&mut self, txn: &Txn, touched: &mut Vec<String>, emit: &mut impl FnMut(Hold)) {
+        let Some(paths) = self.sessions.remove(&txn.session) else {
+            return;
+        };
+        let how = if txn.cxid == 0 {
+            How::Expired
+        } else {
+            How::ClosedByClient
+        };
+        let mut paths: Vec<String> = paths.into_iter().collect();
+        paths.sort();
+        for full in paths {
+            let Some((dir, name)) = split(&full) else {
+                continue;
+            };
+            let Some((entry, live)) = self.take(dir, name) else {
+                continue;
+            };
+            let end = End {
+                at_ms: txn.time_ms,
+                zxid: txn.zxid,
+                how,
+                by_session: None,
+                breaker: None,
+                reason: None,
+            };
+            touched.push(dir.to_owned());
+            self.emit(dir.to_owned(), entry, live, Some(end), emit);
+        }
+    }
+
+    /// The directory and name of `path`, when the directory is in scope.
+    fn split<'p>(&self, full: &'p str) -> Option<(&'p str, &'p str)> {
+        split(full).filter(|(dir, _)| self.scope.covers(dir))
+    }
+
+    /// Takes the contender `name` out of `dir`'s queue and its session's set.
+    fn take(&mut self, dir: &str, name: &str) -> Option<(QueueEntry, Live)> {
+        let entry = QueueEntry::parse(name)?;
+        let queue = self.queues.get_mut(dir)?;
+        let live = queue.remove(&entry)?;
+        if queue.is_empty() {
+            self.queues.remove(dir);
+        }
+        if live.ephemeral
+            && let Some(paths) = self.sessions.get_mut(&live.session)
+        {
+            paths.remove(&path::join(dir, name));
+            if paths.is_empty() {
+                self.sessions.remove(&live.session);
+            }
+        }
+        Some((entry, live))
+    }
+
+    /// Marks the contenders of `dir` that the queue rules now let hold.
+    fn settle(&mut self, dir: &str, time_ms: i64) {
+        let Some(queue) = self.queues.get_mut(dir) else {
+            return;
+        };
+        let Some(head) = queue.keys().next().cloned() else {
+            return;
+        };
+        let mut just_ahead: Option<QueueEntry> = None;
+        let mut exclusive: Option<QueueEntry> = None;
+        let mut holding = Vec::new();
+        for entry in queue.keys() {
+            let ahead = Ahead {
+                just_ahead: just_ahead.as_ref(),
+                exclusive: exclusive.as_ref().map(|e| (e, e)),
+                head: &head,
+            };
+            if queue::waits_on(entry, ahead).is_some() {
+                break;
+            }
+            holding.push(entry.clone());
+            if !queue::is_shared(entry) {
+                exclusive = Some(entry.clone());
+            }
+            just_ahead = Some(entry.clone());
+        }
+        for entry in holding {
+            if let Some(live) = queue.get_mut(&entry) {
+                live.holding_ms.get_or_insert(time_ms);
+            }
+        }
+    }
+
+    /// Hands a contender out, when its life falls in the window, and
+    /// counts it in its lock's summary.
+    fn emit(
+        &mut self,
+        lock: String,
+        entry: QueueEntry,
+        live: Live,
+        end: Option<End>,
+        emit: &mut impl FnMut(Hold),
+    ) {
+        if !self
+            .window
+            .overlaps(live.created_ms, end.as_ref().map(|end| end.at_ms))
+        {
+            return;
+        }
+        let hold = Hold {
+            mode: entry.mode(),
+            dialect: entry.dialect,
+            node: entry.name,
+            session: live.session,
+            fence: live.fence,
+            data: live.data,
+            created_ms: live.created_ms,
+            holding_ms: live.holding_ms,
+            end,
+            lock,
+        };
+        self.summaries
+            .entry(hold.lock.clone())
+            .or_default()
+            .count(&hold);
+        emit(hold);
+    }
+
+    /// Hands out every contender still alive, lock by lock in queue order,
+    /// and returns each lock's summary.
+    pub(crate) fn finish(mut self, emit: &mut impl FnMut(Hold)) -> Vec<(String, LockSummary)> {
+        let mut locks: Vec<String> = self.queues.keys().cloned().collect();
+        locks.sort();
+        for lock in locks {
+            let queue = self.queues.remove(&lock).unwrap_or_default();
+            for (entry, live) in queue {
+                self.emit(lock.clone(), entry, live, None, emit);
+            }
+        }
+        self.summaries.into_iter().collect()
+    }
+}
+
+/// The directory and name of a node's path.
+fn split(full: &str) -> Option<(&str, &str)> {
+    Some((path::parent(full)?, path::basename(full)))
+}
+
+/// The end records a multi writes, with the directory each is written to.
+fn end_records(ops: &[Op]) -> Vec<(&str, EndRecord)> {
+    ops.iter()
+        .filter_map(|op| match op {
+            Op::SetData { path, data } => Some((path.as_str(), EndRecord::parse(data)?)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// How a delete of `live` in `txn` ended it: the server's removal of a TTL
+/// node, what an end record in the same transaction says, or else by whom:
+/// its own session (released, or gave up if it never held) or another
+/// (broken).
+fn deleted(txn: &Txn, by_server: bool, live: &Live, record: Option<&EndRecord>) -> End {
+    let own = txn.session == live.session;
+    let plain = if by_server {
+        How::TtlExpired
+    } else if !own {
+        How::Broken
+    } else if live.holding_ms.is_some() {
+        How::Released
+    } else {
+        How::GaveUp
+    };
+    let how = record
+        .and_then(|record| How::recorded(&record.how))
+        .unwrap_or(plain);
+    End {
+        at_ms: txn.time_ms,
+        zxid: txn.zxid,
+        how,
+        by_session: (!own && !by_server).then_some(txn.session),
+        breaker: record.and_then(|record| record.by.clone()),
+        reason: record.and_then(|record| record.reason.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::txnlog::Create;
+
+    const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+    const A: i64 = 0x100;
+    const B: i64 = 0x200;
+    const C: i64 = 0x300;
+
+    /// A replay of `/l` fed transactions one at a time, collecting what it
+    /// hands out.
+    struct Feed {
+        replay: Replay,
+        zxid: i64,
+        out: Vec<Hold>,
+    }
+
+    impl Feed {
+        fn new() -> Feed {
+            Feed::within(Scope { path: "/".into() }, Window::default())
+        }
+
+        fn within(scope: Scope, window: Window) -> Feed {
+            Feed {
+                replay: Replay::new(scope, window),
+                zxid: 0,
+                out: Vec::new(),
+            }
+        }
+
+        fn txn(&mut self, session: i64, cxid: i32, op: Op) {
+            self.zxid += 1;
+            let txn = Txn {
+                session,
+                cxid,
+                zxid: self.zxid,
+                time_ms: self.zxid * 1000,
+                op,
+            };
+            let out = &mut self.out;
+            self.replay.apply(&txn, &mut |hold| out.push(hold));
+        }
+
+        fn create(&mut self, session: i64, name: &str) {
+            self.txn(session, 1, create(&format!("/l/{name}"), b"", true));
+        }
+
+        fn delete(&mut self, session: i64, name: &str) {
+            self.txn(session, 2, delete(name));
+        }
+
+        fn finish(mut self) -> Vec<Hold> {
+            let out = &mut self.out;
+            self.replay.finish(&mut |hold| out.push(hold));
+            self.out
+        }
+    }
+
+    fn create(path: &str, data: &[u8], ephemeral: bool) -> Op {
+        Op::Create(Create {
+            path: path.into(),
+            data: data.to_vec(),
+            ephemeral,
+        })
+    }
+
+    fn delete(name: &str) -> Op {
+        Op::Delete {
+            path: format!("/l/{name}"),
+            by_server: false,
+        }
+    }
+
+    fn end_record(name: &str, how: &str) -> Op {
+        let data = format!(
+            r#"{{"zklock_end":{{"version":1,"nodes":[{{"node":"{name}","session":"0x100"}}],"how":"{how}","by":{{"user":"ops","host":"h","pid":7}},"reason":"stuck","ran":null}}}}"#
+        );
+        Op::SetData {
+            path: "/l".into(),
+            data: data.into_bytes(),
+        }
+    }
+
+    /// A contender's node, how it ended, when it began to hold, how long.
+    type Seen<'a> = (&'a str, Option<How>, Option<i64>, Option<i64>);
+
+    fn hows(holds: &[Hold]) -> Vec<Seen<'_>> {
+        holds
+            .iter()
+            .map(|h| {
+                (
+                    h.node.as_str(),
+                    h.end.as_ref().map(|e| e.how),
+                    h.holding_ms,
+                    h.held_ms(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_mutex_handed_on_by_release_expiry_client_close_and_a_break() {
+        let mut feed = Feed::new();
+        feed.create(A, "lock-0000000001"); // zxid 1
+        feed.create(B, "lock-0000000002"); // 2
+        feed.create(C, "lock-0000000003"); // 3
+        feed.delete(A, "lock-0000000001"); // 4: released, B holds
+        feed.txn(B, 0, Op::CloseSession); // 5: B expired, C holds
+        feed.create(A, "lock-0000000004"); // 6
+        feed.txn(C, 9, Op::CloseSession); // 7: C closed by its client
+        feed.create(B, "lock-0000000005"); // 8
+        // A's hold is broken by session B's zklock release, with a reason.
+        feed.txn(
+            B,
+            3,
+            Op::Multi(vec![
+                end_record("lock-0000000004", "broken"),
+                delete("lock-0000000004"),
+            ]),
+        ); // 9
+        feed.delete(B, "lock-0000000005"); // 10: released
+        let out = feed.finish();
+        assert_eq!(
+            hows(&out),
+            [
+                (
+                    "lock-0000000001",
+                    Some(How::Released),
+                    Some(1000),
+                    Some(3000)
+                ),
+                (
+                    "lock-0000000002",
+                    Some(How::Expired),
+                    Some(4000),
+                    Some(1000)
+                ),
+                (
+                    "lock-0000000003",
+                    Some(How::ClosedByClient),
+                    Some(5000),
+                    Some(2000)
+                ),
+                ("lock-0000000004", Some(How::Broken), Some(7000), Some(2000)),
+                (
+                    "lock-0000000005",
+                    Some(How::Released),
+                    Some(9000),
+                    Some(1000)
+                ),
+            ]
+        );
+        let broken = out[3].end.as_ref().unwrap();
+        assert_eq!(broken.by_session, Some(B));
+        assert_eq!(broken.reason.as_deref(), Some("stuck"));
+        assert_eq!(broken.breaker.as_ref().unwrap().summary(), "ops@h pid 7");
+        assert_eq!(out[1].waited_ms(), Some(2000));
+        assert_eq!(out[0].fence, 1);
+    }
+
+    #[test]
+    fn a_waiter_that_leaves_gave_up_and_a_plain_delete_by_another_is_broken() {
+        let mut feed = Feed::new();
+        feed.create(A, "lock-0000000001");
+        feed.create(B, "lock-0000000002");
+        feed.delete(B, "lock-0000000002");
+        feed.delete(C, "lock-0000000001");
+        let out = feed.finish();
+        assert_eq!(
+            hows(&out),
+            [
+                ("lock-0000000002", Some(How::GaveUp), None, None),
+                ("lock-0000000001", Some(How::Broken), Some(1000), Some(3000)),
+            ]
+        );
+        assert_eq!(out[0].waited_ms(), Some(1000));
+        assert_eq!(out[1].end.as_ref().unwrap().by_session, Some(C));
+        assert_eq!(out[1].end.as_ref().unwrap().breaker, None);
+    }
+
+    #[test]
+    fn readers_share_and_a_writer_waits_for_all_of_them() {
+        let r = |seq: i32| format!("_c_{UUID}-__READ__{seq:010}");
+        let w = |seq: i32| format!("_c_{UUID}-__WRIT__{seq:010}");
+        let mut feed = Feed::new();
+        feed.create(A, &r(1));
+        feed.create(B, &r(2));
+        feed.create(C, &w(3));
+        feed.create(A, &r(4));
+        feed.delete(A, &r(1));
+        feed.delete(B, &r(2)); // 6: the writer holds
+        feed.delete(C, &w(3)); // 7: the reader behind it holds
+        let out = feed.finish();
+        assert_eq!(
+            hows(&out),
+            [
+                (r(1).as_str(), Some(How::Released), Some(1000), Some(4000)),
+                (r(2).as_str(), Some(How::Released), Some(2000), Some(4000)),
+                (w(3).as_str(), Some(How::Released), Some(6000), Some(1000)),
+                (r(4).as_str(), None, Some(7000), None),
+            ]
+        );
+        assert_eq!(out[3].mode, ContenderMode::Shared);
+        assert_eq!(out[3].dialect, Dialect::Curator);
+    }
+
+    #[test]
+    fn only_contenders_count_and_the_scope_and_window_filter() {
+        let mut feed = Feed::within(
+            Scope { path: "/l".into() },
+            Window {
+                since_ms: Some(3500),
+                until_ms: None,
+            },
+        );
+        // A persistent look-alike, a foreign child, a lock elsewhere.
+        feed.txn(A, 1, create("/l/lock-0000000001", b"", false));
+        feed.txn(A, 1, create("/l/config", b"", true));
+        feed.txn(A, 1, create("/other/lock-0000000001", b"", true));
+        feed.create(A, "lock-0000000002"); // 4
+        feed.delete(A, "lock-0000000002"); // 5: ends after --since
+        feed.create(A, "lock-0000000003"); // 6
+        let out = feed.finish();
+        let nodes: Vec<&str> = out.iter().map(|h| h.node.as_str()).collect();
+        assert_eq!(nodes, ["lock-0000000002", "lock-0000000003"]);
+        let mut early = Feed::within(
+            Scope { path: "/".into() },
+            Window {
+                since_ms: Some(3500),
+                until_ms: None,
+            },
+        );
+        early.create(A, "lock-0000000001");
+        early.delete(A, "lock-0000000001");
+        assert!(early.finish().is_empty(), "a hold over before --since");
+    }
+
+    #[test]
+    fn a_kazoo_persistent_lock_a_ttl_node_and_a_recorded_reap() {
+        let kazoo = "0123456789abcdef0123456789abcdef__lock__0000000001";
+        let mut feed = Feed::new();
+        feed.txn(A, 1, create(&format!("/l/{kazoo}"), b"worker-1", false));
+        feed.txn(
+            0,
+            0,
+            Op::Delete {
+                path: format!("/l/{kazoo}"),
+                by_server: true,
+            },
+        );
+        feed.create(A, "lock-0000000002");
+        feed.txn(
+            C,
+            4,
+            Op::Multi(vec![
+                delete("lock-0000000002"),
+                end_record("lock-0000000002", "reaped"),
+            ]),
+        );
+        // A multi's setData of other data is no end record.
+        feed.create(B, "lock-0000000003");
+        feed.txn(
+            C,
+            5,
+            Op::Multi(vec![
+                Op::SetData {
+                    path: "/l".into(),
+                    data: b"{}".to_vec(),
+                },
+                delete("lock-0000000003"),
+            ]),
+        );
+        let out = feed.finish();
+        let ends: Vec<(How, Option<&str>)> = out
+            .iter()
+            .map(|h| {
+                let end = h.end.as_ref().unwrap();
+                (end.how, end.reason.as_deref())
+            })
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                (How::TtlExpired, None),
+                (How::Reaped, Some("stuck")),
+                (How::Broken, None)
+            ]
+        );
+        assert_eq!(out[0].data, b"worker-1");
+        assert_eq!(out[0].end.as_ref().unwrap().by_session, None);
+    }
+
+    #[test]
+    fn a_repeated_transaction_is_applied_once() {
+        let mut feed = Feed::new();
+        feed.create(A, "lock-0000000001");
+        feed.zxid -= 1;
+        feed.txn(A, 2, delete("lock-0000000001"));
+        assert_eq!(feed.finish()[0].end, None);
+    }
+}

@@ -1,0 +1,620 @@
+//! `zklock history` against the truth: real servers of every line from 3.5
+//! to 3.9 (and Debian's 3.8) write their transaction logs while zklock,
+//! Curator and kazoo contenders hold and end in every way (a release, a
+//! kill -9 that lets the session expire, a client that closes its session
+//! holding, a break by `zklock release`, a break with an end record); then
+//! `zklock history --data-dir` on the server's data dir must report each
+//! hold with its node, owner, session and how it ended, and every
+//! transaction it names must be the one ZooKeeper's own `TxnLogToolkit`
+//! dumps from the same files. A log cut off or damaged stops the reading
+//! with an error naming the record's offset, after what was read before it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::support;
+
+use support::json::{History, HistoryHold};
+use support::peers::{self, Library, acquired, peer};
+use support::server::tools_classpath;
+use support::{Release, Running, TestEnv, ZkOptions, ZkServer, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// How one contender of the scenario ended, as the test made it end.
+struct Truth {
+    /// The node's path in the test's chroot.
+    node: String,
+    session: i64,
+    how: &'static str,
+    /// The session that deleted it, when not its own.
+    ended_by: Option<i64>,
+    /// What its data must hold: zklock's `--data`, kazoo's identifier.
+    data_has: Option<&'static str>,
+}
+
+/// The session that owns the node at `path` now.
+fn owner_of(env: &TestEnv, path: &str) -> i64 {
+    env.zk()
+        .exists(path)
+        .unwrap_or_else(|| panic!("{path} is not there"))
+        .ephemeral_owner
+}
+
+fn gone(env: &TestEnv, path: &str) {
+    wait_until(WAIT, &format!("{path} to go"), || {
+        env.zk().exists(path).is_none()
+    });
+}
+
+/// A peer that holds `lock`: it, its node and its session.
+fn holding(
+    env: &TestEnv,
+    library: Library,
+    lock: &str,
+    mode: &str,
+    extra: &[&str],
+) -> (Running, String, i64) {
+    let mut peer = peer(env, library, lock, mode, extra);
+    let node = acquired(&mut peer, WAIT);
+    let session = owner_of(env, &node);
+    (peer, node, session)
+}
+
+/// zklock holding `lock` under `sh -c SCRIPT` after printing its node and
+/// session: the running zklock, the node and the session.
+fn zklock_holding(
+    env: &TestEnv,
+    verb: &str,
+    lock: &str,
+    data: &str,
+    script: &str,
+) -> (Running, String, i64) {
+    let mut holder = env
+        .zklock([verb, lock, "--data", data, "--", "sh", "-c"])
+        .arg(format!("echo \"$ZKLOCK_NODE $ZKLOCK_SESSION\"; {script}"))
+        .spawn();
+    let line = holder.next_line(WAIT);
+    let (node, session) = line.split_once(' ').unwrap_or_else(|| panic!("{line:?}"));
+    let session = i64::from_str_radix(session.trim_start_matches("0x"), 16).unwrap();
+    (holder, node.to_owned(), session)
+}
+
+fn ends(peer: &mut Running, line: &str) {
+    peer.signal(libc::SIGTERM);
+    let said = peer.next_line(WAIT);
+    assert!(said.starts_with(line), "expected {line}, got {said:?}");
+    peer.wait(WAIT).assert_success();
+}
+
+/// Makes every kind of end happen on `/h` (a mutex) and `/rw` (a read-write
+/// lock); returns what must be found.
+fn scenario(env: &TestEnv) -> Vec<Truth> {
+    let mut truths = Vec::new();
+    let mut truth = |node: &str, session, how, ended_by, data_has| {
+        truths.push(Truth {
+            node: node.to_owned(),
+            session,
+            how,
+            ended_by,
+            data_has,
+        })
+    };
+    // zklock: a clean release.
+    let (mut clean, node, session) = zklock_holding(env, "lock", "/h", "clean-run", "true");
+    clean.wait(WAIT).assert_success();
+    truth(&node, session, "released", None, Some("clean-run"));
+    // Curator: a clean release.
+    let (curator, node, session) = holding(env, Library::Curator, "/h", "mutex", &[]);
+    peers::release(curator);
+    truth(&node, session, "released", None, None);
+    // kazoo killed -9: its session expires, closed by the server.
+    let (mut doomed, node, session) = holding(
+        env,
+        Library::Kazoo,
+        "/h",
+        "mutex",
+        &["--identifier", "kazoo-killed"],
+    );
+    doomed.kill();
+    gone(env, &node);
+    truth(&node, session, "expired", None, Some("kazoo-killed"));
+    // Curator and kazoo closing their session while holding.
+    let (mut closing, node, session) =
+        holding(env, Library::Curator, "/h", "mutex", &["--abandon"]);
+    ends(&mut closing, "ABANDONED");
+    truth(&node, session, "closed_by_client", None, None);
+    let (mut closing, node, session) = holding(
+        env,
+        Library::Kazoo,
+        "/h",
+        "mutex",
+        &["--abandon", "--identifier", "kazoo-closed"],
+    );
+    ends(&mut closing, "ABANDONED");
+    truth(
+        &node,
+        session,
+        "closed_by_client",
+        None,
+        Some("kazoo-closed"),
+    );
+    // zklock broken by `zklock release --holders`: deleted by another session.
+    let (mut victim, node, session) = zklock_holding(env, "lock", "/h", "victim", "exec sleep 600");
+    env.zklock(["release", "/h", "--holders", "--yes"])
+        .run()
+        .assert_success();
+    victim.wait(WAIT).assert_code(4);
+    truth(&node, session, "broken", Some(-1), Some("victim"));
+    // kazoo broken with an end record written in the same multi.
+    let (mut stuck, node, session) = holding(
+        env,
+        Library::Kazoo,
+        "/h",
+        "mutex",
+        &["--identifier", "kazoo-stuck"],
+    );
+    let breaker = env.connect();
+    break_with_end_record(&breaker, "/h", &node);
+    truth(
+        &node,
+        session,
+        "broken",
+        Some(breaker.session_id()),
+        Some("kazoo-stuck"),
+    );
+    stuck.kill();
+    // A read-write lock: two readers of two libraries share, a zklock
+    // writer waits for both.
+    let (curator_reader, r1, s1) = holding(env, Library::Curator, "/rw", "read", &[]);
+    let (kazoo_reader, r2, s2) = holding(
+        env,
+        Library::Kazoo,
+        "/rw",
+        "read",
+        &["--identifier", "kazoo-reader"],
+    );
+    let mut writer = env
+        .zklock(["wlock", "/rw", "--data", "writer", "--", "true"])
+        .spawn();
+    wait_until(WAIT, "the writer to queue", || {
+        env.zk().children("/rw").len() == 3
+    });
+    peers::release(curator_reader);
+    peers::release(kazoo_reader);
+    writer.wait(WAIT).assert_success();
+    truth(&r1, s1, "released", None, None);
+    truth(&r2, s2, "released", None, Some("kazoo-reader"));
+    truths
+}
+
+/// Deletes `node` from `lock` on `breaker`'s session in one multi with the
+/// end record zklock writes into the directory.
+fn break_with_end_record(breaker: &support::Zk, lock: &str, node: &str) {
+    let name = node.rsplit('/').next().unwrap();
+    let record = format!(
+        r#"{{"zklock_end":{{"version":1,"nodes":[{{"node":"{name}","session":"0x1"}}],"how":"broken","by":{{"user":"ops","host":"bastion","pid":4242}},"reason":"stuck deploy","ran":null}}}}"#
+    );
+    breaker
+        .block_on(async {
+            let mut multi = breaker.client().new_multi_writer();
+            multi.add_set_data(lock, record.as_bytes(), None)?;
+            multi.add_delete(node, None)?;
+            multi.commit().await
+        })
+        .expect("the multi that breaks the hold");
+}
+
+/// `zklock history` of the test's chroot on `server`'s data directory.
+fn history_of(env: &TestEnv, server: &ZkServer) -> History {
+    env.zklock(["history", env.chroot(), "--data-dir"])
+        .arg(server.data_dir())
+        .args(["-o", "json"])
+        .run()
+        .assert_success()
+        .json()
+}
+
+/// Checks every truth against the history, and returns the holds found,
+/// by node path in the chroot.
+fn check(env: &TestEnv, history: &History, truths: &[Truth]) -> HashMap<String, HistoryHold> {
+    let by_node: HashMap<String, HistoryHold> = history
+        .holds
+        .iter()
+        .map(|hold| {
+            let lock = hold.lock.strip_prefix(env.chroot()).unwrap_or(&hold.lock);
+            (format!("{lock}/{}", hold.node), hold.clone())
+        })
+        .collect();
+    for truth in truths {
+        let hold = by_node.get(&truth.node).unwrap_or_else(|| {
+            panic!("{} is not in the history: {:#?}", truth.node, history.holds)
+        });
+        let what = format!("{}: {hold:#?}", truth.node);
+        assert_eq!(hold.session, format!("0x{:x}", truth.session), "{what}");
+        assert_eq!(hold.how.as_deref(), Some(truth.how), "{what}");
+        assert!(hold.holding_ms.is_some(), "it held: {what}");
+        assert!(hold.held_ms.is_some_and(|ms| ms >= 0), "{what}");
+        match truth.ended_by {
+            None => assert_eq!(hold.ended_by, None, "{what}"),
+            Some(-1) => assert!(
+                hold.ended_by.as_ref().is_some_and(|by| *by != hold.session),
+                "another session: {what}"
+            ),
+            Some(session) => assert_eq!(hold.ended_by, Some(format!("0x{session:x}")), "{what}"),
+        }
+        if let Some(data) = truth.data_has {
+            assert!(
+                hold.data.as_deref().is_some_and(|d| d.contains(data)),
+                "data {data}: {what}"
+            );
+        }
+    }
+    by_node
+}
+
+/// The transactions `TxnLogToolkit` dumps from every log of `server`:
+/// zxid → (session, cxid, operation, the rest of the line).
+fn toolkit_dump(
+    server: &ZkServer,
+    release: Option<&Release>,
+) -> HashMap<i64, (i64, i64, String, String)> {
+    let mut txns = HashMap::new();
+    for log in logs(server) {
+        let out = Command::new("java")
+            .args(["-cp", &tools_classpath(release)])
+            .arg("org.apache.zookeeper.server.persistence.TxnLogToolkit")
+            .arg(&log)
+            .output()
+            .expect("run TxnLogToolkit");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines() {
+            let Some((_, rest)) = line.split_once(" session 0x") else {
+                continue;
+            };
+            let mut words = rest.splitn(6, ' ');
+            let hex = |word: Option<&str>| {
+                i64::from_str_radix(word.unwrap_or_default().trim_start_matches("0x"), 16)
+                    .unwrap_or(i64::MIN)
+            };
+            let session =
+                u64::from_str_radix(words.next().unwrap_or_default(), 16).unwrap_or(0) as i64;
+            let (_, cxid, _, zxid) = (
+                words.next(),
+                hex(words.next()),
+                words.next(),
+                hex(words.next()),
+            );
+            let mut rest = words.next().unwrap_or_default().splitn(2, ' ');
+            let op = rest.next().unwrap_or_default().to_owned();
+            txns.insert(
+                zxid,
+                (
+                    session,
+                    cxid,
+                    op,
+                    rest.next().unwrap_or_default().to_owned(),
+                ),
+            );
+        }
+        assert!(
+            !txns.is_empty() || !out.status.success(),
+            "TxnLogToolkit printed nothing for {}",
+            log.display()
+        );
+    }
+    assert!(!txns.is_empty(), "TxnLogToolkit read no transaction");
+    txns
+}
+
+fn logs(server: &ZkServer) -> Vec<PathBuf> {
+    let dir = server.data_dir().join("version-2");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("log.")
+        })
+        .collect();
+    logs.sort();
+    logs
+}
+
+/// True when a dumped record names `path`: as text, or as 3.5's toolkit
+/// prints a multi's operations, their bytes in hex.
+fn mentions(rest: &str, path: &str) -> bool {
+    let hex: String = path.bytes().map(|b| format!("{b:02x}")).collect();
+    rest.contains(path) || rest.contains(&hex)
+}
+
+/// Every create and end the history names is the transaction the
+/// toolkit shows at that zxid, by that session.
+fn agrees_with_toolkit(
+    env: &TestEnv,
+    holds: &HashMap<String, HistoryHold>,
+    dump: &HashMap<i64, (i64, i64, String, String)>,
+) {
+    for (node, hold) in holds {
+        let session = i64::from_str_radix(hold.session.trim_start_matches("0x"), 16).unwrap();
+        let (by, _, op, rest) = dump.get(&hold.fence).unwrap_or_else(|| {
+            panic!(
+                "no transaction 0x{:x} (the create of {node}) in the dump",
+                hold.fence
+            )
+        });
+        assert!(
+            op.starts_with("create"),
+            "{node}: zxid 0x{:x} is {op} {rest}",
+            hold.fence
+        );
+        assert!(
+            rest.starts_with(&format!("{}{node},", env.chroot())),
+            "{node}: {rest}"
+        );
+        assert_eq!(*by, session, "{node}: its create's session");
+        let Some(zxid) = hold.ended_zxid else {
+            continue;
+        };
+        let (by, cxid, op, rest) = dump
+            .get(&zxid)
+            .unwrap_or_else(|| panic!("no transaction 0x{zxid:x} (the end of {node})"));
+        match hold.how.as_deref() {
+            Some("expired") => assert_eq!(
+                (op.as_str(), *by, *cxid),
+                ("closeSession", session, 0),
+                "{node}"
+            ),
+            Some("closed_by_client") => {
+                assert_eq!((op.as_str(), *by), ("closeSession", session), "{node}");
+                assert_ne!(*cxid, 0, "{node}: a client's close has a request number");
+            }
+            Some(how) => {
+                assert!(op == "delete" || op == "multi", "{node} {how}: {op} {rest}");
+                assert!(
+                    mentions(rest, &format!("{}{node}", env.chroot())),
+                    "{node}: {rest}"
+                );
+                let deleter = hold.ended_by.as_ref().map_or(session, |by| {
+                    i64::from_str_radix(by.trim_start_matches("0x"), 16).unwrap()
+                });
+                assert_eq!(*by, deleter, "{node} {how}: the deleting session");
+            }
+            None => {}
+        }
+    }
+}
+
+/// The whole check on one server: the scenario, the history, the toolkit.
+fn against(release: Option<Release>) {
+    let options = match &release {
+        Some(release) => ZkOptions::default().release(release),
+        None => ZkOptions::default(),
+    };
+    let server = ZkServer::with_options(&options);
+    let env = TestEnv::with_server(&server);
+    let truths = scenario(&env);
+    let history = history_of(&env, &server);
+    let holds = check(&env, &history, &truths);
+    // The writer held only once both readers had gone.
+    let writer = history
+        .holds
+        .iter()
+        .find(|h| h.mode == "exclusive" && h.lock.ends_with("/rw"))
+        .expect("the writer");
+    let readers_gone = history
+        .holds
+        .iter()
+        .filter(|h| h.mode == "shared")
+        .filter_map(|h| h.ended_ms)
+        .max()
+        .unwrap();
+    assert_eq!(writer.holding_ms, Some(readers_gone), "{writer:#?}");
+    let shared = history
+        .holds
+        .iter()
+        .filter(|h| h.mode == "shared" && h.holding_ms.is_some())
+        .count();
+    assert_eq!(shared, 2, "both readers held");
+    let recorded = history
+        .holds
+        .iter()
+        .find(|h| h.reason.is_some())
+        .expect("the hold broken with an end record");
+    assert_eq!(recorded.reason.as_deref(), Some("stuck deploy"));
+    let breaker = recorded.breaker.as_ref().expect("its breaker");
+    assert_eq!(
+        (breaker.user.as_str(), breaker.host.as_str(), breaker.pid),
+        ("ops", "bastion", 4242)
+    );
+    assert_eq!(recorded.data.as_deref(), Some("kazoo-stuck"));
+    let mutex = history
+        .locks
+        .iter()
+        .find(|l| l.lock.ends_with("/h"))
+        .expect("the summary of /h");
+    assert_eq!((mutex.holds, mutex.unclean), (7, 5), "{mutex:#?}");
+    agrees_with_toolkit(&env, &holds, &toolkit_dump(&server, release.as_ref()));
+}
+
+#[test]
+fn every_end_on_debians_server_as_the_toolkit_reads_it() {
+    against(None);
+}
+
+#[test]
+fn every_end_on_3_5_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.5")));
+}
+
+#[test]
+fn every_end_on_3_6_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.6")));
+}
+
+#[test]
+fn every_end_on_3_7_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.7")));
+}
+
+#[test]
+fn every_end_on_3_8_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.8")));
+}
+
+#[test]
+fn every_end_on_3_9_as_the_toolkit_reads_it() {
+    against(Some(Release::of("3.9")));
+}
+
+/// The end of the written part of a log: its last record's end mark, the
+/// last byte before the preallocated zeros.
+fn written_end(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .rposition(|&b| b != 0)
+        .expect("a log with records")
+        + 1
+}
+
+/// The offset of each record of a log, from its framing.
+fn record_offsets(bytes: &[u8]) -> Vec<usize> {
+    let mut offsets = Vec::new();
+    let mut at = 16;
+    while at + 12 <= bytes.len() {
+        let len = i32::from_be_bytes(bytes[at + 8..at + 12].try_into().unwrap());
+        if len <= 0 {
+            break;
+        }
+        offsets.push(at);
+        at += 13 + len as usize;
+    }
+    offsets
+}
+
+/// A log cut off in its last record, and one with a byte changed in a
+/// record: each stops the reading with an error naming the record's
+/// offset (exit 10, cause damaged_log), after the holds read before it.
+#[test]
+fn a_cut_off_or_damaged_log_names_the_record_after_what_came_before() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    for data in ["first", "second", "third"] {
+        zklock_holding(&env, "lock", "/h", data, "true")
+            .0
+            .wait(WAIT)
+            .assert_success();
+    }
+    let log = logs(&server).pop().unwrap();
+    let bytes = std::fs::read(&log).unwrap();
+    let scratch = support::Scratch::new();
+    let history = |bytes: &[u8]| {
+        let copy = scratch.file(&format!("log.{}", support::unique()));
+        std::fs::write(&copy, bytes).unwrap();
+        let run = env
+            .zklock(["history", env.chroot(), "--log"])
+            .arg(&copy)
+            .args(["-o", "json"])
+            .run();
+        (run, copy)
+    };
+    let (whole, _) = history(&bytes);
+    let whole: History = whole.assert_success().json();
+    assert_eq!(whole.holds.len(), 3);
+
+    let end = written_end(&bytes);
+    let offsets = record_offsets(&bytes);
+    let last = *offsets.last().unwrap();
+    let (run, copy) = history(&bytes[..end - 3]);
+    run.assert_code(10);
+    let error: serde_json::Value = serde_json::from_str(run.stderr.trim()).expect("a JSON error");
+    assert_eq!(error["cause"], "damaged_log", "{error}");
+    let message = error["error"].as_str().unwrap();
+    assert!(
+        message.contains(&copy.display().to_string())
+            && message.contains(&format!("offset {last}"))
+            && message.contains("cut off"),
+        "{message}"
+    );
+    let read: History = run.json();
+    let released = read
+        .holds
+        .iter()
+        .filter(|h| h.how.as_deref() == Some("released"))
+        .count();
+    assert!(
+        released >= 2,
+        "the holds before the cut are shown: {:#?}",
+        read.holds
+    );
+
+    // A byte changed inside the record that creates the second hold.
+    let second = whole.holds[1].fence;
+    let mut damaged = bytes.clone();
+    let at = *offsets
+        .iter()
+        .find(|&&at| {
+            i64::from_be_bytes(bytes[at + 12 + 12..at + 12 + 20].try_into().unwrap()) == second
+        })
+        .expect("the second create's record");
+    damaged[at + 40] ^= 0x20;
+    let (run, _) = history(&damaged);
+    run.assert_code(10);
+    let error: serde_json::Value = serde_json::from_str(run.stderr.trim()).unwrap();
+    let message = error["error"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("offset {at}")) && message.contains("checksum"),
+        "{message}"
+    );
+    let read: History = run.json();
+    assert_eq!(
+        read.holds.len(),
+        1,
+        "the first hold only: {:#?}",
+        read.holds
+    );
+    assert_eq!(read.holds[0].how.as_deref(), Some("released"));
+}
+
+/// The table fits 80 columns, keeps identifiers whole, and escapes what a
+/// node's data says.
+#[test]
+fn the_table_keeps_identifiers_whole_and_escapes_data() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let (mut holder, node, session) =
+        zklock_holding(&env, "lock", "/h", "\u{1b}]0;owned\u{7}", "true");
+    holder.wait(WAIT).assert_success();
+    let run = env
+        .zklock(["history", env.chroot(), "--data-dir"])
+        .arg(server.data_dir())
+        .run();
+    run.assert_success();
+    assert!(!run.stdout.contains('\u{1b}'), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("0x{session:x}")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("{}/h", env.chroot())),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("released by its own session"),
+        "{}",
+        run.stdout
+    );
+    let wide = env
+        .zklock(["history", env.chroot(), "--data-dir"])
+        .arg(server.data_dir())
+        .args(["-o", "wide"])
+        .run();
+    let name = node.rsplit('/').next().unwrap();
+    assert!(wide.stdout.contains(name), "{}", wide.stdout);
+}
