@@ -247,7 +247,7 @@ fn shown_path(path: &str) -> String {
 }
 
 #[test]
-fn ls_and_stat_fit_every_width_and_keep_every_identifier_whole() {
+fn ls_stat_and_watch_fit_every_width_and_keep_every_identifier_whole() {
     let env = TestEnv::new();
     let paths = long_paths();
     let zk = env.connect();
@@ -317,6 +317,12 @@ fn ls_and_stat_fit_every_width_and_keep_every_identifier_whole() {
                 "{session} at {width}: {stat:#?}"
             );
         }
+        let watch = env.zklock(["watch", &longest, "--until", "held"]);
+        let watched = joined(&fitted(&watch.env("COLUMNS", &columns).run(), width));
+        assert!(
+            watched.contains(&format!(" {longest} #0")),
+            "watch at {width}: {watched}"
+        );
         let held = fitted(
             &env.zklock(["stat", "/t/held"])
                 .env("COLUMNS", &columns)
