@@ -1053,6 +1053,21 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
+        /// At any width, however narrow, any table is laid out, without a
+        /// panic or a hang.
+        #[test]
+        fn any_width_lays_any_table_out(
+            width in 0usize..40,
+            paths in proptest::collection::vec(name(), 1..3),
+        ) {
+            let rows: Vec<Vec<String>> = paths
+                .iter()
+                .map(|path| MANY.iter().map(|_| path.clone()).collect())
+                .collect();
+            let shown = render_with(MANY, &rows, fitted(width));
+            proptest::prop_assert!(shown.lines().count() > rows.len());
+        }
+
         /// Any table at any of the usual widths fits the width on every
         /// line, and shows every identifier whole, wrapped at most, its
         /// pieces joining back into its escaped form; free text never
