@@ -24,6 +24,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, TableState};
 
+use unicode_width::UnicodeWidthStr;
+
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
@@ -393,13 +395,18 @@ fn render_table(
         Some(state) => scroll(state, &fitted.rows, room),
         None => (0, None),
     };
+    let reversed = Style::default().add_modifier(Modifier::REVERSED);
     for (n, row) in fitted.rows.into_iter().enumerate().skip(first) {
-        let style = if Some(n) == selected {
-            Style::default().add_modifier(Modifier::REVERSED)
+        if Some(n) == selected {
+            // Reversed across the whole width, as a selection bar.
+            let bar = |line: String| {
+                let pad = usize::from(area.width).saturating_sub(line.width());
+                Line::styled(line + &" ".repeat(pad), reversed)
+            };
+            lines.extend(row.into_iter().map(bar));
         } else {
-            Style::default()
-        };
-        lines.extend(row.into_iter().map(|line| Line::styled(line, style)));
+            lines.extend(row.into_iter().map(Line::from));
+        }
     }
     frame.render_widget(Paragraph::new(lines), area);
 }
