@@ -43,15 +43,15 @@ complete -c zklock -n "__fish_zklock_needs_command" -l acl -d 'ACL of the nodes 
 complete -c zklock -n "__fish_zklock_needs_command" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_needs_command" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_needs_command" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_needs_command" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_needs_command" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_needs_command" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_needs_command" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_needs_command" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_needs_command" -s V -l version -d 'Print version'
@@ -103,8 +103,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l acl -d 'ACL of th
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
@@ -116,7 +116,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls -d 'Talk TLS 
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
@@ -150,8 +150,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l acl -d 'ACL of t
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
@@ -163,7 +163,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls -d 'Talk TLS
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
@@ -197,8 +197,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l acl -d 'ACL of t
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
@@ -210,7 +210,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls -d 'Talk TLS
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-leases -d 'The most leases held at once, by all of the semaphore\'s clients together; every client must give the same number' -r
@@ -245,8 +245,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l acl -d 'ACL of the
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
@@ -258,7 +258,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls -d 'Talk TLS t
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete the holders still there after DUR' -r
@@ -281,8 +281,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l acl -d 'ACL of
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l holders -d 'TARGET is a lock: delete the nodes that hold it now'
@@ -294,7 +294,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls -d 'Talk T
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
@@ -316,15 +316,15 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l acl -d 'ACL of th
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l older-than -d 'Only locks held for at least DUR (by their oldest holder)' -r
@@ -364,8 +364,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l acl -d 'ACL of the 
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l contended -d 'Only locks that someone waits for'
@@ -375,7 +375,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls -d 'Talk TLS to
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
@@ -397,8 +397,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l acl -d 'ACL of th
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sessions -d 'Group the contenders by owner session: what each client holds or waits for'
@@ -406,7 +406,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls -d 'Talk TLS 
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l min-age -d 'Only cycles that have stood at least DUR (since their youngest contender came)' -r
@@ -429,8 +429,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l acl -d 'ACL 
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l certain -d 'Only certain cycles: every edge proven, no waiter that gives up by itself'
@@ -438,7 +438,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l tls -d 'Talk
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l data-dir -d 'A ZooKeeper server\'s dataDir, or the version-2 directory in it: every log.* file there' -r -F
@@ -498,15 +498,15 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l acl -d 'ACL of t
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
@@ -530,8 +530,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l acl -d 'ACL of th
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l all -d 'Every contender node'
@@ -542,7 +542,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls -d 'Talk TLS 
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l listen -d 'The address to serve /metrics on' -r
@@ -567,15 +567,15 @@ complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l acl -d 'ACL o
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
@@ -597,15 +597,15 @@ complete -c zklock -n "__fish_zklock_using_subcommand top" -l acl -d 'ACL of the
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand top" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand top" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
@@ -627,15 +627,15 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l acl -d 'AC
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
@@ -657,15 +657,15 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l acl -d 'ACL of the
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'

@@ -354,8 +354,11 @@ waiters (most first; these two read everything before printing).
 cluster) or empty is no error: no locks, exit 0, an empty table or [].
 
 The default table shows LOCK, KIND, HOLDERS, WAITERS, HELD FOR and OWNER,
-which fit 80 columns for ordinary names whatever the terminal's width;
--o wide adds DIALECT and HOST and cuts nothing (--no-trunc is its alias).
+fitted to the terminal's width (80 columns when stdout is not a terminal,
+or COLUMNS when set): a row too wide cuts OWNER between words, then leaves
+out OWNER, KIND and HELD FOR in that order; LOCK and the counts stay. -o
+wide adds DIALECT and HOST and cuts, wraps and fits nothing (--no-trunc is
+its alias).
 
 Metrics (-o prometheus): the Prometheus text format, as node_exporter's
 textfile collector and promtool read it, for the locks that pass the
@@ -374,11 +377,13 @@ exactly (only \\\\, \\\" and \\n escaped); on a terminal, control characters
 are shown escaped, and stderr says so. docs/MONITORING.md has the
 reference and alert rules; zklock exporter serves the same live.
 
-Tables never break an identifier (paths, node names, session ids, headers):
-they are printed whole, and only OWNER is cut with an ellipsis to fit the
-terminal (or COLUMNS when stdout is not a terminal and it is set; else it is
-printed whole). Column widths come from the first 500 rows; later rows print as
-they come. Points in time are local time with date and zone; spans, like
+Tables never cut an identifier (paths, node names, session ids, pids): only
+free text (OWNER) is cut, with an ellipsis, never between a word and the
+number after it (pid 2905). A row that cannot fit even so (a path longer
+than the line) wraps its identifier within its column onto the next
+lines, each line it goes on from ending in the mark \u{21b5} (U+21B5); the pieces,
+joined without the marks, are the whole path. Column widths come from the
+first 500 rows; later rows print as they come. Points in time are local time with date and zone; spans, like
 HELD FOR, are durations. With -o json, stdout holds one whole document or
 nothing, and an error goes to stderr as {{\"error\", \"exit_code\", \"cause\"}}
 (see JSON ERRORS for the causes).
@@ -411,7 +416,11 @@ sets no watch on the node it waits on), SESSION, CLIENT (address via
 server; -o wide), AGE, FENCE (the czxid, the fencing token; -o wide) and
 OWNER (zklock's user@host pid and --data,
 HBase's server, table and purpose, a leader node's decoded leader, Curator's
-IP or kazoo's identifier, else the session). -o json prints the
+IP or kazoo's identifier, else the session). The default columns are
+fitted to the terminal's width (80 off a terminal) as ls's are: a row too
+wide cuts OWNER between words, then leaves out OWNER, AGE, MODE and STATE
+in that order; SEQ and SESSION stay, and the heading wraps, its path never
+cut. -o json prints the
 lock as ls does, and each waiter also carries blocked_by: its chain beyond
 the lock's queue, a list of hops {{\"lock\", \"node\", \"session\", \"owner\",
 \"age_ms\", \"via\", \"loops\"}}. Its first hop is where the owner of the lock's
@@ -701,12 +710,18 @@ watch (as watch follows them): LOCK, HOLD and WAIT (how many), HELD (the
 oldest holding node's age), WAITED (the oldest waiting node's age), OWNER
 and HOST (of the oldest holder; the host its client connects from, asked of
 every member every 10 s, disconnected when its session has no connection).
+The columns fit the screen's width: a row too wide cuts OWNER between
+words, then leaves out HOST, WAITED, OWNER and HELD in that order; LOCK and
+the counts stay, and a lock path wider than the screen wraps onto the next
+line, each line it goes on from ending in \u{21b5} (U+21B5). No path,
+sequence number, session id or pid is ever cut.
 Keys: s sorts by contention (most waiters first) or by hold age; / filters
 by name (Enter ends the filter, Esc clears it); Up/Down or j/k choose a
 lock and Enter opens it (its wait chain as stat shows it, when its holder's
 owner waits on another lock under PATH: each hop, via what, on whom, to the
-root blocker or back round a cycle; then its queue: each contender, holding
-or waiting, its age, session and owner; Esc goes back); q or Ctrl-C quits. Usable at 80x24;
+root blocker or back round a cycle; then its queue as stat shows it, each
+contender named by its sequence number: SEQ, MODE, STATE, SESSION, AGE and
+OWNER; Esc goes back); q or Ctrl-C quits. Usable at 80x24;
 NO_COLOR turns colour off. The terminal is restored however top ends: q,
 Ctrl-C, SIGTERM, a lost connection. On a non-terminal top exits 2: use ls
 or watch there."

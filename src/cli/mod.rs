@@ -594,7 +594,7 @@ pub struct GlobalArgs {
         help_heading = OUTPUT)]
     pub quiet: bool,
 
-    /// The same as -o wide: every column of a table, nothing cut
+    /// The same as -o wide: every column of a table, nothing cut or wrapped
     #[arg(long, global = true,
         help_heading = OUTPUT)]
     pub no_trunc: bool,
@@ -616,9 +616,9 @@ pub enum SaslArg {
 /// `-o/--output` values.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum OutputFormat {
-    /// A table of the columns that fit 80 columns
+    /// A fixed set of columns fitted to the terminal's width (80 off one)
     Table,
-    /// A table of every column, with nothing cut
+    /// A table of every column, with nothing cut or wrapped
     Wide,
     Json,
     /// The Prometheus text format (`ls` only)

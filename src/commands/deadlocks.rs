@@ -70,8 +70,8 @@ const COLUMNS: &[Column] = &[
     Column::whole("CYCLE"),
     Column::whole("WAITER"),
     Column::whole("HOLDER"),
-    Column::whole("VIA"),
-    Column::text("LOCK"),
+    Column::whole("VIA").goes(1),
+    Column::whole("LOCK"),
 ];
 
 impl Report for Deadlocks {

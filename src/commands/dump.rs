@@ -142,13 +142,13 @@ const COLUMNS: &[Column] = &[
     Column::whole("LOCK"),
     Column::whole("NODE").wide(),
     Column::whole("SEQ"),
-    Column::whole("STATE"),
+    Column::whole("STATE").goes(2),
     Column::whole("SESSION"),
     Column::whole("FENCE").wide(),
     Column::whole("CTIME").wide(),
     Column::whole("MTIME").wide(),
     Column::whole("VERSION").wide(),
-    Column::text("OWNER"),
+    Column::text("OWNER").goes(1),
 ];
 
 fn contender_row(

@@ -102,16 +102,17 @@ impl LsSort {
     }
 }
 
-/// The columns of `ls`'s table.
+/// The columns of `ls`'s table. A row too wide for the width gives up its
+/// owner, then KIND, then HELD FOR; the lock and its counts stay.
 const COLUMNS: &[Column] = &[
     Column::whole("LOCK"),
-    Column::whole("KIND"),
+    Column::whole("KIND").goes(2),
     Column::whole("DIALECT").wide(),
     Column::whole("HOLDERS"),
     Column::whole("WAITERS"),
-    Column::whole("HELD FOR"),
+    Column::whole("HELD FOR").goes(3),
     Column::whole("HOST").wide(),
-    Column::text("OWNER"),
+    Column::text("OWNER").goes(1),
 ];
 
 /// `lock`'s line in the table.

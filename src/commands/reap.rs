@@ -101,8 +101,8 @@ impl Report for DryRunReport {
             Column::whole("SEQ"),
             Column::whole("WHAT"),
             Column::whole("SESSION"),
-            Column::whole("AGE"),
-            Column::text("OWNER"),
+            Column::whole("AGE").goes(2),
+            Column::text("OWNER").goes(1),
         ];
         COLUMNS
     }

@@ -64,9 +64,9 @@ impl Report for WouldBreak<'_> {
             Column::whole("NODE").wide(),
             Column::whole("SEQ"),
             Column::whole("SESSION"),
-            Column::whole("AGE"),
-            Column::whole("CONNECTED"),
-            Column::text("OWNER"),
+            Column::whole("AGE").goes(2),
+            Column::whole("CONNECTED").goes(3),
+            Column::text("OWNER").goes(1),
         ];
         COLUMNS
     }

@@ -79,21 +79,23 @@ fn heading(lock: &LockSummary) -> String {
     )
 }
 
-/// The columns of a lock's table: one row per contender.
-const CONTENDER_COLUMNS: &[Column] = &[
+/// The columns of a lock's table: one row per contender. A row too wide
+/// for the width gives up its owner, then AGE, MODE and STATE; the
+/// sequence number and the session stay.
+pub(super) const CONTENDER_COLUMNS: &[Column] = &[
     Column::whole("NODE").wide(),
     Column::whole("SEQ"),
-    Column::whole("MODE"),
-    Column::whole("STATE"),
+    Column::whole("MODE").goes(3),
+    Column::whole("STATE").goes(4),
     Column::whole("SESSION"),
     Column::whole("CLIENT").wide(),
-    Column::whole("AGE"),
+    Column::whole("AGE").goes(2),
     Column::whole("FENCE").wide(),
-    Column::text("OWNER"),
+    Column::text("OWNER").goes(1),
 ];
 
 /// The row of [`CONTENDER_COLUMNS`] for a contender of the lock at `lock`.
-fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9] {
+pub(super) fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9] {
     [
         relative(lock, &contender.path).to_owned(),
         sequence(contender),
@@ -180,6 +182,10 @@ struct WaiterJson<'a> {
     blocked_by: &'a [Hop],
 }
 
+/// How far a line of a chain that goes on from the line above is indented:
+/// past `  via`.
+pub(super) const CHAIN_INDENT: usize = 6;
+
 /// The lines after a lock's table that show its chain: where its holder's
 /// owner waits, on whom, and so on to the root blocker.
 pub(super) fn chain_lines(hops: &[Hop]) -> Vec<String> {
@@ -253,7 +259,7 @@ async fn print_lock(
     listing.close(printed)?;
     if printer.format == output::Format::Table && !hops.is_empty() {
         for line in chain_lines(&hops) {
-            printer.line(&line)?;
+            printer.paragraph(&line, CHAIN_INDENT)?;
         }
     }
     Ok(())

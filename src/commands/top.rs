@@ -19,21 +19,23 @@ use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
 use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::layout::{Constraint, Layout};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Paragraph, TableState};
+
+use unicode_width::UnicodeWidthStr;
 
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::waitfor::{GraphBuilder, WaitGraph};
 use crate::model::{Contender, Lock};
-use crate::output::{self, inert};
+use crate::names;
+use crate::output::{self, Column, Fitted, inert};
 use crate::run::Signals;
 use crate::usage::UsageError;
 use crate::watch::{LockWatch, Stale};
-use crate::zk;
 use crate::zk::sessions::{self, Ask, Survey};
 
 use super::ls::client_host;
@@ -302,17 +304,25 @@ impl Drop for Restore {
     }
 }
 
+/// The columns of the list of locks. A row too wide for the screen gives
+/// up HOST, then WAITED, then OWNER (after cutting it), then HELD; the
+/// lock and its counts stay, and a lock wider than the screen wraps.
+const LOCK_COLUMNS: &[Column] = &[
+    Column::whole("LOCK"),
+    Column::whole("HOLD"),
+    Column::whole("WAIT"),
+    Column::whole("HELD").goes(4),
+    Column::whole("WAITED").goes(2),
+    Column::text("OWNER").goes(3),
+    Column::whole("HOST").goes(1),
+];
+
 fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
     let now = clock::now_ms();
-    let [head, body, foot] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(1),
-        Constraint::Length(1),
-    ])
-    .areas(frame.area());
+    let width = usize::from(frame.area().width);
     let heading = format!(
         "zklock top  {}  {} locks  sort: {}{}{}",
-        view.path,
+        names::shown(&view.path),
         locks.len(),
         view.sort.as_str(),
         if view.filter.is_empty() {
@@ -322,16 +332,20 @@ fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
         },
         if view.connected { "" } else { "  DISCONNECTED" },
     );
+    let heading = fitted_lines(&heading, width, 2);
+    let [head, body, foot] = Layout::vertical([
+        Constraint::Length(height(heading.len())),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let heading_style = if view.color {
         bold.fg(Color::Cyan)
     } else {
         bold
     };
-    frame.render_widget(
-        Paragraph::new(inert(&heading).into_owned()).style(heading_style),
-        head,
-    );
+    frame.render_widget(Paragraph::new(heading).style(heading_style), head);
     let keys = if view.filtering {
         "type a filter, Enter: done".to_owned()
     } else if view.opened.is_some() {
@@ -346,88 +360,138 @@ fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
     }
 }
 
+/// `text` made safe and wrapped to `width`, lines after the first indented
+/// by `indent`: a path in it is never cut.
+fn fitted_lines(text: &str, width: usize, indent: usize) -> Vec<Line<'static>> {
+    output::hanging(&inert(text), width, indent)
+        .into_iter()
+        .map(Line::from)
+        .collect()
+}
+
+/// A count of lines as a height on the screen.
+fn height(lines: usize) -> u16 {
+    u16::try_from(lines).unwrap_or(u16::MAX)
+}
+
+/// `rows` of `columns` fitted to the width of `area` and drawn there: the
+/// header in bold, then the rows from the first the view scrolled to, the
+/// row `state` selects (if any) reversed and kept on the screen.
+fn render_table(
+    frame: &mut ratatui::Frame<'_>,
+    area: Rect,
+    (columns, rows): (&[Column], Vec<Vec<String>>),
+    state: Option<&mut TableState>,
+) {
+    let fitted = Fitted::new(columns, rows, usize::from(area.width));
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines: Vec<Line<'static>> = fitted
+        .header
+        .iter()
+        .map(|line| Line::styled(line.clone(), bold))
+        .collect();
+    let room = usize::from(area.height).saturating_sub(lines.len());
+    let (first, selected) = match state {
+        Some(state) => scroll(state, &fitted.rows, room),
+        None => (0, None),
+    };
+    let reversed = Style::default().add_modifier(Modifier::REVERSED);
+    for (n, row) in fitted.rows.into_iter().enumerate().skip(first) {
+        if Some(n) == selected {
+            // Reversed across the whole width, as a selection bar.
+            let bar = |line: String| {
+                let pad = usize::from(area.width).saturating_sub(line.width());
+                Line::styled(line + &" ".repeat(pad), reversed)
+            };
+            lines.extend(row.into_iter().map(bar));
+        } else {
+            lines.extend(row.into_iter().map(Line::from));
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The first row to draw and the row selected, kept within the rows and
+/// on a screen of `room` lines: the selection moves the view no more than
+/// it must.
+fn scroll(state: &mut TableState, rows: &[Vec<String>], room: usize) -> (usize, Option<usize>) {
+    let Some(last) = rows.len().checked_sub(1) else {
+        return (0, None);
+    };
+    let selected = state.selected().unwrap_or(0).min(last);
+    state.select(Some(selected));
+    let mut first = state.offset().min(selected);
+    let height = |first: usize| rows[first..=selected].iter().map(Vec::len).sum::<usize>();
+    while first < selected && height(first) > room {
+        first += 1;
+    }
+    *state.offset_mut() = first;
+    (first, Some(selected))
+}
+
 fn render_locks(
     frame: &mut ratatui::Frame<'_>,
-    area: ratatui::layout::Rect,
+    area: Rect,
     view: &mut View,
     locks: &Locks,
     now: i64,
 ) {
-    let rows: Vec<Row<'_>> = view
+    let rows: Vec<Vec<String>> = view
         .shown(locks, now)
         .into_iter()
         .map(|lock| {
             let oldest = lock.holders.iter().max_by_key(|c| now - c.stat.ctime);
-            Row::new([
-                Cell::from(inert(&lock.path).into_owned()),
-                Cell::from(lock.holders.len().to_string()),
-                Cell::from(lock.waiters.len().to_string()),
-                Cell::from(age_text(oldest_age(&lock.holders, now))),
-                Cell::from(age_text(oldest_age(&lock.waiters, now))),
-                Cell::from(oldest.map_or("-".to_owned(), |c| inert(&c.owner_text()).into_owned())),
-                Cell::from(oldest.map_or("-".to_owned(), |c| {
+            vec![
+                names::shown(&lock.path).into_owned(),
+                lock.holders.len().to_string(),
+                lock.waiters.len().to_string(),
+                age_text(oldest_age(&lock.holders, now)),
+                age_text(oldest_age(&lock.waiters, now)),
+                oldest.map_or("-".to_owned(), Contender::owner_text),
+                oldest.map_or("-".to_owned(), |c| {
                     let mut c = c.clone();
                     if let Some(survey) = &view.survey {
                         c.attach_client(survey);
                     }
                     client_host(&c)
-                })),
-            ])
+                }),
+            ]
         })
         .collect();
-    let widths = [
-        Constraint::Fill(2),
-        Constraint::Length(4),
-        Constraint::Length(4),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Fill(1),
-        Constraint::Length(15),
-    ];
-    let header = Row::new(["LOCK", "HOLD", "WAIT", "HELD", "WAITED", "OWNER", "HOST"])
-        .style(Style::default().add_modifier(Modifier::BOLD));
-    let table = Table::new(rows, widths)
-        .header(header)
-        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED));
-    frame.render_stateful_widget(table, area, &mut view.table);
+    render_table(frame, area, (LOCK_COLUMNS, rows), Some(&mut view.table));
 }
 
-/// One lock's queue, and above it the chain beyond it (as `stat` shows
-/// it): where its holder's owner waits, on whom, to the root blocker,
-/// among the locks under the path top follows. The chain comes first so
-/// that a long queue cannot push it off the screen.
-fn render_queue(
-    frame: &mut ratatui::Frame<'_>,
-    area: ratatui::layout::Rect,
-    lock: &Lock,
-    locks: &Locks,
-    now: i64,
-) {
-    let mut lines = vec![Line::from(format!(
+/// One lock's queue, as `stat` shows it: a row per contender named by its
+/// sequence number; and above it the chain beyond it: where its holder's
+/// owner waits, on whom, to the root blocker, among the locks under the
+/// path top follows. The chain comes first so that a long queue cannot
+/// push it off the screen.
+fn render_queue(frame: &mut ratatui::Frame<'_>, area: Rect, lock: &Lock, locks: &Locks, now: i64) {
+    let width = usize::from(area.width);
+    let title = format!(
         "{}  {}  {}",
-        inert(&lock.path),
+        names::shown(&lock.path),
         lock.kind.as_str(),
         lock.dialect
-    ))];
+    );
+    let mut lines = fitted_lines(&title, width, 2);
     let hops = stat::chain(&wait_graph(locks, now), &lock.path);
     if !hops.is_empty() {
-        let chain = stat::chain_lines(&hops);
-        lines.extend(
-            chain
-                .iter()
-                .map(|line| Line::from(inert(line).into_owned())),
-        );
+        for line in stat::chain_lines(&hops) {
+            lines.extend(fitted_lines(&line, width, stat::CHAIN_INDENT));
+        }
         lines.push(Line::default());
     }
-    for (contender, holds) in lock.standings() {
-        let standing = if holds { "holding" } else { "waiting" };
-        lines.push(Line::from(format!(
-            "{standing:<8} {}  {}  session {}  {}",
-            inert(&contender.name),
-            output::format_age_ms(now - contender.stat.ctime),
-            zk::format_session(contender.session()),
-            inert(&contender.owner_text()),
-        )));
-    }
-    frame.render_widget(Paragraph::new(lines), area);
+    let [above, queue] =
+        Layout::vertical([Constraint::Length(height(lines.len())), Constraint::Min(0)]).areas(area);
+    frame.render_widget(Paragraph::new(lines), above);
+    let rows: Vec<Vec<String>> = lock
+        .standings()
+        .map(|(contender, holds)| {
+            let mut contender = contender.clone();
+            contender.age_ms = now - contender.stat.ctime;
+            stat::contender_row(&lock.path, &contender, holds).to_vec()
+        })
+        .collect();
+    render_table(frame, queue, (stat::CONTENDER_COLUMNS, rows), None);
 }

@@ -148,8 +148,9 @@ const INDENT: usize = 10;
 
 /// An event as a person at a terminal `width` columns wide reads it: a line
 /// of the clock time, the event, the lock and the node's sequence number
-/// (identifiers, never cut), its mode and state, and its owner cut to what
-/// is left of the width; below it, indented, the sentence that goes with it
+/// (identifiers, never cut: a lock too long for the line wraps with the
+/// mark), its mode and state, and its owner cut to what is left of the
+/// width, or left out when not even its first word fits; below it, indented, the sentence that goes with it
 /// (how a hold or a wait ended, what a lock-wide event means), wrapped and
 /// never cut. `None` is no width: nothing is cut or wrapped.
 fn lines(event: &LockEvent, width: Option<usize>) -> Vec<String> {
@@ -173,13 +174,19 @@ fn lines(event: &LockEvent, width: Option<usize>) -> Vec<String> {
                 width.saturating_sub(unicode_width::UnicodeWidthStr::width(head.as_str()) + 2)
             });
             let head = match output::cut(&owner, room) {
-                shown if room >= MIN_OWNER && !owner.is_empty() => format!("{head}  {shown}"),
+                shown if room >= MIN_OWNER && !owner.is_empty() && shown != "…" => {
+                    format!("{head}  {shown}")
+                }
                 _ => head,
             };
             (head, lasted_text(&event.lasted).trim_start().to_owned())
         }
     };
-    let mut lines = vec![head];
+    // A lock too long for the line wraps, never cut.
+    let mut lines = match width {
+        Some(width) => output::hanging(&head, width, INDENT),
+        None => vec![head],
+    };
     let room = width.map(|width| width.saturating_sub(INDENT));
     let wrapped = match room {
         Some(room) if !sentence.is_empty() => output::wrap(&sentence, room.max(MIN_OWNER)),

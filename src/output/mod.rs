@@ -26,7 +26,7 @@ use std::io::{IsTerminal, Write};
 use serde::Serialize;
 
 pub(crate) use live::StderrBeside;
-pub(crate) use table::{Column, Layout, Table, cut, wrap};
+pub(crate) use table::{Column, Fitted, Layout, Table, cut, hanging, wrap};
 pub(crate) use time::{format_age_ms, format_local_clock_ms, format_local_ms};
 
 /// `-o/--output`.
@@ -128,13 +128,31 @@ impl Printer {
         })
     }
 
-    /// Prints the lines above a streamed table (a lock's heading in `stat`);
-    /// nothing with `-o json`.
+    /// Prints the lines above a streamed table (a lock's heading in `stat`),
+    /// fitted to the width as [`Printer::paragraph`] does; nothing with `-o
+    /// json`.
     pub fn table_heading(&self, heading: &str) -> anyhow::Result<()> {
         match self.format {
-            Format::Table => write_stdout(&format!("{}\n", inert(heading))),
+            Format::Table => self.paragraph(&format!("{heading}\n"), HEADING_INDENT),
             Format::Json => Ok(()),
         }
+    }
+
+    /// Prints the lines of `text` on stdout, each fitted to the width tables
+    /// are fitted to: wrapped between words, a word too long for a line (a
+    /// path) wrapped with the mark, lines after the first indented by
+    /// `indent`; with `-o wide`, as they are. A control character in them
+    /// is shown escaped.
+    pub fn paragraph(&self, text: &str, indent: usize) -> anyhow::Result<()> {
+        let width = Layout::for_stdout(self.wide, self.headers).width;
+        let lines: Vec<String> = text
+            .split('\n')
+            .flat_map(|line| match width {
+                Some(width) => hanging(&inert(line), width, indent),
+                None => vec![inert(line).into_owned()],
+            })
+            .collect();
+        write_stdout(&lines.join("\n"))
     }
 
     /// Prints one line on stdout (a token, an event), whatever the format;
@@ -161,6 +179,9 @@ impl Printer {
         }
     }
 }
+
+/// How far the lines of a heading after its first are indented.
+const HEADING_INDENT: usize = 2;
 
 /// Makes a panic (a bug: no input should reach one) report itself through
 /// [`inert`]: its message may carry a node's name or data, which must not

@@ -423,8 +423,8 @@ fn stat_follows_a_chain_of_five_locks_across_five_libraries_to_the_root() {
     assert!(chain.iter().all(|h| h["age_ms"].as_i64().unwrap() >= 0));
 
     // The table shows the same chain below it, hop by hop, in order, and
-    // ends on the root blocker.
-    let table = env.zklock(["stat", "/c/kazoo"]).run();
+    // ends on the root blocker (each hop on one line, with -o wide).
+    let table = env.zklock(["stat", "/c/kazoo", "-o", "wide"]).run();
     let text = &table.assert_success().stdout;
     let lines: Vec<&str> = text.lines().collect();
     let at = |node: &str| {

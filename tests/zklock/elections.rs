@@ -136,9 +136,9 @@ fn ls(env: &TestEnv, path: &str) -> Vec<Lock> {
         .json()
 }
 
-/// The table row of `path` in `ls`'s output.
+/// The table row of `path` in `ls -o wide`'s output, every cell whole.
 fn table_row(env: &TestEnv, path: &str) -> String {
-    let run = env.zklock(["ls", "/"]).run();
+    let run = env.zklock(["ls", "/", "-o", "wide"]).run();
     run.assert_success();
     run.stdout_lines()
         .into_iter()

@@ -325,7 +325,7 @@ fn hbase_table_locks_decode_owner_table_and_purpose() {
     let undecoded = undecodable.undecoded.expect("bad bytes reported");
     assert!(undecoded.contains("\\xff"), "{undecoded}");
 
-    let table = env.zklock(["stat", dir]).run();
+    let table = env.zklock(["stat", dir, "-o", "wide"]).run();
     table
         .assert_success()
         .assert_stdout_contains("rs1.example.com,16020,1700000000123 table ns:orders (alter)");
