@@ -24,6 +24,7 @@ pub(crate) mod names;
 pub mod output;
 pub(crate) mod procfs;
 pub(crate) mod run;
+pub(crate) mod shell;
 pub(crate) mod sys;
 pub(crate) mod usage;
 pub(crate) mod watch;
