@@ -311,9 +311,9 @@ fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
     ])
     .areas(frame.area());
     let heading = format!(
-        "zklock top  {}  {} locks  sort: {}{}{}",
+        "zklock top  {}  {}  sort: {}{}{}",
         view.path,
-        locks.len(),
+        output::counted(locks.len(), "lock", "locks"),
         view.sort.as_str(),
         if view.filter.is_empty() {
             String::new()
