@@ -202,9 +202,14 @@ fn refuse(err: clap::Error, args: &[OsString]) -> ! {
 
 /// True when the command line asks for JSON output, read before clap could
 /// parse it: a script that asked for JSON gets its usage error as JSON too.
-/// The last `-o` counts, as it does when clap reads it.
+/// The last `-o` counts, as it does when clap reads it; the words of a
+/// command after `--` are not zklock's.
 fn asks_for_json(args: &[OsString]) -> bool {
-    let args: Vec<&str> = args.iter().filter_map(|arg| arg.to_str()).collect();
+    let args: Vec<&str> = args
+        .iter()
+        .filter_map(|arg| arg.to_str())
+        .take_while(|&arg| arg != "--")
+        .collect();
     let mut json = false;
     for (at, arg) in args.iter().enumerate() {
         let value = match *arg {
@@ -1093,6 +1098,7 @@ mod tests {
         assert!(!asks_for_json(&words(line)));
         assert!(asks_for_json(&words("zklock -o table --output=json ls")));
         assert!(asks_for_json(&words("zklock -otable -ojson ls")));
+        assert!(!asks_for_json(&words("zklock lock x -- jq -o json")));
     }
 
     #[test]
