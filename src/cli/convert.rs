@@ -377,8 +377,9 @@ fn parse_duration_within(text: &str, longest: Duration, limit: &str) -> Result<D
     let too_long = || format!("bad duration {text:?}: longer than {limit}");
     let duration = if is_bare_number(text) {
         let seconds: f64 = text.parse().map_err(|_| bad("not a number".into()))?;
-        // Also false for an infinite count: `1e999` parses as one.
-        if !(seconds <= longest.as_secs_f64()) {
+        // An infinite count (`1e999` parses as one) is past it too; the
+        // characters of a bare number cannot spell NaN.
+        if seconds > longest.as_secs_f64() {
             return Err(too_long());
         }
         Duration::from_secs_f64(seconds)

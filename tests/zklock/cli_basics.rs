@@ -8,7 +8,7 @@ use crate::support;
 use std::time::Duration;
 
 use support::{
-    Blackhole, NodeReport, TestEnv, ZkEnsemble, ZkServer, Zklock, dead_port, digest_acl, digest_id,
+    Blackhole, NodeReport, TestEnv, ZkEnsemble, ZkServer, dead_port, digest_acl, digest_id,
     shared_server, wait_until,
 };
 use zookeeper_client as zkc;
@@ -364,7 +364,10 @@ fn hosts_come_from_flag_then_zklock_hosts_then_zk_hosts() {
     // it is used; and the other way round; before the subcommand or after.
     for (first, last, code) in [(&dead, &env.hosts(), 0), (&env.hosts(), &dead, 3)] {
         let args = ["-H", last, "stat", "/here", "--connect-timeout", "1s"];
-        Zklock::new(args).hosts(first).run().assert_code(code);
+        support::Zklock::new(args)
+            .hosts(first)
+            .run()
+            .assert_code(code);
         stat()
             .hosts(first)
             .args(["-H", last])
