@@ -26,6 +26,7 @@ pub mod output;
 pub(crate) mod procfs;
 pub(crate) mod run;
 pub(crate) mod serve;
+pub(crate) mod shell;
 pub(crate) mod sys;
 pub(crate) mod usage;
 pub(crate) mod watch;

@@ -353,35 +353,59 @@ pub(super) fn parse_signal_arg(text: &str) -> Result<i32, String> {
 const LONGEST_DURATION: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// Parses a duration written like `500ms`, `30s`, `10m`; a bare number is
-/// seconds, as flock(1) and timeout(1) read it (`-w 30`, `-w 0.5`). Values
-/// longer than [`LONGEST_DURATION`] are refused.
+/// seconds, as flock(1) and timeout(1) read it (`-w 30`, `-w 0.5`,
+/// `-w 1e3`). Values longer than [`LONGEST_DURATION`] are refused.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = |why: String| format!("bad duration {text:?}: {why} (write e.g. 500ms, 30s, 10m)");
-    let duration = if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        let seconds: f64 = text.parse().map_err(|_| bad("not a number".into()))?;
-        Duration::try_from_secs_f64(seconds).map_err(|e| bad(e.to_string()))?
-    } else {
-        humantime::parse_duration(text).map_err(|e| bad(e.to_string()))?
-    };
-    if duration > LONGEST_DURATION {
-        return Err(bad("longer than the limit of 100 years".into()));
-    }
-    Ok(duration)
+    parse_duration_within(text, LONGEST_DURATION, "the limit of 100 years")
 }
 
 /// Parses `--session-timeout`: ZooKeeper carries it as a signed 32-bit
 /// count of milliseconds, so anything past about 24 days cannot be asked
 /// for (the server clamps far below that anyway, to 20 ticks by default).
 pub(super) fn parse_session_timeout(text: &str) -> Result<Duration, String> {
-    let duration = parse_duration(text)?;
-    if duration.as_millis() > i32::MAX as u128 {
-        return Err(format!(
-            "bad duration {text:?}: a session timeout is at most {} (ZooKeeper counts it in \
-             32-bit milliseconds)",
-            humantime::format_duration(Duration::from_millis(i32::MAX as u64))
-        ));
+    let longest = Duration::from_millis(i32::MAX as u64);
+    let limit = format!(
+        "a session timeout's limit of {} (ZooKeeper counts it in 32-bit milliseconds)",
+        humantime::format_duration(longest)
+    );
+    parse_duration_within(text, longest, &limit)
+}
+
+/// Parses a duration of at most `longest`. Every value past it, however
+/// it is written (an integer too large for any type, a float, an
+/// exponent, any unit), gets the one message that names `limit`.
+fn parse_duration_within(text: &str, longest: Duration, limit: &str) -> Result<Duration, String> {
+    let bad = |why: String| format!("bad duration {text:?}: {why} (write e.g. 500ms, 30s, 10m)");
+    let too_long = || format!("bad duration {text:?}: longer than {limit}");
+    let duration = if is_bare_number(text) {
+        let seconds: f64 = text.parse().map_err(|_| bad("not a number".into()))?;
+        // An infinite count (`1e999` parses as one) is past it too; the
+        // characters of a bare number cannot spell NaN.
+        if seconds > longest.as_secs_f64() {
+            return Err(too_long());
+        }
+        Duration::from_secs_f64(seconds)
+    } else {
+        match humantime::parse_duration(text) {
+            Ok(duration) => duration,
+            Err(humantime::DurationError::NumberOverflow) => return Err(too_long()),
+            Err(err) => return Err(bad(err.to_string())),
+        }
+    };
+    if duration > longest {
+        return Err(too_long());
     }
     Ok(duration)
+}
+
+/// True for what is meant as a count of seconds without a unit: digits,
+/// with a fraction or an exponent or both (`30`, `0.5`, `.5`, `1e3`,
+/// `2.5E-1`); Rust's float syntax then decides whether it is one.
+fn is_bare_number(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
 }
 
 impl Cli {
@@ -827,13 +851,15 @@ mod tests {
         assert_eq!(parse_duration("30"), Ok(ms(30_000)));
         assert_eq!(parse_duration("0.25"), Ok(ms(250)));
         assert_eq!(parse_duration("0"), Ok(ms(0)));
+        assert_eq!(parse_duration("1e3"), Ok(ms(1_000_000)));
+        assert_eq!(parse_duration("2.5E-1"), Ok(ms(250)));
         for bad in [
             "",
             "1.2.3",
             ".",
             "-5",
             "5 parsecs",
-            "1e3",
+            "1e",
             "1e30s",
             "300000000y",
             "101y",
@@ -844,6 +870,91 @@ mod tests {
         assert_eq!(parse_duration("100y"), Ok(LONGEST_DURATION));
         assert!(parse_session_timeout("24d").is_ok());
         assert!(parse_session_timeout("25d").is_err());
+    }
+
+    /// Durations past 100 years, written every way a duration can be:
+    /// integers past every integer type, floats, exponents, every unit.
+    fn past_every_limit() -> Vec<String> {
+        let mut values: Vec<String> = [
+            "18446744073709551616",
+            "18446744073709551616.5",
+            "340282366920938463463374607431768211456",
+            "3155760001",
+            "3155760000.001",
+            "1.8e19",
+            "1e30",
+            "1E+400",
+            "100y1ns",
+            "101y",
+            "18446744073709551615s",
+        ]
+        .iter()
+        .map(|&value| value.to_owned())
+        .collect();
+        for unit in [
+            "ns", "us", "ms", "s", "sec", "m", "min", "h", "hours", "d", "days", "w", "weeks", "M",
+            "months", "y", "years",
+        ] {
+            values.push(format!("18446744073709551616{unit}"));
+            values.push(format!("99999999999999999999{unit}"));
+            if unit != "ns" && unit != "us" {
+                values.push(format!("18446744073709551615{unit}"));
+            }
+        }
+        values
+    }
+
+    /// Every flag that takes a duration, found in the definitions, refuses
+    /// every value past its limit with one message, the same whichever way
+    /// the value is written.
+    #[test]
+    fn every_duration_flag_refuses_every_value_past_its_limit_alike() {
+        let mut every = crate::cli::command();
+        every.build();
+        let mut flags = std::collections::BTreeSet::new();
+        for sub in every.get_subcommands() {
+            let takes_a_duration = |arg: &&clap::Arg| {
+                arg.get_value_names()
+                    .is_some_and(|names| names.iter().any(|name| name == "DUR"))
+            };
+            // clap's own `help` is no subcommand of zklock's.
+            let Some(mut command) = super::super::generate::command_with_only(
+                super::super::generate::root(),
+                sub.get_name(),
+            ) else {
+                continue;
+            };
+            for arg in sub.get_arguments().filter(takes_a_duration) {
+                let flag = arg.get_long().expect("a duration flag has a long name");
+                flags.insert(flag);
+                let mut values = past_every_limit();
+                let limit = if flag == "session-timeout" {
+                    values.extend(["25d", "24d 20h 31m 24s", "2147483.648"].map(String::from));
+                    "a session timeout's limit of 24days 20h 31m 23s 647ms (ZooKeeper counts \
+                     it in 32-bit milliseconds)"
+                } else {
+                    "the limit of 100 years"
+                };
+                for value in values {
+                    let line = ["zklock", sub.get_name(), &format!("--{flag}={value}")];
+                    let refused = command
+                        .try_get_matches_from_mut(line)
+                        .expect_err(&value)
+                        .to_string();
+                    let expected = format!("bad duration {value:?}: longer than {limit}");
+                    assert!(refused.contains(&expected), "--{flag} {value}: {refused}");
+                }
+            }
+        }
+        for flag in [
+            "timeout",
+            "session-timeout",
+            "connect-timeout",
+            "kill-after",
+            "ttl",
+        ] {
+            assert!(flags.contains(flag), "--{flag} among {flags:?}");
+        }
     }
 
     proptest::proptest! {

@@ -475,10 +475,15 @@ several locks, a queue's wait; not a semaphore's lease), no waiter in it gives u
 -w deadline in its owner record), and a second reading after a sync finds
 its nodes unchanged; otherwise it is possible: an edge that rests on a
 shared session alone may be two threads that will go on. Elections never
-take part. Owner records count only as written when the node was created.
+take part. Owner records count only as written when the node was created,
+and are taken at their writer's word: anyone who may create nodes in the
+lock directories can forge a certain cycle, which --acl on the root and the
+lock directories prevents.
 
 The heading names each cycle, whether it is certain, how long it has stood
-(the age of its youngest contender) and the release that breaks it there.
+(the age of its youngest contender) and the release that breaks it there,
+quoted to paste into bash or zsh: a path that is not printable ASCII as
+$'...' with byte escapes, so that it names exactly that node.
 Each line is one wait: CYCLE, WAITER and HOLDER (sessions), VIA (how the
 holder's owner waits on: session, nesting or locks) and LOCK.
 

@@ -41,6 +41,10 @@ const DEFAULT_ROOT: &str = "/locks";
 #[derive(Parser)]
 #[command(name = "zklock", version, after_help = help::ZKLOCK_EXAMPLES, max_term_width = 100)]
 #[command(subcommand_required = true, arg_required_else_help = true)]
+// An option given twice takes the last value, as kubectl and etcdctl read
+// theirs, so that a shell alias (`alias zk='zklock -H prod:2181'`) can be
+// overridden on the line that uses it.
+#[command(args_override_self = true)]
 struct Root {
     #[command(flatten)]
     _global: GlobalArgs,
@@ -198,13 +202,27 @@ fn refuse(err: clap::Error, args: &[OsString]) -> ! {
 
 /// True when the command line asks for JSON output, read before clap could
 /// parse it: a script that asked for JSON gets its usage error as JSON too.
+/// The last `-o` counts, as it does when clap reads it; the words of a
+/// command after `--` are not zklock's.
 fn asks_for_json(args: &[OsString]) -> bool {
-    let args: Vec<&str> = args.iter().filter_map(|arg| arg.to_str()).collect();
-    args.iter()
-        .any(|arg| matches!(*arg, "-ojson" | "--output=json"))
-        || args
-            .windows(2)
-            .any(|pair| matches!(pair[0], "-o" | "--output") && pair[1] == "json")
+    let args: Vec<&str> = args
+        .iter()
+        .filter_map(|arg| arg.to_str())
+        .take_while(|&arg| arg != "--")
+        .collect();
+    let mut json = false;
+    for (at, arg) in args.iter().enumerate() {
+        let value = match *arg {
+            "-o" | "--output" => args.get(at + 1).copied(),
+            arg => arg
+                .strip_prefix("--output=")
+                .or_else(|| arg.strip_prefix("-o")),
+        };
+        if let Some(value) = value.filter(|value| !value.is_empty()) {
+            json = value == "json";
+        }
+    }
+    json
 }
 
 /// The environment variables that hold secrets themselves (not the names
@@ -1129,6 +1147,24 @@ mod tests {
             let every = try_parse(&mut command(), &args).map(|(cli, _)| format!("{cli:?}"));
             assert_eq!(alone.expect(line), every.expect(line), "{line}");
         }
+    }
+
+    #[test]
+    fn an_option_given_twice_takes_the_last_value() {
+        let line = "zklock -H a:1 --root /a -o json -H b:2 -o table --root /b stat x";
+        for mut command in [
+            command(),
+            generate::command_with_only(generate::root(), "stat").expect("stat"),
+        ] {
+            let (cli, _) = try_parse(&mut command, &words(line)).expect(line);
+            assert_eq!(cli.global.hosts.as_deref(), Some("b:2"));
+            assert_eq!(cli.global.root, "/b");
+            assert!(matches!(cli.global.output, Some(OutputFormat::Table)));
+        }
+        assert!(!asks_for_json(&words(line)));
+        assert!(asks_for_json(&words("zklock -o table --output=json ls")));
+        assert!(asks_for_json(&words("zklock -otable -ojson ls")));
+        assert!(!asks_for_json(&words("zklock lock x -- jq -o json")));
     }
 
     #[test]

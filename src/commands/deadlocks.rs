@@ -311,33 +311,7 @@ fn found(graph: &WaitGraph, cycle: &Cycle) -> Found {
         edges,
         break_with: format!(
             "zklock release {}",
-            shell_word(&graph.contenders[cycle.youngest].path)
+            crate::shell::word(&graph.contenders[cycle.youngest].path)
         ),
-    }
-}
-
-/// `text` as one shell word: as it is when it holds nothing the shell
-/// would read, else in single quotes.
-fn shell_word(text: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/_-.:@+=,".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quotes_a_path_only_when_the_shell_would_read_it() {
-        assert_eq!(
-            shell_word("/locks/a/_c_x-lock-0000000001"),
-            "/locks/a/_c_x-lock-0000000001"
-        );
-        assert_eq!(shell_word("/locks/a b/it's"), r"'/locks/a b/it'\''s'");
-        assert_eq!(shell_word(""), "''");
     }
 }

@@ -654,6 +654,7 @@ fn not_acquired(args: &LockArgs, holders: &[String]) -> String {
         holders => holders.join(", "),
     };
     let what = match args.max_leases {
+        Some(1) => format!("the one lease of {} is taken", args.path),
         Some(max) => format!("all {max} leases of {} are taken", args.path),
         None => format!("{} is held", args.path),
     };
@@ -709,9 +710,10 @@ fn describe_wait(lock: &str, waiting: &Waiting) -> String {
 fn describe_lease_wait(semaphore: &Lock, max_leases: u32) -> String {
     let holders: Vec<String> = semaphore.holders.iter().map(describe_contender).collect();
     format!(
-        "waiting for {}: {} of {max_leases} leases taken, by {}; {} waiting",
+        "waiting for {}: {} of {}, by {}; {} waiting",
         semaphore.path,
         holders.len(),
+        output::counted(max_leases, "lease taken", "leases taken"),
         holders.join(", "),
         semaphore.waiters.len()
     )

@@ -23,7 +23,7 @@ use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
-use crate::output::{Column, Printer, Progress, Table};
+use crate::output::{Column, Printer, Progress, Table, counted};
 use crate::run::guard::Standby;
 use crate::usage::UsageError;
 use crate::zk::sessions::{self, Ask, Survey};
@@ -170,8 +170,10 @@ pub async fn collect_locks(
 pub fn show_progress(progress: Option<&Progress>, path: &str, walked: &WalkProgress) {
     if let Some(progress) = progress {
         progress.set(format!(
-            "reading {path}: {} directories listed, {} nodes read, {} locks",
-            walked.listed, walked.read, walked.locks
+            "reading {path}: {} listed, {} read, {}",
+            counted(walked.listed, "directory", "directories"),
+            counted(walked.read, "node", "nodes"),
+            counted(walked.locks, "lock", "locks")
         ));
     }
 }
@@ -280,6 +282,11 @@ pub fn cut_to_line(text: &str) -> String {
 pub fn connected_warning(connected: usize) -> String {
     if connected == 0 {
         return String::new();
+    }
+    if connected == 1 {
+        return "warning: 1 of these sessions is connected: its process is alive\n\
+                and may still be working under the lock\n"
+            .to_owned();
     }
     format!(
         "warning: {connected} of these sessions are connected: their processes are\n\

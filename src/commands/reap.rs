@@ -126,13 +126,11 @@ impl Report for DryRunReport {
 /// `3 holders, 1 waiter and 2 empty lock directories`.
 fn summary(nodes: &[NodeToReap]) -> String {
     let count = |what: ReapRole| nodes.iter().filter(|n| n.what == what).count();
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     format!(
         "{}, {} and {}",
-        plural(count(ReapRole::Holder), "holder", "holders"),
-        plural(count(ReapRole::Waiter), "waiter", "waiters"),
-        plural(
+        output::counted(count(ReapRole::Holder), "holder", "holders"),
+        output::counted(count(ReapRole::Waiter), "waiter", "waiters"),
+        output::counted(
             count(ReapRole::EmptyDirectory),
             "empty lock directory",
             "empty lock directories"
@@ -167,8 +165,8 @@ async fn reap(
     .await?;
     drop(progress);
     tracing::info!(
-        "read {} nodes under {}: {} to reap",
-        plan.walked.nodes(),
+        "read {} under {}: {} to reap",
+        output::counted(plan.walked.nodes(), "node", "nodes"),
         args.path,
         plan.nodes.len()
     );

@@ -77,9 +77,9 @@ impl Report for WouldBreak<'_> {
 
     fn summary(&self) -> Option<String> {
         Some(format!(
-            "{}: would break {} holder(s)",
+            "{}: would break {}",
             self.lock,
-            self.would_break.len()
+            output::counted(self.would_break.len(), "holder", "holders")
         ))
     }
 }
@@ -224,8 +224,8 @@ async fn break_asked(
     }
     if deletes_holders(action) && !args.yes && !found.is_empty() {
         let mut question = format!(
-            "zklock: release will delete {} holder(s) of {}:\n",
-            found.len(),
+            "zklock: release will delete {} of {}:\n",
+            output::counted(found.len(), "holder", "holders"),
             output::inert(&args.target)
         );
         for holder in &found {

@@ -62,9 +62,13 @@ impl Report for NodeReport {
 /// how many hold and wait.
 fn heading(lock: &LockSummary) -> String {
     let holders = match (lock.kind, lock.max_leases) {
-        (LockKind::Semaphore, Some(max)) => format!("{} of {max} leases held", lock.holders),
-        (LockKind::Semaphore, None) => count(lock.holders, "lease held", "leases held"),
-        _ => count(lock.holders, "holder", "holders"),
+        (LockKind::Semaphore, Some(max)) => format!(
+            "{} of {}",
+            lock.holders,
+            output::counted(max, "lease held", "leases held")
+        ),
+        (LockKind::Semaphore, None) => output::counted(lock.holders, "lease held", "leases held"),
+        _ => output::counted(lock.holders, "holder", "holders"),
     };
     let what = match lock.kind {
         LockKind::Election => "election".to_owned(),
@@ -75,7 +79,7 @@ fn heading(lock: &LockSummary) -> String {
         "{}: {what} ({}), {holders}, {}",
         crate::names::shown(&lock.path),
         lock.dialect,
-        count(lock.waiters, "waiter", "waiters")
+        output::counted(lock.waiters, "waiter", "waiters")
     )
 }
 
@@ -274,10 +278,6 @@ pub(super) fn chains_under<'a>(root: &'a str, lock: &'a str) -> &'a str {
     } else {
         zk::path::parent(lock).unwrap_or(lock)
     }
-}
-
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `ADDRESS via SERVER`, `not connected`, or `-` when unknown.

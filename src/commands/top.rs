@@ -321,9 +321,9 @@ fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
     let now = clock::now_ms();
     let width = usize::from(frame.area().width);
     let heading = format!(
-        "zklock top  {}  {} locks  sort: {}{}{}",
+        "zklock top  {}  {}  sort: {}{}{}",
         names::shown(&view.path),
-        locks.len(),
+        output::counted(locks.len(), "lock", "locks"),
         view.sort.as_str(),
         if view.filter.is_empty() {
             String::new()

@@ -93,7 +93,7 @@ pub(crate) enum AcquireError {
     #[error("the ZooKeeper session ended while waiting for {0}")]
     SessionEnded(String),
     #[error(
-        "the semaphore {path} allows {stored} leases (the number in its data), not \
+        "the semaphore {path} is sized {stored} (the number of leases in its data), not \
          --max-leases {asked}; every client of a semaphore must agree on its size"
     )]
     MaxLeasesDiffer {

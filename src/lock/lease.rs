@@ -152,7 +152,7 @@ impl<'s> LeaseContention<'s> {
             tracing::info!(
                 event = "waiting_for_lease",
                 node = %self.spec.path,
-                "all {max} leases of {} are taken: waiting for one to go",
+                "every lease of {} is taken ({max} in all): waiting for one to go",
                 self.spec.path
             );
             if !self.changed_in_time(watch, patience).await? {

@@ -13,8 +13,9 @@
 //! Node names, data and owner records come from anyone who can write to
 //! ZooKeeper. Every text this module puts before a person goes through
 //! [`inert`], and every JSON document through [`inert_json`], so that no
-//! node can move the cursor, retitle or clear the terminal, or reorder what
-//! is shown with bidirectional overrides.
+//! node can move the cursor, retitle or clear the terminal, reorder what
+//! is shown with bidirectional overrides, or hide a character in a name
+//! (a zero-width space, a line separator) that makes it another node.
 
 mod live;
 pub(crate) mod prometheus;
@@ -234,20 +235,20 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// True for the characters that drive a terminal or reorder text: the C0
+/// True for the characters that drive a terminal or hide in it: the C0
 /// and C1 controls and DEL (escape sequences, carriage return, backspace),
-/// and the Unicode bidirectional marks, embeddings, overrides and isolates.
+/// and the invisible ones of [`crate::names::is_invisible`] (bidirectional
+/// marks, embeddings, overrides and isolates, zero-width characters and
+/// every other default-ignorable code point, the line and paragraph
+/// separators), which reorder, hide or break what is shown.
 fn is_unsafe(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        )
+    c.is_control() || crate::names::is_invisible(c)
 }
 
-/// `text` safe to show on a terminal: every control character and bidi
-/// control is written as an escape (`\n`, `\r`, `\t`, `\x1b`, `\u{202e}`),
-/// so the text stays on one line and reads as it is stored.
+/// `text` safe to show on a terminal: every control character and
+/// invisible character is written as an escape (`\n`, `\r`, `\t`, `\x1b`,
+/// `\u{202e}`, `\u{200b}`), so the text stays on one line and reads as it
+/// is stored.
 pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(is_unsafe) {
         return std::borrow::Cow::Borrowed(text);
@@ -268,24 +269,46 @@ pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// A JSON document whose strings hold no raw DEL, C1 or bidi control:
-/// serde_json escapes the C0 controls itself, the rest are written as
-/// `\uXXXX`, which means the same to every JSON reader, so the document
-/// stays faithful and a terminal it is printed on stays unharmed.
+/// A JSON document whose strings hold no raw DEL, C1 or invisible
+/// character: serde_json escapes the C0 controls itself, the rest are
+/// written as `\uXXXX` (a surrogate pair beyond the Basic Multilingual
+/// Plane, as JSON spells those), which means the same to every JSON
+/// reader, so the document stays faithful and a terminal it is printed on
+/// stays unharmed.
 pub fn inert_json(json: String) -> String {
+    match json_escaped(&json) {
+        std::borrow::Cow::Borrowed(_) => json,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
+}
+
+/// `json` with every unsafe character but the newlines of pretty JSON
+/// (outside strings it has only newlines and spaces) written as `\uXXXX`.
+fn json_escaped(json: &str) -> std::borrow::Cow<'_, str> {
     if !json.chars().any(is_unsafe) {
-        return json;
+        return std::borrow::Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
-        // Outside strings, pretty JSON has only newlines and spaces.
         if is_unsafe(c) && c != '\n' {
-            out.push_str(&format!("\\u{:04x}", c as u32));
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
         } else {
             out.push(c);
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
+}
+
+/// `n` and what it counts, in the form that agrees with it: `1 holder`,
+/// `0 holders`, `2 holders`.
+pub fn counted<N>(n: N, one: &str, many: &str) -> String
+where
+    N: std::fmt::Display + PartialEq + From<u8>,
+{
+    let noun = if n == N::from(1) { one } else { many };
+    format!("{n} {noun}")
 }
 
 /// Node data as text for people and JSON: lossy UTF-8, or `None` when empty.
@@ -550,8 +573,8 @@ impl<W: Write> JsonStream<W> {
     }
 }
 
-/// A writer that passes JSON on with every DEL, C1 or bidi control written
-/// as `\uXXXX`, as [`inert_json`] does for a whole document, without the
+/// A writer that passes JSON on with every DEL, C1 or invisible character
+/// written as `\uXXXX`, as [`inert_json`] does for a whole document, without the
 /// document ever being in memory whole. A character split across two writes
 /// waits for its other bytes.
 pub struct InertJson<W: Write> {
@@ -568,19 +591,7 @@ impl<W: Write> InertJson<W> {
     }
 
     fn pass(&mut self, text: &str) -> std::io::Result<()> {
-        if !text.chars().any(is_unsafe) {
-            return self.out.write_all(text.as_bytes());
-        }
-        for c in text.chars() {
-            // Outside strings, pretty JSON has only newlines and spaces.
-            if is_unsafe(c) && c != '\n' {
-                write!(self.out, "\\u{:04x}", c as u32)?;
-            } else {
-                let mut buf = [0; 4];
-                self.out.write_all(c.encode_utf8(&mut buf).as_bytes())?;
-            }
-        }
-        Ok(())
+        self.out.write_all(json_escaped(text).as_bytes())
     }
 }
 
@@ -674,6 +685,36 @@ mod tests {
         assert!(!json.chars().any(is_unsafe), "{json}");
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["h"], hostile);
+    }
+
+    /// Every code point: a control or invisible character is shown
+    /// escaped, alone and in the middle of a name, and its JSON parses back
+    /// to it (as a surrogate pair beyond the Basic Multilingual Plane); any
+    /// other is shown as it is.
+    #[test]
+    fn every_control_and_invisible_character_is_escaped_and_no_other() {
+        let mut visible = String::new();
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            if !(c.is_control() || crate::names::is_invisible(c)) {
+                visible.push(c);
+                continue;
+            }
+            let text = format!("/locks/a{c}b");
+            let shown = inert(&text);
+            assert!(!shown.contains(c), "U+{:04X}: {shown}", c as u32);
+            assert!(shown.starts_with("/locks/a\\") && shown.ends_with('b'));
+            let json = inert_json(serde_json::to_string(&text).unwrap());
+            assert!(json.is_ascii(), "U+{:04X}: {json}", c as u32);
+            assert_eq!(serde_json::from_str::<String>(&json).unwrap(), text);
+        }
+        assert!(matches!(inert(&visible), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_count_agrees_with_its_noun() {
+        assert_eq!(counted(0usize, "holder", "holders"), "0 holders");
+        assert_eq!(counted(1u32, "holder", "holders"), "1 holder");
+        assert_eq!(counted(2u64, "directory", "directories"), "2 directories");
     }
 
     #[test]
@@ -771,11 +812,11 @@ mod tests {
         }
 
         /// Any text, however hostile, is shown without a raw control or
-        /// bidi character, and in JSON (whole or streamed) parses back to
+        /// invisible character, and in JSON (whole or streamed) parses back to
         /// itself.
         #[test]
         fn any_text_is_inert_and_its_json_round_trips(
-            text in "\\PC{0,40}|[\\x00-\\x1f\\x7f-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}a\\u{e9}\\u{914d}]{0,20}",
+            text in "\\PC{0,40}|[\\x00-\\x1f\\x7f-\\u{9f}\\u{200b}-\\u{200f}\\u{2028}-\\u{202e}\\u{2060}-\\u{2069}\\u{feff}\\u{e0001}a\\u{e9}\\u{914d}]{0,20}",
         ) {
             proptest::prop_assert!(!inert(&text).chars().any(is_unsafe));
             let value = serde_json::json!({ "path": text, "items": [text] });

@@ -186,7 +186,7 @@ fn check_answer_count(
         return Ok(());
     }
     let why = format!(
-        "the server answered {} of the {} reads of a batch",
+        "the server answered a batch of reads with the wrong number of results ({} for {})",
         results.len(),
         paths.len()
     );

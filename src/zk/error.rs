@@ -69,8 +69,9 @@ pub enum Error {
         hosts: String,
         mechanism: &'static str,
     },
-    /// An operation on a path failed.
-    #[error("{op} {path}: {}", explain(op, path, cause))]
+    /// An operation on a path failed. `op` is the operation's name for
+    /// code and logs; the message says what failed in a user's words.
+    #[error("{}", explain(op, path, cause))]
     Operation {
         op: &'static str,
         path: String,
@@ -79,7 +80,7 @@ pub enum Error {
     /// A delete the parent's ACL refused: deleting a node takes DELETE
     /// permission on its parent, not on the node.
     #[error(
-        "delete {path}: permission denied by the ACL of its parent {parent} \
+        "cannot delete {path}: permission denied by the ACL of its parent {parent} \
          (deleting a node needs DELETE permission on the parent)"
     )]
     DeleteRefused { path: String, parent: String },
@@ -290,21 +291,39 @@ fn gave_up_after(waited: Option<Duration>) -> String {
     })
 }
 
-/// What went wrong with an operation on `path`, for an operator: a create
-/// refused or failing for reasons that have a known fix says the fix.
+/// What went wrong with an operation on `path`, for an operator, in the
+/// words of someone who asked about a lock or a node, never the name of
+/// the request: a node that is not there is "no lock or node", and a
+/// create refused or failing for reasons that have a known fix says the
+/// fix.
 fn explain(op: &str, path: &str, cause: &zkc::Error) -> String {
     let parent = super::path::parent(path).unwrap_or("/");
     match (op, cause) {
         ("create", zkc::Error::NoAuth) => format!(
-            "permission denied by the ACL of its parent {parent} (creating a node needs \
-             CREATE permission on the parent): authenticate as someone the ACL admits with \
-             --auth SCHEME:CREDENTIAL, --auth-file FILE or ZKLOCK_AUTH"
+            "cannot create {path}: permission denied by the ACL of its parent {parent} \
+             (creating a node needs CREATE permission on the parent): authenticate as \
+             someone the ACL admits with --auth SCHEME:CREDENTIAL, --auth-file FILE or \
+             ZKLOCK_AUTH"
         ),
-        ("create", zkc::Error::NoNode) if parent == "/" => "the chroot of the connect string \
-             does not exist on this ensemble: create it first (zkCli.sh create /CHROOT), or \
-             correct -H/ZKLOCK_HOSTS"
-            .to_owned(),
-        _ => describe(cause),
+        ("create", zkc::Error::NoNode) if parent == "/" => format!(
+            "cannot create {path}: the chroot of the connect string does not exist on this \
+             ensemble: create it first (zkCli.sh create /CHROOT), or correct -H/ZKLOCK_HOSTS"
+        ),
+        ("create", zkc::Error::NoNode) => {
+            format!("cannot create {path}: its parent {parent} does not exist")
+        }
+        (_, zkc::Error::NoNode) => format!("no lock or node at {path}"),
+        (op, cause) => format!("cannot {} {path}: {}", doing(op), describe(cause)),
+    }
+}
+
+/// What the request `op` did to its path, as a person says it.
+fn doing(op: &str) -> &str {
+    match op {
+        "list" => "read the children of",
+        "get" | "stat" | "sync" => "read",
+        "revoke" => "ask the holder to let go of",
+        other => other,
     }
 }
 
@@ -342,12 +361,41 @@ mod tests {
     }
 
     #[test]
-    fn messages_name_the_operation_and_path() {
-        let err = Error::op("stat", "/a/b", zkc::Error::NoNode);
-        assert_eq!(err.to_string(), "stat /a/b: no such node");
+    fn messages_name_the_path_in_a_users_words() {
+        let err = Error::op("list", "/tryout/nosuch", zkc::Error::NoNode);
+        assert_eq!(err.to_string(), "no lock or node at /tryout/nosuch");
         assert_eq!(err.failure(), Failure::NoNode);
         let err = Error::op("create", "/x", zkc::Error::NoAuth);
         assert_eq!(err.failure(), Failure::Denied);
+        let ops = [
+            "list", "get", "stat", "sync", "watch", "create", "delete", "revoke",
+        ];
+        let causes = [
+            zkc::Error::NoNode,
+            zkc::Error::NoAuth,
+            zkc::Error::NodeExists,
+            zkc::Error::BadVersion,
+            zkc::Error::ConnectionLoss,
+            zkc::Error::SessionExpired,
+            zkc::Error::Unimplemented,
+        ];
+        for op in ops {
+            for cause in &causes {
+                let message = Error::op(op, "/a/b", cause.clone()).to_string();
+                assert!(message.contains("/a/b"), "{message}");
+                // Creating, deleting and watching are what a user says too.
+                let users_word = matches!(op, "create" | "delete" | "watch");
+                assert!(
+                    users_word || !message.contains(&format!("{op} /a/b")),
+                    "{message}"
+                );
+            }
+        }
+        let refused = Error::DeleteRefused {
+            path: "/a/b".into(),
+            parent: "/a".into(),
+        };
+        assert!(refused.to_string().starts_with("cannot delete /a/b:"));
     }
 
     #[test]

@@ -360,6 +360,20 @@ fn hosts_come_from_flag_then_zklock_hosts_then_zk_hosts() {
         .run()
         .assert_code(3)
         .assert_stderr_contains(&dead);
+    // A second -H overrides the first, as an alias's is overridden where
+    // it is used; and the other way round; before the subcommand or after.
+    for (first, last, code) in [(&dead, &env.hosts(), 0), (&env.hosts(), &dead, 3)] {
+        let args = ["-H", last, "stat", "/here", "--connect-timeout", "1s"];
+        support::Zklock::new(args)
+            .hosts(first)
+            .run()
+            .assert_code(code);
+        stat()
+            .hosts(first)
+            .args(["-H", last])
+            .run()
+            .assert_code(code);
+    }
 }
 
 #[test]

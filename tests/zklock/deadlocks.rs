@@ -61,15 +61,20 @@ fn record(pid: u32, deadline: bool) -> Vec<u8> {
 /// Returns the sessions (they own the nodes) and the path of the node
 /// session 2 made last, the youngest.
 pub(crate) fn crossed_zklocks(env: &TestEnv, deadline: bool) -> (Zk, Zk, String) {
+    crossed_zklocks_on(env, ["/x/a", "/x/b"], deadline)
+}
+
+/// [`crossed_zklocks`] on the locks `a` and `b`: the youngest node is in `a`.
+fn crossed_zklocks_on(env: &TestEnv, [a, b]: [&str; 2], deadline: bool) -> (Zk, Zk, String) {
     let (one, two) = (env.connect(), env.connect());
     for zk in [&one, &two] {
-        zk.mkdir_p("/x/a");
-        zk.mkdir_p("/x/b");
+        zk.mkdir_p(a);
+        zk.mkdir_p(b);
     }
-    one.create_ephemeral_sequential("/x/a/lock-", &record(100, false));
-    two.create_ephemeral_sequential("/x/b/lock-", &record(200, false));
-    one.create_ephemeral_sequential("/x/b/lock-", &record(100, false));
-    let youngest = two.create_ephemeral_sequential("/x/a/lock-", &record(200, deadline));
+    one.create_ephemeral_sequential(&format!("{a}/lock-"), &record(100, false));
+    two.create_ephemeral_sequential(&format!("{b}/lock-"), &record(200, false));
+    one.create_ephemeral_sequential(&format!("{b}/lock-"), &record(100, false));
+    let youngest = two.create_ephemeral_sequential(&format!("{a}/lock-"), &record(200, deadline));
     (one, two, youngest)
 }
 
@@ -104,6 +109,141 @@ fn one_zklock_on_each_side_of_a_cycle_makes_it_certain() {
     // Breaking it at the youngest contender ends it.
     env.zklock(["release", &youngest]).run().assert_success();
     assert_eq!(deadlocks(&env, &["/x"]), (0, Vec::new()));
+}
+
+/// Lock names that a terminal or a shell would misread: bidi and
+/// zero-width characters, separators, quotes, backslashes, text that reads
+/// as escapes or as shell syntax, letters outside ASCII. (ZooKeeper
+/// refuses control characters such as a newline in a path, so no node can
+/// hold one; the quoting is tested with them on its own.)
+const MISREAD_NAMES: &[&str] = &[
+    "evil\u{202e}abc",
+    "de\u{200b}ploy",
+    "\u{feff}bom\u{2060}wj\u{200d}zwj\u{00ad}",
+    "line\u{2028}para\u{2029}",
+    "it's \"quoted\"",
+    "back\\slash\\xe2\\x80\\xae",
+    "$(touch pwned)`touch pwned`${HOME}!!",
+    "déploiement 配置",
+];
+
+/// The shells that read `$'…'`: bash and zsh, and dash or `sh` once they
+/// do (dash 0.5.12 does not).
+fn shells_that_read_ansi_c_quotes() -> Vec<&'static str> {
+    support::secured::require_tool("bash", "bash");
+    support::secured::require_tool("zsh", "zsh");
+    let mut shells = vec!["bash", "zsh"];
+    for shell in ["dash", "sh"] {
+        let read = std::process::Command::new(shell)
+            .args(["-c", "printf %s $'\\x41'"])
+            .output();
+        if read.is_ok_and(|out| out.stdout == b"A") {
+            shells.push(shell);
+        }
+    }
+    shells
+}
+
+/// The `release` the table of `deadlocks DIR` suggests, as a person would
+/// copy it off the screen, checked against the JSON's `break_with`.
+fn suggested_release(env: &TestEnv, dir: &str) -> String {
+    let shown = env
+        .zklock(["deadlocks", dir])
+        .run()
+        .assert_code(1)
+        .stdout
+        .clone();
+    let line = shown
+        .lines()
+        .find_map(|line| {
+            line.split_once("break it with: ")
+                .map(|(_, command)| command)
+        })
+        .unwrap_or_else(|| panic!("no release suggested: {shown}"))
+        .to_owned();
+    let (_, cycles) = deadlocks(env, &[dir]);
+    assert_eq!(cycles[0]["break_with"], line.as_str());
+    assert!(line.is_ascii(), "shown as plain ASCII: {line}");
+    line
+}
+
+#[test]
+fn a_suggested_release_pasted_into_a_shell_deletes_exactly_its_node() {
+    let env = TestEnv::new();
+    let shells = shells_that_read_ansi_c_quotes();
+    let scratch = Scratch::new();
+    let bin = std::path::Path::new(support::cmd::ZKLOCK).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (n, name) in MISREAD_NAMES.iter().enumerate() {
+        for shell in &shells {
+            let dir = format!("/p{n}-{shell}");
+            let a = format!("{dir}/{name}");
+            let (_one, _two, youngest) = crossed_zklocks_on(&env, [&a, &format!("{dir}/b")], false);
+            let mut others: Vec<String> = [&a, &format!("{dir}/b")]
+                .iter()
+                .flat_map(|lock| {
+                    let children = env.zk().children(lock);
+                    children
+                        .into_iter()
+                        .map(move |child| format!("{lock}/{child}"))
+                })
+                .filter(|node| *node != youngest)
+                .collect();
+            // The nodes a reader of the name might take it for: the name as
+            // it looks (its invisible characters left out), and as an
+            // escaped rendering spells it.
+            for look_alike in [
+                name.chars()
+                    .filter(|&c| c == ' ' || c.is_alphanumeric() || c.is_ascii_punctuation())
+                    .collect(),
+                name.chars()
+                    .flat_map(char::escape_debug)
+                    .collect::<String>(),
+            ] {
+                if look_alike != *name {
+                    let node = youngest.replace(name, &look_alike);
+                    env.zk().mkdir_p(&node);
+                    others.push(node);
+                }
+            }
+
+            let release = suggested_release(&env, &dir);
+            let shell_args: &[&str] = if *shell == "bash" {
+                &["-H", "-c"]
+            } else {
+                &["-c"]
+            };
+            let pasted = std::process::Command::new(shell)
+                .args(shell_args)
+                .arg(&release)
+                .current_dir(scratch.file(""))
+                .env_clear()
+                .env("PATH", &path)
+                .env("HOME", scratch.file(""))
+                .env("ZKLOCK_HOSTS", env.hosts())
+                .output()
+                .expect("run the shell");
+            assert!(pasted.status.success(), "{shell}: {release}: {pasted:?}");
+            assert!(
+                env.zk().exists(&youngest).is_none(),
+                "{shell}: {release} left {youngest:?}"
+            );
+            for other in &others {
+                assert!(
+                    env.zk().exists(other).is_some(),
+                    "{shell}: {release} deleted {other:?}"
+                );
+            }
+            assert!(
+                !scratch.file("pwned").exists(),
+                "{shell} ran a command from {release}"
+            );
+        }
+    }
 }
 
 #[test]

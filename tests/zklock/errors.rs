@@ -63,6 +63,71 @@ fn each_failure_has_its_exit_code_and_cause() {
     }
 }
 
+/// The names of ZooKeeper's requests: a person asked about a lock or a
+/// node, so no message shows one of them before a path.
+const REQUEST_NAMES: &[&str] = &[
+    "list",
+    "get",
+    "getData",
+    "getChildren",
+    "getChildren2",
+    "exists",
+    "stat",
+    "sync",
+    "multi",
+    "setData",
+    "revoke",
+    "addWatch",
+];
+
+/// The request name `message` shows right before a path, if any.
+fn request_name_before_a_path(message: &str) -> Option<String> {
+    let words: Vec<&str> = message.split_whitespace().collect();
+    words.windows(2).find_map(|pair| {
+        let named = REQUEST_NAMES.contains(&pair[0]) && pair[1].starts_with('/');
+        named.then(|| format!("{} {}", pair[0], pair[1]))
+    })
+}
+
+#[test]
+fn where_a_node_is_missing_no_command_names_a_request() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/tryout");
+    let missing = "/tryout/nosuch";
+    let token = "/tryout/nosuch/_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-0000000001";
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["ls", missing], 6, "no_node"),
+        (&["ls", missing, "-o", "prometheus"], 6, "no_node"),
+        (&["stat", missing], 6, "no_node"),
+        (&["stat", token], 6, "no_node"),
+        (&["dump", missing], 6, "no_node"),
+        (&["deadlocks", missing], 6, "no_node"),
+        (&["reap", missing, "--all", "--yes"], 6, "no_node"),
+        (&["release", token], 6, "no_node"),
+        (&["release", missing, "--holders", "--yes"], 6, "no_node"),
+        (&["release", missing, "--revoke"], 6, "no_node"),
+    ];
+    for &(args, code, cause) in cases {
+        let shown = env.zklock(args).run();
+        shown.assert_code(code);
+        assert!(shown.stderr.contains(missing), "{args:?}: {}", shown.stderr);
+        assert_eq!(
+            request_name_before_a_path(&shown.stderr),
+            None,
+            "{args:?}: {}",
+            shown.stderr
+        );
+        let json = env.zklock(args).args(["-o", "json"]).run();
+        let report = ErrorReport::of(&json, code);
+        assert_eq!(report.cause, cause, "{args:?}");
+        assert_eq!(
+            request_name_before_a_path(&report.error),
+            None,
+            "{report:?}"
+        );
+    }
+}
+
 /// A server that accepts every connection and closes it at once, as a
 /// ZooKeeper server does past its limit of connections from one host;
 /// counts the connections.

@@ -646,21 +646,26 @@ fn the_whole_command_line_is_recorded_only_when_asked() {
 
 // ---------------------------------------------------------------- inert text
 
-/// Text that would retitle and clear a terminal, return the carriage and
-/// reverse what follows, if it reached one raw.
-const HOSTILE: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\r\u{202e}evil\u{9b}1m\u{7f}";
+/// Text that would retitle and clear a terminal, return the carriage,
+/// reverse what follows and hide characters in it, if it reached one raw.
+const HOSTILE: &str =
+    "\u{1b}]0;pwned\u{7}\u{1b}[2J\r\u{202e}evil\u{9b}1m\u{7f}de\u{200b}ploy\u{2028}\u{feff}";
 
-/// True when `text` holds a byte or character that could drive a terminal.
+/// True when `text` holds a byte or character that could drive a terminal
+/// or hide in it (those [`HOSTILE`] and the hostile names hold).
 fn has_raw_control(text: &str) -> bool {
     text.chars().any(|c| {
         (c.is_control() && c != '\n')
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            || matches!(
+                c,
+                '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
+            )
     })
 }
 
-/// A lock whose holder's owner record is hostile, a lock whose name holds
-/// a bidi override (ZooKeeper allows those in names, not control
-/// characters), and a plain node whose data is hostile.
+/// A lock whose holder's owner record is hostile, locks whose names hold a
+/// bidi override and a zero-width space (ZooKeeper allows those in names,
+/// not control characters), and a plain node whose data is hostile.
 fn plant_hostile(env: &TestEnv, lock: &str) -> Zk {
     let planter = env.connect();
     let owner = serde_json::json!({
@@ -670,6 +675,7 @@ fn plant_hostile(env: &TestEnv, lock: &str) -> Zk {
     for dir in [
         format!("/locks/{lock}"),
         format!("/locks/{lock}-\u{202e}rev"),
+        format!("/locks/{lock}-de\u{200b}ploy"),
     ] {
         planter.mkdir_p(&dir);
         planter.create_ephemeral_sequential(
@@ -700,6 +706,12 @@ fn node_text_reaches_no_terminal_raw() {
             run.stdout
         );
     }
+    let listed = env.zklock(["ls"]).run();
+    assert!(
+        listed.stdout.contains("de\\u{200b}ploy"),
+        "{:?}",
+        listed.stdout
+    );
     // JSON stays faithful: the same text comes back when parsed.
     let run = env.zklock(["stat", "hostile", "-o", "json"]).run();
     assert!(!has_raw_control(&run.stdout), "{:?}", run.stdout);

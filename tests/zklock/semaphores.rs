@@ -413,7 +413,7 @@ fn the_spinner_shows_the_leases_and_their_holders() {
     // At a terminal the waiter shows the lease taken by the holder's owner
     // record until its patience runs out.
     let waiter = env.zklock(["sem", "-w", "3s", "t", "--max-leases", "1", "--", "true"]);
-    let steps = ["expect:1 of 1 leases taken", "expect:holder-7"];
+    let steps = ["expect:1 of 1 lease taken", "expect:holder-7"];
     crate::terminal::on_terminal(&waiter, &steps).assert_code(1);
     env.zklock(["release", &token]).run().assert_success();
     assert_nothing_left(&env, "t", "curator");
