@@ -7,8 +7,9 @@
 #            RSS of `deadlocks` within a few times `ls`'s); and, for a full
 #            semaphore of CHAINS_LEASES leases and as many queued acquirers
 #            in kazoo's and in Curator's layout, `deadlocks -o json` and the
-#            exporter's peak RSS over SURVEYS cycle searches against `ls -o
-#            json` of the same tree (goal: both within 2 x `ls`'s peak)
+#            exporter's peak RSS over CHAINS_SURVEYS seconds of cycle
+#            searches, against `ls -o json` of the same tree (goal: both
+#            within 2 x `ls`'s peak)
 #
 # populate makes every contender on one session, so every lock's holder
 # waits in every other lock: one possible cycle through all of them, the
@@ -46,21 +47,26 @@ job_chains() {
     chains_semaphore curator-semaphore
 }
 
-# The exporter's peak RSS in KB (VmHWM) once it has searched ROOT for
-# cycles SURVEYS times, a second apart.
+# The exporter's peak RSS in KB (VmHWM) over its first search of ROOT for
+# cycles and CHAINS_SURVEYS seconds more, searching once a second.
 exporter_peak() {
-    local root=$1 out=$BENCH_TMP/chains.exporter port url pid peak searched=0 deadline
+    local root=$1 out=$BENCH_TMP/chains.exporter port url pid peak deadline
     port=$(bench_free_port)
     url=http://127.0.0.1:$port/metrics
     bench_background "$out" "$ZKLOCK" -H "$BENCH_HOSTS" exporter "$root" \
         --listen "127.0.0.1:$port" --survey-interval 1s
     pid=$BENCH_PID
-    deadline=$((SECONDS + 120))
+    deadline=$((SECONDS + 600))
     # The first search is done once the gauge counts the knot; the
     # searches after it come once a second.
     until "$BENCH_PYTHON" -c 'import sys, urllib.request; sys.exit(0 if b"zklock_deadlock_cycles{certain=\"false\"} 1" in urllib.request.urlopen(sys.argv[1], timeout=5).read() else 1)' \
         "$url" 2>/dev/null; do
-        ((SECONDS < deadline)) || bench_die "the exporter found no knot under $root within 120 s"
+        # This runs in a command substitution's subshell, whose exit would
+        # leave the exporter running: stop it first.
+        if ((SECONDS >= deadline)); then
+            kill -TERM "$pid"
+            bench_die "the exporter found no knot under $root within 600 s"
+        fi
         sleep 0.2
     done
     sleep "$CHAINS_SURVEYS"
