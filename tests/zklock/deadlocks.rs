@@ -1043,3 +1043,32 @@ fn a_full_semaphore_is_one_summarised_knot_whose_output_grows_with_its_nodes() {
         table.stdout
     );
 }
+
+/// One session holding [`LEASES`] reads of a kazoo read-write lock and
+/// queueing as many writes behind them waits on itself: its first writer
+/// waits on every reader, printed as one summary entry, not a pair each.
+#[test]
+fn a_writer_behind_many_readers_of_its_own_session_is_one_summarised_wait() {
+    let env = TestEnv::new();
+    let rw = env.connect();
+    rw.mkdir_p("/rw/lock");
+    for kind in ["rlock", "lock"] {
+        let nodes = (0..LEASES).map(|i| format!("/rw/lock/{i:032x}__{kind}__"));
+        create_batch(&rw, nodes, zkc::CreateMode::EphemeralSequential, b"kazoo");
+    }
+    let (code, cycles) = deadlocks(&env, &["/rw"]);
+    assert_eq!(code, 1);
+    let [cycle] = cycles.as_slice() else {
+        panic!("one cycle: {cycles:#?}");
+    };
+    assert_eq!(cycle["certain"], false, "a shared session proves nothing");
+    let [summary] = cycle["edges"].as_array().unwrap().as_slice() else {
+        panic!("one summary: {cycle:#}");
+    };
+    assert_eq!(summary["via"], "queue", "{summary:#}");
+    assert_eq!(
+        summary["waiters"]["count"], 1,
+        "the first writer: {summary:#}"
+    );
+    assert_eq!(summary["holders"]["count"], LEASES, "{summary:#}");
+}
