@@ -4,7 +4,12 @@
 #            contenders, against `ls` of the same tree, and of `stat -o json`
 #            of one lock with CHAINS_WAITERS contenders, each waiter with its
 #            chain; medians of RUNS runs (goal: linear in the waiters; peak
-#            RSS of `deadlocks` within a few times `ls`'s)
+#            RSS of `deadlocks` within a few times `ls`'s); and, for a full
+#            semaphore of CHAINS_LEASES leases and as many queued acquirers
+#            in kazoo's and in Curator's layout, `deadlocks -o json` and the
+#            exporter's peak RSS over CHAINS_SURVEYS seconds of cycle
+#            searches, against `ls -o json` of the same tree (goal: both
+#            within 2 x `ls`'s peak)
 #
 # populate makes every contender on one session, so every lock's holder
 # waits in every other lock: one possible cycle through all of them, the
@@ -12,6 +17,8 @@
 
 CHAINS_LOCKS=${BENCH_CHAINS_LOCKS:-10000}
 CHAINS_WAITERS=${BENCH_CHAINS_WAITERS:-100000}
+CHAINS_LEASES=${BENCH_CHAINS_LEASES:-2000}
+CHAINS_SURVEYS=${BENCH_CHAINS_SURVEYS:-3}
 
 # Runs `zklock ARGS...` RUNS times, taking exit code OK (besides 0) for
 # success: `deadlocks` exits 1 when it finds a cycle. Prints "<median s>
@@ -36,4 +43,48 @@ job_chains() {
     read -r t r <<<"$(chains_runs 0 stat /bench/chains/one/lock-000000 -o json)"
     bench_row "stat -o json with chains, $CHAINS_WAITERS contenders, median of $RUNS" \
         "$t s (peak $(mb "$r"))" "-" "-" "-" "-" "-" "linear in the waiters"
+    chains_semaphore kazoo-semaphore
+    chains_semaphore curator-semaphore
+}
+
+# The exporter's peak RSS in KB (VmHWM) over its first search of ROOT for
+# cycles and CHAINS_SURVEYS seconds more, searching once a second.
+exporter_peak() {
+    local root=$1 out=$BENCH_TMP/chains.exporter port url pid peak deadline
+    port=$(bench_free_port)
+    url=http://127.0.0.1:$port/metrics
+    bench_background "$out" "$ZKLOCK" -H "$BENCH_HOSTS" exporter "$root" \
+        --listen "127.0.0.1:$port" --survey-interval 1s
+    pid=$BENCH_PID
+    deadline=$((SECONDS + 600))
+    # The first search is done once the gauge counts the knot; the
+    # searches after it come once a second.
+    until "$BENCH_PYTHON" -c 'import sys, urllib.request; sys.exit(0 if b"zklock_deadlock_cycles{certain=\"false\"} 1" in urllib.request.urlopen(sys.argv[1], timeout=5).read() else 1)' \
+        "$url" 2>/dev/null; do
+        # This runs in a command substitution's subshell, whose exit would
+        # leave the exporter running: stop it first.
+        if ((SECONDS >= deadline)); then
+            kill -TERM "$pid"
+            bench_die "the exporter found no knot under $root within 600 s"
+        fi
+        sleep 0.2
+    done
+    sleep "$CHAINS_SURVEYS"
+    peak=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")
+    kill -TERM "$pid"
+    wait "$pid" 2>/dev/null || true
+    printf '%s\n' "$peak"
+}
+
+# `deadlocks`, `ls` and the exporter over one full semaphore in LAYOUT.
+chains_semaphore() {
+    local layout=$1 root=/bench/chains/$1 t r lt lr xr
+    populate "$root" 1 "$CHAINS_LEASES" "$layout"
+    read -r t r <<<"$(chains_runs 1 deadlocks "$root" -o json)"
+    read -r lt lr <<<"$(chains_runs 0 ls "$root" -o json)"
+    xr=$(exporter_peak "$root")
+    local twice=$((2 * lr))
+    bench_row "deadlocks -o json, exporter: $layout, $CHAINS_LEASES leases x $CHAINS_LEASES acquirers, median of $RUNS" \
+        "$t s (peak $(mb "$r")); exporter peak $(mb "$xr")" "-" "-" "-" "-" "ls: $lt s (peak $(mb "$lr"))" \
+        "peak <= 2 x ls: deadlocks $(verdict "$r" "$twice" "<="), exporter $(verdict "$xr" "$twice" "<=")"
 }

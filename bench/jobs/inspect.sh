@@ -21,12 +21,13 @@ LS_LOCKS=${BENCH_LS_LOCKS:-2000}
 LS_CONTENDERS=${BENCH_LS_CONTENDERS:-5}
 INSPECT_SIZES=${BENCH_INSPECT_SIZES:-10000 100000}
 
-# Fills ROOT with LOCKS x CONTENDERS contenders, held until the script ends.
+# Fills ROOT with LOCKS x CONTENDERS contenders, held until the script ends;
+# a fourth argument is populate's LAYOUT (bench/populate.rs).
 populate() {
     local root=$1 locks=$2 contenders=$3 out
     out=$BENCH_TMP/populate.$locks.$contenders.$RANDOM
-    bench_say "creating $locks locks x $contenders contenders under $root"
-    bench_background "$out" "$POPULATE" "$BENCH_HOSTS" "$root" "$locks" "$contenders"
+    bench_say "creating $locks locks x $contenders contenders under $root ${4:-}"
+    bench_background "$out" "$POPULATE" "$BENCH_HOSTS" "$root" "$locks" "$contenders" "${@:4}"
     bench_wait_line "$out" '^READY'
 }
 

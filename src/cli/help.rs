@@ -489,6 +489,13 @@ holder's owner waits on: session, nesting or locks) and LOCK.
 
 JSON: an array of {{\"certain\", \"since_ms\", \"edges\": [{{\"lock\", \"waiter\":
 {{\"node\", \"session\", \"owner\"}}, \"holder\": {{...}}, \"via\"}}], \"break_with\"}}.
+When one lock gives a cycle more than 16 waits (a full semaphore's waiters
+each on any lease holder, a writer behind many readers), they are one
+entry {{\"lock\", \"via\", \"waiters\": {{\"count\", \"sample\"}}, \"holders\":
+{{\"count\", \"sample\"}}}} instead: via is semaphore (each waiter goes on
+once any holder does) or queue, each sample holds the first three in queue
+order, and each sampled holder its own via. In the table, such a row shows
+the first session of each side and how many more (0x1f00 +1999).
 
 Exit 0 when no cycle is found, 1 when one is (with --certain: a certain
 one), as grep does. See docs/WAIT-CHAINS.md."

@@ -1,7 +1,13 @@
 //! `zklock deadlocks [PATH]`: every wait-for cycle (or semaphore knot)
 //! among the locks under PATH, certain or possible, each with the
 //! `release` command that breaks it.
+//!
+//! A lock with many waits in one cycle (a full semaphore's waiters on its
+//! lease holders, a writer behind many readers) is printed as one summary
+//! of counts and a few of each side, not pair by pair: a semaphore of
+//! 2,000 leases and 2,000 waiters would otherwise be four million lines.
 
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -9,7 +15,7 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::waitfor::{Cycle, GraphBuilder, Via, WaitGraph};
+use crate::model::waitfor::{Cycle, GraphBuilder, Knot, Via, WaitGraph};
 use crate::model::{self, Depth, WalkProgress};
 use crate::output::prometheus::CycleCounts;
 use crate::output::{self, Column, Printer, Report, Table};
@@ -32,12 +38,22 @@ pub struct DeadlocksArgs {
     pub certain: bool,
 }
 
+/// Up to this many waits of one lock in a cycle are printed pair by pair;
+/// more are summarised.
+const PAIRS_SHOWN: usize = 16;
+
+/// How many waiters and holders a summary names.
+const SAMPLE: usize = 3;
+
 /// One contender of a cycle, as JSON.
 #[derive(Debug, Serialize)]
 struct Party {
     node: String,
     session: String,
     owner: String,
+    /// In a summary's holders: how this holder's owner waits on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<Via>,
 }
 
 /// One wait of a cycle: the waiter, in the lock, on the holder, whose
@@ -50,12 +66,67 @@ struct Edge {
     via: Via,
 }
 
+/// How the waiters of a summary wait on its holders.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Waits {
+    /// Each goes on once any one of the holders does.
+    Semaphore,
+    /// Each on those its queue names (a writer on every reader ahead).
+    Queue,
+}
+
+impl Waits {
+    fn as_str(self) -> &'static str {
+        match self {
+            Waits::Semaphore => "semaphore",
+            Waits::Queue => "queue",
+        }
+    }
+}
+
+/// Every contender of one side of a summary: how many, and the first few.
+#[derive(Debug, Serialize)]
+struct Sample {
+    count: usize,
+    sample: Vec<Party>,
+}
+
+impl Sample {
+    /// Its first session, and how many more there are: `0x1f00 +299`.
+    fn shown(&self) -> String {
+        let first = self.sample.first().map_or("-", |party| &party.session);
+        match self.count {
+            0 | 1 => first.to_owned(),
+            n => format!("{first} +{}", n - 1),
+        }
+    }
+}
+
+/// The many waits of one lock in a cycle: its waiters there and the
+/// holders they wait on, each side counted and sampled.
+#[derive(Debug, Serialize)]
+struct Summary {
+    lock: String,
+    via: Waits,
+    waiters: Sample,
+    holders: Sample,
+}
+
+/// One entry of a cycle's `edges`: a wait, or a summary of a lock's many.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Entry {
+    Pair(Edge),
+    Summary(Summary),
+}
+
 /// A cycle as `deadlocks` prints it.
 #[derive(Debug, Serialize)]
 struct Found {
     certain: bool,
     since_ms: i64,
-    edges: Vec<Edge>,
+    edges: Vec<Entry>,
     break_with: String,
 }
 
@@ -65,7 +136,8 @@ struct Found {
 struct Deadlocks(Vec<Found>);
 
 /// One row per wait: the cycle, its waiter's and holder's sessions, how
-/// the holder's owner waits on, and the lock.
+/// the holder's owner waits on, and the lock; for a summary, the first
+/// waiter's and holder's sessions with how many more, and how they wait.
 const COLUMNS: &[Column] = &[
     Column::whole("CYCLE"),
     Column::whole("WAITER"),
@@ -81,14 +153,22 @@ impl Report for Deadlocks {
 
     fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
         for (number, cycle) in self.0.iter().enumerate() {
-            for edge in &cycle.edges {
-                table.row([
-                    (number + 1).to_string(),
-                    edge.waiter.session.clone(),
-                    edge.holder.session.clone(),
-                    edge.via.as_str().to_owned(),
-                    edge.lock.clone(),
-                ])?;
+            for entry in &cycle.edges {
+                let [waiter, holder, via, lock] = match entry {
+                    Entry::Pair(edge) => [
+                        edge.waiter.session.clone(),
+                        edge.holder.session.clone(),
+                        edge.via.as_str().to_owned(),
+                        edge.lock.clone(),
+                    ],
+                    Entry::Summary(summary) => [
+                        summary.waiters.shown(),
+                        summary.holders.shown(),
+                        summary.via.as_str().to_owned(),
+                        summary.lock.clone(),
+                    ],
+                };
+                table.row([(number + 1).to_string(), waiter, holder, via, lock])?;
             }
         }
         Ok(())
@@ -207,13 +287,7 @@ async fn confirmed(
     if cycles.is_empty() {
         return Ok(cycles);
     }
-    let nodes_of = |cycle: &Cycle| -> Vec<usize> {
-        cycle
-            .edges
-            .iter()
-            .flat_map(|&(waiter, holder, _)| [waiter, holder])
-            .collect()
-    };
+    let nodes_of = |cycle: &Cycle| -> Vec<usize> { cycle.nodes().collect() };
     let mut nodes: Vec<usize> = cycles.iter().flat_map(nodes_of).collect();
     nodes.sort_unstable();
     nodes.dedup();
@@ -287,31 +361,122 @@ async fn through_us(session: &Session, under: &str) -> Result<Option<String>> {
 
 /// A cycle as printed, from the graph's indexes.
 fn found(graph: &WaitGraph, cycle: &Cycle) -> Found {
-    let party = |v: usize| {
-        let vertex = &graph.contenders[v];
-        Party {
-            node: vertex.path.clone(),
-            session: zk::format_session(vertex.session),
-            owner: vertex.owner_text.clone(),
-        }
-    };
-    let edges = cycle
-        .edges
-        .iter()
-        .map(|&(waiter, holder, via)| Edge {
-            lock: graph.locks[graph.contenders[waiter].lock].path.clone(),
-            waiter: party(waiter),
-            holder: party(holder),
-            via,
-        })
-        .collect();
     Found {
         certain: cycle.certain,
         since_ms: cycle.since_ms,
-        edges,
+        edges: entries(graph, cycle),
         break_with: format!(
             "zklock release {}",
             crate::shell::word(&graph.contenders[cycle.youngest].path)
         ),
+    }
+}
+
+/// The cycle's waits as printed: lock by lock in the order the cycle
+/// first names them, each lock's waits pair by pair when they are few,
+/// else as one summary; then its knots, alike.
+fn entries(graph: &WaitGraph, cycle: &Cycle) -> Vec<Entry> {
+    let mut locks = Vec::new();
+    let mut by_lock: HashMap<usize, Vec<(usize, usize, Via)>> = HashMap::new();
+    for &edge in &cycle.edges {
+        let lock = graph.contenders[edge.0].lock;
+        by_lock
+            .entry(lock)
+            .or_insert_with(|| {
+                locks.push(lock);
+                Vec::new()
+            })
+            .push(edge);
+    }
+    let queues = locks.into_iter().flat_map(|lock| {
+        let pairs = by_lock.remove(&lock).unwrap_or_default();
+        if pairs.len() <= PAIRS_SHOWN {
+            let pairs = pairs.into_iter();
+            return pairs.map(|pair| pair_entry(graph, pair)).collect();
+        }
+        let waiters = distinct(pairs.iter().map(|&(w, _, _)| (w, None)));
+        let holders = distinct(pairs.iter().map(|&(_, h, via)| (h, Some(via))));
+        vec![summary(graph, lock, Waits::Queue, waiters, holders)]
+    });
+    let knots = cycle
+        .knots
+        .iter()
+        .flat_map(|knot| knot_entries(graph, knot));
+    queues.chain(knots).collect()
+}
+
+/// A knot's waits: every waiter on every holder when that is few pairs,
+/// else one summary.
+fn knot_entries(graph: &WaitGraph, knot: &Knot) -> Vec<Entry> {
+    let pairs = knot.waiters.len().saturating_mul(knot.holders.len());
+    if pairs <= PAIRS_SHOWN {
+        let pairs = knot.waiters.iter().flat_map(|&waiter| {
+            knot.holders
+                .iter()
+                .map(move |&(holder, via)| (waiter, holder, via))
+        });
+        return pairs.map(|pair| pair_entry(graph, pair)).collect();
+    }
+    let waiters = knot.waiters.iter().map(|&w| (w, None)).collect();
+    let holders = knot
+        .holders
+        .iter()
+        .map(|&(h, via)| (h, Some(via)))
+        .collect();
+    vec![summary(
+        graph,
+        knot.lock,
+        Waits::Semaphore,
+        waiters,
+        holders,
+    )]
+}
+
+/// The contenders of `sides`, each once, in their first order.
+fn distinct(sides: impl Iterator<Item = (usize, Option<Via>)>) -> Vec<(usize, Option<Via>)> {
+    let mut seen = HashSet::new();
+    sides.filter(|&(v, _)| seen.insert(v)).collect()
+}
+
+fn pair_entry(graph: &WaitGraph, (waiter, holder, via): (usize, usize, Via)) -> Entry {
+    Entry::Pair(Edge {
+        lock: graph.locks[graph.contenders[waiter].lock].path.clone(),
+        waiter: party(graph, waiter, None),
+        holder: party(graph, holder, None),
+        via,
+    })
+}
+
+fn summary(
+    graph: &WaitGraph,
+    lock: usize,
+    via: Waits,
+    waiters: Vec<(usize, Option<Via>)>,
+    holders: Vec<(usize, Option<Via>)>,
+) -> Entry {
+    let sample = |side: Vec<(usize, Option<Via>)>| Sample {
+        count: side.len(),
+        sample: side
+            .into_iter()
+            .take(SAMPLE)
+            .map(|(v, via)| party(graph, v, via))
+            .collect(),
+    };
+    Entry::Summary(Summary {
+        lock: graph.locks[lock].path.clone(),
+        via,
+        waiters: sample(waiters),
+        holders: sample(holders),
+    })
+}
+
+/// The contender `v` as printed.
+fn party(graph: &WaitGraph, v: usize, via: Option<Via>) -> Party {
+    let vertex = &graph.contenders[v];
+    Party {
+        node: vertex.path.clone(),
+        session: zk::format_session(vertex.session),
+        owner: vertex.owner_text.clone(),
+        via,
     }
 }

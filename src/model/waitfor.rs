@@ -12,12 +12,16 @@
 //! data.
 //!
 //! The graph holds the contenders of the contended locks only (a wait
-//! elsewhere makes that lock contended too), and one vertex per owner
-//! session instead of an edge between every two of its contenders, so it
-//! grows with the waiters and their sessions, and stays linear in a
-//! queue's length.
+//! elsewhere makes that lock contended too), one vertex per owner session
+//! instead of an edge between every two of its contenders, and one vertex
+//! per full semaphore for "any of its lease holders" instead of an edge
+//! from every waiter to every holder, so it grows with the waiters and
+//! their sessions, and stays linear in a queue's length and in a
+//! semaphore's leases and waiters alike. A cycle keeps a semaphore's wait
+//! as one [`Knot`] of waiters and holders, never as their pairs.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use serde::Serialize;
 
@@ -73,7 +77,6 @@ pub(crate) struct Vertex {
 #[derive(Clone, Debug)]
 pub(crate) struct LockVertex {
     pub path: String,
-    pub kind: LockKind,
     /// The holder that has held longest, as an index of the graph's
     /// contenders.
     oldest_holder: Option<usize>,
@@ -81,7 +84,7 @@ pub(crate) struct LockVertex {
 
 /// How a vertex goes on: once all the vertices it waits on went (a queue
 /// waiter, a holder, an owner), or once any of them did (a semaphore's
-/// waiter: one lease suffices).
+/// "any lease holder": one lease going suffices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Need {
     All,
@@ -94,13 +97,26 @@ struct OwnerVertex {
     via: Via,
 }
 
+/// A semaphore whose every lease is held, with waiters: each waiter waits
+/// on its one "any lease holder" vertex, which goes on once any holder
+/// does. Its contenders are contiguous in the graph, holders first.
+#[derive(Clone, Debug)]
+struct AnyHolder {
+    /// Index into the graph's locks.
+    lock: usize,
+    holders: Range<usize>,
+    waiters: Range<usize>,
+}
+
 /// The wait-for graph of the contended locks under one path.
 #[derive(Debug, Default)]
 pub(crate) struct WaitGraph {
     pub locks: Vec<LockVertex>,
     pub contenders: Vec<Vertex>,
     owners: Vec<OwnerVertex>,
-    /// Out-edges of every vertex: contenders first, then owners.
+    any_holders: Vec<AnyHolder>,
+    /// Out-edges of every vertex: contenders first, then owners, then
+    /// the semaphores' "any lease holder" vertices.
     edges: Vec<Vec<usize>>,
     need: Vec<Need>,
     /// For each contender, the vertices of its nested zklocks.
@@ -112,9 +128,12 @@ pub(crate) struct WaitGraph {
 /// A wait-for cycle (or a semaphore's knot).
 #[derive(Clone, Debug)]
 pub(crate) struct Cycle {
-    /// Each wait of the cycle: (waiter, holder, how the holder's owner
-    /// waits on), as indexes of the graph's contenders.
+    /// Each wait of the cycle inside a queue: (waiter, holder, how the
+    /// holder's owner waits on), as indexes of the graph's contenders.
     pub edges: Vec<(usize, usize, Via)>,
+    /// Each semaphore of the cycle whose waiters wait on any of its
+    /// holders: kept whole, not as every waiter-holder pair.
+    pub knots: Vec<Knot>,
     /// True when every edge is proven (a wait in a queue, not for a
     /// semaphore's lease, which any holder may free) and no waiter gives up
     /// by itself.
@@ -126,6 +145,32 @@ pub(crate) struct Cycle {
     /// Every contender on it, including the waiters whose wait is on
     /// another waiter of their own queue (not an edge of their own).
     pub contenders: Vec<usize>,
+}
+
+/// A semaphore's part in a cycle: its waiters there, each of which goes
+/// on once any one of its holders there does, and every one of those
+/// holders' owners waits on in the cycle.
+#[derive(Clone, Debug)]
+pub(crate) struct Knot {
+    /// Index into the graph's locks.
+    pub lock: usize,
+    /// In queue order, as indexes of the graph's contenders.
+    pub waiters: Vec<usize>,
+    /// In grant order, each with how its owner waits on.
+    pub holders: Vec<(usize, Via)>,
+}
+
+impl Cycle {
+    /// Every contender a wait of the cycle names, a knot's each once;
+    /// a contender on several waits comes as often.
+    pub(crate) fn nodes(&self) -> impl Iterator<Item = usize> + '_ {
+        let pairs = self.edges.iter().flat_map(|&(w, h, _)| [w, h]);
+        let knots = self.knots.iter().flat_map(|knot| {
+            let holders = knot.holders.iter().map(|&(h, _)| h);
+            knot.waiters.iter().copied().chain(holders)
+        });
+        pairs.chain(knots)
+    }
 }
 
 /// One hop of a wait chain: a blocker in another lock, and how the
@@ -306,7 +351,6 @@ impl WaitGraph {
             .and_then(|holder| by_path.get(&holder.path).copied());
         self.locks.push(LockVertex {
             path: lock.path.clone(),
-            kind: lock.kind,
             oldest_holder,
         });
         let free_lease = lock
@@ -315,10 +359,7 @@ impl WaitGraph {
         for (at, contender) in lock.contenders().enumerate() {
             let blocking = match (lock.kind, contender.waiting_on.as_deref()) {
                 _ if at < lock.holders.len() => (Vec::new(), Need::All),
-                (LockKind::Semaphore, _) if free_lease => (Vec::new(), Need::All),
-                (LockKind::Semaphore, _) => {
-                    ((first..first + lock.holders.len()).collect(), Need::Any)
-                }
+                (LockKind::Semaphore, _) => (Vec::new(), Need::All),
                 (_, Some(ahead)) => match by_path.get(ahead) {
                     Some(&named) if named >= first => {
                         let range = queue::blockers(&modes, at, named - first);
@@ -332,6 +373,14 @@ impl WaitGraph {
                 (_, None) => (Vec::new(), Need::All),
             };
             queue_edges.push(blocking);
+        }
+        if lock.kind == LockKind::Semaphore && !free_lease {
+            let holders = first..first + lock.holders.len();
+            self.any_holders.push(AnyHolder {
+                lock: index,
+                waiters: holders.end..self.contenders.len(),
+                holders,
+            });
         }
     }
 
@@ -375,6 +424,14 @@ impl WaitGraph {
             edges.push(waiting);
             need.push(Need::All);
         }
+        for group in &self.any_holders {
+            let vertex = edges.len();
+            for waiter in group.waiters.clone() {
+                edges[waiter].push(vertex);
+            }
+            edges.push(group.holders.clone().collect());
+            need.push(Need::Any);
+        }
         for (index, record) in self.records() {
             for enclosing in record.nested_in {
                 if let Some(&hold) = by_path.get(&enclosing)
@@ -416,8 +473,8 @@ impl WaitGraph {
 
     /// The vertices stuck for ever as things stand: those that can go on
     /// only once some vertex goes on that itself cannot (a least fixed
-    /// point: a vertex is free when all, or for a semaphore's waiter any,
-    /// of the vertices it waits on are free).
+    /// point: a vertex is free when all, or for a semaphore's "any lease
+    /// holder" any, of the vertices it waits on are free).
     fn stuck(&self) -> Vec<bool> {
         let n = self.edges.len();
         let mut into: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -466,6 +523,17 @@ impl WaitGraph {
         if !loops {
             return None;
         }
+        // How a holder's owner waits on inside the cycle, if it does.
+        let link = |holder: usize| -> Option<Via> {
+            let next = self.edges[holder]
+                .iter()
+                .find(|&&next| inside.contains(&next))?;
+            match *next {
+                next if next >= count => Some(self.owners[next - count].via),
+                _ if self.nested.contains_key(&holder) => Some(Via::Nesting),
+                _ => None,
+            }
+        };
         let mut edges = Vec::new();
         for &waiter in part.iter().filter(|&&v| v < count) {
             if self.contenders[waiter].holding {
@@ -475,18 +543,31 @@ impl WaitGraph {
                 .iter()
                 .filter(|&&h| h < count && inside.contains(&h));
             for &holder in holders {
-                let via = self.edges[holder]
-                    .iter()
-                    .find(|&&next| inside.contains(&next));
-                let via = match via {
-                    Some(&next) if next >= count => self.owners[next - count].via,
-                    Some(_) if self.nested.contains_key(&holder) => Via::Nesting,
-                    _ => continue,
-                };
-                edges.push((waiter, holder, via));
+                if let Some(via) = link(holder) {
+                    edges.push((waiter, holder, via));
+                }
             }
         }
-        if edges.is_empty() {
+        let any_holders = count + self.owners.len();
+        let knots: Vec<Knot> = part
+            .iter()
+            .filter_map(|&v| self.any_holders.get(v.checked_sub(any_holders)?))
+            .map(|group| Knot {
+                lock: group.lock,
+                waiters: group
+                    .waiters
+                    .clone()
+                    .filter(|w| inside.contains(w))
+                    .collect(),
+                holders: group
+                    .holders
+                    .clone()
+                    .filter(|h| inside.contains(h))
+                    .filter_map(|h| Some((h, link(h)?)))
+                    .collect(),
+            })
+            .collect();
+        if edges.is_empty() && knots.is_empty() {
             return None;
         }
         let members = || part.iter().copied().filter(|&v| v < count);
@@ -494,13 +575,14 @@ impl WaitGraph {
         // the ensemble, where ages are read at slightly different moments
         // of the walk and may tie or cross.
         let youngest = members().max_by_key(|&v| self.contenders[v].zxids.0)?;
-        let certain = edges.iter().all(|&(waiter, holder, via)| {
-            via.proven()
-                && self.locks[self.contenders[holder].lock].kind != LockKind::Semaphore
-                && !self.contenders[waiter].deadline
-        });
+        // A knot is never certain: any of its holders may free a lease.
+        let certain = knots.is_empty()
+            && edges
+                .iter()
+                .all(|&(waiter, _, via)| via.proven() && !self.contenders[waiter].deadline);
         Some(Cycle {
             edges,
+            knots,
             certain,
             since_ms: self.contenders[youngest].age_ms,
             youngest,
@@ -961,8 +1043,8 @@ mod tests {
     }
 
     /// A semaphore at `path` of `max` leases: `holders` hold one each,
-    /// `waiting` waits for any of them.
-    fn semaphore(path: &str, max: u32, holders: &[Node<'_>], waiting: &Node<'_>) -> Lock {
+    /// `waiting` wait for any of them.
+    fn semaphore(path: &str, max: u32, holders: &[Node<'_>], waiting: &[Node<'_>]) -> Lock {
         let lease = |n: &Node<'_>| {
             contender(
                 path,
@@ -978,7 +1060,7 @@ mod tests {
             kind: LockKind::Semaphore,
             dialect: LockDialect::One(Dialect::Kazoo),
             holders: holders.iter().map(lease).collect(),
-            waiters: vec![lease(waiting)],
+            waiters: waiting.iter().map(lease).collect(),
             max_leases: Some(max),
         }
     }
@@ -993,7 +1075,7 @@ mod tests {
                     "/locks/s",
                     max,
                     &[node("l1", 1, 1), node("l2", 2, 2)],
-                    &node("l3", 3, 9),
+                    &[node("l3", 3, 9)],
                 ),
                 mutex("/locks/m", &[node("lock-1", 3, 3), node("lock-2", 1, 4)]),
                 mutex("/locks/n", &[node("lock-1", 5, 5), node("lock-2", 2, 6)]),
@@ -1015,9 +1097,88 @@ mod tests {
             "/locks/s",
             3,
             &[node("l1", 1, 1), node("l2", 2, 2)],
-            &node("l3", 3, 9),
+            &[node("l3", 3, 9)],
         );
         assert!(WaitGraph::new(&locks).cycles().is_empty(), "a free lease");
+    }
+
+    /// Every out-edge of the graph.
+    fn edge_count(graph: &WaitGraph) -> usize {
+        graph.edges.iter().map(Vec::len).sum()
+    }
+
+    #[test]
+    fn a_full_semaphore_costs_its_nodes_and_its_knot_is_kept_whole() {
+        // One session holds all 300 leases and waits for 300 more: it
+        // waits on itself, a knot of 600 contenders.
+        let names: Vec<String> = (0..600).map(|i| format!("l{i}")).collect();
+        let nodes: Vec<Node<'_>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| node(name, 1, i as i64 + 1))
+            .collect();
+        let (holders, waiting) = nodes.split_at(300);
+        let graph = WaitGraph::new(&[semaphore("/locks/s", 300, holders, waiting)]);
+        assert!(
+            edge_count(&graph) <= 2 * nodes.len(),
+            "{} edges for {} contenders",
+            edge_count(&graph),
+            nodes.len()
+        );
+        let cycles = graph.cycles();
+        assert_eq!(cycles.len(), 1);
+        let cycle = &cycles[0];
+        assert!(!cycle.certain, "a lease is no exclusive hold");
+        assert!(cycle.edges.is_empty(), "no pair is listed");
+        let [knot] = &cycle.knots[..] else {
+            panic!("one knot: {:?}", cycle.knots);
+        };
+        assert_eq!((knot.waiters.len(), knot.holders.len()), (300, 300));
+        assert!(knot.holders.iter().all(|&(_, via)| via == Via::Session));
+        assert_eq!(cycle.nodes().count(), 600);
+        assert_eq!(graph.contenders[cycle.youngest].path, "/locks/s/l599");
+
+        // Holders of sessions of their own wait on nothing: no knot.
+        let free: Vec<Node<'_>> = holders
+            .iter()
+            .map(|n| node(n.name, 1000 + n.czxid, n.czxid))
+            .collect();
+        let graph = WaitGraph::new(&[semaphore("/locks/s", 300, &free, waiting)]);
+        assert!(edge_count(&graph) <= 2 * nodes.len());
+        assert!(graph.cycles().is_empty());
+    }
+
+    #[test]
+    fn a_writer_behind_many_readers_costs_the_readers_once() {
+        // One session holds 300 reads and queues 300 writes behind them.
+        let names: Vec<String> = (0..600).map(|i| format!("lock-{i}")).collect();
+        let nodes: Vec<Node<'_>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Node {
+                mode: if i < 300 {
+                    ContenderMode::Shared
+                } else {
+                    ContenderMode::Exclusive
+                },
+                ..node(name, 1, i as i64 + 1)
+            })
+            .collect();
+        let mut lock = mutex("/locks/rw", &nodes[299..]);
+        lock.kind = LockKind::ReadWrite;
+        lock.holders = nodes[..300]
+            .iter()
+            .map(|n| contender("/locks/rw", n, None))
+            .collect();
+        let graph = WaitGraph::new(&[lock]);
+        assert!(edge_count(&graph) <= 3 * nodes.len());
+        let cycles = graph.cycles();
+        assert_eq!(cycles.len(), 1);
+        assert_eq!(
+            cycles[0].edges.len(),
+            300,
+            "the first writer on each reader"
+        );
     }
 
     #[test]
