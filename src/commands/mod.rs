@@ -21,6 +21,7 @@ use anyhow::{Context, Result};
 use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::chains::HopJson;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
 use crate::output::{Column, Printer, Progress, Table};
 use crate::run::guard::Standby;
@@ -284,6 +285,56 @@ pub fn connected_warning(connected: usize) -> String {
     )
 }
 
+/// The host a contender's client connects from, `disconnected` when its
+/// session has no connection now, or `-` when unknown.
+pub(crate) fn client_host(contender: &Contender) -> String {
+    match &contender.client {
+        Some(client) => client.host().unwrap_or("disconnected").to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
+/// The lines after a lock's table that show its chain: where its holder's
+/// owner waits, on whom, and so on to the root blocker.
+pub(crate) fn chain_lines(hops: &[HopJson]) -> Vec<String> {
+    let intro = [
+        String::new(),
+        "Beyond this lock, its holder's owner waits:".to_owned(),
+    ];
+    let hops = hops.iter().map(|hop| {
+        let loops = if hop.loops {
+            ": back on this chain, a cycle"
+        } else {
+            ""
+        };
+        format!(
+            "  via {} on {} (session {}, held {}, {}){loops}",
+            hop.via.as_str(),
+            hop.node,
+            hop.session,
+            crate::output::format_age_ms(hop.age_ms),
+            hop.owner,
+        )
+    });
+    intro.into_iter().chain(hops).collect()
+}
+
+/// The command that breaks a wait-for cycle by deleting `node`.
+pub(crate) fn release_command(node: &str) -> String {
+    format!("zklock release {}", shell_word(node))
+}
+
+/// `text` as one shell word: as it is when it holds nothing the shell
+/// would read, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/_-.:@+=,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 /// `path` relative to the lock directory when it lies below it.
 pub fn relative<'a>(lock: &str, path: &'a str) -> &'a str {
     path.strip_prefix(lock)
@@ -334,4 +385,19 @@ fn node_action_rows(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_a_path_only_when_the_shell_would_read_it() {
+        assert_eq!(
+            shell_word("/locks/a/_c_x-lock-0000000001"),
+            "/locks/a/_c_x-lock-0000000001"
+        );
+        assert_eq!(shell_word("/locks/a b/it's"), r"'/locks/a b/it'\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

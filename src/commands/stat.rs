@@ -6,13 +6,14 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::waitfor::{GraphBuilder, Via, WaitGraph};
+use crate::model::chains::{HopJson, chain, chains_under};
+use crate::model::waitfor::GraphBuilder;
 use crate::model::{self, Contender, ListedLock, LockKind, LockSummary, LockWindows, NodeStat};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::sessions::{Ask, Client, Survey};
 use crate::zk::{self, Session};
 
-use super::{relative, sequence, show_progress, state, with_session_and_survey};
+use super::{chain_lines, relative, sequence, show_progress, state, with_session_and_survey};
 
 /// What `stat` was asked for.
 #[derive(Debug)]
@@ -107,45 +108,6 @@ fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9
     ]
 }
 
-/// One hop of a waiter's chain beyond its own queue, as JSON: a blocker
-/// in another lock, and how the previous blocker's owner waits on it.
-#[derive(Debug, Serialize)]
-pub(super) struct Hop {
-    lock: String,
-    node: String,
-    session: String,
-    owner: String,
-    age_ms: i64,
-    via: Via,
-    /// True on the hop that comes back to a blocker already on the chain.
-    loops: bool,
-}
-
-/// The chain beyond the queue of the lock at `path`, from its holder that
-/// has held longest: every waiter of the lock waits on that holder first,
-/// so they all share it, and it is worked out once.
-pub(super) fn chain(graph: &WaitGraph, path: &str) -> Vec<Hop> {
-    let Some(lock) = graph.lock_at(path) else {
-        return Vec::new();
-    };
-    graph
-        .chain(lock)
-        .into_iter()
-        .map(|hop| {
-            let blocker = &graph.contenders[hop.blocker];
-            Hop {
-                lock: graph.locks[blocker.lock].path.clone(),
-                node: blocker.path.clone(),
-                session: zk::format_session(blocker.session),
-                owner: blocker.owner_text.clone(),
-                age_ms: blocker.age_ms,
-                via: hop.via,
-                loops: hop.loops,
-            }
-        })
-        .collect()
-}
-
 /// The wait-for graph of the locks around the lock `listed` at `path`, the
 /// tree chains are followed in ([`chains_under`]), without that lock's
 /// queue: `stat` reads it apart, a window at a time.
@@ -177,32 +139,7 @@ async fn graph_around(
 struct WaiterJson<'a> {
     #[serde(flatten)]
     contender: model::ContenderJson<'a>,
-    blocked_by: &'a [Hop],
-}
-
-/// The lines after a lock's table that show its chain: where its holder's
-/// owner waits, on whom, and so on to the root blocker.
-pub(super) fn chain_lines(hops: &[Hop]) -> Vec<String> {
-    let intro = [
-        String::new(),
-        "Beyond this lock, its holder's owner waits:".to_owned(),
-    ];
-    let hops = hops.iter().map(|hop| {
-        let loops = if hop.loops {
-            ": back on this chain, a cycle"
-        } else {
-            ""
-        };
-        format!(
-            "  via {} on {} (session {}, held {}, {}){loops}",
-            hop.via.as_str(),
-            hop.node,
-            hop.session,
-            output::format_age_ms(hop.age_ms),
-            hop.owner,
-        )
-    });
-    intro.into_iter().chain(hops).collect()
+    blocked_by: &'a [HopJson],
 }
 
 /// Prints a lock in full as its windows come in: as a heading and a table
@@ -212,7 +149,7 @@ pub(super) fn chain_lines(hops: &[Hop]) -> Vec<String> {
 async fn print_lock(
     printer: &Printer,
     survey: &Survey,
-    (summary, hops): (LockSummary, Vec<Hop>),
+    (summary, hops): (LockSummary, Vec<HopJson>),
     mut windows: LockWindows<'_>,
 ) -> Result<()> {
     printer.table_heading(&heading(&summary))?;
@@ -257,17 +194,6 @@ async fn print_lock(
         }
     }
     Ok(())
-}
-
-/// Where chains are followed: the tree under the root; for a lock outside
-/// it, the tree its directory is in (the directory's parent), rather than
-/// the whole ensemble.
-pub(super) fn chains_under<'a>(root: &'a str, lock: &'a str) -> &'a str {
-    if zk::path::is_at_or_below(lock, root) {
-        root
-    } else {
-        zk::path::parent(lock).unwrap_or(lock)
-    }
 }
 
 fn count(n: usize, one: &str, many: &str) -> String {

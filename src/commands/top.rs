@@ -27,6 +27,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::chains::chain;
 use crate::model::waitfor::{GraphBuilder, WaitGraph};
 use crate::model::{Contender, Lock};
 use crate::output::{self, inert};
@@ -36,8 +37,7 @@ use crate::watch::{LockWatch, Stale};
 use crate::zk;
 use crate::zk::sessions::{self, Ask, Survey};
 
-use super::ls::client_host;
-use super::stat;
+use super::{chain_lines, client_host};
 
 /// What `top` was asked for.
 #[derive(Clone, Debug)]
@@ -409,9 +409,9 @@ fn render_queue(
         lock.kind.as_str(),
         lock.dialect
     ))];
-    let hops = stat::chain(&wait_graph(locks, now), &lock.path);
+    let hops = chain(&wait_graph(locks, now), &lock.path);
     if !hops.is_empty() {
-        let chain = stat::chain_lines(&hops);
+        let chain = chain_lines(&hops);
         lines.extend(
             chain
                 .iter()
