@@ -873,7 +873,7 @@ fn a_semaphore_whose_every_lease_holder_waits_is_a_knot_and_a_free_lease_is_none
 }
 
 /// Every path the reads in `sent` name (a multi-read's each), as seen from
-/// `chroot`.
+/// `chroot`; a `sync` reads nothing.
 fn paths_read(sent: &[ClientMessage], chroot: &str) -> Vec<String> {
     sent.iter()
         .flat_map(|message| match message {
@@ -882,7 +882,9 @@ fn paths_read(sent: &[ClientMessage], chroot: &str) -> Vec<String> {
                 path,
                 multi_paths,
                 ..
-            } if !op::WRITES.contains(op) => path.iter().chain(multi_paths).cloned().collect(),
+            } if !op::WRITES.contains(op) && *op != op::SYNC => {
+                path.iter().chain(multi_paths).cloned().collect()
+            }
             _ => Vec::new(),
         })
         .map(|path| path.strip_prefix(chroot).unwrap_or(&path).to_owned())
