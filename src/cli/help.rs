@@ -67,11 +67,14 @@ nested zklocks as certain. Nested in a hold of the same lock that holds now
 and covers the request (anything inside an exclusive or write hold, a read
 inside a read hold with no one else's writer queued), the command runs at
 once under that hold, with no node of its own, and is stopped (exit 4) if
-that hold ends; siblings nested in one hold all do, and may run together. A
+that hold ends; siblings nested in one hold all do, and may run together.
+Only a zklock in the process group of the hold's command, as its user,
+re-enters; one that left it (setsid, bash -m, script, timeout without
+--foreground, sudo with use_pty) or runs as another user exits 7 at once. A
 write lock asked inside a read hold of the same
-lock (an upgrade, never granted) exits 7 at once, and so does a nested
-zklock that finds, once its node is made or on a wake-up, a certain wait-for
-cycle through its own wait (docs/WAIT-CHAINS.md). The owner record also
+lock (an upgrade, never granted) exits 7 at once, and of the nested zklocks
+waiting in a certain wait-for cycle, which each looks for once its node is
+made, on wake-ups and on a timer, the youngest exits 7 (docs/WAIT-CHAINS.md). The owner record also
 carries the -w deadline, which keeps a cycle through it possible, not
 certain. zklock
 exits with the command's exit code (128+n if it died of signal n), 127 or 126

@@ -15,14 +15,13 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::waitfor::{Cycle, GraphBuilder, Knot, Via, WaitGraph};
-use crate::model::{self, Depth, WalkProgress};
-use crate::output::prometheus::CycleCounts;
-use crate::output::{self, Column, Printer, Report, Table};
-use crate::zk::{self, Session};
+use crate::model::cycles::{confirmed, wait_graph};
+use crate::model::is_absent;
+use crate::model::waitfor::{Cycle, Knot, Via, WaitGraph};
+use crate::output::{self, Column, Report, Table};
+use crate::zk;
 
-use super::ls::is_absent;
-use super::{note_unreadable, show_progress, with_session};
+use super::{note_unreadable, release_command, show_progress, with_session};
 
 /// What `deadlocks` was asked for.
 #[derive(Debug)]
@@ -204,7 +203,9 @@ impl Deadlocks {
 pub(crate) async fn run(globals: &Globals, args: DeadlocksArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let (walked, found) = with_session(globals, async |session| {
-        let (walked, graph) = match wait_graph(session, &args.path, printer).await {
+        let progress = printer.progress();
+        let shown = |p: &_| show_progress(progress.as_ref(), &args.path, p);
+        let (walked, graph) = match wait_graph(session, &args.path, shown).await {
             Err(err) if !args.named && is_absent(&err, &args.path) => Default::default(),
             read => read?,
         };
@@ -236,139 +237,13 @@ pub(crate) async fn run(globals: &Globals, args: DeadlocksArgs) -> Result<ExitSt
     })
 }
 
-/// The wait-for graph of the contended locks under `path`, read in one
-/// walk; only the contended locks' contenders are kept.
-pub(super) async fn wait_graph(
-    session: &Session,
-    path: &str,
-    printer: &Printer,
-) -> Result<(WalkProgress, WaitGraph)> {
-    let progress = printer.progress();
-    let mut graph = GraphBuilder::default();
-    let walked = model::walk(
-        session,
-        path,
-        Depth::Tree,
-        |p| show_progress(progress.as_ref(), path, p),
-        |lock| {
-            graph.add(&lock);
-            Ok(())
-        },
-    )
-    .await?;
-    Ok((walked, graph.finish()))
-}
-
-/// How many cycles of `graph` (read under `path`) still stand at a second
-/// reading, certain and possible: what the metrics say of deadlocks.
-pub(super) async fn count_cycles(
-    session: &Session,
-    path: &str,
-    graph: &WaitGraph,
-) -> Result<CycleCounts> {
-    let cycles = confirmed(session, path, graph, graph.cycles()).await?;
-    let certain = cycles.iter().filter(|cycle| cycle.certain).count();
-    Ok(CycleCounts {
-        certain,
-        possible: cycles.len() - certain,
-    })
-}
-
-/// The cycles still there at a second reading after a `sync`: a cycle one
-/// of whose nodes is gone is gone too; one whose nodes changed is at most
-/// possible. Only the cycles' nodes are read again, each once however many
-/// cycles and edges it is on, and all of them in a few pipelined batches.
-async fn confirmed(
-    session: &Session,
-    path: &str,
-    graph: &WaitGraph,
-    mut cycles: Vec<Cycle>,
-) -> Result<Vec<Cycle>> {
-    if cycles.is_empty() {
-        return Ok(cycles);
-    }
-    let nodes_of = |cycle: &Cycle| -> Vec<usize> { cycle.nodes().collect() };
-    let mut nodes: Vec<usize> = cycles.iter().flat_map(nodes_of).collect();
-    nodes.sort_unstable();
-    nodes.dedup();
-    let paths = nodes
-        .iter()
-        .map(|&v| graph.contenders[v].path.clone())
-        .collect();
-    session.sync(path).await?;
-    let stats = model::read_stats(session, paths).await?;
-    // Every node of a cycle is in `nodes`, and `stats` has one reading each.
-    let now = |v: usize| {
-        let stat = nodes.binary_search(&v).ok().and_then(|at| stats.get(at))?;
-        stat.as_ref().map(|stat| (stat.czxid, stat.mzxid))
-    };
-    cycles.retain_mut(|cycle| {
-        let mut gone = false;
-        for v in nodes_of(cycle) {
-            match now(v) {
-                None => gone = true,
-                Some(zxids) if zxids != graph.contenders[v].zxids => cycle.certain = false,
-                Some(_) => {}
-            }
-        }
-        !gone
-    });
-    Ok(cycles)
-}
-
-/// Waits until a certain cycle runs through our session `ours`, looking
-/// each time `woke` says we wait (once our node is made, and on each
-/// wake-up): a `sync`, a reading of the locks under `under`, and a second
-/// reading of the cycle's nodes, so that of two waiters that close a cycle
-/// together at least one sees it. Returns the release that would break it.
-/// A zklock nested in no hold is never part of a certain cycle (nothing
-/// proven leads to its one node), so without `under` it never looks.
-pub(super) async fn certain_cycle(
-    session: &Session,
-    under: Option<&str>,
-    woke: &tokio::sync::Notify,
-) -> String {
-    let Some(under) = under else {
-        return std::future::pending().await;
-    };
-    loop {
-        woke.notified().await;
-        // A look that fails leaves the wait as it was: the check must never
-        // be what makes a lock fail.
-        match through_us(session, under).await {
-            Ok(Some(break_with)) => return break_with,
-            Ok(None) => {}
-            Err(err) => tracing::warn!("could not look for a wait-for cycle: {err:#}"),
-        }
-    }
-}
-
-/// The release that breaks a certain cycle through our session, if one
-/// runs through it now.
-async fn through_us(session: &Session, under: &str) -> Result<Option<String>> {
-    session.sync(under).await?;
-    let quiet = Printer::new(output::Format::Table, true);
-    let (_, graph) = wait_graph(session, under, &quiet).await?;
-    let ours = |cycle: &Cycle| {
-        let ours = |&v: &usize| graph.contenders[v].session == session.id();
-        cycle.certain && cycle.contenders.iter().any(ours)
-    };
-    let cycles: Vec<Cycle> = graph.cycles().into_iter().filter(ours).collect();
-    let confirmed = confirmed(session, under, &graph, cycles).await?;
-    let certain = confirmed.iter().find(|cycle| cycle.certain);
-    Ok(certain.map(|cycle| found(&graph, cycle).break_with))
-}
-
 /// A cycle as printed, from the graph's indexes.
 fn found(graph: &WaitGraph, cycle: &Cycle) -> Found {
     Found {
         certain: cycle.certain,
         since_ms: cycle.since_ms,
         edges: entries(graph, cycle),
-        break_with: format!(
-            "zklock release {}",
-            crate::shell::word(&graph.contenders[cycle.youngest].path)
-        ),
+        break_with: release_command(&graph.contenders[cycle.youngest].path),
     }
 }
 

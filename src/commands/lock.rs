@@ -7,14 +7,13 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use tokio::time::Instant;
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
 use crate::lock::nesting;
 use crate::lock::{
-    self, AcquireError, Acquisition, ContenderKind, Dialect, Held, HeldLock, Hold, LockQueue,
-    LockSpec, Loss, Outcome, Owner, Patience, QueueChange, Waiting,
+    self, ContenderKind, Dialect, Event, Held, HeldLock, Loss, NotTaken, Owner, Reentry, Request,
+    Waiting,
 };
 use crate::model::{self, Lock};
 use crate::output::{self, Format, Printer, Spinner};
@@ -22,10 +21,9 @@ use crate::run::detach::{self, Grant, HolderWord, Reporter};
 use crate::run::guard::Standby;
 use crate::run::{self, CommandSpec, Ending, Signals};
 use crate::usage::UsageError;
-use crate::zk::monitor::{LeaderEvidence, Timing};
-use crate::zk::{self, Session};
+use crate::zk;
 
-use super::{deadlocks, stat};
+use super::release_command;
 
 /// What `lock`, `rlock`, `wlock` and `sem` were asked for.
 #[derive(Clone, Debug)]
@@ -231,11 +229,6 @@ impl NotHeld {
     }
 }
 
-/// A failure on the way to the lock.
-fn failed(err: impl Into<anyhow::Error>) -> NotHeld {
-    NotHeld::Failed(err.into())
-}
-
 /// The foreground of `--detach`: start the holder, print its token.
 async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Result<ExitStatus> {
     if let Some(pid) = until.while_pid
@@ -259,174 +252,92 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
     }
 }
 
-/// Connects, and waits in the queues `args` name, one lock after the other
-/// in their canonical order, until every lock is ours; on every other path
-/// the nodes made so far are deleted and the session closed. `-n` and `-w`
-/// cover the whole set: one patience for every wait.
-///
-/// A zklock nested in an enclosing hold of ours (proven from its ancestry)
-/// may not queue at all: an upgrade that can never be granted gives up at
-/// once, and a request that hold covers re-enters it. `command_group` is
-/// the process group the command will run in, for the owner record.
+/// Takes the locks `args` name ([`lock::take`]), showing the wait as a
+/// spinner at a terminal, and says why not when they are not ours.
+/// `command_group` is the process group the command will run in, for the
+/// owner record.
 async fn take(
     globals: &Globals,
     args: &LockArgs,
     command_group: Option<libc::pid_t>,
     signals: &mut Signals,
 ) -> Result<HeldLock, NotHeld> {
-    let connect_sent = Instant::now();
-    let recorded = args
-        .command()
-        .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
-    // The owner record (the password database, the host name) and the
-    // hints of enclosing holds (our ancestors' environments) are read while
-    // the server answers the handshake, not before or after it. The yield
-    // lets the runtime see the socket connected (it polls its sockets
-    // before it resumes a task that yielded) and the connect, polled first,
-    // send the handshake; a near server has the connection up at once, and
-    // the record made before the handshake was sent would be in its way.
-    let (session, (owner, hints)) = tokio::join!(biased; connect_writable(globals), async {
-        tokio::task::yield_now().await;
-        let owner = Owner::of_this_process(recorded, args.data.clone())
-            .in_group(command_group)
-            .with_deadline(args.timeout.filter(|_| !args.no_wait));
-        (owner, nesting::hints())
-    });
-    let session = session.map_err(failed)?;
-    let owner = owner.nested_in(nesting::proven(&session, hints).await);
-    if let Some(hold) = args
-        .each()
-        .find_map(|one| upgrade_under(&one, &owner.nested_in))
-    {
-        session.close().await;
-        let message = format!(
-            "waiting would deadlock: this process runs under the read hold {hold}, and a \
-             write lock of the same lock is never granted while that hold lasts"
-        );
-        globals.printer.note(&message);
-        let status = ExitStatus::WouldDeadlock;
-        return Err(NotHeld::GaveUp { status, message });
-    }
-    // Checked before the queue is entered: the command's run reads it again.
-    if let Some(Err(err)) = args.command().map(|c| kill_after_for(&session, c)) {
-        session.close().await;
-        return Err(failed(err));
-    }
-    let evidence = LeaderEvidence::track(&session, connect_sent);
-    let patience = Patience::new(args.no_wait, args.timeout);
-    let mut holds = Vec::new();
-    for one in args.each() {
-        match take_one(globals, &session, (&one, &owner, patience), signals).await {
-            Ok(hold) => holds.push(hold),
-            Err(not_held) => {
-                lock::give_up(session, evidence, holds).await;
-                return Err(not_held);
-            }
-        }
-    }
-    let mut holds = holds.into_iter();
-    let Some(first) = holds.next() else {
-        lock::give_up(session, evidence, Vec::new()).await;
-        return Err(failed(anyhow::anyhow!("no lock was named")));
-    };
-    Ok(HeldLock::new(session, evidence, first, holds.collect()))
+    let request = args.request(globals, command_group);
+    let spinner = std::cell::RefCell::new(None);
+    let shown = |event: Event<'_>| show(&globals.printer, args, &spinner, event);
+    let taken = lock::take(&globals.connect, &request, &shown, signals).await;
+    taken.map_err(|not_taken| not_held(&globals.printer, args, not_taken))
 }
 
-/// Takes the one lock `args` name on `session` as `owner`: re-enters an
-/// enclosing hold that covers it, or waits in its queue as `patience`
-/// allows. Our node is deleted on every path that gives up.
-async fn take_one(
-    globals: &Globals,
-    session: &Session,
-    (args, owner, patience): (&LockArgs, &Owner, Patience),
-    signals: &mut Signals,
-) -> Result<Hold, NotHeld> {
-    if let Some(held) = enclosing_hold(session, args, &owner.nested_in)
-        .await
-        .map_err(failed)?
-    {
-        tracing::info!(
-            "re-entering {} under the enclosing hold {}",
-            args.path,
-            held.node
-        );
-        return Ok(Hold::reentered(held));
-    }
-    let spec = LockSpec {
-        path: args.path.clone(),
-        kind: args.kind,
-        dialect: args.dialect,
-        data: owner.to_bytes(),
-        ttl: args.ttl(),
-    };
-    // Only a nested zklock can close a cycle that it could prove certain;
-    // a free lock costs no extra round trip.
-    let cycles =
-        (!owner.nested_in.is_empty()).then(|| stat::chains_under(&globals.root, &args.path));
-    let mut acquisition = Acquisition::new(session, spec, args.max_leases);
-    let waited = wait(
-        session,
-        &mut acquisition,
-        (args, patience, cycles),
-        &globals.printer,
-        signals,
-    )
-    .await;
-    let kept_watch = acquisition.take_own_watch();
-    waited.map(|held| Hold::ours(held, kept_watch))
-}
-
-/// The read hold of ours that a write request of the same lock sits under
-/// (an upgrade, never granted while that hold lasts), if any.
-fn upgrade_under<'a>(args: &LockArgs, holds: &'a [String]) -> Option<&'a str> {
-    if args.max_leases.is_some() {
-        return None;
-    }
-    nesting::upgrade(&args.path, args.kind.mode(), holds)
-}
-
-/// Re-entry: the enclosing hold of ours that holds this lock now in a mode
-/// that covers the request ([`nesting::reentry`]), or a lease of this
-/// semaphore granted to an enclosing hold ([`enclosing_lease`]), for the
-/// command to run under at once, with no node of its own; stopped if that
-/// hold ends, and never released by us. `None` when there is no such hold
-/// or no command.
-async fn enclosing_hold(
-    session: &Session,
+/// Shows how the taking goes: a spinner for each wait, told who holds and
+/// how many wait.
+fn show(
+    printer: &Printer,
     args: &LockArgs,
-    holds: &[String],
-) -> Result<Option<Held>, zk::Error> {
-    if args.command().is_none() || holds.is_empty() {
-        return Ok(None);
-    }
-    let node = match args.max_leases {
-        Some(_) => enclosing_lease(session, &args.path, holds).await,
-        None => {
-            let children = session.children(&args.path).await.unwrap_or_default();
-            let queue = LockQueue::from_children(children);
-            nesting::reentry(&args.path, args.kind.mode(), holds, &queue).map(str::to_owned)
+    spinner: &std::cell::RefCell<Option<Spinner>>,
+    event: Event<'_>,
+) {
+    let mut spinner = spinner.borrow_mut();
+    match (event, spinner.as_ref()) {
+        (Event::Queued(lock), _) => {
+            *spinner = printer.spinner(&format!("waiting for {lock}"), args.timeout);
         }
-    };
-    let Some(node) = node else {
-        return Ok(None);
-    };
-    Ok(session.stat(&node).await?.map(|stat| Held {
-        lock: args.path.clone(),
-        fence: stat.czxid,
-        node,
-    }))
+        (Event::Waiting(lock, waiting), Some(line)) => line.set(describe_wait(lock, waiting)),
+        (Event::Leases(semaphore, max_leases), Some(line)) => {
+            line.set(describe_lease_wait(semaphore, max_leases));
+        }
+        (Event::Waited, _) => *spinner = None,
+        (Event::Reentered(held), _) => tracing::info!(
+            "re-entering {} under the enclosing hold {}",
+            held.lock,
+            held.node
+        ),
+        (Event::Waiting(..) | Event::Leases(..), None) => {}
+    }
 }
 
-/// The lease of the semaphore at `path` that an enclosing hold of ours
-/// holds now, granted (not one still pending): a lease covers a lease of
-/// the same semaphore, as an exclusive hold covers an exclusive request.
-async fn enclosing_lease(session: &Session, path: &str, holds: &[String]) -> Option<String> {
-    let semaphore = model::read_lock(session, path).await.ok()??;
-    semaphore
-        .holders
-        .into_iter()
-        .map(|lease| lease.path)
-        .find(|lease| holds.contains(lease))
+/// Why the locks are not ours, for people: the exit status and the message
+/// (printed as a note, and handed to the foreground by a detached holder).
+fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld {
+    let (status, message) = match not_taken {
+        NotTaken::Failed(err) => return NotHeld::Failed(err),
+        NotTaken::Interrupted(signal) => (ExitStatus::Interrupted(signal), String::new()),
+        NotTaken::Conflict { lock, holders } => (
+            ExitStatus::NotAcquired(args.conflict_exit_code),
+            not_acquired(args, &lock, &holders),
+        ),
+        NotTaken::Upgrade { hold } => (
+            ExitStatus::WouldDeadlock,
+            format!(
+                "waiting would deadlock: this process runs under the read hold {hold}, and a \
+                 write lock of the same lock is never granted while that hold lasts"
+            ),
+        ),
+        NotTaken::Unguarded { lock, hold } => (
+            ExitStatus::WouldDeadlock,
+            format!(
+                "cannot take {lock} under the enclosing hold {hold}: this process descends from \
+                 that hold's command but left its process group (setsid, setpgid: job control, \
+                 `bash -m`, `script`, `timeout` without --foreground, sudo with use_pty) or runs \
+                 as another user, so the hold could end while it runs, and waiting would \
+                 deadlock on its own ancestor; keep it in the command's process group \
+                 (`timeout --foreground`, sudo without use_pty), or take the lock inside the \
+                 privileged command"
+            ),
+        ),
+        NotTaken::Cycle { lock, break_with } => (
+            ExitStatus::WouldDeadlock,
+            format!(
+                "waiting for {lock} would deadlock: a certain wait-for cycle runs through this \
+                 wait (it would be broken by: {})",
+                release_command(&break_with)
+            ),
+        ),
+    };
+    if !message.is_empty() {
+        printer.note(&message);
+    }
+    NotHeld::GaveUp { status, message }
 }
 
 /// What a held lock is, for whoever releases or fences with it.
@@ -458,26 +369,6 @@ fn hint_how_to_release(printer: &Printer, lock: &str) {
     }
 }
 
-/// The `--kill-after` of `command` on `session`: as given, or a share of the
-/// granted session timeout. A usage error when it leaves no room to stop the
-/// command before the leader could expire the session.
-fn kill_after_for(session: &Session, command: &LockedCommand) -> Result<Duration, UsageError> {
-    let timing = Timing::for_session(session.session_timeout());
-    let kill_after = command
-        .kill_after
-        .unwrap_or_else(|| timing.default_kill_after());
-    if timing.ride_through(kill_after).is_none() {
-        return Err(UsageError::new(format!(
-            "the server granted a session timeout of {} and --kill-after is {}: the command \
-             could not be stopped in time before the server may expire the session; lower \
-             --kill-after (it may be at most about half the session timeout)",
-            humantime::format_duration(timing.session_timeout),
-            humantime::format_duration(kill_after)
-        )));
-    }
-    Ok(kill_after)
-}
-
 impl LockArgs {
     /// True when a command is to run under the lock, behind the guard.
     pub(crate) fn runs_a_command(&self) -> bool {
@@ -491,189 +382,65 @@ impl LockArgs {
         }
     }
 
-    /// Each lock asked for, in canonical order, as if it alone were.
-    fn each(&self) -> impl Iterator<Item = LockArgs> + '_ {
-        std::iter::once(&self.path)
-            .chain(&self.others)
-            .map(|path| LockArgs {
-                path: path.clone(),
-                others: Vec::new(),
-                ..self.clone()
-            })
-    }
-
-    fn ttl(&self) -> Option<Duration> {
-        match self.holding {
-            Holding::Ttl(ttl) => Some(ttl),
-            _ => None,
+    /// What [`lock::take`] is asked for: the locks in canonical order; a
+    /// command re-enters an enclosing hold that covers it, and runs in
+    /// `command_group`.
+    fn request(&self, globals: &Globals, command_group: Option<libc::pid_t>) -> Request {
+        let reentry = match (self.command(), command_group) {
+            (Some(command), Some(group)) => Reentry::Run {
+                group,
+                kill_after: command.kill_after,
+            },
+            _ => Reentry::Queue,
+        };
+        let recorded = self
+            .command()
+            .map(|c| Owner::recorded_command(&c.argv, c.shell, self.record_command));
+        Request {
+            locks: std::iter::once(&self.path)
+                .chain(&self.others)
+                .cloned()
+                .collect(),
+            kind: self.kind,
+            max_leases: self.max_leases,
+            dialect: self.dialect,
+            no_wait: self.no_wait,
+            timeout: self.timeout,
+            recorded: (recorded, self.data.clone()),
+            reentry,
+            ttl: match self.holding {
+                Holding::Ttl(ttl) => Some(ttl),
+                _ => None,
+            },
+            root: globals.root.clone(),
+            details: globals.printer.shows_live_line(),
         }
     }
 }
 
-/// Opens a session for taking a lock: never on a read-only server.
-async fn connect_writable(globals: &Globals) -> Result<Session> {
-    let mut options = globals.connect.clone();
-    options.read_only = false;
-    let session = zk::connect(&options).await?;
-    if session.is_read_only() {
-        session.close().await;
-        return Err(
-            zk::Error::ReadOnly("refusing to lock on a read-only ZooKeeper server".into()).into(),
-        );
-    }
-    Ok(session)
-}
-
-/// How the wait for the lock ended.
-enum Wait {
-    Done(Result<Outcome, AcquireError>),
-    Signal(i32),
-    /// A certain cycle runs through our wait; the release that breaks it.
-    Cycle(String),
-}
-
-/// Waits for the lock, or a signal, keeping a spinner (at a terminal) told
-/// who holds and how many wait. Our nodes are deleted on every path that
-/// gives up.
-///
-/// With `cycles` (a nested zklock), each time the queue ahead changes it
-/// also looks for a certain wait-for cycle under that path running through
-/// our wait, and gives up with exit 7 when there is one.
-async fn wait(
-    session: &Session,
-    acquisition: &mut Acquisition<'_>,
-    (args, patience, cycles): (&LockArgs, Patience, Option<&str>),
-    printer: &Printer,
-    signals: &mut Signals,
-) -> Result<Held, NotHeld> {
-    run::refuse_ctrl_z();
-    let spinner = printer.spinner(&format!("waiting for {}", args.path), args.timeout);
-    let woke = tokio::sync::Notify::new();
-    let wait = tokio::select! {
-        outcome = queue(session, acquisition, args, patience, (spinner.as_ref(), &woke)) => Wait::Done(outcome),
-        signal = signals.next() => Wait::Signal(signal),
-        cycle = deadlocks::certain_cycle(session, cycles, &woke) => Wait::Cycle(cycle),
-    };
-    if let Some(spinner) = spinner {
-        spinner.finish();
-    }
-    match wait {
-        Wait::Done(Ok(Outcome::Acquired(held))) => Ok(held),
-        Wait::Done(Ok(Outcome::NotAcquired)) => {
-            let holders = who_holds(session, &args.path).await;
-            acquisition.abandon().await.map_err(failed)?;
-            let message = not_acquired(args, &holders);
-            printer.note(&message);
-            Err(NotHeld::GaveUp {
-                status: ExitStatus::NotAcquired(args.conflict_exit_code),
-                message,
-            })
-        }
-        Wait::Done(Err(err)) => {
-            if let Err(cleanup) = acquisition.abandon().await {
-                tracing::warn!("could not remove our node: {cleanup}");
-            }
-            let lost_session = err.failure() == zk::Failure::Unreachable;
-            let err = anyhow::Error::from(err);
-            Err(failed(if lost_session {
-                err.context(format!(
-                    "the session was lost before {} was acquired",
-                    args.path
-                ))
-            } else {
-                err
-            }))
-        }
-        Wait::Cycle(cycle) => {
-            acquisition.abandon().await.map_err(failed)?;
-            let message = format!(
-                "waiting for {} would deadlock: a certain wait-for cycle runs through this \
-                 wait (it would be broken by: {cycle})",
-                args.path
-            );
-            printer.note(&message);
-            Err(NotHeld::GaveUp {
-                status: ExitStatus::WouldDeadlock,
-                message,
-            })
-        }
-        Wait::Signal(signal) => {
-            acquisition.abandon().await.map_err(failed)?;
-            Err(NotHeld::GaveUp {
-                status: ExitStatus::Interrupted(signal),
-                message: String::new(),
-            })
-        }
-    }
-}
-
-/// Queues as `patience` allows, keeping `spinner` (when there is one) told
-/// who holds and how many wait, and telling `woke` of every change ahead.
-async fn queue(
-    session: &Session,
-    acquisition: &mut Acquisition<'_>,
-    args: &LockArgs,
-    patience: Patience,
-    (spinner, woke): (Option<&Spinner>, &tokio::sync::Notify),
-) -> Result<Outcome, AcquireError> {
-    let path = args.path.as_str();
-    // A semaphore's holders and queue are the model's to read, once per
-    // change, and only for a spinner.
-    let leases_changed = tokio::sync::Notify::new();
-    let on_change = |change: QueueChange<'_>| {
-        woke.notify_one();
-        match (change, spinner) {
-            (QueueChange::Lock(waiting), Some(spinner)) => {
-                spinner.set(describe_wait(path, waiting));
-            }
-            (QueueChange::Semaphore, Some(_)) => leases_changed.notify_one(),
-            (_, None) => {}
-        }
-    };
-    let acquire = acquisition.acquire(patience, spinner.is_some(), on_change);
-    let refresh = async {
-        while let (Some(spinner), Some(max_leases)) = (spinner, args.max_leases) {
-            leases_changed.notified().await;
-            if let Ok(Some(lock)) = model::read_lock(session, path).await {
-                spinner.set(describe_lease_wait(&lock, max_leases));
-            }
-        }
-        std::future::pending().await
-    };
-    tokio::select! {
-        outcome = acquire => outcome,
-        never = refresh => never,
-    }
-}
-
-/// Why the lock is not ours, for people (and the logs of scripts): which
-/// wait ended, and who holds the lock (every lease, for a semaphore).
-fn not_acquired(args: &LockArgs, holders: &[String]) -> String {
+/// Why the lock at `lock` is not ours, for people (and the logs of
+/// scripts): which wait ended, and who holds the lock (every lease, for a
+/// semaphore).
+fn not_acquired(args: &LockArgs, lock: &str, holders: &[model::Contender]) -> String {
     let held_by = match holders {
         [] => "another contender".to_owned(),
-        holders => holders.join(", "),
+        holders => holders
+            .iter()
+            .map(describe_contender)
+            .collect::<Vec<_>>()
+            .join(", "),
     };
     let what = match args.max_leases {
-        Some(1) => format!("the one lease of {} is taken", args.path),
-        Some(max) => format!("all {max} leases of {} are taken", args.path),
-        None => format!("{} is held", args.path),
+        Some(1) => format!("the one lease of {lock} is taken"),
+        Some(max) => format!("all {max} leases of {lock} are taken"),
+        None => format!("{lock} is held"),
     };
     match args.timeout {
         Some(timeout) if !args.no_wait => format!(
-            "timed out after {} waiting for {}: {what} by {held_by}",
+            "timed out after {} waiting for {lock}: {what} by {held_by}",
             humantime::format_duration(timeout),
-            args.path
         ),
         _ => format!("{what} by {held_by}"),
-    }
-}
-
-/// Who holds the lock at `path` now, each as [`describe_holder`] says it;
-/// none when that cannot be read (the message then names no one).
-async fn who_holds(session: &Session, path: &str) -> Vec<String> {
-    match model::read_lock(session, path).await {
-        Ok(Some(lock)) => lock.holders.iter().map(describe_contender).collect(),
-        _ => Vec::new(),
     }
 }
 
@@ -771,7 +538,7 @@ async fn run_command(
     signals: &mut Signals,
 ) -> Result<ExitStatus> {
     let held = lock.held();
-    let kill_after = kill_after_for(lock.session(), command)?;
+    let kill_after = lock::kill_after_for(lock.session(), command.kill_after)?;
     let spec = CommandSpec {
         argv: command.argv.clone(),
         shell: command.shell,

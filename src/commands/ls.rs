@@ -10,16 +10,16 @@ use anyhow::{Context, Result};
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::cycles::count_cycles;
 use crate::model::waitfor::GraphBuilder;
-use crate::model::{self, Contender, Depth, Lock, LockDialect, WalkProgress};
+use crate::model::{self, Depth, Lock, LockDialect, WalkProgress, is_absent};
 use crate::names;
 use crate::output::prometheus::{self, Exposition, LockFigures, LockGauges};
 use crate::output::{self, Column, Listing, Printer, Table};
+use crate::zk::Session;
 use crate::zk::sessions::{Ask, Survey};
-use crate::zk::{self, Session};
 
-use super::deadlocks;
-use super::{collect_locks, note_unreadable, show_progress, with_session_and_survey};
+use super::{client_host, collect_locks, note_unreadable, show_progress, with_session_and_survey};
 
 /// What `ls` was asked for.
 #[derive(Debug)]
@@ -134,15 +134,6 @@ fn row(table: &mut Table<'_>, lock: &Lock) -> std::io::Result<()> {
     ])
 }
 
-/// The host a contender's client connects from, `disconnected` when its
-/// session has no connection now, or `-` when unknown.
-pub(crate) fn client_host(contender: &Contender) -> String {
-    match &contender.client {
-        Some(client) => client.host().unwrap_or("disconnected").to_owned(),
-        None => "-".to_owned(),
-    }
-}
-
 /// Lists the locks under the path that pass the filter, as a table or a
 /// JSON array. In path order each lock is printed as soon as it is read;
 /// another order needs the whole listing first, and holds it in memory.
@@ -248,7 +239,7 @@ async fn export(
         walked => walked?,
     };
     let graph = graph.finish();
-    let cycles = deadlocks::count_cycles(session, &args.path, &graph).await?;
+    let cycles = count_cycles(session, &args.path, &graph).await?;
     let families: Vec<_> = gauges
         .into_families()
         .into_iter()
@@ -296,11 +287,4 @@ fn replace_file(file: &Path, contents: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&temporary);
     }
     written.with_context(|| format!("writing {}", file.display()))
-}
-
-/// True when `err` says that `path` itself does not exist.
-pub(super) fn is_absent(err: &anyhow::Error, path: &str) -> bool {
-    err.chain()
-        .filter_map(|cause| cause.downcast_ref::<zk::Error>())
-        .any(|err| err.is_no_node() && err.path() == Some(path))
 }

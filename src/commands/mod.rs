@@ -22,11 +22,12 @@ use anyhow::{Context, Result};
 use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::chains::HopJson;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
-use crate::output::{Column, Printer, Progress, Table, counted};
+use crate::output::{self, Column, Printer, Progress, Table, counted};
 use crate::run::guard::Standby;
 use crate::usage::UsageError;
-use crate::zk::sessions::{self, Ask, Survey};
+use crate::zk::sessions::{self, Ask, Client, Survey};
 use crate::zk::{self, Session};
 
 /// A subcommand with its checked arguments.
@@ -263,10 +264,10 @@ pub fn holder_line(contender: &Contender) -> String {
         "  {}  {}  held {}  {connected}  {}",
         sequence(contender),
         zk::format_session(contender.session()),
-        crate::output::format_age_ms(contender.age_ms),
+        output::format_age_ms(contender.age_ms),
         contender.owner_text()
     );
-    cut_to_line(&crate::output::inert(&line))
+    cut_to_line(&output::inert(&line))
 }
 
 /// `text` cut with "…" to 80 columns: a line of a prompt.
@@ -292,6 +293,95 @@ pub fn connected_warning(connected: usize) -> String {
         "warning: {connected} of these sessions are connected: their processes are\n\
          alive and may still be working under the lock\n"
     )
+}
+
+/// The host a contender's client connects from, `disconnected` when its
+/// session has no connection now, or `-` when unknown.
+pub(crate) fn client_host(contender: &Contender) -> String {
+    match &contender.client {
+        Some(client) => client.host().unwrap_or("disconnected").to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
+/// The lines after a lock's table that show its chain: where its holder's
+/// owner waits, on whom, and so on to the root blocker.
+pub(crate) fn chain_lines(hops: &[HopJson]) -> Vec<String> {
+    let intro = [
+        String::new(),
+        "Beyond this lock, its holder's owner waits:".to_owned(),
+    ];
+    let hops = hops.iter().map(|hop| {
+        let loops = if hop.loops {
+            ": back on this chain, a cycle"
+        } else {
+            ""
+        };
+        format!(
+            "  via {} on {} (session {}, held {}, {}){loops}",
+            hop.via.as_str(),
+            hop.node,
+            hop.session,
+            output::format_age_ms(hop.age_ms),
+            hop.owner,
+        )
+    });
+    intro.into_iter().chain(hops).collect()
+}
+
+/// How far a line of a chain that goes on from the line above is indented:
+/// past `  via`.
+pub(crate) const CHAIN_INDENT: usize = 6;
+
+/// The columns of a lock's table: one row per contender. A row too wide
+/// for the width gives up its owner, then AGE, MODE and STATE; the
+/// sequence number and the session stay.
+pub(crate) const CONTENDER_COLUMNS: &[Column] = &[
+    Column::whole("NODE").wide(),
+    Column::whole("SEQ"),
+    Column::whole("MODE").goes(3),
+    Column::whole("STATE").goes(4),
+    Column::whole("SESSION"),
+    Column::whole("CLIENT").wide(),
+    Column::whole("AGE").goes(2),
+    Column::whole("FENCE").wide(),
+    Column::text("OWNER").goes(1),
+];
+
+/// The row of [`CONTENDER_COLUMNS`] for a contender of the lock at `lock`.
+pub(crate) fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9] {
+    [
+        relative(lock, &contender.path).to_owned(),
+        sequence(contender),
+        contender.mode.as_str().to_owned(),
+        state(lock, contender, holding),
+        zk::format_session(contender.session()),
+        client(contender),
+        output::format_age_ms(contender.age_ms),
+        contender.fence().to_string(),
+        contender.owner_text(),
+    ]
+}
+
+/// `ADDRESS via SERVER`, `not connected`, or `-` when unknown.
+fn client(contender: &Contender) -> String {
+    match &contender.client {
+        Some(Client {
+            address: Some(address),
+            server,
+            ..
+        }) => match server {
+            Some(server) => format!("{address} via {server}"),
+            None => address.clone(),
+        },
+        Some(_) => "not connected".to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
+/// The command that breaks a wait-for cycle by deleting `node`.
+pub(crate) fn release_command(node: &str) -> String {
+    format!("zklock release {}", crate::shell::word(node))
 }
 
 /// `path` relative to the lock directory when it lies below it.

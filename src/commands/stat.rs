@@ -6,13 +6,17 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::waitfor::{GraphBuilder, Via, WaitGraph};
-use crate::model::{self, Contender, ListedLock, LockKind, LockSummary, LockWindows, NodeStat};
+use crate::model::chains::{HopJson, chain, chains_under};
+use crate::model::waitfor::GraphBuilder;
+use crate::model::{self, ListedLock, LockKind, LockSummary, LockWindows, NodeStat};
 use crate::output::{self, Column, Printer, Report, Table};
-use crate::zk::sessions::{Ask, Client, Survey};
-use crate::zk::{self, Session};
+use crate::zk::sessions::{Ask, Survey};
+use crate::zk::Session;
 
-use super::{relative, sequence, show_progress, state, with_session_and_survey};
+use super::{
+    CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, contender_row, show_progress,
+    with_session_and_survey,
+};
 
 /// What `stat` was asked for.
 #[derive(Debug)]
@@ -83,75 +87,6 @@ fn heading(lock: &LockSummary) -> String {
     )
 }
 
-/// The columns of a lock's table: one row per contender. A row too wide
-/// for the width gives up its owner, then AGE, MODE and STATE; the
-/// sequence number and the session stay.
-pub(super) const CONTENDER_COLUMNS: &[Column] = &[
-    Column::whole("NODE").wide(),
-    Column::whole("SEQ"),
-    Column::whole("MODE").goes(3),
-    Column::whole("STATE").goes(4),
-    Column::whole("SESSION"),
-    Column::whole("CLIENT").wide(),
-    Column::whole("AGE").goes(2),
-    Column::whole("FENCE").wide(),
-    Column::text("OWNER").goes(1),
-];
-
-/// The row of [`CONTENDER_COLUMNS`] for a contender of the lock at `lock`.
-pub(super) fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9] {
-    [
-        relative(lock, &contender.path).to_owned(),
-        sequence(contender),
-        contender.mode.as_str().to_owned(),
-        state(lock, contender, holding),
-        zk::format_session(contender.session()),
-        client(contender),
-        output::format_age_ms(contender.age_ms),
-        contender.fence().to_string(),
-        contender.owner_text(),
-    ]
-}
-
-/// One hop of a waiter's chain beyond its own queue, as JSON: a blocker
-/// in another lock, and how the previous blocker's owner waits on it.
-#[derive(Debug, Serialize)]
-pub(super) struct Hop {
-    lock: String,
-    node: String,
-    session: String,
-    owner: String,
-    age_ms: i64,
-    via: Via,
-    /// True on the hop that comes back to a blocker already on the chain.
-    loops: bool,
-}
-
-/// The chain beyond the queue of the lock at `path`, from its holder that
-/// has held longest: every waiter of the lock waits on that holder first,
-/// so they all share it, and it is worked out once.
-pub(super) fn chain(graph: &WaitGraph, path: &str) -> Vec<Hop> {
-    let Some(lock) = graph.lock_at(path) else {
-        return Vec::new();
-    };
-    graph
-        .chain(lock)
-        .into_iter()
-        .map(|hop| {
-            let blocker = &graph.contenders[hop.blocker];
-            Hop {
-                lock: graph.locks[blocker.lock].path.clone(),
-                node: blocker.path.clone(),
-                session: zk::format_session(blocker.session),
-                owner: blocker.owner_text.clone(),
-                age_ms: blocker.age_ms,
-                via: hop.via,
-                loops: hop.loops,
-            }
-        })
-        .collect()
-}
-
 /// The wait-for graph of the locks around the lock `listed` at `path`, the
 /// tree chains are followed in ([`chains_under`]), without that lock's
 /// queue: `stat` reads it apart, a window at a time.
@@ -183,36 +118,7 @@ async fn graph_around(
 struct WaiterJson<'a> {
     #[serde(flatten)]
     contender: model::ContenderJson<'a>,
-    blocked_by: &'a [Hop],
-}
-
-/// How far a line of a chain that goes on from the line above is indented:
-/// past `  via`.
-pub(super) const CHAIN_INDENT: usize = 6;
-
-/// The lines after a lock's table that show its chain: where its holder's
-/// owner waits, on whom, and so on to the root blocker.
-pub(super) fn chain_lines(hops: &[Hop]) -> Vec<String> {
-    let intro = [
-        String::new(),
-        "Beyond this lock, its holder's owner waits:".to_owned(),
-    ];
-    let hops = hops.iter().map(|hop| {
-        let loops = if hop.loops {
-            ": back on this chain, a cycle"
-        } else {
-            ""
-        };
-        format!(
-            "  via {} on {} (session {}, held {}, {}){loops}",
-            hop.via.as_str(),
-            hop.node,
-            hop.session,
-            output::format_age_ms(hop.age_ms),
-            hop.owner,
-        )
-    });
-    intro.into_iter().chain(hops).collect()
+    blocked_by: &'a [HopJson],
 }
 
 /// Prints a lock in full as its windows come in: as a heading and a table
@@ -222,7 +128,7 @@ pub(super) fn chain_lines(hops: &[Hop]) -> Vec<String> {
 async fn print_lock(
     printer: &Printer,
     survey: &Survey,
-    (summary, hops): (LockSummary, Vec<Hop>),
+    (summary, hops): (LockSummary, Vec<HopJson>),
     mut windows: LockWindows<'_>,
 ) -> Result<()> {
     printer.table_heading(&heading(&summary))?;
@@ -267,33 +173,6 @@ async fn print_lock(
         }
     }
     Ok(())
-}
-
-/// Where chains are followed: the tree under the root; for a lock outside
-/// it, the tree its directory is in (the directory's parent), rather than
-/// the whole ensemble.
-pub(super) fn chains_under<'a>(root: &'a str, lock: &'a str) -> &'a str {
-    if zk::path::is_at_or_below(lock, root) {
-        root
-    } else {
-        zk::path::parent(lock).unwrap_or(lock)
-    }
-}
-
-/// `ADDRESS via SERVER`, `not connected`, or `-` when unknown.
-fn client(contender: &Contender) -> String {
-    match &contender.client {
-        Some(Client {
-            address: Some(address),
-            server,
-            ..
-        }) => match server {
-            Some(server) => format!("{address} via {server}"),
-            None => address.clone(),
-        },
-        Some(_) => "not connected".to_owned(),
-        None => "-".to_owned(),
-    }
 }
 
 /// Shows the lock at the path, or the node's stat when it is not a lock; a

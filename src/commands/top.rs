@@ -29,6 +29,7 @@ use unicode_width::UnicodeWidthStr;
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::model::chains::chain;
 use crate::model::waitfor::{GraphBuilder, WaitGraph};
 use crate::model::{Contender, Lock};
 use crate::names;
@@ -38,8 +39,7 @@ use crate::usage::UsageError;
 use crate::watch::{LockWatch, Stale};
 use crate::zk::sessions::{self, Ask, Survey};
 
-use super::ls::client_host;
-use super::stat;
+use super::{CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, client_host, contender_row};
 
 /// What `top` was asked for.
 #[derive(Clone, Debug)]
@@ -475,10 +475,10 @@ fn render_queue(frame: &mut ratatui::Frame<'_>, area: Rect, lock: &Lock, locks: 
         lock.dialect
     );
     let mut lines = fitted_lines(&title, width, 2);
-    let hops = stat::chain(&wait_graph(locks, now), &lock.path);
+    let hops = chain(&wait_graph(locks, now), &lock.path);
     if !hops.is_empty() {
-        for line in stat::chain_lines(&hops) {
-            lines.extend(fitted_lines(&line, width, stat::CHAIN_INDENT));
+        for line in chain_lines(&hops) {
+            lines.extend(fitted_lines(&line, width, CHAIN_INDENT));
         }
         lines.push(Line::default());
     }
@@ -490,8 +490,8 @@ fn render_queue(frame: &mut ratatui::Frame<'_>, area: Rect, lock: &Lock, locks: 
         .map(|(contender, holds)| {
             let mut contender = contender.clone();
             contender.age_ms = now - contender.stat.ctime;
-            stat::contender_row(&lock.path, &contender, holds).to_vec()
+            contender_row(&lock.path, &contender, holds).to_vec()
         })
         .collect();
-    render_table(frame, queue, (stat::CONTENDER_COLUMNS, rows), None);
+    render_table(frame, queue, (CONTENDER_COLUMNS, rows), None);
 }

@@ -1,5 +1,7 @@
 //! The lock recipes: node names and dialects, queue order, who holds and who
-//! waits, and the acquire/hold/release protocol.
+//! waits, and the acquire/hold/release protocol; and taking a command's
+//! locks as one operation ([`take()`]), on the model's reading of the tree
+//! where a wait must look beyond its own queue.
 
 pub(crate) mod acquire;
 pub(crate) mod acquisition;
@@ -11,11 +13,12 @@ pub(crate) mod node;
 pub(crate) mod owner;
 pub(crate) mod queue;
 pub(crate) mod semaphore;
+pub(crate) mod take;
 
-pub(crate) use acquire::{AcquireError, Held, LockSpec, Outcome, Patience, Waiting};
-pub(crate) use acquisition::{Acquisition, QueueChange};
-pub(crate) use hold::{HeldLock, Hold, Loss, give_up};
+pub(crate) use acquire::{AcquireError, Held, Waiting};
+pub(crate) use hold::{HeldLock, Loss};
 pub(crate) use name::{ContenderKind, ContenderMode, Dialect};
 pub use owner::{Identity, Owner};
 pub(crate) use queue::LockQueue;
 pub(crate) use semaphore::SemaphoreQueue;
+pub(crate) use take::{Event, NotTaken, Reentry, Request, kill_after_for, take};

@@ -10,7 +10,7 @@
 //! boot, in this pid namespace) that is among our own ancestors.
 
 use super::name::ContenderMode;
-use super::owner::{Identity, Owner};
+use super::owner::{Identity, Owner, user_name};
 use super::queue::{LockQueue, QueueEntry, Standing};
 use crate::procfs;
 use crate::zk::{Session, path};
@@ -32,22 +32,45 @@ pub(crate) fn held_for_command(nodes: &[&str]) -> String {
     held.join("\n")
 }
 
+/// An enclosing hold this process is proven to be nested in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Enclosing {
+    /// Its node.
+    pub node: String,
+    /// True when the hold's guard stops this process with the hold: we run
+    /// in its command's process group, as its user. Only then may we
+    /// re-enter it, for only then does the hold last as long as we do: the
+    /// guard waits for its group alone, and signals only its own user's
+    /// processes. `setsid`, `setpgid` (job control, `timeout`, `script`,
+    /// sudo's `use_pty`) or another user leave the hold's reach while
+    /// still descending from its command.
+    pub guarded: bool,
+}
+
 /// The enclosing holds this process is proven to be nested in: of the
 /// `hints` ([`hints`]), those whose node is still there, with a zklock
 /// owner record written at its creation that names a command among our
 /// ancestors. Costs one read per hint, and nothing when there is none.
-pub(crate) async fn proven(session: &Session, hints: Vec<String>) -> Vec<String> {
+pub(crate) async fn proven(session: &Session, hints: Vec<String>) -> Vec<Enclosing> {
     let mut holds = Vec::new();
     for hint in hints {
         let Ok((data, stat)) = session.get_data(&hint).await else {
             continue;
         };
-        let identity = (stat.mzxid == stat.czxid)
-            .then(|| Owner::parse(&data)?.identity)
-            .flatten();
-        if identity.is_some_and(|identity| descends_from(&identity)) {
-            holds.push(hint);
-        }
+        let Some(record) = (stat.mzxid == stat.czxid)
+            .then(|| Owner::parse(&data))
+            .flatten()
+        else {
+            continue;
+        };
+        let Some(identity) = record.identity.filter(descends_from) else {
+            continue;
+        };
+        let guarded = identity.group == crate::sys::process_group() && record.user == user_name();
+        holds.push(Enclosing {
+            node: hint,
+            guarded,
+        });
     }
     holds
 }

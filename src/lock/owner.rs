@@ -33,6 +33,11 @@ pub struct Owner {
     /// ancestry to be nested in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nested_in: Vec<String>,
+    /// True when this zklock looks for a certain wait-for cycle through
+    /// its own wait while it waits: of such waiters on one cycle, the
+    /// youngest gives up. An older zklock's record has no such mark.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checks_cycles: bool,
 }
 
 /// What identifies a command on its host: a process group whose leader
@@ -93,6 +98,7 @@ impl Owner {
             identity: None,
             deadline_ms: None,
             nested_in: Vec::new(),
+            checks_cycles: false,
         }
     }
 
@@ -112,7 +118,11 @@ impl Owner {
     }
 
     /// The record naming the enclosing holds this zklock is nested in.
+    /// Only a nested zklock can be part of a cycle it could prove certain
+    /// (nothing proven leads to the one node of a zklock nested in
+    /// nothing), so it alone looks for one while it waits, and says so.
     pub fn nested_in(mut self, holds: Vec<String>) -> Owner {
+        self.checks_cycles = !holds.is_empty();
         self.nested_in = holds;
         self
     }
@@ -151,7 +161,7 @@ fn hostname() -> String {
 
 /// The name of the real user: from the password database, else `$USER`,
 /// else `uid N`.
-fn user_name() -> String {
+pub(super) fn user_name() -> String {
     let uid = crate::sys::real_uid();
     crate::sys::user_name(uid)
         .or_else(|| std::env::var("USER").ok())

@@ -8,6 +8,8 @@
 //! `lock` itself acts on, and one JSON form of it. It also decodes what other
 //! libraries store in their nodes (HBase's protobuf). Nothing here writes.
 
+pub(crate) mod chains;
+pub(crate) mod cycles;
 mod hbase;
 mod json;
 pub(crate) mod layout;
@@ -26,6 +28,6 @@ pub(crate) use layout::Depth;
 pub(crate) use locks::{Contender, Lock, LockDialect, LockKind, LockSummary, owner_text};
 pub(crate) use node::NodeStat;
 pub(crate) use walk::{
-    ListedLock, LockWindows, WalkProgress, list_lock, read_lock, read_stats, walk, walk_around,
-    walk_with_dirs,
+    ListedLock, LockWindows, WalkProgress, is_absent, list_lock, read_lock, read_stats, walk,
+    walk_around, walk_with_dirs,
 };

@@ -69,6 +69,9 @@ pub(crate) struct Vertex {
     pub zxids: (i64, i64),
     /// True when the trusted owner record has a `-w` deadline.
     deadline: bool,
+    /// True when the trusted owner record says its zklock looks for
+    /// cycles through its own wait while it waits.
+    checks_cycles: bool,
     /// The owner record, when zklock wrote it at the node's creation.
     record: Option<Owner>,
 }
@@ -645,6 +648,14 @@ impl WaitGraph {
     }
 }
 
+impl Vertex {
+    /// True when its trusted owner record says its zklock looks for
+    /// cycles through its own wait while it waits.
+    pub(crate) fn checks_cycles(&self) -> bool {
+        self.checks_cycles
+    }
+}
+
 /// The contender's owner record, when written at its creation: anyone may
 /// rewrite an open node's data.
 fn trusted_record(contender: &Contender) -> Option<Owner> {
@@ -663,6 +674,7 @@ fn vertex(lock: usize, contender: &Contender, holding: bool) -> Vertex {
         holding,
         zxids: (contender.stat.czxid, contender.stat.mzxid),
         deadline: record.as_ref().is_some_and(|r| r.deadline_ms.is_some()),
+        checks_cycles: record.as_ref().is_some_and(|r| r.checks_cycles),
         record,
     }
 }

@@ -54,6 +54,13 @@ impl WalkProgress {
     }
 }
 
+/// True when `err` says that `path` itself does not exist.
+pub(crate) fn is_absent(err: &anyhow::Error, path: &str) -> bool {
+    err.chain()
+        .filter_map(|cause| cause.downcast_ref::<zk::Error>())
+        .any(|err| err.is_no_node() && err.path() == Some(path))
+}
+
 /// Reads every lock at `start` or, with [`Depth::Tree`], below it, and
 /// hands each to `on_lock` in path order; `progress` hears how far the walk
 /// has come every few hundred nodes. Fails when `start` does not exist (exit

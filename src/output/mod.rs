@@ -323,12 +323,18 @@ pub struct Spinner {
 }
 
 impl Printer {
+    /// True when a live line (a spinner, a walk's progress) is drawn: on a
+    /// terminal, unless quiet.
+    pub fn shows_live_line(&self) -> bool {
+        !self.quiet && std::io::stderr().is_terminal()
+    }
+
     /// A spinner with `message`, or `None` when stderr is not a terminal or
     /// `-q` was given: nothing is ever drawn into a pipe or a log. It keeps
     /// to one line of the terminal's width (the message is cut to fit), and
     /// with a `limit` shows the wait's progress against it (`[2s/30s]`).
     pub fn spinner(&self, message: &str, limit: Option<std::time::Duration>) -> Option<Spinner> {
-        if self.quiet || !std::io::stderr().is_terminal() {
+        if !self.shows_live_line() {
             return None;
         }
         let line = live::LiveLine::start(self.color, limit, std::time::Duration::ZERO)?;
@@ -366,7 +372,7 @@ impl Printer {
     /// A progress line, or `None` when stderr is not a terminal or `-q` was
     /// given.
     pub fn progress(&self) -> Option<Progress> {
-        if self.quiet || !std::io::stderr().is_terminal() {
+        if !self.shows_live_line() {
             return None;
         }
         let line = live::LiveLine::start(self.color, None, PROGRESS_DELAY)?;

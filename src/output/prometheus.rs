@@ -23,6 +23,7 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
 
 use super::Printer;
+use crate::model::cycles::CycleCounts;
 use crate::model::{Contender, Lock};
 
 /// Which exposition format to write.
@@ -414,14 +415,8 @@ impl Histogram {
     }
 }
 
-/// How many wait-for cycles stand among the locks, by whether each is
-/// certain (every wait proven) or only possible.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CycleCounts {
-    pub certain: usize,
-    pub possible: usize,
-}
-
+// The counts are the cycle search's (`model::cycles`); the family they make
+// is the format's.
 impl CycleCounts {
     /// `zklock_deadlock_cycles`, one sample per value of `certain`, both
     /// always present once a search has run (0 is then a finding).

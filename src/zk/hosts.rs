@@ -114,35 +114,18 @@ impl Hosts {
         self.servers.iter().any(|s| s.protocol == Protocol::Tls)
     }
 
-    /// The servers that speak TLS (`tcp+tls://`, or unprefixed ones when
-    /// `every_host` is set), as host and port.
-    /// Every server, with whether it is spoken to in TLS (`every_host`:
-    /// `--tls` was given), for telling why none gave a session.
-    pub(super) fn reach_targets(&self, every_host: bool) -> Vec<super::reach::Target> {
-        self.servers
-            .iter()
-            .map(|s| super::reach::Target {
-                host: s.host.clone(),
-                port: s.port,
-                tls: match s.protocol {
-                    Protocol::Tls => true,
-                    Protocol::Unsaid => every_host,
-                    Protocol::Plain => false,
-                },
-            })
-            .collect()
-    }
-
-    pub fn tls_servers(&self, every_host: bool) -> Vec<(String, u16)> {
-        self.servers
-            .iter()
-            .filter(|s| match s.protocol {
+    /// Every server as host and port, with whether it is spoken to in TLS
+    /// (`tcp+tls://`, or unprefixed when `every_host` is set: `--tls` was
+    /// given).
+    pub(super) fn with_tls(&self, every_host: bool) -> impl Iterator<Item = (&str, u16, bool)> {
+        self.servers.iter().map(move |s| {
+            let tls = match s.protocol {
                 Protocol::Tls => true,
                 Protocol::Unsaid => every_host,
                 Protocol::Plain => false,
-            })
-            .map(|s| (s.host.clone(), s.port))
-            .collect()
+            };
+            (s.host.as_str(), s.port, tls)
+        })
     }
 }
 
@@ -250,8 +233,14 @@ mod tests {
             "tcp+tls://zk1:2281,tcp://zk2:2181,zk3:2181/app"
         );
         assert!(hosts.any_tls());
-        assert_eq!(hosts.tls_servers(false), [("zk1".to_owned(), 2281)]);
-        assert_eq!(hosts.tls_servers(true).len(), 2);
+        let tls = |every_host| {
+            let servers = hosts.with_tls(every_host).filter(|&(_, _, tls)| tls);
+            servers
+                .map(|(host, port, _)| (host, port))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(tls(false), [("zk1", 2281)]);
+        assert_eq!(tls(true).len(), 2);
         assert!(Hosts::parse("tcp+tls://").is_err());
         assert!(Hosts::parse("udp://zk1").is_err());
     }

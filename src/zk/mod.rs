@@ -191,7 +191,7 @@ async fn connect_once(
         "connecting to {hosts}{}",
         if every_host_tls { " over TLS" } else { "" }
     );
-    let targets = options.hosts.reach_targets(every_host_tls);
+    let targets = reach::Target::every(&options.hosts, every_host_tls);
     if let Some(found) = reach::none_resolves(&targets).await {
         *reasons = found;
         return Err(Error::Unreachable {
@@ -257,7 +257,7 @@ async fn unreachable(
     let tls = options.secured.tls.clone();
     let every_host_tls = tls.as_ref().is_some_and(|tls| tls.every_host);
     let budget = options.connect_timeout.min(Duration::from_secs(2));
-    let targets = options.hosts.reach_targets(every_host_tls);
+    let targets = reach::Target::every(&options.hosts, every_host_tls);
     *reasons = reach::diagnose(targets, tls, budget).await;
     let answered = reasons
         .iter()

@@ -12,6 +12,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use super::error::NoSession;
+use super::hosts::{Hosts, format_server};
 use super::secure::{self, TlsConfig};
 
 /// Why one server gave no session.
@@ -106,9 +107,23 @@ pub(super) struct Target {
 }
 
 impl Target {
+    /// Every server of `hosts`, with whether it is spoken to in TLS
+    /// (`every_host`: `--tls` was given), for telling why none gave a
+    /// session.
+    pub(super) fn every(hosts: &Hosts, every_host: bool) -> Vec<Target> {
+        hosts
+            .with_tls(every_host)
+            .map(|(host, port, tls)| Target {
+                host: host.to_owned(),
+                port,
+                tls,
+            })
+            .collect()
+    }
+
     /// `host:port`, as messages name a server.
     pub(super) fn name(&self) -> String {
-        super::hosts::format_server(&self.host, self.port)
+        format_server(&self.host, self.port)
     }
 }
 

@@ -669,9 +669,9 @@ fn nested(
 }
 
 /// Nested zklocks in a ring of `locks`, directly or through `wrap`: each
-/// holds one lock and its nested zklock waits on the next. At least one
-/// sees the certain cycle they close and exits 7, the others then get
-/// their locks, and nothing is left behind.
+/// holds one lock and its nested zklock waits on the next. Exactly one of
+/// them (the youngest waiter) exits 7, the others then get their locks,
+/// and nothing is left behind.
 fn nested_cycle(locks: &[&str], wrap: &str) {
     let env = TestEnv::new();
     let scratch = Scratch::new();
@@ -692,8 +692,9 @@ fn nested_cycle(locks: &[&str], wrap: &str) {
             std::fs::read_to_string(code).unwrap().trim().to_owned()
         })
         .collect();
+    let refused = codes.iter().filter(|code| *code == "7").count();
     assert!(
-        codes.iter().all(|code| code == "0" || code == "7") && codes.contains(&"7".to_owned()),
+        codes.iter().all(|code| code == "0" || code == "7") && refused == 1,
         "one refuses the cycle, the others go on: {codes:?}"
     );
     for lock in locks {
@@ -712,6 +713,70 @@ fn nested_zklocks_crossing_two_locks_refuse_the_certain_cycle() {
 #[test]
 fn nested_zklocks_in_a_ring_of_three_locks_refuse_the_certain_cycle() {
     nested_cycle(&["/y/a", "/y/b", "/y/c"], "");
+}
+
+/// Both waiters look, and both may find the cycle at once: they agree on
+/// the one to give up every time, however the race between them goes.
+#[test]
+fn of_two_nested_zklocks_closing_a_cycle_exactly_one_exits_7_every_time() {
+    for _ in 0..30 {
+        nested_cycle(&["/y/a", "/y/b"], "");
+    }
+}
+
+/// A session holding /y/a that then queues on /y/b, with the owner record
+/// of a zklock holding several locks from before waiters said they look
+/// for cycles, closes a certain cycle with a nested zklock that already
+/// waits on /y/a: nothing wakes that waiter, and the closing waiter never
+/// gives up by itself. The nested zklock finds the cycle at a timed look
+/// and gives up, and the session's wait on /y/b is then granted.
+#[test]
+fn a_cycle_closed_by_a_waiter_that_does_not_look_is_broken_by_the_nested_zklock_on_it() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let proxy = FaultProxy::start(env.servers());
+    let other = env.connect();
+    for dir in ["/y/a", "/y/b"] {
+        other.mkdir_p(dir);
+    }
+    let held = other.create_ephemeral_sequential("/y/a/lock-", &record(100, false));
+    let (ready, go, code) = (
+        scratch.file("ready"),
+        scratch.file("go"),
+        scratch.file("code"),
+    );
+    let script = format!(
+        "touch '{ready}'; while [ ! -e '{go}' ]; do sleep 0.05; done; \
+         '{zklock}' -H '{through}' --root /y lock /y/a -- true; echo $? > '{code}'",
+        ready = ready.display(),
+        go = go.display(),
+        zklock = env!("CARGO_BIN_EXE_zklock"),
+        through = proxy.hosts(&env),
+        code = code.display(),
+    );
+    let mut outer = env
+        .zklock(["lock", "/y/b", "--", "sh", "-c", &script])
+        .spawn();
+    wait_until(WAIT, "/y/b is held", || ready.exists());
+    std::fs::write(&go, b"").unwrap();
+    wait_for_children(env.zk(), "/y/a", 2);
+    // Two looks of the waiter under its root, the second with no wake-up:
+    // the cycle closed after them is found by a later one.
+    let looked = format!("{}/y", env.chroot());
+    wait_until(WAIT, "the nested waiter looks twice", || {
+        let sent = proxy.client_messages();
+        let syncs = sent.iter().filter(|message| {
+            matches!(message, ClientMessage::Request { op, path: Some(path), .. }
+                if *op == op::SYNC && *path == looked)
+        });
+        syncs.count() >= 2
+    });
+    let queued = other.create_ephemeral_sequential("/y/b/lock-", &record(100, false));
+    outer.wait(WAIT).assert_success();
+    assert_eq!(std::fs::read_to_string(&code).unwrap().trim(), "7");
+    let name = |path: &str| path.rsplit('/').next().unwrap().to_owned();
+    assert_eq!(env.zk().children("/y/a"), [name(&held)]);
+    assert_eq!(env.zk().children("/y/b"), [name(&queued)], "granted");
 }
 
 #[test]
@@ -948,7 +1013,7 @@ fn a_semaphore_whose_every_lease_holder_waits_is_a_knot_and_a_free_lease_is_none
 }
 
 /// Every path the reads in `sent` name (a multi-read's each), as seen from
-/// `chroot`.
+/// `chroot`; a `sync` reads nothing.
 fn paths_read(sent: &[ClientMessage], chroot: &str) -> Vec<String> {
     sent.iter()
         .flat_map(|message| match message {
@@ -957,7 +1022,9 @@ fn paths_read(sent: &[ClientMessage], chroot: &str) -> Vec<String> {
                 path,
                 multi_paths,
                 ..
-            } if !op::WRITES.contains(op) => path.iter().chain(multi_paths).cloned().collect(),
+            } if !op::WRITES.contains(op) && *op != op::SYNC => {
+                path.iter().chain(multi_paths).cloned().collect()
+            }
             _ => Vec::new(),
         })
         .map(|path| path.strip_prefix(chroot).unwrap_or(&path).to_owned())

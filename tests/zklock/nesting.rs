@@ -244,3 +244,119 @@ fn a_lease_in_a_lease_of_the_same_semaphore_runs_at_once() {
     );
     assert!(env.zk().children_if_any("/e/s/leases").is_empty());
 }
+
+/// `lock /e/a -- sh OUTER`, where OUTER runs `wrap` with `ZKLOCK` in it
+/// standing for the nested `zklock lock /e/a -- sh INNER`, and writes its
+/// exit code into `code`, all in `scratch`; INNER marks `start`, and `end`
+/// a second later. Returns how long the enclosing zklock ran.
+fn nested_through(env: &TestEnv, scratch: &Scratch, wrap: &str) -> Duration {
+    let inner = scratch.file("inner.sh");
+    let (start, end) = (scratch.file("start"), scratch.file("end"));
+    let marks = format!(
+        "touch '{}'; sleep 1; touch '{}'\n",
+        start.display(),
+        end.display()
+    );
+    std::fs::write(&inner, marks).unwrap();
+    let nested = format!(
+        "'{}' -H '{}' lock /e/a -- sh '{}'",
+        env!("CARGO_BIN_EXE_zklock"),
+        env.hosts(),
+        inner.display()
+    );
+    let outer = scratch.file("outer.sh");
+    let code = scratch.file("code");
+    let script = format!(
+        "{}\necho $? > '{}'\n",
+        wrap.replace("ZKLOCK", &nested),
+        code.display()
+    );
+    std::fs::write(&outer, script).unwrap();
+    let started = std::time::Instant::now();
+    env.zklock(["lock", "/e/a", "--", "sh", &outer.to_string_lossy()])
+        .timeout(WAIT)
+        .run()
+        .assert_success();
+    started.elapsed()
+}
+
+/// A nested zklock that left the enclosing hold's process group (a new
+/// session, a new group), or runs as another user, is proven nested by its
+/// ancestry but out of the guard's reach: it exits 7 at once, its command
+/// never runs (so it cannot run beside the next holder), and it does not
+/// wait on its own ancestor.
+#[test]
+fn a_nested_zklock_outside_the_holds_group_or_user_exits_7_at_once() {
+    let env = TestEnv::new();
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert!(
+        root,
+        "running a nested zklock as another user (setpriv) needs root"
+    );
+    let nobody = support::output_of("id", &["-u", "nobody"]);
+    let another_uid = format!(
+        "setpriv --reuid={} --regid=65534 --clear-groups ZKLOCK",
+        nobody.trim()
+    );
+    let wraps = [
+        ("setsid", "setsid ZKLOCK"),
+        ("setpgid", "perl -e 'setpgrp; exec @ARGV' -- ZKLOCK"),
+        ("timeout", "timeout 60 ZKLOCK"),
+        ("script", "script -qec \"ZKLOCK\" /dev/null"),
+        ("another uid", &another_uid),
+    ];
+    for (how, wrap) in wraps {
+        let scratch = Scratch::new();
+        let took = nested_through(&env, &scratch, wrap);
+        let code = std::fs::read_to_string(scratch.file("code")).unwrap();
+        assert_eq!(code.trim(), "7", "{how}: refused");
+        assert!(
+            !scratch.file("start").exists(),
+            "{how}: the command never ran"
+        );
+        assert!(
+            took < Duration::from_secs(15),
+            "{how}: at once, took {took:?}"
+        );
+        assert!(
+            env.zk().children_if_any("/e/a").is_empty(),
+            "{how}: no node left"
+        );
+    }
+}
+
+/// A nested zklock that stays in the enclosing hold's process group
+/// re-enters, whatever runs it: a double fork that the enclosing command
+/// does not wait for, or `timeout --foreground`. The enclosing hold lasts
+/// until the re-entered command has ended (the guard waits for its whole
+/// group), so the next holder, queued meanwhile, finds it finished.
+#[test]
+fn a_nested_zklock_in_the_holds_group_re_enters_and_ends_before_the_next_holder() {
+    let env = TestEnv::new();
+    let wraps = [
+        ("double fork", "( ZKLOCK & ) &"),
+        ("timeout --foreground", "timeout --foreground 60 ZKLOCK"),
+    ];
+    for (how, wrap) in wraps {
+        let scratch = Scratch::new();
+        let (start, end) = (scratch.file("start"), scratch.file("end"));
+        let next = std::thread::scope(|threads| {
+            let outer = threads.spawn(|| nested_through(&env, &scratch, wrap));
+            wait_until(WAIT, &format!("{how}: the re-entered command runs"), || {
+                start.exists()
+            });
+            let next = env
+                .zklock(["lock", "/e/a", "--", "test", "-e", &end.to_string_lossy()])
+                .timeout(WAIT)
+                .run();
+            outer.join().unwrap();
+            next
+        });
+        next.assert_success();
+        assert!(
+            env.zk().children_if_any("/e/a").is_empty(),
+            "{how}: no node left"
+        );
+    }
+}

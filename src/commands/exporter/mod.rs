@@ -28,16 +28,13 @@ use anyhow::{Context, Result};
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::output::prometheus::CycleCounts;
-use crate::output::{self, Printer};
+use crate::model::cycles::{self, CycleCounts, wait_graph};
+use crate::model::is_absent;
 use crate::run::Signals;
 use crate::serve::{self, Limits};
 use crate::watch::LockWatch;
 use crate::zk::sessions::{self, Ask};
 use crate::zk::{self, ConnectOptions};
-
-use super::deadlocks;
-use super::ls::is_absent;
 
 use http::Published;
 use state::State;
@@ -214,13 +211,12 @@ async fn count_cycles(
             return Ok(None);
         }
     };
-    let quiet = Printer::new(output::Format::Table, true);
     let counted = async {
-        let graph = match deadlocks::wait_graph(&session, path, &quiet).await {
+        let graph = match wait_graph(&session, path, |_| {}).await {
             Err(err) if is_absent(&err, path) => Default::default(),
             read => read?.1,
         };
-        deadlocks::count_cycles(&session, path, &graph).await
+        cycles::count_cycles(&session, path, &graph).await
     };
     let counted = tokio::select! {
         counted = counted => counted.map(Some),

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::model::Lock;
+use crate::model::cycles::CycleCounts;
 use crate::output::prometheus::{
-    self, CycleCounts, Exposition, Family, Histogram, LockFigures, LockGauges, MetricType,
+    self, Exposition, Family, Histogram, LockFigures, LockGauges, MetricType,
 };
 use crate::watch::{EventKind, How, LockEvent, LockWatch, Stale};
 use crate::zk::sessions::Survey;

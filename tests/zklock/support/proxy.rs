@@ -97,6 +97,7 @@ pub mod op {
                 | CREATE2
                 | CREATE_CONTAINER
                 | CREATE_TTL
+                | SYNC
         )
     }
 }
