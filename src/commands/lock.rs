@@ -7,7 +7,6 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use tokio::time::Instant;
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
@@ -245,7 +244,7 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
     }
     let (word, interrupted) = detach::spawn_holder(signals, &globals.connect.secured).await?;
     match (word, interrupted) {
-        (_, Some(signal)) => Ok(ExitStatus::Interrupted(signal)),
+        (_, Some(signal)) => Ok(ExitStatus::on_signal(signal)),
         (HolderWord::Held(grant), None) => {
             print_grant(&globals.printer, &grant)?;
             Ok(ExitStatus::Success)
@@ -274,7 +273,6 @@ async fn take(
     command_group: Option<libc::pid_t>,
     signals: &mut Signals,
 ) -> Result<HeldLock, NotHeld> {
-    let connect_sent = Instant::now();
     let recorded = args
         .command()
         .map(|c| Owner::recorded_command(&c.argv, c.shell, args.record_command));
@@ -308,11 +306,15 @@ async fn take(
         return Err(NotHeld::GaveUp { status, message });
     }
     // Checked before the queue is entered: the command's run reads it again.
-    if let Some(Err(err)) = args.command().map(|c| kill_after_for(&session, c)) {
-        session.close().await;
-        return Err(failed(err));
-    }
-    let evidence = LeaderEvidence::track(&session, connect_sent);
+    let margin = match args.command().map(|c| kill_after_for(&session, c)) {
+        Some(Err(err)) => {
+            session.close().await;
+            return Err(failed(err));
+        }
+        Some(Ok(kill_after)) => kill_after,
+        None => Duration::ZERO,
+    };
+    let evidence = LeaderEvidence::track(&session);
     let patience = Patience::new(args.no_wait, args.timeout);
     let mut holds = Vec::new();
     for one in args.each() {
@@ -329,7 +331,9 @@ async fn take(
         lock::give_up(session, evidence, Vec::new()).await;
         return Err(failed(anyhow::anyhow!("no lock was named")));
     };
-    Ok(HeldLock::new(session, evidence, first, holds.collect()))
+    HeldLock::new(session, evidence, (first, holds.collect()), margin)
+        .await
+        .map_err(failed)
 }
 
 /// Takes the one lock `args` name on `session` as `owner`: re-enters an
@@ -600,7 +604,7 @@ async fn wait(
         Wait::Signal(signal) => {
             acquisition.abandon().await.map_err(failed)?;
             Err(NotHeld::GaveUp {
-                status: ExitStatus::Interrupted(signal),
+                status: ExitStatus::on_signal(signal),
                 message: String::new(),
             })
         }
@@ -779,7 +783,7 @@ async fn run_command(
     };
     Ok(
         match run::supervise(guard, &spec, signals, lock.lost(kill_after)).await? {
-            Ending::Exited(code) => ExitStatus::Child(code),
+            Ending::Exited(status) => ExitStatus::of_command(status),
             Ending::Stopped((lost, loss)) => report_loss(printer, lost, &loss, true),
             Ending::GuardDied(code) => {
                 printer.note(&format!(
