@@ -301,8 +301,8 @@ async fn take(
             "waiting would deadlock: this process runs under the read hold {hold}, and a \
              write lock of the same lock is never granted while that hold lasts"
         );
-        globals.printer.note(&message);
         let status = ExitStatus::WouldDeadlock;
+        say_why_not(&globals.printer, &message, status);
         return Err(NotHeld::GaveUp { status, message });
     }
     // Checked before the queue is entered: the command's run reads it again.
@@ -567,11 +567,9 @@ async fn wait(
             let holders = who_holds(session, &args.path).await;
             acquisition.abandon().await.map_err(failed)?;
             let message = not_acquired(args, &holders);
-            printer.note(&message);
-            Err(NotHeld::GaveUp {
-                status: ExitStatus::NotAcquired(args.conflict_exit_code),
-                message,
-            })
+            let status = ExitStatus::NotAcquired(args.conflict_exit_code);
+            say_why_not(printer, &message, status);
+            Err(NotHeld::GaveUp { status, message })
         }
         Wait::Done(Err(err)) => {
             if let Err(cleanup) = acquisition.abandon().await {
@@ -595,11 +593,9 @@ async fn wait(
                  wait (it would be broken by: {cycle})",
                 args.path
             );
-            printer.note(&message);
-            Err(NotHeld::GaveUp {
-                status: ExitStatus::WouldDeadlock,
-                message,
-            })
+            let status = ExitStatus::WouldDeadlock;
+            say_why_not(printer, &message, status);
+            Err(NotHeld::GaveUp { status, message })
         }
         Wait::Signal(signal) => {
             acquisition.abandon().await.map_err(failed)?;
@@ -647,6 +643,18 @@ async fn queue(
     tokio::select! {
         outcome = acquire => outcome,
         never = refresh => never,
+    }
+}
+
+/// Says why zklock gave up on the lock: a note for people, or with `-o
+/// json` the JSON error document on stderr that a script reads its cause
+/// from, as the detached holder reports it.
+fn say_why_not(printer: &Printer, message: &str, status: ExitStatus) {
+    match printer.format {
+        Format::Json => {
+            output::print_error(Format::Json, message, status.code(), exit::NOT_ACQUIRED)
+        }
+        Format::Table => printer.note(message),
     }
 }
 

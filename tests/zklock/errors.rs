@@ -33,6 +33,9 @@ fn each_failure_has_its_exit_code_and_cause() {
     );
     let refused = format!("127.0.0.1:{}", dead_port());
     let no_chroot = format!("{}/no-such-chroot", env.hosts());
+    env.zklock(["lock", "held", "--detach", "--lease", "1m"])
+        .run()
+        .assert_success();
     let cases: Vec<(Zklock, i32, &str)> = vec![
         (env.zklock(["-o", "json", "ls", "a//b"]), 2, "usage"),
         (
@@ -41,6 +44,11 @@ fn each_failure_has_its_exit_code_and_cause() {
             "usage",
         ),
         (env.zklock(["-o", "json", "stat", "nope"]), 6, "no_node"),
+        (
+            env.zklock(["-o", "json", "lock", "held", "-n", "--", "true"]),
+            1,
+            "not_acquired",
+        ),
         (
             Zklock::new(["-o", "json", "ls", "--connect-timeout", "1s"]).hosts(refused),
             3,
