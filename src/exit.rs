@@ -4,10 +4,20 @@
 //! Scripts branch on these numbers, so every failure path in zklock ends here:
 //! commands return `Result<ExitStatus>`, and `main` asks [`status_of_error`] which
 //! code an error deserves.
+//!
+//! Not every ending is a number. A shell stops a loop or a script when a
+//! program it ran was killed by Ctrl-C (SIGINT) or Ctrl-\\ (SIGQUIT), but
+//! not when the program exits 130: so after those zklock cleans up and then
+//! dies of the same signal ([`end`]), as GNU timeout does.
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitCode;
 
 use crate::history::LogError;
 use crate::lock::AcquireError;
-use crate::run::{CannotRun, WhyNot};
+use crate::run::{self, CannotRun, WhyNot};
+use crate::sys;
 use crate::usage::UsageError;
 use crate::zk;
 
@@ -36,6 +46,9 @@ pub enum ExitStatus {
     /// 7: waiting would deadlock: a write inside a read of the same lock,
     /// or a certain wait-for cycle through our wait.
     WouldDeadlock,
+    /// 8: our contender node was deleted while we waited (by `release`, say):
+    /// nothing ran, and a script can tell this from a crash.
+    NodeDeleted,
     /// 10: anything else.
     Other,
     /// 126: the command was found but could not be executed.
@@ -46,6 +59,9 @@ pub enum ExitStatus {
     Child(u8),
     /// zklock itself was stopped by signal n while waiting: 128+n.
     Interrupted(i32),
+    /// zklock dies of signal n once it has let go and given the terminal
+    /// back: the shell sees 128+n and a death by that signal.
+    DiesOf(i32),
 }
 
 impl ExitStatus {
@@ -61,12 +77,51 @@ impl ExitStatus {
             ExitStatus::PermissionDenied => 5,
             ExitStatus::NoNode => 6,
             ExitStatus::WouldDeadlock => 7,
+            ExitStatus::NodeDeleted => 8,
             ExitStatus::Other => 10,
             ExitStatus::CommandNotExecutable => 126,
             ExitStatus::CommandNotFound => 127,
-            ExitStatus::Interrupted(signal) => 128u8.saturating_add(signal as u8),
+            ExitStatus::Interrupted(signal) | ExitStatus::DiesOf(signal) => {
+                128u8.saturating_add(signal as u8)
+            }
         }
     }
+
+    /// How zklock ends when `signal` stopped its wait: it dies of an
+    /// interrupt (Ctrl-C, Ctrl-\\), so that the shell stops its loop or
+    /// script as it would for flock(1); any other signal is exit 128+n.
+    pub(crate) fn on_signal(signal: i32) -> ExitStatus {
+        if run::is_interrupt(signal) {
+            ExitStatus::DiesOf(signal)
+        } else {
+            ExitStatus::Interrupted(signal)
+        }
+    }
+
+    /// How zklock ends when the command it ran ended with `status`: with
+    /// the command's code (128+n for signal n), but dying of the signal
+    /// when an interrupt killed the command (the terminal's Ctrl-C reaches
+    /// the command alone: zklock must pass it on).
+    pub(crate) fn of_command(status: std::process::ExitStatus) -> ExitStatus {
+        match status.signal() {
+            Some(signal) if run::is_interrupt(signal) => ExitStatus::DiesOf(signal),
+            _ => ExitStatus::Child(run::exit_code(status)),
+        }
+    }
+}
+
+/// Ends zklock as `status` says: the exit code to return from `main`, or,
+/// for [`ExitStatus::DiesOf`], death by the signal, with core dumps turned
+/// off first (a core of zklock could hold the credentials it was given).
+/// Call once everything is let go: nothing runs after the signal.
+pub fn end(status: ExitStatus) -> ExitCode {
+    if let ExitStatus::DiesOf(signal) = status {
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        sys::forbid_core_dumps();
+        sys::raise_with_default_action(signal);
+    }
+    ExitCode::from(status.code())
 }
 
 impl ExitStatus {
@@ -74,7 +129,7 @@ impl ExitStatus {
     /// man pages print, so that it lists exactly the codes [`code`] gives.
     ///
     /// [`code`]: ExitStatus::code
-    pub const TABLE: [(ExitStatus, &'static str); 15] = [
+    pub const TABLE: [(ExitStatus, &'static str); 16] = [
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
@@ -113,6 +168,11 @@ impl ExitStatus {
             "waiting would deadlock: a write lock asked inside a read hold of the same lock \
              (an upgrade that is never granted), or a certain wait-for cycle through this wait",
         ),
+        (
+            ExitStatus::NodeDeleted,
+            "our contender node was deleted while we waited (by `zklock release`, say); \
+             COMMAND did not run",
+        ),
         (ExitStatus::Other, "any other error"),
         (
             ExitStatus::CommandNotExecutable,
@@ -121,11 +181,14 @@ impl ExitStatus {
         (ExitStatus::CommandNotFound, "COMMAND was not found"),
         (
             ExitStatus::Child(0),
-            "with COMMAND: the command's own exit code (128+n if signal n killed it)",
+            "with COMMAND: the command's own exit code (128+n if signal n killed it; if \
+             SIGINT or SIGQUIT did, zklock releases and dies of that signal too)",
         ),
         (
             ExitStatus::Interrupted(0),
-            "zklock itself was stopped by signal n while waiting",
+            "zklock itself was stopped by signal n while waiting; after SIGINT or SIGQUIT (the \
+             terminal's Ctrl-C or quit key) it dies of that signal, so that the shell stops its \
+             loop or script",
         ),
     ];
 
@@ -134,7 +197,7 @@ impl ExitStatus {
     pub fn documented_code(self) -> String {
         match self {
             ExitStatus::Child(_) => "COMMAND's".to_owned(),
-            ExitStatus::Interrupted(_) => "128+n".to_owned(),
+            ExitStatus::Interrupted(_) | ExitStatus::DiesOf(_) => "128+n".to_owned(),
             other => other.code().to_string(),
         }
     }
@@ -154,7 +217,10 @@ pub fn status_of_error(err: &anyhow::Error) -> ExitStatus {
                     WhyNot::Other => None,
                 }
             } else if let Some(err) = cause.downcast_ref::<AcquireError>() {
-                Some(status_of_failure(err.failure()))
+                Some(match err {
+                    AcquireError::NodeDeleted(_) => ExitStatus::NodeDeleted,
+                    err => status_of_failure(err.failure()),
+                })
             } else {
                 cause
                     .downcast_ref::<zk::Error>()
@@ -182,8 +248,10 @@ pub fn cause_for(err: &anyhow::Error) -> &'static str {
             } else if let Some(err) = cause.downcast_ref::<AcquireError>() {
                 Some(match err {
                     AcquireError::Zk(err) => zk_cause(err),
-                    AcquireError::NodeVanished(_) => "node_vanished",
-                    AcquireError::SessionEnded(_) => "session_lost",
+                    AcquireError::NodeDeleted(_) => NODE_DELETED_WHILE_WAITING,
+                    AcquireError::SessionEnded(_) | AcquireError::LeaderSilent { .. } => {
+                        "session_lost"
+                    }
                     AcquireError::MaxLeasesDiffer { .. } => "max_leases_differ",
                 })
             } else if let Some(err) = cause.downcast_ref::<LogError>() {
@@ -202,6 +270,9 @@ pub fn cause_for(err: &anyhow::Error) -> &'static str {
 /// The cause of a lock not acquired: `--no-wait` found it taken, or
 /// `--timeout` ran out (an outcome, not an error, but reported as one).
 pub const NOT_ACQUIRED: &str = "not_acquired";
+
+/// The cause of exit 8: our contender node was deleted while we waited.
+const NODE_DELETED_WHILE_WAITING: &str = "node_deleted_while_waiting";
 
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
@@ -250,9 +321,13 @@ pub const CAUSES: [(&str, &str); 25] = [
         "connection_lost",
         "the connection was lost and retries did not bring it back",
     ),
-    ("session_lost", "the session ended (expired or closed)"),
     (
-        "node_vanished",
+        "session_lost",
+        "the session ended (expired or closed), or the leader went unheard too long for a \
+         lock just acquired to count as held",
+    ),
+    (
+        NODE_DELETED_WHILE_WAITING,
         "our contender node was deleted while we waited",
     ),
     (

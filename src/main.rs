@@ -42,7 +42,7 @@ fn parse_and_run() -> ExitCode {
             status
         }
     };
-    ExitCode::from(status.code())
+    exit::end(status)
 }
 
 /// True for `zklock --version` or `zklock -V` and nothing else.

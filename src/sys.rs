@@ -62,6 +62,37 @@ pub(crate) fn default_action(signal: libc::c_int) {
     }
 }
 
+/// Turns core dumps off for the rest of this process: no core file
+/// (`RLIMIT_CORE` 0, soft and hard) and not dumpable (which also stops a
+/// core handler that ignores the limit, and ptrace by other processes of
+/// the same user). For a zklock about to die of a signal that dumps core:
+/// its memory may hold credentials.
+pub(crate) fn forbid_core_dumps() {
+    let none = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: setrlimit reads the struct we own; prctl with
+    // PR_SET_DUMPABLE takes plain integers. Neither touches other memory.
+    unsafe {
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
+/// Raises `signal` with its default action, unblocked, so that a signal
+/// whose default ends the process ends it now, with the wait status the
+/// signal gives. Returns only if that action does not end the process.
+pub(crate) fn raise_with_default_action(signal: libc::c_int) {
+    default_action(signal);
+    unblock(&[signal]);
+    // SAFETY: raise takes a plain integer and has no memory-safety
+    // preconditions.
+    unsafe {
+        libc::raise(signal);
+    }
+}
+
 /// A signal set holding `signals`.
 pub(crate) fn signal_set(signals: &[libc::c_int]) -> libc::sigset_t {
     // SAFETY: sigset_t is plain data, for which all zeroes is a valid value;

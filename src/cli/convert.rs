@@ -571,8 +571,13 @@ impl CliCommand {
     /// token or a script is printed, `--read-only` where zklock writes.
     fn check_global_flags_apply(&self, global: &GlobalArgs) -> Result<(), UsageError> {
         let takes_a_lock = self.lock_args().is_some();
-        let prints_a_grant = self.lock_args().is_some_and(|args| {
-            args.detach || args.ttl.is_some() || args.holder_report_fd.is_some()
+        // With a command, stdout is the command's, and -o json shapes
+        // zklock's errors on stderr alone.
+        let json_applies = self.lock_args().is_some_and(|args| {
+            args.detach
+                || args.ttl.is_some()
+                || args.holder_report_fd.is_some()
+                || !args.command.is_empty()
         });
         if matches!(self, CliCommand::Exporter(_) | CliCommand::Top { .. })
             && global.output.is_some()
@@ -590,10 +595,11 @@ impl CliCommand {
             ));
         }
         let json = matches!(global.output, Some(OutputFormat::Json));
-        if json && ((takes_a_lock && !prints_a_grant) || self.is_offline()) {
+        if json && ((takes_a_lock && !json_applies) || self.is_offline()) {
             return Err(UsageError::new(
-                "-o json applies to lock, rlock, wlock and sem only with --detach or --ttl (a lock \
-                 held while zklock runs prints just its token), and not to completions or man",
+                "-o json applies to lock, rlock, wlock and sem only with --detach, --ttl or a \
+                 COMMAND (whose errors then go to stderr as JSON; a lock held until a signal \
+                 prints just its token), and not to completions or man",
             ));
         }
         let writes = match self {

@@ -238,7 +238,7 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
     }
     let (word, interrupted) = detach::spawn_holder(signals, &globals.connect.secured).await?;
     match (word, interrupted) {
-        (_, Some(signal)) => Ok(ExitStatus::Interrupted(signal)),
+        (_, Some(signal)) => Ok(ExitStatus::on_signal(signal)),
         (HolderWord::Held(grant), None) => {
             print_grant(&globals.printer, &grant)?;
             Ok(ExitStatus::Success)
@@ -301,7 +301,7 @@ fn show(
 fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld {
     let (status, message) = match not_taken {
         NotTaken::Failed(err) => return NotHeld::Failed(err),
-        NotTaken::Interrupted(signal) => (ExitStatus::Interrupted(signal), String::new()),
+        NotTaken::Interrupted(signal) => (ExitStatus::on_signal(signal), String::new()),
         NotTaken::Conflict { lock, holders } => (
             ExitStatus::NotAcquired(args.conflict_exit_code),
             not_acquired(args, &lock, &holders),
@@ -335,7 +335,7 @@ fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld 
         ),
     };
     if !message.is_empty() {
-        printer.note(&message);
+        say_why_not(printer, &message, status);
     }
     NotHeld::GaveUp { status, message }
 }
@@ -415,6 +415,18 @@ impl LockArgs {
             root: globals.root.clone(),
             details: globals.printer.shows_live_line(),
         }
+    }
+}
+
+/// Says why zklock gave up on the lock: a note for people, or with `-o
+/// json` the JSON error document on stderr that a script reads its cause
+/// from, as the detached holder reports it.
+fn say_why_not(printer: &Printer, message: &str, status: ExitStatus) {
+    match printer.format {
+        Format::Json => {
+            output::print_error(Format::Json, message, status.code(), exit::NOT_ACQUIRED)
+        }
+        Format::Table => printer.note(message),
     }
 }
 
@@ -548,7 +560,7 @@ async fn run_command(
     };
     Ok(
         match run::supervise(guard, &spec, signals, lock.lost(kill_after)).await? {
-            Ending::Exited(code) => ExitStatus::Child(code),
+            Ending::Exited(status) => ExitStatus::of_command(status),
             Ending::Stopped((lost, loss)) => report_loss(printer, lost, &loss, true),
             Ending::GuardDied(code) => {
                 printer.note(&format!(

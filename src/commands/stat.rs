@@ -10,8 +10,8 @@ use crate::model::chains::{HopJson, chain, chains_under};
 use crate::model::waitfor::GraphBuilder;
 use crate::model::{self, ListedLock, LockKind, LockSummary, LockWindows, NodeStat};
 use crate::output::{self, Column, Printer, Report, Table};
-use crate::zk::sessions::{Ask, Survey};
 use crate::zk::Session;
+use crate::zk::sessions::{Ask, Survey};
 
 use super::{
     CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, contender_row, show_progress,

@@ -3,10 +3,12 @@
 //! wait, the holder's owner and host; sorted by contention or by hold age,
 //! filtered by name, one lock opened to its queue.
 //!
-//! The terminal is put back whichever way top ends: `q`, Ctrl-C (a key in
-//! raw mode), SIGTERM or SIGHUP, a watch that fails, an error in drawing,
-//! even a panic, since the [`Screen`] that changed it restores it when
-//! dropped.
+//! The terminal is put back whichever way top ends that it can see: `q`,
+//! Ctrl-C (a key in raw mode), a watch that fails, an error in drawing, even
+//! a panic, since the [`Screen`] that changed it restores it when dropped;
+//! and every signal that would end it and can be caught, after which it
+//! dies of that signal, the screen restored (a signal's default action
+//! would end it with the terminal raw, on the alternate screen).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -99,7 +101,7 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
         )
         .into());
     }
-    let mut signals = Signals::catch()?;
+    let mut signals = Signals::catch_every_ending()?;
     let (mut watch, first) = LockWatch::start(
         globals.connect.clone(),
         globals.admin_port,
@@ -156,7 +158,7 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
                     let hosts = &globals.connect.hosts;
                     view.survey = Some(sessions::survey(hosts, globals.admin_port, Ask::Connections).await);
                 }
-                signal = signals.next() => return Ok(ExitStatus::Interrupted(signal)),
+                signal = signals.next() => return Ok(ExitStatus::DiesOf(signal)),
             }
         }
     };

@@ -62,7 +62,7 @@ pub(crate) async fn run(globals: &Globals, args: WatchArgs) -> Result<ExitStatus
     // first reading, so a state that already holds is always seen.
     let started = tokio::select! {
         started = LockWatch::start(globals.connect.clone(), globals.admin_port, args.target.clone()) => started?,
-        signal = signals.next() => return Ok(ExitStatus::Interrupted(signal)),
+        signal = signals.next() => return Ok(ExitStatus::on_signal(signal)),
     };
     let (mut watch, first) = started;
     let timed_out = async {
@@ -79,7 +79,7 @@ pub(crate) async fn run(globals: &Globals, args: WatchArgs) -> Result<ExitStatus
     watch.close().await;
     Ok(match ended? {
         Some(End::Done) => ExitStatus::Success,
-        Some(End::Interrupted(signal)) => ExitStatus::Interrupted(signal),
+        Some(End::Interrupted(signal)) => ExitStatus::on_signal(signal),
         None => timeout(&globals.printer, &args),
     })
 }

@@ -89,9 +89,17 @@ pub(crate) enum AcquireError {
     #[error(transparent)]
     Zk(#[from] zk::Error),
     #[error("our contender node {0} was deleted while we waited")]
-    NodeVanished(String),
+    NodeDeleted(String),
     #[error("the ZooKeeper session ended while waiting for {0}")]
     SessionEnded(String),
+    /// The lock came too late to be held: the leader had gone unheard for
+    /// so long that it may expire the session any moment.
+    #[error(
+        "no word from the ZooKeeper leader for {} by the time {path} was acquired: the server \
+         may expire the session any moment, so the lock was let go at once",
+        humantime::format_duration(Duration::from_millis(silent.as_millis() as u64))
+    )]
+    LeaderSilent { path: String, silent: Duration },
     #[error(
         "the semaphore {path} is sized {stored} (the number of leases in its data), not \
          --max-leases {asked}; every client of a semaphore must agree on its size"
@@ -109,8 +117,10 @@ impl AcquireError {
     pub(crate) fn failure(&self) -> zk::Failure {
         match self {
             AcquireError::Zk(err) => err.failure(),
-            AcquireError::NodeVanished(_) => zk::Failure::Other,
-            AcquireError::SessionEnded(_) => zk::Failure::Unreachable,
+            AcquireError::NodeDeleted(_) => zk::Failure::Other,
+            AcquireError::SessionEnded(_) | AcquireError::LeaderSilent { .. } => {
+                zk::Failure::Unreachable
+            }
             AcquireError::MaxLeasesDiffer { .. } => zk::Failure::Unusable,
         }
     }
@@ -206,7 +216,7 @@ impl<'s> Contention<'s> {
         let mut own_watch = None;
         loop {
             let ahead = match known.standing_of(&me) {
-                None => return Err(AcquireError::NodeVanished(self.node_path(&me))),
+                None => return Err(AcquireError::NodeDeleted(self.node_path(&me))),
                 Some((Standing::Holding, _)) => {
                     self.kept_own_watch = own_watch
                         .filter(|own: &OwnWatch| own.as_made)
@@ -258,7 +268,7 @@ impl<'s> Contention<'s> {
                 watch,
                 as_made: node::is_as_created(&stat),
             }),
-            (None, _) => Err(AcquireError::NodeVanished(path)),
+            (None, _) => Err(AcquireError::NodeDeleted(path)),
         }
     }
 
@@ -472,7 +482,7 @@ impl<'s> Contention<'s> {
                 NodeEvent::SessionEnded(_) => Err(AcquireError::SessionEnded(self.spec.path.clone())),
             },
             event = own.watch.changed() => match event {
-                NodeEvent::Deleted => Err(AcquireError::NodeVanished(self.own_path())),
+                NodeEvent::Deleted => Err(AcquireError::NodeDeleted(self.own_path())),
                 NodeEvent::Changed => Ok(AheadChange::OwnChanged),
                 NodeEvent::SessionEnded(_) => Err(AcquireError::SessionEnded(self.spec.path.clone())),
             },

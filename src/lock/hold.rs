@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::time::Duration;
 
-use super::acquire::Held;
+use super::acquire::{AcquireError, Held};
 use super::node;
 use crate::zk::monitor::{self, Lapse, LeaderEvidence};
 use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, class_of, delete};
@@ -166,20 +166,34 @@ impl Hold {
 
 impl HeldLock {
     /// The locks `first` and `rest` on `session`, whose heartbeat is
-    /// `evidence`.
-    pub(crate) fn new(
+    /// `evidence`, just acquired, to be held with `margin` to stop a command
+    /// in before the leader could expire the session. A wait that outlived
+    /// that deadline (a connection down too long, or a session made too
+    /// long ago) ends here: the locks were never held, they are let go, and
+    /// the session counts as lost before the lock was acquired.
+    pub(crate) async fn new(
         session: Session,
         evidence: LeaderEvidence,
-        first: Hold,
-        rest: Vec<Hold>,
-    ) -> HeldLock {
-        HeldLock {
+        (first, rest): (Hold, Vec<Hold>),
+        margin: Duration,
+    ) -> Result<HeldLock, AcquireError> {
+        if let Some(silent) = evidence.lapsed(session.session_timeout(), margin) {
+            let path = first.held.lock.clone();
+            give_up(
+                session,
+                evidence,
+                std::iter::once(first).chain(rest).collect(),
+            )
+            .await;
+            return Err(AcquireError::LeaderSilent { path, silent });
+        }
+        Ok(HeldLock {
             session,
             first,
             rest,
             evidence,
             lost: Cell::new(None),
-        }
+        })
     }
 
     /// Our node in the first lock: the lock directory, the token and the

@@ -248,7 +248,7 @@ async fn curator_step(
     let (children, watch) = session.children_watched(dir).await?;
     let name = &held.node[dir.len() + 1..];
     if !children.iter().any(|child| child == name) {
-        return Err(AcquireError::NodeVanished(held.node));
+        return Err(AcquireError::NodeDeleted(held.node));
     }
     Ok(if children.len() <= max {
         Step::Held(Held {

@@ -12,7 +12,6 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
 
 use super::acquire::{Held, LockSpec, Outcome, Patience, Waiting};
 use super::acquisition::{Acquisition, QueueChange};
@@ -128,7 +127,6 @@ pub(crate) async fn take(
     events: &impl Fn(Event<'_>),
     signals: &mut Signals,
 ) -> Result<HeldLock, NotTaken> {
-    let connect_sent = Instant::now();
     let group = match request.reentry {
         Reentry::Run { group, .. } => Some(group),
         Reentry::Queue => None,
@@ -151,12 +149,14 @@ pub(crate) async fn take(
     let session = session.map_err(failed)?;
     let enclosing = nesting::proven(&session, hints).await;
     let owner = owner.nested_in(enclosing.iter().map(|hold| hold.node.clone()).collect());
-    let refused = refusal(request, &session, &owner).await;
-    if let Some(not_taken) = refused {
-        session.close().await;
-        return Err(not_taken);
-    }
-    let evidence = LeaderEvidence::track(&session, connect_sent);
+    let margin = match refusal(request, &session, &owner).await {
+        Ok(margin) => margin,
+        Err(not_taken) => {
+            session.close().await;
+            return Err(not_taken);
+        }
+    };
+    let evidence = LeaderEvidence::track(&session);
     let patience = Patience::new(request.no_wait, request.timeout);
     let mut holds = Vec::new();
     for lock in &request.locks {
@@ -179,26 +179,34 @@ pub(crate) async fn take(
         give_up(session, evidence, Vec::new()).await;
         return Err(failed(anyhow::anyhow!("no lock was named")));
     };
-    Ok(HeldLock::new(session, evidence, first, holds.collect()))
+    HeldLock::new(session, evidence, (first, holds.collect()), margin)
+        .await
+        .map_err(failed)
 }
 
 /// Why `request` may not queue at all, before any node is made: an upgrade
 /// under our own read hold, or a `--kill-after` the session timeout the
-/// server granted leaves no room for.
-async fn refusal(request: &Request, session: &Session, owner: &Owner) -> Option<NotTaken> {
+/// server granted leaves no room for. Otherwise the time a command's stop
+/// may take (its `--kill-after`; none without a command), which the hold's
+/// first deadline must leave room for.
+async fn refusal(
+    request: &Request,
+    session: &Session,
+    owner: &Owner,
+) -> Result<Duration, NotTaken> {
     let upgrade = request
         .locks
         .iter()
         .filter(|_| request.max_leases.is_none())
         .find_map(|lock| nesting::upgrade(lock, request.kind.mode(), &owner.nested_in));
     if let Some(hold) = upgrade {
-        return Some(NotTaken::Upgrade {
+        return Err(NotTaken::Upgrade {
             hold: hold.to_owned(),
         });
     }
     match request.reentry {
-        Reentry::Run { kill_after, .. } => kill_after_for(session, kill_after).err().map(failed),
-        Reentry::Queue => None,
+        Reentry::Run { kill_after, .. } => kill_after_for(session, kill_after).map_err(failed),
+        Reentry::Queue => Ok(Duration::ZERO),
     }
 }
 

@@ -17,7 +17,7 @@ use futures::FutureExt;
 use tokio::io::AsyncReadExt;
 
 use crate::sys::{self, Waited, kill_group};
-pub(crate) use signals::{Signals, stay_out_of_job_control};
+pub(crate) use signals::{Signals, is_interrupt, stay_out_of_job_control};
 use terminal::Terminal;
 pub(crate) use terminal::refuse_ctrl_z;
 
@@ -38,9 +38,9 @@ pub(crate) struct CommandSpec {
 /// How a supervised command ended.
 #[derive(Debug)]
 pub(crate) enum Ending<L> {
-    /// It exited by itself, and so did every other process of its group: its
-    /// exit code (128+n if killed by signal n).
-    Exited(u8),
+    /// It ended by itself, and so did every other process of its group: how
+    /// (its code, or the signal that killed it).
+    Exited(std::process::ExitStatus),
     /// The lock was lost and the command was stopped.
     Stopped(L),
     /// The guard died before the command ended (killed from outside: its
@@ -88,9 +88,11 @@ pub(crate) async fn supervise<L>(
         tokio::select! {
             reported = &mut report => {
                 return match reported {
-                    Some(command_status) => Ok(Ending::Exited(exit_code(
-                        std::process::ExitStatus::from_raw(command_status),
-                    ))),
+                    Some(command_status) => {
+                        let status = std::process::ExitStatus::from_raw(command_status);
+                        group.take_terminal_back(status.signal());
+                        Ok(Ending::Exited(status))
+                    }
                     None => group.guard_died(spec).await,
                 };
             }
@@ -122,7 +124,7 @@ struct Group {
     guard_ended: Option<i32>,
     /// The terminal lent to the group while zklock is in the foreground;
     /// taken back when the group is dropped, once all of it has ended.
-    _terminal: Option<Terminal>,
+    terminal: Option<Terminal>,
     /// Wakes the waits for the group's end.
     children_ended: tokio::signal::unix::Signal,
 }
@@ -192,7 +194,7 @@ impl Group {
         let group = Group {
             id,
             guard_ended: None,
-            _terminal: terminal,
+            terminal,
             children_ended,
         };
         let report = standby
@@ -201,6 +203,25 @@ impl Group {
         let report = tokio::net::unix::pipe::Receiver::from_owned_fd(report)
             .context("cannot wait for the guard's report")?;
         Ok((group, ReportPipe(report)))
+    }
+
+    /// Takes the terminal back once the whole group has ended, the command
+    /// killed by `died_of` if a signal killed it. The terminal's Ctrl-C or
+    /// quit key reached the command's group alone, while without zklock it
+    /// would have reached zklock's own group, the one the terminal was lent
+    /// from: the shell script or pipeline zklock runs in, which stops only
+    /// if it gets the signal too. So such an interrupt is passed on to that
+    /// group, as the terminal would have sent it; zklock catches its own
+    /// copy, lets go, and then dies of the signal itself.
+    fn take_terminal_back(&mut self, died_of: Option<i32>) {
+        let Some(terminal) = self.terminal.take() else {
+            return;
+        };
+        let lent = terminal.was_lent();
+        drop(terminal);
+        if let Some(signal) = died_of.filter(|signal| lent && is_interrupt(*signal)) {
+            kill_group(0, signal);
+        }
     }
 
     /// The guard died before the command ended (killed from outside): stops

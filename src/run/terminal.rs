@@ -67,6 +67,11 @@ impl Terminal {
             self.lent_to = Some(group);
         }
     }
+
+    /// True when the terminal was lent to a group.
+    pub(super) fn was_lent(&self) -> bool {
+        self.lent_to.is_some()
+    }
 }
 
 impl Drop for Terminal {

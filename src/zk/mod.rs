@@ -318,6 +318,13 @@ impl Session {
         self.client.session_timeout()
     }
 
+    /// When the connect request that made this session was sent (not when
+    /// its answer came, nor when the first of the attempts before it began):
+    /// the leader created the session after this.
+    pub(crate) fn connect_sent(&self) -> tokio::time::Instant {
+        tokio::time::Instant::from_std(self.client.connect_sent())
+    }
+
     /// True when connected to a read-only server.
     pub fn is_read_only(&self) -> bool {
         self.client.session().is_readonly()

@@ -151,10 +151,13 @@ impl LeaderEvidence {
         drop(self);
     }
 
-    /// Starts the heartbeat of `session`. `connect_sent` is when the request
-    /// that created the session was sent: the leader created it after that.
-    pub(crate) fn track(session: &Session, connect_sent: Instant) -> LeaderEvidence {
-        let (sender, latest) = watch::channel(connect_sent);
+    /// Starts the heartbeat of `session`. The first evidence is the
+    /// session's creation, which the leader made after the connect request
+    /// that asked for it was sent. Not earlier: a connect that was retried
+    /// for seconds (a server at its limit of connections from this host
+    /// drops the first attempts) would leave that much less of the deadline.
+    pub(crate) fn track(session: &Session) -> LeaderEvidence {
+        let (sender, latest) = watch::channel(session.connect_sent());
         let timing = Timing::for_session(session.session_timeout());
         let states = session.client().state_watcher();
         let client = ClientSlot(Arc::new(Mutex::new(Some(session.client().clone()))));
@@ -169,6 +172,15 @@ impl LeaderEvidence {
     /// The latest evidence.
     pub(crate) fn latest(&self) -> Instant {
         *self.latest.borrow()
+    }
+
+    /// How long the leader has gone unheard, when that is already too long
+    /// to stop a command `margin` before it could expire a session of
+    /// `session_timeout`; `None` while there is time.
+    pub(crate) fn lapsed(&self, session_timeout: Duration, margin: Duration) -> Option<Duration> {
+        let silent = self.latest().elapsed();
+        let stop_after = Timing::for_session(session_timeout).stop_after_evidence(margin);
+        (silent >= stop_after).then_some(silent)
     }
 }
 
@@ -306,8 +318,7 @@ pub(crate) async fn lapse(session: &Session, evidence: &LeaderEvidence, margin: 
                 state = next;
             }
             // The heartbeat may have moved the deadline while we slept.
-            () = tokio::time::sleep_until(deadline()) => if deadline() <= Instant::now() {
-                let silent = evidence.latest().elapsed();
+            () = tokio::time::sleep_until(deadline()) => if let Some(silent) = evidence.lapsed(timing.session_timeout, margin) {
                 tracing::warn!(
                     "no evidence that the ZooKeeper leader heard of the session for {silent:?} \
                      (session timeout {:?}, margin {margin:?}): the lock counts as lost",

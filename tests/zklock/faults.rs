@@ -174,7 +174,7 @@ fn a_waiter_interrupted_or_timed_out_leaves_no_node_and_the_next_does_not_jump_t
     // on the holder instead of taking the lock.
     assert_eq!(watching(&timed_out, 1), w1_node, "w2 watches w1");
     interrupted.signal(libc::SIGINT);
-    interrupted.wait(WAIT).assert_code(128 + libc::SIGINT);
+    interrupted.wait(WAIT).assert_died_of(libc::SIGINT);
     assert_eq!(
         stage.zk().children(stage.dir()).len(),
         3,
@@ -346,6 +346,55 @@ fn with_the_defaults_a_holder_rides_through_3_5_s_of_silence_on_debian_s_timing(
     holder.wait(WAIT).assert_success();
     let sections = stage.assert_granted(&["holder"]);
     assert_ended_by_itself(&stage, &sections[0]);
+}
+
+#[test]
+fn a_lock_taken_after_slow_handshakes_is_held_in_full() {
+    let (stage, proxy, through_proxy) = Stage::behind_a_proxy("slow");
+    // Each of the first four handshakes is answered after the client's
+    // silence limit (a tenth of the 10 s session): it gives up and tries
+    // again, with a growing pause, for about 5.5 s in all. The session's
+    // creation is evidence from the handshake that made it, not from the
+    // first try: counted from there, the 7.8 s that the default session and
+    // --kill-after leave would run out before the heartbeat has evidence of
+    // its own (a ping gap, 2.5 s, and a heartbeat after the connect).
+    proxy.slow_handshakes(4, Duration::from_millis(1500));
+    let run = stage
+        .fenced(
+            &through_proxy,
+            &["--connect-timeout", "20s"],
+            "holder",
+            "sleep 4",
+        )
+        .run();
+    run.assert_success();
+    let sections = stage.assert_granted(&["holder"]);
+    assert_ended_by_itself(&stage, &sections[0]);
+    stage.assert_no_dead_nodes();
+}
+
+#[test]
+fn a_waiter_granted_past_its_deadline_gives_up_with_exit_3_never_4() {
+    let (stage, proxy, through_proxy) = Stage::behind_a_proxy("late");
+    let (mut holder, _) = stage.holder(&stage.hosts(), &[], &stage.until_done());
+    // With 5 s to stop a command in, 4.8 s without word from the leader is
+    // the most the waiter may have when the lock comes to it.
+    let options = ["--kill-after", "5s", "-o", "json"];
+    let mut waiter = stage.queued(2, stage.fenced(&through_proxy, &options, "waiter", "true"));
+    wait_until(WAIT, "eight syncs", || proxy.requests_of(&[op::SYNC]) >= 8);
+    // The holder lets go while the waiter is cut off for 5 s, well inside
+    // the session: the waiter hears of it once it is back, past its
+    // deadline, and must not count the lock as held for a moment.
+    proxy.freeze();
+    stage.finish();
+    holder.wait(WAIT).assert_success();
+    std::thread::sleep(Duration::from_secs(5)); // the fault's length
+    proxy.pass();
+    let run = waiter.wait(WAIT);
+    let report = support::json::ErrorReport::of(&run, 3);
+    assert_eq!(report.cause, "session_lost", "{run:?}");
+    stage.assert_granted(&["holder"]);
+    stage.assert_no_dead_nodes();
 }
 
 #[test]

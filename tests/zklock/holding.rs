@@ -172,3 +172,19 @@ fn a_detached_holder_keeps_none_of_its_callers_descriptors() {
     assert!(env.zk().exists(&token).is_some(), "not held: {token}");
     env.zklock(["release", &token]).run().assert_success();
 }
+
+#[test]
+fn a_command_killed_by_sigquit_makes_zklock_die_of_it_without_a_core() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    // Cores allowed and written where zklock runs: zklock itself must turn
+    // them off before it dies of the signal (its memory may hold
+    // credentials). The command's own core is the command's business.
+    let mut command = env
+        .zklock(["lock", "quit", "--", "sh", "-c", "kill -QUIT $$"])
+        .through(&["sh", "-c", "ulimit -c unlimited && exec \"$@\"", "sh"]);
+    command.current_dir(scratch.file(""));
+    let run = Running::start(command, "zklock lock quit -- ...".into(), None).wait(WAIT);
+    run.assert_died_of(libc::SIGQUIT);
+    assert!(env.zk().children_if_any("/locks/quit").is_empty());
+}

@@ -188,11 +188,17 @@ fn conflicts_exit_1_or_the_chosen_code_and_leave_no_node() {
 fn a_signal_while_waiting_removes_our_node_and_exits_promptly() {
     let env = TestEnv::new();
     let (holder, _) = hold(&env, "lock", "sig", &[]);
-    for signal in [libc::SIGINT, libc::SIGTERM] {
+    for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
         let mut waiter = queue_behind(&env, "lock", "sig", 2, &[]);
         waiter.signal(signal);
         let run = waiter.wait(Duration::from_secs(5));
-        run.assert_code(128 + signal);
+        // An interrupt (Ctrl-C, the quit key) is passed on to whoever
+        // started zklock: it dies of it, as a shell loop needs.
+        if signal == libc::SIGTERM {
+            run.assert_code(128 + signal);
+        } else {
+            run.assert_died_of(signal);
+        }
         assert_eq!(env.zk().children_if_any("/locks/sig").len(), 1);
     }
     release(holder);
@@ -923,15 +929,17 @@ fn give_ups_during_a_drain_of_readers_and_writers_never_let_a_writer_share() {
 }
 
 #[test]
-fn a_waiter_whose_own_node_is_deleted_gives_up_without_running() {
+fn a_waiter_whose_own_node_is_released_exits_8_without_running() {
     let env = TestEnv::new();
     let (holder, token) = hold(&env, "lock", "deleted-waiter", &[]);
+    // -o json with a command: stdout stays the command's, the error comes
+    // on stderr as JSON.
     let mut waiter = queue_behind(
         &env,
         "lock",
         "deleted-waiter",
         2,
-        &["-v", "--", "echo", "ran"],
+        &["-v", "-o", "json", "--", "echo", "ran"],
     );
     wait_until(WAIT, "the waiter watches the holder", || {
         !waiter.log_events("waiting").is_empty()
@@ -943,9 +951,13 @@ fn a_waiter_whose_own_node_is_deleted_gives_up_without_running() {
         .into_iter()
         .find(|child| child != node_name(&token))
         .expect("the waiter's node");
-    env.zk().delete(&format!("{dir}/{own}"));
+    // As the release that `deadlocks` suggests would.
+    env.zklock(["release", &format!("{dir}/{own}")])
+        .run()
+        .assert_success();
     let run = waiter.wait(WAIT);
-    run.assert_code(10);
+    let report = support::json::ErrorReport::of(&run, 8);
+    assert_eq!(report.cause, "node_deleted_while_waiting", "{run:?}");
     assert!(run.stdout.is_empty(), "the command ran without the lock");
     release(holder);
 }

@@ -63,7 +63,6 @@ fn flags_that_do_not_apply_are_usage_errors_before_connecting() {
         &["lock", "x", "--lease", "1s"],
         &["lock", "x", "--while-pid", "1", "--", "true"],
         &["lock", "x", "-E", "3", "--", "true"],
-        &["-o", "json", "lock", "x", "--", "true"],
         &["-o", "json", "lock", "x"],
         &["-o", "json", "rlock", "x"],
         &["--read-only", "lock", "x", "--", "true"],

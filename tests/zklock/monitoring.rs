@@ -783,8 +783,23 @@ fn top_shows_an_opened_lock_s_wait_chain_to_the_cycle() {
     tmux.wait_for_prompt();
 }
 
+/// Signals that end a process by default and can be caught, as `kill`
+/// sends them to top from elsewhere: top gives the terminal back and dies
+/// of each. (SIGPIPE ends nothing: the Rust runtime ignores it. SIGINT is
+/// left out here only because the shell drops the rest of a command line
+/// whose command died of it, and with it the record of the exit code.)
+const ENDING_SIGNALS: [i32; 7] = [
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+];
+
 #[test]
-fn top_restores_the_terminal_on_sigterm_and_on_a_lost_connection() {
+fn top_restores_the_terminal_on_every_ending_signal_and_on_a_lost_connection() {
     let server = ZkServer::new();
     let env = TestEnv::with_server(&server);
     env.zk().mkdir_p("/locks/t");
@@ -807,14 +822,20 @@ fn top_restores_the_terminal_on_sigterm_and_on_a_lost_connection() {
             tmux.screen().contains("/locks/t")
         });
     };
-    tmux.launch(&top(&["top"]), &scratch);
-    showing();
-    let top_pid: i32 = support::wait_for(WAIT, "top's pid is written", || {
-        std::fs::read_to_string(&pid).ok()?.trim().parse().ok()
-    });
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    assert_eq!(unsafe { libc::kill(top_pid, libc::SIGTERM) }, 0);
-    assert_eq!(tmux.ended(&before, &scratch), 128 + libc::SIGTERM);
+    for signal in ENDING_SIGNALS {
+        tmux.launch(&top(&["top"]), &scratch);
+        showing();
+        let top_pid: i32 = support::wait_for(WAIT, "top's pid is written", || {
+            std::fs::read_to_string(&pid).ok()?.trim().parse().ok()
+        });
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        assert_eq!(unsafe { libc::kill(top_pid, signal) }, 0);
+        assert_eq!(
+            tmux.ended(&before, &scratch),
+            128 + signal,
+            "signal {signal}"
+        );
+    }
     // The server gone for longer than the session: no new session can be
     // had, and top ends.
     let patience = ["--session-timeout", "2s", "--connect-timeout", "1s", "top"];

@@ -914,3 +914,96 @@ fn reaps_progress_bar_shows_after_300_ms_and_is_cleared() {
         .collect();
     assert!(left.is_empty(), "not reaped: {left:?}");
 }
+
+/// The lock the loops below take, in a lock directory of the test's own.
+const LOOPED: &str = "looped";
+
+/// `for i in 1 2 3; do echo began-$i; zklock lock LOOPED -- COMMAND; done;
+/// echo after-loop`: a loop of locked commands as a person types it, or as
+/// a script holds it. (The words it prints are quoted apart in the line,
+/// so that the echo of the typed line never shows them.)
+fn loop_of(env: &TestEnv, command: &[&str]) -> String {
+    let zklock = command_line(&env.zklock(["lock", LOOPED, "--"]).args(command));
+    format!("for i in 1 2 3; do echo began-$i; {zklock}; done; echo after\"\"-loop")
+}
+
+/// Types `line` at the prompt, waits until `ready` shows that the first
+/// round has reached the point to interrupt (its command runs, or its
+/// zklock waits), sends one Ctrl-C, and checks that the loop stopped
+/// there: the prompt is back, no second round began, nothing after the
+/// loop ran, the terminal is as it was, and no node of the loop is left.
+fn one_ctrl_c_stops(tmux: &Tmux, env: &TestEnv, line: &str, ready: impl Fn(&str) -> bool) {
+    let scratch = support::Scratch::new();
+    let before = tmux.stty(&scratch.file("before"));
+    tmux.send(&["clear", "Enter"]);
+    tmux.wait_for_prompt();
+    tmux.send(&[line, "Enter"]);
+    tmux.screen_until(SCREEN_WAIT * 2, "the first round is under way", |screen| {
+        ready(screen)
+    });
+    tmux.send(&["C-c"]);
+    tmux.wait_for_prompt();
+    let screen = tmux.screen();
+    assert!(
+        !screen.contains("began-2") && !screen.contains("after-loop"),
+        "the loop went on after Ctrl-C:\n{screen}"
+    );
+    assert_eq!(
+        tmux.stty(&scratch.file("after")),
+        before,
+        "the terminal was left changed"
+    );
+    let left = env.zk().children_if_any(&format!("/locks/{LOOPED}"));
+    assert!(left.len() <= 1, "the loop left its node: {left:?}");
+}
+
+#[test]
+fn one_ctrl_c_stops_a_loop_of_locked_commands_and_a_script_running_it() {
+    let env = TestEnv::new();
+    let tmux = Tmux::start(250, 40);
+    let line = loop_of(&env, &["sh", "-c", "echo run\"\"ning; sleep 10"]);
+    let running = |screen: &str| screen.contains("running");
+    // The command owns the terminal, so only it gets the Ctrl-C: zklock
+    // must die of the same signal for the shell to stop the loop.
+    one_ctrl_c_stops(&tmux, &env, &line, running);
+    assert!(
+        env.zk()
+            .children_if_any(&format!("/locks/{LOOPED}"))
+            .is_empty()
+    );
+    // A script that runs the loop stops too, rather than going on and
+    // ending 0: its shell must see the interrupt as well as zklock's death.
+    let scratch = support::Scratch::new();
+    let script = scratch.file("loop.sh");
+    std::fs::write(&script, format!("{line}\n")).expect("write the script");
+    one_ctrl_c_stops(&tmux, &env, &format!("bash {}", script.display()), running);
+    assert!(
+        env.zk()
+            .children_if_any(&format!("/locks/{LOOPED}"))
+            .is_empty()
+    );
+}
+
+#[test]
+fn one_ctrl_c_stops_a_loop_whose_zklock_waits() {
+    let env = TestEnv::new();
+    let mut holder = env.zklock(["lock", LOOPED]).spawn();
+    holder.next_line(SCREEN_WAIT * 4);
+    let tmux = Tmux::start(250, 40);
+    let line = loop_of(&env, &["true"]);
+    let waiting = || env.zk().children_if_any(&format!("/locks/{LOOPED}")).len() == 2;
+    one_ctrl_c_stops(&tmux, &env, &line, |_| waiting());
+    let scratch = support::Scratch::new();
+    let script = scratch.file("loop.sh");
+    std::fs::write(&script, format!("{line}\n")).expect("write the script");
+    one_ctrl_c_stops(&tmux, &env, &format!("bash {}", script.display()), |_| {
+        waiting()
+    });
+    assert_eq!(
+        env.zk().children(&format!("/locks/{LOOPED}")).len(),
+        1,
+        "only the holder is left"
+    );
+    holder.signal(libc::SIGTERM);
+    holder.wait(SCREEN_WAIT * 4).assert_success();
+}

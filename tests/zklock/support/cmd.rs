@@ -552,6 +552,17 @@ impl Run {
         self
     }
 
+    /// Fails the test unless the process died of `signal` (not an exit
+    /// code, even 128+n) and left no core dump.
+    #[track_caller]
+    pub fn assert_died_of(&self, signal: i32) -> &Run {
+        use std::os::unix::process::ExitStatusExt;
+        if self.signal != Some(signal) || self.status.core_dumped() {
+            panic!("expected death by signal {signal} without a core, got {self:?}");
+        }
+        self
+    }
+
     /// Fails the test unless the run took a time within `range`.
     #[track_caller]
     pub fn assert_took(&self, range: std::ops::Range<Duration>) -> &Run {

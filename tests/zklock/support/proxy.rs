@@ -25,7 +25,9 @@
 //! connections that ask a four-letter word (`cons`, `wchc`, ...) rather
 //! than for a session: a survey of the members that is slow to come back;
 //! and [`FaultProxy::delay_replies`] holds every reply after the handshake
-//! for a while before it goes on: a server slow to answer.
+//! for a while before it goes on: a server slow to answer;
+//! [`FaultProxy::slow_handshakes`] holds the server's answer to the next
+//! handshakes: a server slow to take connections.
 //!
 //! Dropping the proxy stops it and resets every connection.
 //!
@@ -526,6 +528,8 @@ struct State {
     answers: Vec<(i32, i32)>,
     /// How long each piece of replies waits before it goes on to the client.
     delay: Duration,
+    /// How many handshakes are still to be held back, and for how long each.
+    slow_handshakes: (usize, Duration),
     /// Connections that ask a four-letter word wait while this is set.
     holding_words: bool,
     /// How many connections have asked a four-letter word so far.
@@ -773,6 +777,13 @@ impl FaultProxy {
     /// the proxy (and [`FaultProxy::first_sent`]) when they are sent.
     pub fn delay_replies(&self, delay: Duration) {
         self.state().delay = delay;
+    }
+
+    /// Holds the server's answer to each of the next `count` handshakes for
+    /// `delay` before it goes on (a client that gives up on a silent
+    /// connection meanwhile tries again, and that try counts too).
+    pub fn slow_handshakes(&self, count: usize, delay: Duration) {
+        self.state().slow_handshakes = (count, delay);
     }
 
     /// How many requests of the types `ops` clients sent so far.
@@ -1176,11 +1187,16 @@ fn server_to_client(reader: TcpStream, shared: &Shared, conn: &Conn) {
                     ServerMessage::Reply { xid, err, .. } => Some((xid, err)),
                     ServerMessage::Connected => None,
                 }));
-            state.delay
+            match state.slow_handshakes {
+                (count, delay) if count > 0 && messages.contains(&ServerMessage::Connected) => {
+                    state.slow_handshakes = (count - 1, delay);
+                    delay
+                }
+                _ if messages.contains(&ServerMessage::Connected) => Duration::ZERO,
+                _ => state.delay,
+            }
         };
-        if !delay.is_zero() && !messages.contains(&ServerMessage::Connected) {
-            std::thread::sleep(delay);
-        }
+        std::thread::sleep(delay);
         if matches!(wait_unfrozen(shared, conn), Go::Stop) {
             return;
         }

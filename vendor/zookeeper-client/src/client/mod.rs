@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::future::Future;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use const_format::formatcp;
 use derive_where::derive_where;
@@ -223,6 +223,7 @@ pub struct Client {
     version: Version,
     session: SessionInfo,
     session_timeout: Duration,
+    connect_sent: Instant,
     requester: Arc<mpsc::UnboundedSender<Request>>,
     state_watcher: StateWatcher,
 }
@@ -245,10 +246,18 @@ impl Client {
         version: Version,
         session: SessionInfo,
         timeout: Duration,
+        connect_sent: Instant,
         requester: Arc<mpsc::UnboundedSender<Request>>,
         state_watcher: StateWatcher,
     ) -> Client {
-        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher }
+        Client { chroot, version, session, session_timeout: timeout, connect_sent, requester, state_watcher }
+    }
+
+    /// When the connect request that established this session was sent (a moment before it
+    /// was written to the socket): the server created the session after this instant, and
+    /// not before, however late its answer came.
+    pub fn connect_sent(&self) -> Instant {
+        self.connect_sent
     }
 
     fn validate_path<'a>(&'a self, path: &'a str) -> Result<ChrootPath<'a>> {
@@ -1783,6 +1792,7 @@ impl Connector {
         let conn = session.start(&mut endpoints, &mut buf, &mut depot).await?;
         let session_info = session.session.clone();
         let session_timeout = session.session_timeout;
+        let connect_sent = session.connect_sent;
         let mut state_watcher = StateWatcher::new(session.subscribe_state());
         // Consume all state changes so far.
         state_watcher.state();
@@ -1790,7 +1800,7 @@ impl Connector {
             session.serve(endpoints, conn, buf, depot, receiver).await;
         });
         let client =
-            Client::new(chroot.to_owned(), self.server_version, session_info, session_timeout, sender, state_watcher);
+            Client::new(chroot.to_owned(), self.server_version, session_info, session_timeout, connect_sent, sender, state_watcher);
         Ok(client)
     }
 

@@ -150,6 +150,7 @@ impl Builder {
             last_recv: now,
             last_send: now,
             last_ping: None,
+            connect_sent: now,
             oversized: 0,
             tick_timeout: Duration::ZERO,
             ping_timeout: Duration::ZERO,
@@ -187,6 +188,9 @@ pub struct Session {
     last_recv: Instant,
     last_send: Instant,
     last_ping: Option<Instant>,
+    /// When the connect request of the latest connection attempt was queued, just before it
+    /// is written: the server, and so the leader, saw it after this.
+    pub connect_sent: Instant,
     tick_timeout: Duration,
     ping_timeout: Duration,
     session_expired_timeout: Duration,
@@ -711,6 +715,7 @@ impl Session {
         depot.reset();
         buf.clear();
         self.oversized = 0;
+        self.connect_sent = Instant::now();
         self.send_connect(depot);
         #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
         self.send_sasl(depot, endpoint.host)?;
