@@ -22,6 +22,8 @@ pub enum ExitStatus {
     TimedOut,
     /// 1: `deadlocks` found a cycle.
     Found,
+    /// 1: `check` found a token whose node does not hold its lock now.
+    NotHeld,
     /// 2: bad flag, bad path, bad duration, bad host string.
     Usage,
     /// 3: ZooKeeper could not be reached, or the session ended before the lock was ours.
@@ -41,6 +43,9 @@ pub enum ExitStatus {
     CommandNotExecutable,
     /// 127: the command was not found.
     CommandNotFound,
+    /// 124: the command ran its `--max-hold` out and was stopped, as
+    /// timeout(1) exits; with `--preserve-status`, the command's own status.
+    MaxHold(Option<u8>),
     /// The supervised command's own exit code (128+n when killed by signal n).
     Child(u8),
     /// zklock itself was stopped by signal n while waiting: 128+n.
@@ -53,7 +58,7 @@ impl ExitStatus {
         match self {
             ExitStatus::Success => 0,
             ExitStatus::NotAcquired(code) | ExitStatus::Child(code) => code,
-            ExitStatus::TimedOut | ExitStatus::Found => 1,
+            ExitStatus::TimedOut | ExitStatus::Found | ExitStatus::NotHeld => 1,
             ExitStatus::Usage => 2,
             ExitStatus::Unreachable => 3,
             ExitStatus::LockLost => 4,
@@ -63,6 +68,7 @@ impl ExitStatus {
             ExitStatus::Other => 10,
             ExitStatus::CommandNotExecutable => 126,
             ExitStatus::CommandNotFound => 127,
+            ExitStatus::MaxHold(preserved) => preserved.unwrap_or(124),
             ExitStatus::Interrupted(signal) => 128u8.saturating_add(signal as u8),
         }
     }
@@ -73,7 +79,7 @@ impl ExitStatus {
     /// man pages print, so that it lists exactly the codes [`code`] gives.
     ///
     /// [`code`]: ExitStatus::code
-    pub const TABLE: [(ExitStatus, &'static str); 15] = [
+    pub const TABLE: [(ExitStatus, &'static str); 17] = [
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
@@ -87,6 +93,11 @@ impl ExitStatus {
         (
             ExitStatus::Found,
             "deadlocks found a wait-for cycle (with --certain: a certain one)",
+        ),
+        (
+            ExitStatus::NotHeld,
+            "check found a token whose node does not hold its lock now (gone, waiting, or \
+             another fence)",
         ),
         (
             ExitStatus::Usage,
@@ -113,6 +124,11 @@ impl ExitStatus {
              (an upgrade that is never granted), or a certain wait-for cycle through this wait",
         ),
         (ExitStatus::Other, "any other error"),
+        (
+            ExitStatus::MaxHold(None),
+            "the command ran its --max-hold out and was stopped, as timeout(1) exits (with \
+             --preserve-status: the command's own status)",
+        ),
         (
             ExitStatus::CommandNotExecutable,
             "COMMAND was found but could not be executed",
@@ -196,9 +212,13 @@ pub fn cause_for(err: &anyhow::Error) -> &'static str {
 /// `--timeout` ran out (an outcome, not an error, but reported as one).
 pub const NOT_ACQUIRED: &str = "not_acquired";
 
+/// The cause of a command stopped at `--max-hold` (an outcome, not an
+/// error, but reported as one).
+pub const MAX_HOLD: &str = "max_hold";
+
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
-pub const CAUSES: [(&str, &str); 24] = [
+pub const CAUSES: [(&str, &str); 25] = [
     (
         "usage",
         "a bad flag, path, duration, host string or profile",
@@ -206,6 +226,10 @@ pub const CAUSES: [(&str, &str); 24] = [
     (
         NOT_ACQUIRED,
         "--no-wait found the lock taken, or --timeout ran out",
+    ),
+    (
+        MAX_HOLD,
+        "the command ran its --max-hold out and was stopped",
     ),
     (
         "no_such_host",

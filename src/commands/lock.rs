@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
+use crate::lock::end::{EndHow, Ender};
 use crate::lock::nesting;
 use crate::lock::{
     self, AcquireError, Acquisition, ContenderKind, Dialect, Held, HeldLock, Hold, LockQueue,
@@ -78,6 +79,11 @@ pub struct LockedCommand {
     pub kill_signal: i32,
     /// `None`: derived from the granted session timeout.
     pub kill_after: Option<Duration>,
+    /// `--max-hold`: stop the command once it has run this long.
+    pub max_hold: Option<Duration>,
+    /// `--preserve-status`: after `--max-hold`, exit with the command's own
+    /// status rather than 124.
+    pub preserve_status: bool,
 }
 
 /// When a detached holder lets go, besides `zklock release TOKEN`.
@@ -182,7 +188,11 @@ impl Then {
                 Ok(hold_until(&lock, printer, signals, until).await)
             }
         };
-        lock.release().await?;
+        let how = match status {
+            Ok(ExitStatus::MaxHold(_)) => EndHow::MaxHold,
+            _ => EndHow::Released,
+        };
+        lock.release(how).await?;
         status
     }
 
@@ -314,22 +324,29 @@ async fn take(
     }
     let evidence = LeaderEvidence::track(&session, connect_sent);
     let patience = Patience::new(args.no_wait, args.timeout);
+    let ender = Ender::of_owner(&owner);
     let mut holds = Vec::new();
     for one in args.each() {
         match take_one(globals, &session, (&one, &owner, patience), signals).await {
             Ok(hold) => holds.push(hold),
             Err(not_held) => {
-                lock::give_up(session, evidence, holds).await;
+                lock::give_up(session, evidence, holds, ender).await;
                 return Err(not_held);
             }
         }
     }
     let mut holds = holds.into_iter();
     let Some(first) = holds.next() else {
-        lock::give_up(session, evidence, Vec::new()).await;
+        lock::give_up(session, evidence, Vec::new(), ender).await;
         return Err(failed(anyhow::anyhow!("no lock was named")));
     };
-    Ok(HeldLock::new(session, evidence, first, holds.collect()))
+    Ok(HeldLock::new(
+        session,
+        evidence,
+        first,
+        holds.collect(),
+        ender,
+    ))
 }
 
 /// Takes the one lock `args` name on `session` as `owner`: re-enters an
@@ -358,6 +375,7 @@ async fn take_one(
         dialect: args.dialect,
         data: owner.to_bytes(),
         ttl: args.ttl(),
+        ender: Ender::of_owner(owner),
     };
     // Only a nested zklock can close a cycle that it could prove certain;
     // a free lock costs no extra round trip.
@@ -776,11 +794,13 @@ async fn run_command(
         env: command_environment(lock),
         kill_signal: command.kill_signal,
         kill_after,
+        max_hold: command.max_hold,
     };
     Ok(
         match run::supervise(guard, &spec, signals, lock.lost(kill_after)).await? {
             Ending::Exited(code) => ExitStatus::Child(code),
             Ending::Stopped((lost, loss)) => report_loss(printer, lost, &loss, true),
+            Ending::OutOfTime(code) => report_max_hold(printer, held, command, code),
             Ending::GuardDied(code) => {
                 printer.note(&format!(
                     "the guard process of the command died (exit code {code}); the command's \
@@ -815,6 +835,25 @@ fn command_environment(lock: &HeldLock) -> Vec<(String, String)> {
         ),
         (nesting::HELD.into(), nesting::held_for_command(&nodes)),
     ]
+}
+
+/// The command ran its `--max-hold` out and was stopped: 124, or its own
+/// status (`code`) under `--preserve-status`.
+fn report_max_hold(
+    printer: &Printer,
+    held: &Held,
+    command: &LockedCommand,
+    code: u8,
+) -> ExitStatus {
+    let status = ExitStatus::MaxHold(command.preserve_status.then_some(code));
+    let max_hold = command.max_hold.unwrap_or_default();
+    let message = format!(
+        "the command ran its --max-hold of {} under {} and was stopped (its status: {code})",
+        humantime::format_duration(max_hold),
+        held.lock
+    );
+    output::print_error(printer.format, &message, status.code(), exit::MAX_HOLD);
+    status
 }
 
 fn report_loss(printer: &Printer, held: &Held, loss: &Loss, stopped: bool) -> ExitStatus {

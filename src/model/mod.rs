@@ -8,6 +8,7 @@
 //! `lock` itself acts on, and one JSON form of it. It also decodes what other
 //! libraries store in their nodes (HBase's protobuf). Nothing here writes.
 
+pub(crate) mod check;
 mod hbase;
 mod json;
 pub(crate) mod layout;

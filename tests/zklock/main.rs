@@ -34,6 +34,7 @@ mod completions;
 mod deadlocks;
 mod docs;
 mod elections;
+mod ends;
 mod errors;
 mod faults;
 mod generated;
