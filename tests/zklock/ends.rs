@@ -102,6 +102,11 @@ fn hold(env: &TestEnv, lock: &str) -> (support::Running, String) {
 #[test]
 fn a_release_a_give_up_and_a_max_hold_stop_each_leave_their_record() {
     let env = TestEnv::new();
+    // Persistent directories: the server removes an emptied container, and
+    // its record with it, before this test could read it.
+    for dir in ["/locks/r", "/locks/m"] {
+        env.zk().mkdir_p(dir);
+    }
     // A command run under the lock, released when it ends: the record
     // names the node it ran under, in the exact shape other tools read.
     let run = env
@@ -202,6 +207,9 @@ fn a_break_names_who_broke_it_and_why_to_the_victim_watch_and_the_record() {
 #[test]
 fn release_by_token_a_forced_revoke_and_reap_leave_records_beside_the_libraries() {
     let env = TestEnv::new();
+    for dir in ["/locks/t", "/locks/c"] {
+        env.zk().mkdir_p(dir);
+    }
     // A detached zklock's token, released.
     let token = env.zklock(["lock", "t", "--detach"]).run();
     token.assert_success();
