@@ -33,8 +33,7 @@ Examples:
   # stop the job after an hour (exit 124), and let go
   zklock lock --max-hold 1h nightly -- ./job.sh
   # before a critical write, ask whether this hold still stands
-  zklock lock deploy --shell -- \\
-    'zklock check \"$ZKLOCK_NODE\" --fence \"$ZKLOCK_FENCE\" && ./write.sh'
+  zklock lock deploy -- sh -c 'zklock check \"$ZKLOCK_NODE\" && ./write.sh'
 
 Across script steps:
   # held until this shell exits, or until released
