@@ -3,7 +3,8 @@
 //! the standard library and libc, so that it carries no client library's
 //! costs (no reactor thread, no ping after the handshake, no second buffer).
 //!
-//! Usage: `wire_floor HOST:PORT LOCK_DIR COMMAND...`
+//! Usage: `wire_floor HOST:PORT LOCK_DIR COMMAND...`, or
+//! `wire_floor --check HOST:PORT NODE` for the limit of `zklock check`.
 //!
 //! Three round trips, the fewest the job allows:
 //!
@@ -17,7 +18,12 @@
 //!    written at once, and read both replies.
 //!
 //! No owner record, no watch, no heartbeat, no retry: zklock can only be
-//! slower. It measures an uncontended lock only and fails if another
+//! slower.
+//!
+//! `--check` asks whether NODE exists as fresh as the leader's: the
+//! handshake, then a sync, a read of NODE and the close, all written at
+//! once (the server answers a session's requests in order, the read after
+//! the sync): two round trips. Exits 0 when NODE exists, 1 when not. It measures an uncontended lock only and fails if another
 //! contender is ahead. Exits with COMMAND's exit code.
 //!
 //! The encoding is ZooKeeper's jute: every frame is a 4-byte big-endian
@@ -32,7 +38,11 @@ use std::time::Duration;
 /// Operation codes of the requests this program sends.
 const OP_CREATE: i32 = 1;
 const OP_DELETE: i32 = 2;
+const OP_GET_DATA: i32 = 4;
 const OP_GET_CHILDREN: i32 = 8;
+const OP_SYNC: i32 = 9;
+/// ZooKeeper's error code for a node that does not exist.
+const NO_NODE: i32 = -101;
 const OP_CLOSE_SESSION: i32 = -11;
 /// Create flags: ephemeral (1) and sequential (2).
 const EPHEMERAL_SEQUENTIAL: i32 = 3;
@@ -44,6 +54,17 @@ const SEQUENCE_DIGITS: usize = 10;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, host, node] = args.as_slice()
+        && flag == "--check"
+    {
+        return match check(host, node) {
+            Ok(exists) => ExitCode::from(u8::from(!exists)),
+            Err(message) => {
+                eprintln!("wire_floor: {message}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let [host, dir, command @ ..] = args.as_slice() else {
         eprintln!("usage: wire_floor HOST:PORT LOCK_DIR COMMAND...");
         return ExitCode::from(2);
@@ -98,6 +119,26 @@ fn lock_run_release(host: &str, dir: &str, command: &[String]) -> Result<u8, Str
     session.reply(3)?;
     session.reply(4)?;
     Ok(status.code().map_or(1, |code| code as u8))
+}
+
+/// Connect, sync, get and close, the last three written at once: whether
+/// `node` exists.
+fn check(host: &str, node: &str) -> Result<bool, String> {
+    let mut session = Session::connect(host)?;
+    let dir = &node[..node.rfind('/').unwrap_or(0).max(1)];
+    let mut sync = Request::new(1, OP_SYNC);
+    sync.string(dir);
+    let mut get = Request::new(2, OP_GET_DATA);
+    get.string(node).bool(false);
+    session.send(&[sync, get, Request::new(3, OP_CLOSE_SESSION)])?;
+    session.reply(1)?;
+    let exists = match session.reply(2) {
+        Ok(_) => true,
+        Err(message) if message.ends_with(&format!("error {NO_NODE}")) => false,
+        Err(message) => return Err(message),
+    };
+    session.reply(3)?;
+    Ok(exists)
 }
 
 /// The sequence suffix of a contender's name (names without one sort last).

@@ -33,6 +33,8 @@ pub enum ExitStatus {
     TimedOut,
     /// 1: `deadlocks` found a cycle.
     Found,
+    /// 1: `check` found a token whose node does not hold its lock now.
+    NotHeld,
     /// 2: bad flag, bad path, bad duration, bad host string.
     Usage,
     /// 3: ZooKeeper could not be reached, or the session ended before the lock was ours.
@@ -55,6 +57,9 @@ pub enum ExitStatus {
     CommandNotExecutable,
     /// 127: the command was not found.
     CommandNotFound,
+    /// 124: the command ran its `--max-hold` out and was stopped, as
+    /// timeout(1) exits; with `--preserve-status`, the command's own status.
+    MaxHold(Option<u8>),
     /// The supervised command's own exit code (128+n when killed by signal n).
     Child(u8),
     /// zklock itself was stopped by signal n while waiting: 128+n.
@@ -70,7 +75,7 @@ impl ExitStatus {
         match self {
             ExitStatus::Success => 0,
             ExitStatus::NotAcquired(code) | ExitStatus::Child(code) => code,
-            ExitStatus::TimedOut | ExitStatus::Found => 1,
+            ExitStatus::TimedOut | ExitStatus::Found | ExitStatus::NotHeld => 1,
             ExitStatus::Usage => 2,
             ExitStatus::Unreachable => 3,
             ExitStatus::LockLost => 4,
@@ -81,6 +86,7 @@ impl ExitStatus {
             ExitStatus::Other => 10,
             ExitStatus::CommandNotExecutable => 126,
             ExitStatus::CommandNotFound => 127,
+            ExitStatus::MaxHold(preserved) => preserved.unwrap_or(124),
             ExitStatus::Interrupted(signal) | ExitStatus::DiesOf(signal) => {
                 128u8.saturating_add(signal as u8)
             }
@@ -129,7 +135,7 @@ impl ExitStatus {
     /// man pages print, so that it lists exactly the codes [`code`] gives.
     ///
     /// [`code`]: ExitStatus::code
-    pub const TABLE: [(ExitStatus, &'static str); 16] = [
+    pub const TABLE: [(ExitStatus, &'static str); 18] = [
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
@@ -143,6 +149,11 @@ impl ExitStatus {
         (
             ExitStatus::Found,
             "deadlocks found a wait-for cycle (with --certain: a certain one)",
+        ),
+        (
+            ExitStatus::NotHeld,
+            "check found a token whose node does not hold its lock now (gone, waiting, or \
+             another fence)",
         ),
         (
             ExitStatus::Usage,
@@ -174,6 +185,11 @@ impl ExitStatus {
              COMMAND did not run",
         ),
         (ExitStatus::Other, "any other error"),
+        (
+            ExitStatus::MaxHold(None),
+            "the command ran its --max-hold out and was stopped, as timeout(1) exits (with \
+             --preserve-status: the command's own status)",
+        ),
         (
             ExitStatus::CommandNotExecutable,
             "COMMAND was found but could not be executed",
@@ -274,9 +290,13 @@ pub const NOT_ACQUIRED: &str = "not_acquired";
 /// The cause of exit 8: our contender node was deleted while we waited.
 const NODE_DELETED_WHILE_WAITING: &str = "node_deleted_while_waiting";
 
+/// The cause of a command stopped at `--max-hold` (an outcome, not an
+/// error, but reported as one).
+pub const MAX_HOLD: &str = "max_hold";
+
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
-pub const CAUSES: [(&str, &str); 25] = [
+pub const CAUSES: [(&str, &str); 26] = [
     (
         "usage",
         "a bad flag, path, duration, host string or profile",
@@ -284,6 +304,10 @@ pub const CAUSES: [(&str, &str); 25] = [
     (
         NOT_ACQUIRED,
         "--no-wait found the lock taken, or --timeout ran out",
+    ),
+    (
+        MAX_HOLD,
+        "the command ran its --max-hold out and was stopped",
     ),
     (
         "no_such_host",

@@ -23,6 +23,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::clock;
+use crate::lock::end::{EndRecord, Ending};
 use crate::model::{Contender, Depth, Lock, LockKind, WalkProgress, walk};
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
@@ -204,12 +205,12 @@ async fn empty_directories(
     for chunk in emptied.chunks(BATCH) {
         let paths: Vec<String> = chunk.iter().map(|e| e.dir.clone()).collect();
         for (emptied, read) in chunk.iter().zip(batcher.read(&paths).await?) {
-            let stat = match read {
-                Ok((_, stat)) => stat,
+            let (data, stat) = match read {
+                Ok(read) => read,
                 Err(err) if err.is_no_node() => continue,
                 Err(err) => return Err(err),
             };
-            if is_left_empty(&stat, emptied.contenders) {
+            if is_left_empty(&data, &stat, emptied.contenders) {
                 let dir = &emptied.dir;
                 found.push(NodeToReap {
                     path: dir.clone(),
@@ -226,9 +227,11 @@ async fn empty_directories(
     Ok(found)
 }
 
-/// No data, and no children but the `contenders` being reaped.
-fn is_left_empty(stat: &zk::Stat, contenders: usize) -> bool {
-    stat.data_length == 0 && stat.num_children as usize == contenders
+/// No data but an end record, and no children but the `contenders` being
+/// reaped.
+fn is_left_empty(data: &[u8], stat: &zk::Stat, contenders: usize) -> bool {
+    (data.is_empty() || EndRecord::parse(data).is_some())
+        && stat.num_children as usize == contenders
 }
 
 /// Never `/`, ZooKeeper's own `/zookeeper`, the lock root or its ancestors.
@@ -242,9 +245,14 @@ fn may_reap_directory(dir: &str, root: &str) -> bool {
 /// `progress` hears how many are done. A node that changed, was made again,
 /// has children or is gone is not deleted. A reap that stops on an error
 /// still says what it did before: the error comes with the outcomes so far.
+///
+/// Each contender's directory takes the end record of `ending`, unless this
+/// reap deletes that directory too: a record would change the version it
+/// is deleted at. A deleted directory is no hold and has none.
 pub async fn execute(
     session: &Session,
     nodes: &[NodeToReap],
+    ending: &Ending,
     mut progress: impl FnMut(usize),
 ) -> (Reaped, Result<(), zk::Error>) {
     let mut reaped = Reaped::default();
@@ -252,9 +260,18 @@ pub async fn execute(
     let (dirs, contenders): (Vec<&NodeToReap>, Vec<&NodeToReap>) = nodes
         .iter()
         .partition(|node| node.what == ReapRole::EmptyDirectory);
-    for (batch, are_dirs) in [(contenders, false), (dirs, true)] {
+    // Neither into a directory this reap deletes, nor for one.
+    let records = |dir: &str, nodes: &[&Seen]| {
+        let reaped_too = dirs
+            .iter()
+            .any(|reaped| reaped.path == dir || nodes.iter().any(|node| node.path == reaped.path));
+        (!reaped_too)
+            .then(|| ending.record_in(dir, nodes))
+            .flatten()
+    };
+    for (batch, are_dirs) in [(&contenders, false), (&dirs, true)] {
         let seen = batch.iter().map(|node| node.seen.clone());
-        let result = delete::delete_seen(session, seen, |node, deletion| {
+        let result = delete::delete_seen(session, seen, &records, |node, deletion| {
             reaped.record(node, deletion, are_dirs);
             done += 1;
             progress(done);
@@ -285,6 +302,7 @@ impl Reaped {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::end::{EndHow, Ender};
 
     fn stat(data_length: i32, num_children: i32, cversion: i32, owner: i64) -> zk::Stat {
         zk::Stat {
@@ -297,11 +315,15 @@ mod tests {
 
     #[test]
     fn a_directory_is_left_empty_with_no_data_and_no_other_child() {
-        assert!(is_left_empty(&stat(0, 2, 6, 0), 2));
+        assert!(is_left_empty(b"", &stat(0, 2, 6, 0), 2));
         // Data: a kazoo semaphore's maximum, a config node.
-        assert!(!is_left_empty(&stat(1, 2, 4, 0), 2));
+        assert!(!is_left_empty(b"3", &stat(1, 2, 4, 0), 2));
         // A child other than the contenders reaped.
-        assert!(!is_left_empty(&stat(0, 3, 6, 0), 2));
+        assert!(!is_left_empty(b"", &stat(0, 3, 6, 0), 2));
+        // The record of how its last contender went is no data of its own.
+        let record = Ending::new(EndHow::Released, Ender::of_this_process())
+            .record([("/l/lock-0000000001", 1)]);
+        assert!(is_left_empty(&record, &stat(1, 2, 6, 0), 2));
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::reap::Skipped;
+use crate::lock::end::Ending;
 use crate::lock::hold::REVOKE;
 use crate::lock::{ContenderKind, ContenderMode, Dialect, Owner, node, semaphore};
 use crate::model::{self, Contender, LockKind};
@@ -42,7 +43,8 @@ pub(crate) struct Released {
 }
 
 /// Does `action` to `target` (a token, or with `Holders`/`Revoke` a lock),
-/// recording in `done` what became of each node. A token that is no
+/// recording in `done` what became of each node, and in each directory
+/// the end record of `ending`. A token that is no
 /// contender, and an election or leader node, is refused before anything
 /// is written; an error stops the release, with `done` saying what it did
 /// before.
@@ -50,6 +52,7 @@ pub(crate) async fn release(
     session: &Session,
     target: &str,
     action: ReleaseAction,
+    ending: &Ending,
     report: &mut Released,
 ) -> anyhow::Result<()> {
     match action {
@@ -57,11 +60,11 @@ pub(crate) async fn release(
             let (data, stat) = session.get_data(target).await?;
             check_contender(target, &stat, &data)?;
             let token = Seen::new(target, &stat);
-            delete_all(session, vec![token], report).await?;
+            delete_all(session, vec![token], ending, report).await?;
         }
         action => {
             let holders = holders(session, target).await?;
-            break_holders(session, action, holders, report).await?;
+            break_holders(session, action, holders, ending, report).await?;
         }
     }
     Ok(())
@@ -69,17 +72,20 @@ pub(crate) async fn release(
 
 /// Does `action` (`Holders` or `Revoke`) to `holders`, as read by
 /// [`holders`] (and, on a terminal, confirmed): each is deleted or written
-/// only if it is still the node that was read.
+/// only if it is still the node that was read; a delete leaves the end
+/// record of `ending` in the directory (`__REVOKE__` is no end: the holder
+/// lets go itself).
 pub(crate) async fn break_holders(
     session: &Session,
     action: ReleaseAction,
     holders: Vec<Contender>,
+    ending: &Ending,
     report: &mut Released,
 ) -> anyhow::Result<()> {
     match action {
         ReleaseAction::Token => {}
         ReleaseAction::Holders => {
-            delete_all(session, holders.iter().map(seen), report).await?;
+            delete_all(session, holders.iter().map(seen), ending, report).await?;
         }
         ReleaseAction::Revoke { force_after } => {
             let mut to_break = Vec::new();
@@ -95,7 +101,7 @@ pub(crate) async fn break_holders(
             }
             if let Some(grace) = force_after {
                 let remaining = wait_until_gone(session, to_break, grace).await?;
-                delete_all(session, remaining, report).await?;
+                delete_all(session, remaining, ending, report).await?;
             }
         }
     }
@@ -185,14 +191,17 @@ fn refuse_leader(path: &str, kind: LockKind) -> UsageError {
 }
 
 /// Deletes the nodes, each only if it is still at the version seen (with
-/// the shared batched delete, which retries through connection loss); a
-/// node that changed or went meanwhile is reported, not deleted.
+/// the shared batched delete, which retries through connection loss), with
+/// the end record of `ending`; a node that changed or went meanwhile is
+/// reported, not deleted.
 async fn delete_all(
     session: &Session,
     nodes: impl IntoIterator<Item = Seen>,
+    ending: &Ending,
     report: &mut Released,
 ) -> Result<(), zk::Error> {
-    delete::delete_seen(session, nodes, |node, deletion| {
+    let records = |dir: &str, nodes: &[&Seen]| ending.record_in(dir, nodes);
+    delete::delete_seen(session, nodes, &records, |node, deletion| {
         match deletion.left_alone_because() {
             None => report.deleted.push(node.path.clone()),
             Some(reason) => report.skip(&node.path, reason),

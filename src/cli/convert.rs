@@ -18,11 +18,11 @@ use crate::commands::lock::{self as lock_command, Detached, Holding, LockArgs};
 use crate::commands::release::{self, ReleaseArgs};
 use crate::commands::top::TopArgs;
 use crate::commands::{
-    Subcommand, deadlocks, dump, generated::Shell, ls, reap, stat::StatArgs, watch,
+    Subcommand, check, deadlocks, dump, generated::Shell, ls, reap, stat::StatArgs, watch,
 };
 use crate::config::Globals;
 use crate::history::Source;
-use crate::lock::{ContenderKind, Dialect, name};
+use crate::lock::{ContenderKind, Dialect, end, name};
 use crate::model::LockDialect;
 use crate::output::{Format, Printer};
 use crate::run::parse_signal;
@@ -66,6 +66,7 @@ impl ReleaseCmdArgs {
             if_exists: self.if_exists,
             yes: self.yes,
             dry_run: self.dry_run,
+            reason: self.reason,
         })
     }
 }
@@ -102,6 +103,7 @@ impl ReapCmdArgs {
             empty: self.empty,
             dry_run: self.dry_run,
             yes: self.yes,
+            reason: self.reason,
         })
     }
 }
@@ -196,6 +198,8 @@ impl LockCmdArgs {
                 shell: self.shell,
                 kill_signal: self.kill_signal.unwrap_or(libc::SIGTERM),
                 kill_after: self.kill_after,
+                max_hold: self.max_hold,
+                preserve_status: self.preserve_status,
             }),
         };
         Ok(LockArgs {
@@ -312,7 +316,7 @@ impl LockCmdArgs {
             (
                 self.lease.is_some() && !detached,
                 "--lease applies only with --detach: a command under the lock holds it until \
-                 the command ends (bound the command itself, e.g. `-- timeout 60 COMMAND`), \
+                 the command ends (bound it with --max-hold DUR), \
                  and a hold without a command lasts until a signal",
             ),
             (
@@ -326,6 +330,16 @@ impl LockCmdArgs {
             (
                 self.kill_after.is_some() && !runs_command,
                 "--kill-after applies only to a command run under the lock (after `--`)",
+            ),
+            (
+                self.max_hold.is_some() && !runs_command,
+                "--max-hold applies only to a command run under the lock (after `--`); a \
+                 --detach holder is bounded by --lease",
+            ),
+            (
+                self.preserve_status && self.max_hold.is_none(),
+                "--preserve-status applies only with --max-hold: without it zklock always \
+                 exits with the command's own status",
             ),
             (
                 self.conflict_exit_code != 1 && !patient,
@@ -351,6 +365,20 @@ pub(super) fn parse_signal_arg(text: &str) -> Result<i32, String> {
 /// typing slip, not a plan; refusing it keeps every sum and conversion exact
 /// instead of wrapping (an age that wraps negative selects every contender).
 const LONGEST_DURATION: Duration = Duration::from_secs(100 * 31_557_600);
+
+/// Takes a `--reason` of at most [`end::MAX_REASON_BYTES`] bytes: it is
+/// written into ZooKeeper with each delete, and a write too large for the
+/// server would cost the delete its record.
+pub(super) fn parse_reason(text: &str) -> Result<String, String> {
+    if text.len() > end::MAX_REASON_BYTES {
+        return Err(format!(
+            "a reason of {} bytes is too long (at most {})",
+            text.len(),
+            end::MAX_REASON_BYTES
+        ));
+    }
+    Ok(text.to_owned())
+}
 
 /// Parses a duration written like `500ms`, `30s`, `10m`; a bare number is
 /// seconds, as flock(1) and timeout(1) read it (`-w 30`, `-w 0.5`,
@@ -456,6 +484,14 @@ impl Cli {
                 Subcommand::Lock(args.into_lock_args(root, session_timeout, separator)?)
             }
             CliCommand::Release(args) => Subcommand::Release(args.into_release_args(root)?),
+            CliCommand::Check { tokens, fences } => {
+                let tokens = tokens
+                    .iter()
+                    .map(|token| zk::path::resolve(root, token))
+                    .collect::<Result<Vec<_>, _>>()?;
+                check::check_args(&tokens, &fences)?;
+                Subcommand::Check(check::CheckArgs { tokens, fences })
+            }
             CliCommand::Stat { target } => Subcommand::Stat(StatArgs {
                 path: zk::path::resolve(root, &target)?,
             }),

@@ -30,6 +30,10 @@ Examples:
   zklock lock --dialect kazoo jobs -- ./x
   # hold db and cache together (any order names the same set)
   zklock lock db cache -- ./migrate.sh
+  # stop the job after an hour (exit 124), and let go
+  zklock lock --max-hold 1h nightly -- ./job.sh
+  # before a critical write, ask whether this hold still stands
+  zklock lock deploy -- sh -c 'zklock check \"$ZKLOCK_NODE\" && ./write.sh'
 
 Across script steps:
   # held until this shell exits, or until released
@@ -81,8 +85,22 @@ exits with the command's exit code (128+n if it died of signal n), 127 or 126
 if it could not run (not found, not executable), 1 if the lock was not
 acquired (change with -E; the message names the holder), 3 if ZooKeeper was
 unreachable, 4 if the lock was lost while held (the command is stopped:
---kill-signal, then SIGKILL after --kill-after). / and /zookeeper (and below)
-are never locks: exit 2, before connecting.
+--kill-signal, then SIGKILL after --kill-after; the message names who broke
+the lock and why when their end record says so), 124 when the command ran
+its --max-hold out (stopped the same way, whether or not SIGKILL was needed;
+JSON cause max_hold; with --preserve-status the command's own status, as
+timeout(1)). / and /zookeeper (and below) are never locks: exit 2, before
+connecting.
+
+When zklock ends a hold or a wait itself (a release, a give-up, a
+--max-hold stop), it writes an end record into the lock directory's data in
+the same transaction as the delete: {\"zklock_end\": {\"version\": 1,
+\"nodes\": [{\"node\", \"session\"}], \"how\", \"by\": {\"user\", \"host\", \"pid\"},
+\"reason\", \"ran\"}}, how being released, gave_up, max_hold, broken
+(zklock release) or reaped (zklock reap). watch, the exporter and a holder
+whose lock was broken read it. Never where a library reads the directory's
+data (a kazoo semaphore's node holds its maximum, an election belongs to its
+service); a directory whose ACL refuses the write gets a plain delete.
 
 At a terminal the command runs in the terminal's foreground, as a shell job:
 it can read the terminal, and Ctrl-C and Ctrl-\\ reach it directly; zklock
@@ -93,10 +111,11 @@ zklock keeps the session that holds the lock and continues the command at
 once; nor does Ctrl-Z suspend zklock while it waits or holds without a
 command (it says so each time), since a stopped zklock would lose its place or the
 lock. While it waits, one line on stderr shows who holds the lock and, with
--w, how much of the wait has gone ([2s/30s]). A flag that does not apply to the mode is a usage error: --kill-after
-and --kill-signal need a command, --lease and --while-pid need --detach (to
-bound a command, use timeout(1) after --), -E needs -n or -w, and -o json
-applies only with --detach or --ttl.
+-w, how much of the wait has gone ([2s/30s]). A flag that does not apply to the mode is a usage error: --kill-after,
+--kill-signal and --max-hold need a command, --preserve-status needs
+--max-hold, --lease and --while-pid need --detach (to bound a command, use
+--max-hold), -E needs -n or -w, and -o json applies only with --detach,
+--ttl or --max-hold (its stop is a JSON error on stderr, cause max_hold).
 
 Several locks (lock A B C -- COMMAND; also rlock and wlock) are taken only to
 run a command: without -- a second word is a usage error, and so are several
@@ -190,6 +209,8 @@ Examples:
   zklock release --holders deploy --yes
   # ask the holders to let go (__REVOKE__), delete those left after 30s
   zklock release --revoke --force-after 30s deploy
+  # say why, for watch, the exporter and the holder broken
+  zklock release --holders deploy --yes --reason 'stuck since Monday'
 
 --holders and --revoke --force-after delete nodes others hold, as reap
 does: on a terminal they list each holder (session, age, owner, whether
@@ -214,6 +235,13 @@ A token whose node is gone exits 6 (0 with --if-exists). A zklock holder
 whose node is deleted or revoked stops its command and exits 4. A release that
 stops on an error prints what it did before it, then the error; a delete
 refused by the parent's ACL (deleting needs DELETE on the parent) exits 5.
+Each delete writes, in the same transaction, an end record into the lock
+directory's data (how: broken; by: user@host and pid; --reason TEXT, at
+most 4096 bytes): watch and the exporter count the end as broken, and the
+broken zklock holder names who broke it and why. A directory whose ACL
+refuses the write (no WRITE) gets the delete alone; a kazoo semaphore's
+node, whose data is its maximum, never gets one. __REVOKE__ is written
+as Curator expects it, byte for byte, and is no end record.
 JSON: {\"deleted\": [path], \"revoked\": [path], \"skipped\": [{\"path\", \"reason\"}]}";
 
 /// `zklock ls`.
@@ -392,6 +420,42 @@ nothing, and an error goes to stderr as {{\"error\", \"exit_code\", \"cause\"}}
 (see JSON ERRORS for the causes).
 
 {LOCKS_EXPLAINED}"
+        )
+    }
+}
+
+/// `zklock check`.
+pub(super) mod check {
+    /// Short examples for `zklock check -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  # in the command under a lock, before a critical write
+  zklock check \"$ZKLOCK_NODE\" --fence \"$ZKLOCK_FENCE\" && ./write.sh
+  # from the resource: does this token hold, as JSON
+  zklock check -o json /locks/deploy/_c_...-lock-0000000007";
+
+    /// The full help of `zklock check --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}
+
+Exit 0 when every TOKEN's node holds its lock now by its lock's rules (the
+queue rules lock and stat use; a shared hold counts for rlock, a granted
+lease for sem), 1 when one does not: the node is gone, it still waits, or
+--fence N is not its czxid (a node deleted and made again under the same
+name has another, so an old token never passes). Each answer comes after a
+sync, so it is as fresh as the leader's. A TOKEN not named as a lock
+contender or lease is a usage error (2), before connecting. --fence is
+given once per TOKEN, in order.
+
+Each check opens a session, asks, and closes it (a few milliseconds on a
+near ensemble). Its limit: the check and the write are two steps, and the
+lock may pass on between them; only a resource that compares the fencing
+token itself on each write (keeping the highest it has seen) closes that gap.
+
+Table: NODE, HELD, FENCE, AGE, LOCK (-o wide). JSON: an array of {{\"held\",
+\"lock\", \"node\", \"fence\", \"age_ms\"}}, one per TOKEN in order; fence and
+age_ms are null for a node that is gone."
         )
     }
 }
@@ -666,6 +730,10 @@ on its own clock), and how the hold ended, as far as a client can tell
   session_ended
             closed or expired: every member answered, none lists it
   revoked   __REVOKE__ was written into the node before it went
+  released, gave_up, max_hold, broken, reaped
+            what the end record a zklock wrote into the lock directory,
+            in the transaction that deleted the node, says; the line
+            names who ended it and why (release --reason, reap --reason)
   unknown   a persistent node, or a member could not be asked
             within 0.5 s
 Members are asked (cons, as ls does) at most once a second.
@@ -673,7 +741,7 @@ Members are asked (cons, as ls does) at most once a second.
 JSON Lines (-o json), one object per event:
   {{\"time\", \"time_ms\", \"event\", \"lock\", \"node\", \"mode\", \"session\",
   \"fence\", \"owner_text\", \"waiting_on\", \"holders\", \"waiters\",
-  \"held_ms\", \"waited_ms\", \"how\", \"how_evidence\"}}
+  \"held_ms\", \"waited_ms\", \"how\", \"how_evidence\", \"ended_by\"}}
   time        when watch saw it, RFC 3339 UTC with milliseconds;
               time_ms the same in milliseconds since the epoch
   event       holding, queued, watching, waiting, acquired, released,
@@ -698,9 +766,11 @@ JSON Lines (-o json), one object per event:
   waited_ms   on acquired, how long it waited; null when unseen
   how         on released: deleted_while_session_alive, session_ended,
               revoked or unknown; null otherwise
-  how_evidence  what how rests on: revoke_written,
+  how_evidence  what how rests on: end_record, revoke_written,
               session_has_other_nodes, session_connected,
-              session_listed_nowhere, members_silent or no_session"
+              session_listed_nowhere, members_silent or no_session
+  ended_by    with an end record: {{\"user\", \"host\", \"pid\", \"reason\"}}
+              of the zklock that ended the hold; else null"
         )
     }
 }
@@ -846,9 +916,14 @@ that would depose a service's leader. Per lock, waiters go first, from the
 back of the queue, then holders, so no waiter is granted a lock only to
 lose it.
 
+Each contender's delete writes, in the same transaction, an end record into
+its lock directory's data (how: reaped; by: user@host and pid; --reason
+TEXT), which watch and the exporter read; not into a directory this reap
+deletes, a kazoo semaphore's node, or a directory whose ACL refuses it.
+
 --empty also deletes the lock directories this reap empties: a lock
 directory at or below PATH whose every contender this reap deletes, with no
-other child and no data, after its contenders. An empty node found empty is
+other child and no data but an end record, after its contenders. An empty node found empty is
 never deleted: nothing shows what it held (Kafka's broker list, an emptied
 queue), and the server shows containers to clients as persistent nodes.
 zklock's and Curator's lock directories are containers and go by themselves

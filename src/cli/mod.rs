@@ -22,7 +22,7 @@ use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum, Valu
 use crate::usage::UsageError;
 use crate::zk::Secret;
 pub use convert::parse_duration;
-use convert::{parse_session_arg, parse_signal_arg};
+use convert::{parse_reason, parse_session_arg, parse_signal_arg};
 pub use generate::{command, completion_script, man_page, man_pages};
 
 /// The connect string when neither `-H`, `ZKLOCK_HOSTS` nor `ZK_HOSTS` gives one.
@@ -672,6 +672,20 @@ pub enum CliCommand {
     #[command(after_help = help::RELEASE_EXAMPLES)]
     Release(ReleaseCmdArgs),
 
+    /// Tell whether each TOKEN's node holds its lock now, after a sync (exit 0 when all do, 1
+    /// when one does not): for the resource a lock guards, or the command before a write
+    #[command(after_help = help::check::EXAMPLES, after_long_help = help::check::manual())]
+    Check {
+        /// A token: the node path `lock` printed or gave the command as $ZKLOCK_NODE
+        #[arg(required = true, value_name = "TOKEN")]
+        tokens: Vec<String>,
+
+        /// The fencing token the node must have (its czxid, $ZKLOCK_FENCE): a node made again
+        /// under the same name has another; once per TOKEN, in order
+        #[arg(long = "fence", value_name = "N", action = clap::ArgAction::Append)]
+        fences: Vec<i64>,
+    },
+
     /// Show one lock in full (who holds, who waits on whom), or a plain node's stat and data
     #[command(after_help = help::stat::EXAMPLES, after_long_help = help::stat::manual())]
     Stat {
@@ -865,7 +879,7 @@ pub struct LockCmdArgs {
     #[arg(long, conflicts_with_all = ["command", "ttl"])]
     pub detach: bool,
 
-    /// With --detach: release after this long (to bound a command, run it under timeout(1))
+    /// With --detach: release after this long (a command under the lock is bounded by --max-hold)
     #[arg(long, value_parser = parse_duration, value_name = "DUR", requires = "detach")]
     pub lease: Option<Duration>,
 
@@ -890,6 +904,15 @@ pub struct LockCmdArgs {
     /// timeout the server grants]
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub kill_after: Option<Duration>,
+
+    /// Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after),
+    /// release, and exit 124
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub max_hold: Option<Duration>,
+
+    /// With --max-hold: exit with the stopped command's own status instead of 124
+    #[arg(long)]
+    pub preserve_status: bool,
 
     /// The command to run while holding the lock
     #[arg(last = true, value_name = "COMMAND", value_hint = ValueHint::CommandWithArguments)]
@@ -938,6 +961,11 @@ pub struct ReleaseCmdArgs {
     /// With --holders or --revoke: list the holders that would be broken, and do nothing
     #[arg(long, conflicts_with = "yes")]
     pub dry_run: bool,
+
+    /// Why: kept in the end record written into the lock directory with each delete, which
+    /// watch, the exporter and the broken holder read
+    #[arg(long, value_name = "TEXT", value_parser = parse_reason, conflicts_with = "dry_run")]
+    pub reason: Option<String>,
 }
 
 // The arguments of `watch`.
@@ -996,6 +1024,10 @@ pub struct ReapCmdArgs {
     /// Delete without asking (needed when stdin is not a terminal)
     #[arg(short, long, conflicts_with = "dry_run")]
     pub yes: bool,
+
+    /// Why: kept in the end record written into each lock directory with its deletes
+    #[arg(long, value_name = "TEXT", value_parser = parse_reason, conflicts_with = "dry_run")]
+    pub reason: Option<String>,
 }
 
 // The arguments of `exporter`.

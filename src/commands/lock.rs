@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
+use crate::lock::end::EndHow;
 use crate::lock::nesting;
 use crate::lock::{
     self, ContenderKind, Dialect, Event, Held, HeldLock, Loss, NotTaken, Owner, Reentry, Request,
@@ -76,6 +77,11 @@ pub struct LockedCommand {
     pub kill_signal: i32,
     /// `None`: derived from the granted session timeout.
     pub kill_after: Option<Duration>,
+    /// `--max-hold`: stop the command once it has run this long.
+    pub max_hold: Option<Duration>,
+    /// `--preserve-status`: after `--max-hold`, exit with the command's own
+    /// status rather than 124.
+    pub preserve_status: bool,
 }
 
 /// When a detached holder lets go, besides `zklock release TOKEN`.
@@ -180,7 +186,11 @@ impl Then {
                 Ok(hold_until(&lock, printer, signals, until).await)
             }
         };
-        lock.release().await?;
+        let how = match status {
+            Ok(ExitStatus::MaxHold(_)) => EndHow::MaxHold,
+            _ => EndHow::Released,
+        };
+        lock.release(how).await?;
         status
     }
 
@@ -557,11 +567,13 @@ async fn run_command(
         env: command_environment(lock),
         kill_signal: command.kill_signal,
         kill_after,
+        max_hold: command.max_hold,
     };
     Ok(
         match run::supervise(guard, &spec, signals, lock.lost(kill_after)).await? {
             Ending::Exited(status) => ExitStatus::of_command(status),
             Ending::Stopped((lost, loss)) => report_loss(printer, lost, &loss, true),
+            Ending::OutOfTime(code) => report_max_hold(printer, held, command, code),
             Ending::GuardDied(code) => {
                 printer.note(&format!(
                     "the guard process of the command died (exit code {code}); the command's \
@@ -596,6 +608,25 @@ fn command_environment(lock: &HeldLock) -> Vec<(String, String)> {
         ),
         (nesting::HELD.into(), nesting::held_for_command(&nodes)),
     ]
+}
+
+/// The command ran its `--max-hold` out and was stopped: 124, or its own
+/// status (`code`) under `--preserve-status`.
+fn report_max_hold(
+    printer: &Printer,
+    held: &Held,
+    command: &LockedCommand,
+    code: u8,
+) -> ExitStatus {
+    let status = ExitStatus::MaxHold(command.preserve_status.then_some(code));
+    let max_hold = command.max_hold.unwrap_or_default();
+    let message = format!(
+        "the command ran its --max-hold of {} under {} and was stopped (its status: {code})",
+        humantime::format_duration(max_hold),
+        held.lock
+    );
+    output::print_error(printer.format, &message, status.code(), exit::MAX_HOLD);
+    status
 }
 
 fn report_loss(printer: &Printer, held: &Held, loss: &Loss, stopped: bool) -> ExitStatus {

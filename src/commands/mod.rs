@@ -2,6 +2,7 @@
 //! returns the exit status, and the plumbing they share: a session opened
 //! and closed around the work, and how a tree walk reports on the terminal.
 
+pub(crate) mod check;
 pub(crate) mod deadlocks;
 pub(crate) mod dump;
 pub(crate) mod exporter;
@@ -35,6 +36,7 @@ use crate::zk::{self, Session};
 pub enum Subcommand {
     Lock(lock::LockArgs),
     Release(release::ReleaseArgs),
+    Check(check::CheckArgs),
     Stat(stat::StatArgs),
     Ls(ls::LsArgs),
     Dump(dump::DumpArgs),
@@ -73,6 +75,7 @@ pub(crate) async fn run(
     let command = match command {
         Subcommand::Lock(args) => boxed(|| lock::run(globals, args, guard)),
         Subcommand::Release(args) => boxed(|| release::run(globals, args)),
+        Subcommand::Check(args) => boxed(|| check::run(globals, args)),
         Subcommand::Stat(args) => boxed(|| stat::run(globals, args)),
         Subcommand::Ls(args) => boxed(|| ls::run(globals, args)),
         Subcommand::Dump(args) => boxed(|| dump::run(globals, args)),

@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::admin::reap::{self, NodeToReap, ReapRole, Reaped, Selector, Skipped};
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::lock::end::{EndHow, Ender, Ending};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::usage::UsageError;
 use crate::zk::Session;
@@ -35,6 +36,8 @@ pub struct ReapArgs {
     pub dry_run: bool,
     /// Delete without asking.
     pub yes: bool,
+    /// `--reason`, for the end records.
+    pub reason: Option<String>,
 }
 
 /// Checks that something is selected: a selector, or `--empty`.
@@ -188,7 +191,12 @@ async fn reap(
     }
     let total = plan.nodes.len() as u64;
     let bar = printer.progress_bar(total, &format!("deleting under {}", args.path));
-    let (reaped, stopped) = reap::execute(session, &plan.nodes, |done| {
+    let ending = Ending {
+        how: EndHow::Reaped,
+        by: Ender::of_this_process(),
+        reason: args.reason.clone(),
+    };
+    let (reaped, stopped) = reap::execute(session, &plan.nodes, &ending, |done| {
         if let Some(bar) = &bar {
             bar.set_position(done as u64);
         }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::admin::release::{ReleaseAction, Released, break_holders, holders, release};
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::lock::end::{EndHow, Ender, Ending};
 use crate::lock::{name, semaphore};
 use crate::model::Contender;
 use crate::output::{self, Column, Report, Table};
@@ -34,6 +35,8 @@ pub struct ReleaseArgs {
     pub yes: bool,
     /// Only list the holders that would be broken.
     pub dry_run: bool,
+    /// `--reason`, for the end records.
+    pub reason: Option<String>,
 }
 
 /// True when `action` deletes holders, which is asked about on a terminal
@@ -145,17 +148,29 @@ pub(crate) async fn run(globals: &Globals, args: ReleaseArgs) -> Result<ExitStat
         .into());
     }
     let mut report = Released::default();
+    let ending = Ending {
+        how: EndHow::Broken,
+        by: Ender::of_this_process(),
+        reason: args.reason.clone(),
+    };
     let result = match args.action {
         ReleaseAction::Token => {
             with_session(globals, async |session| {
-                release(session, &args.target, args.action, &mut report).await
+                release(session, &args.target, args.action, &ending, &mut report).await
             })
             .await
         }
         action => {
             let broke =
                 with_session_and_survey(globals, Ask::Connections, async |session, survey| {
-                    break_asked(globals, session, survey, &args, action, &mut report).await
+                    break_asked(
+                        globals,
+                        session,
+                        survey,
+                        (&args, action, &ending),
+                        &mut report,
+                    )
+                    .await
                 })
                 .await;
             match broke {
@@ -206,8 +221,7 @@ async fn break_asked(
     globals: &Globals,
     session: &Session,
     survey: &Survey,
-    args: &ReleaseArgs,
-    action: ReleaseAction,
+    (args, action, ending): (&ReleaseArgs, ReleaseAction, &Ending),
     report: &mut Released,
 ) -> Result<bool> {
     let mut found = holders(session, &args.target).await?;
@@ -240,6 +254,6 @@ async fn break_asked(
         question += "Delete them? [y/N] ";
         ask(question).await?;
     }
-    break_holders(session, action, found, report).await?;
+    break_holders(session, action, found, ending, report).await?;
     Ok(true)
 }

@@ -12,7 +12,7 @@ use crate::exit::ExitStatus;
 use crate::model::Contender;
 use crate::output::{self, Format, Layout, Printer};
 use crate::run::Signals;
-use crate::watch::{EventKind, Lasted, LockEvent, LockWatch};
+use crate::watch::{EventKind, HoldEnd, Lasted, LockEvent, LockWatch};
 use crate::zk;
 
 use super::{node_sequence, state};
@@ -272,8 +272,17 @@ fn lasted_text(lasted: &Lasted) -> String {
     if let Some(ms) = lasted.held_ms {
         text += &format!("  held {}", output::format_age_ms(ms));
     }
-    if let Some(end) = lasted.how {
-        text += &format!("  {} ({})", end.how.as_str(), end.evidence.as_str());
+    match &lasted.how {
+        Some(HoldEnd {
+            how, by: Some(by), ..
+        }) => {
+            let who = format!("{}@{} pid {}", by.user, by.host, by.pid);
+            let why = by.reason.as_deref().map(|reason| format!(": {reason}"));
+            let said = format!("{who}{}", why.unwrap_or_default());
+            text += &format!("  {} by {}", how.as_str(), output::inert(&said));
+        }
+        Some(end) => text += &format!("  {} ({})", end.how.as_str(), end.evidence.as_str()),
+        None => {}
     }
     text
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::end::{EndHow, Ender, Ending};
 use super::name::{self, ContenderKind, Dialect, own_prefix};
 use super::node;
 use super::owner::Owner;
@@ -29,6 +30,8 @@ pub(crate) struct LockSpec {
     /// A persistent node the server removes after this long unused, instead
     /// of an ephemeral node that dies with the session.
     pub ttl: Option<Duration>,
+    /// Who we are, for the end record of our node.
+    pub ender: Ender,
 }
 
 /// How long to wait for the lock.
@@ -318,15 +321,25 @@ impl<'s> Contention<'s> {
         Ok(known)
     }
 
-    /// Deletes our node, if we made one: the node we know, or, when the
-    /// create's answer was lost, the node found by our prefix and session.
+    /// Gives up: deletes our node, if we made one, with the end record
+    /// saying so.
     pub(crate) async fn abandon(&mut self) -> Result<(), zk::Error> {
+        self.end(EndHow::GaveUp).await
+    }
+
+    /// Deletes our node, if we made one (the node we know, or, when the
+    /// create's answer was lost, the node found by our prefix and session),
+    /// with the end record of `how` in its directory.
+    pub(crate) async fn end(&mut self, how: EndHow) -> Result<(), zk::Error> {
         let node = match self.node.take() {
             Some(node) => Some(node),
             None => self.find_own_node().await?,
         };
         if let Some(node) = node {
-            self.session.delete_own(&self.node_path(&node)).await?;
+            let node = self.node_path(&node);
+            let ending = Ending::new(how, self.spec.ender.clone());
+            let write = ending.write_for(&node, self.session.id());
+            self.session.delete_own(&node, write.as_ref()).await?;
         }
         Ok(())
     }

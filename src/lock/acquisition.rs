@@ -35,6 +35,7 @@ impl<'s> Acquisition<'s> {
                     dialect: spec.dialect,
                     max_leases,
                     data: spec.data,
+                    ender: spec.ender,
                 },
             ))),
             None => Acquisition::Lock(Contention::new(session, spec)),

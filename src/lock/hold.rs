@@ -5,9 +5,10 @@ use std::fmt;
 use std::time::Duration;
 
 use super::acquire::{AcquireError, Held};
+use super::end::{self, EndHow, EndRecord, Ender, Ending};
 use super::node;
 use crate::zk::monitor::{self, Lapse, LeaderEvidence};
-use crate::zk::{self, Class, NodeEvent, NodeWatch, Session, class_of, delete};
+use crate::zk::{self, Class, Deleted, NodeEvent, NodeWatch, Session, class_of, delete};
 
 /// What Curator's revocation writes into a holder's node.
 pub(crate) const REVOKE: &[u8] = b"__REVOKE__";
@@ -15,8 +16,9 @@ pub(crate) const REVOKE: &[u8] = b"__REVOKE__";
 /// Why a held lock is gone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Loss {
-    /// Our node was deleted (reaped, force-released).
-    Deleted,
+    /// Our node was deleted (reaped, force-released); with the end record
+    /// that names it, when whoever deleted it wrote one.
+    Deleted(Option<EndRecord>),
     /// `__REVOKE__` was written into our node.
     Revoked,
     /// The session expired or was closed.
@@ -29,7 +31,13 @@ pub(crate) enum Loss {
 impl fmt::Display for Loss {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Loss::Deleted => f.write_str("our lock node was deleted"),
+            Loss::Deleted(None) => f.write_str("our lock node was deleted"),
+            Loss::Deleted(Some(record)) => write!(
+                f,
+                "our lock node was deleted ({} by {})",
+                record.how.as_str(),
+                record.who_and_why()
+            ),
             Loss::Revoked => f.write_str("the lock was revoked (__REVOKE__ written to our node)"),
             Loss::SessionEnded(state) => write!(f, "the ZooKeeper session ended ({state})"),
             Loss::Silent(silent) => write!(
@@ -53,8 +61,8 @@ async fn node_lost(session: &Session, held: &Held, mut kept: Option<NodeWatch>) 
         };
         let (revoked, mut watch) = match watched {
             Ok(Some(watched)) => watched,
-            Ok(None) => return Loss::Deleted,
-            Err(err) if err.is_no_node() => return Loss::Deleted,
+            Ok(None) => return Loss::Deleted(None),
+            Err(err) if err.is_no_node() => return Loss::Deleted(None),
             Err(err) if err.cause().map(class_of) == Some(Class::Recoverable) => {
                 tokio::time::sleep(session.retry().backoff(attempt)).await;
                 attempt = attempt.saturating_add(1);
@@ -67,7 +75,7 @@ async fn node_lost(session: &Session, held: &Held, mut kept: Option<NodeWatch>) 
             return Loss::Revoked;
         }
         match watch.changed().await {
-            NodeEvent::Deleted => return Loss::Deleted,
+            NodeEvent::Deleted => return Loss::Deleted(None),
             NodeEvent::SessionEnded(state) => return Loss::SessionEnded(state),
             NodeEvent::Changed => {}
         }
@@ -115,6 +123,8 @@ pub(crate) struct HeldLock {
     /// Set once [`HeldLock::lost`] has found a lock gone: our node's name
     /// may then be another's.
     lost: Cell<Option<Loss>>,
+    /// Who we are, for the end records of our nodes.
+    ender: Ender,
 }
 
 /// One lock of a [`HeldLock`]: our node in it, and whose node that is.
@@ -176,6 +186,7 @@ impl HeldLock {
         evidence: LeaderEvidence,
         (first, rest): (Hold, Vec<Hold>),
         margin: Duration,
+        ender: Ender,
     ) -> Result<HeldLock, AcquireError> {
         if let Some(silent) = evidence.lapsed(session.session_timeout(), margin) {
             let path = first.held.lock.clone();
@@ -183,6 +194,7 @@ impl HeldLock {
                 session,
                 evidence,
                 std::iter::once(first).chain(rest).collect(),
+                ender,
             )
             .await;
             return Err(AcquireError::LeaderSilent { path, silent });
@@ -193,6 +205,7 @@ impl HeldLock {
             rest,
             evidence,
             lost: Cell::new(None),
+            ender,
         })
     }
 
@@ -229,30 +242,36 @@ impl HeldLock {
                 Lapse::Silent(silent) => Loss::Silent(silent),
             }),
         };
+        let loss = match loss {
+            Loss::Deleted(None) => Loss::Deleted(ended_by(&self.session, &which.held.node).await),
+            loss => loss,
+        };
         self.lost.set(Some(loss.clone()));
         (&which.held, loss)
     }
 
-    /// Lets the locks go: deletes our nodes and closes the session, all in
-    /// one round trip, then waits until the session is closed. If a delete
-    /// is lost with the connection, the client keeps closing the session
-    /// through reconnects, and the server removes our ephemeral nodes with
-    /// it. After a loss, only our own incarnation of each node is deleted
-    /// (see [`release_after_loss`]).
-    pub(crate) async fn release(self) -> Result<(), zk::Error> {
+    /// Lets the locks go: deletes our nodes, each with the end record of
+    /// `how` in its directory, and closes the session, all in one round
+    /// trip, then waits until the session is closed. If a delete is lost
+    /// with the connection, or a directory refuses the record, the client
+    /// keeps closing the session through reconnects, and the server
+    /// removes our ephemeral nodes with it. After a loss, only our own
+    /// incarnation of each node is deleted (see [`release_after_loss`]).
+    pub(crate) async fn release(self, how: EndHow) -> Result<(), zk::Error> {
         let HeldLock {
             session,
             first,
             rest,
             evidence,
             lost,
+            ender,
         } = self;
         let ours: Vec<Held> = std::iter::once(first)
             .chain(rest)
             .filter_map(Hold::ours_to_delete)
             .collect();
         match lost.into_inner() {
-            None => let_go(session, evidence, ours).await,
+            None => let_go(session, evidence, ours, &Ending::new(how, ender)).await,
             // The server removed our ephemeral nodes with the session.
             Some(Loss::SessionEnded(_)) => {
                 evidence.stop();
@@ -281,30 +300,47 @@ impl HeldLock {
 }
 
 /// Gives up the locks `holds` taken so far (some of a set, when another
-/// could not be had): deletes our nodes among them and closes the session.
-pub(crate) async fn give_up(session: Session, evidence: LeaderEvidence, holds: Vec<Hold>) {
+/// could not be had): deletes our nodes among them, saying so in their end
+/// records as `ender`, and closes the session.
+pub(crate) async fn give_up(
+    session: Session,
+    evidence: LeaderEvidence,
+    holds: Vec<Hold>,
+    ender: Ender,
+) {
     let ours = holds.into_iter().filter_map(Hold::ours_to_delete).collect();
-    if let Err(err) = let_go(session, evidence, ours).await {
+    let ending = Ending::new(EndHow::GaveUp, ender);
+    if let Err(err) = let_go(session, evidence, ours, &ending).await {
         tracing::warn!("could not remove our node: {err}");
     }
 }
 
-/// Deletes the nodes `ours` and closes the session in one round trip.
+/// Deletes the nodes `ours`, each with the record of `ending` in its
+/// directory, and closes the session in one round trip.
 async fn let_go(
     session: Session,
     evidence: LeaderEvidence,
     ours: Vec<Held>,
+    ending: &Ending,
 ) -> Result<(), zk::Error> {
     evidence.stop();
     // Sent now, before the close below: the server takes them in order.
     let deletes: Vec<_> = ours
         .iter()
-        .map(|held| session.send_delete(&held.node))
+        .map(|held| {
+            let write = ending.write_for(&held.node, session.id());
+            session.send_delete(&held.node, write.as_ref())
+        })
         .collect();
     let ((), deleted) = tokio::join!(session.close(), futures::future::join_all(deletes));
     for result in deleted {
         match result {
-            Ok(()) => {}
+            Ok(Deleted::Done) => {}
+            Ok(Deleted::WriteRefused) => {
+                tracing::info!(
+                    "no permission to write the end record; the closed session removes the node"
+                );
+            }
             Err(err) if err.class() != Class::Normal => {
                 tracing::info!("{err}: not confirmed; the closed session removes the node");
             }
@@ -313,6 +349,19 @@ async fn let_go(
     }
     Ok(())
 }
+
+/// The end record that names our node at `node`, in its directory, when
+/// one is there: who deleted it and why. Bounded: a lost lock is reported
+/// at once, with or without it.
+async fn ended_by(session: &Session, node: &str) -> Option<EndRecord> {
+    let dir = end::directory_for(node)?;
+    let read = tokio::time::timeout(END_READ_WAIT, session.get_data(dir)).await;
+    let (data, _) = read.ok()?.ok()?;
+    end::naming(&data, node, session.id())
+}
+
+/// How long a victim waits to read who broke its lock.
+const END_READ_WAIT: Duration = Duration::from_secs(1);
 
 /// After the lock was lost our node may be gone, and its name another's: a
 /// directory deleted and made again restarts its sequence numbers (HBase's
@@ -325,7 +374,9 @@ async fn release_after_loss(session: &Session, held: &Held) {
     match session.stat(&held.node).await {
         Ok(Some(stat)) if ours(&stat) => {
             let node = delete::Seen::new(held.node.clone(), &stat);
-            if let Err(err) = delete::delete_seen(session, [node], |_, _| {}).await {
+            if let Err(err) =
+                delete::delete_seen(session, [node], &delete::no_records, |_, _| {}).await
+            {
                 tracing::info!("{err}: the closed session removes our node");
             }
         }

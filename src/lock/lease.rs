@@ -20,6 +20,7 @@
 //! ([`LeaseContention::abandon`]).
 
 use super::acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, sleep_until};
+use super::end::{EndHow, Ender};
 use super::name::{ContenderKind, Dialect};
 use super::semaphore::{CURATOR_LEASES, CURATOR_LOCKS, kazoo_lock_path, kazoo_max_leases};
 use crate::zk::{self, ChildrenChange, ChildrenWatch, Class, Lifetime, Session, class_of, path};
@@ -35,6 +36,8 @@ pub(crate) struct SemaphoreSpec {
     pub max_leases: u32,
     /// The data of our lease and mutex nodes (the owner record).
     pub data: Vec<u8>,
+    /// Who we are, for the end records of our nodes.
+    pub ender: Ender,
 }
 
 /// One acquirer of a semaphore lease, before it holds one.
@@ -70,6 +73,7 @@ impl<'s> LeaseContention<'s> {
                     dialect: Dialect::Curator,
                     data: spec.data.clone(),
                     ttl: None,
+                    ender: spec.ender.clone(),
                 };
                 let prefix = format!("_c_{token}-lease-");
                 (
@@ -84,6 +88,7 @@ impl<'s> LeaseContention<'s> {
             dialect: spec.dialect,
             data: spec.data.clone(),
             ttl: None,
+            ender: spec.ender.clone(),
         };
         LeaseContention {
             session,
@@ -114,7 +119,7 @@ impl<'s> LeaseContention<'s> {
             return Ok(Outcome::NotAcquired);
         };
         // The lease is ours: the next acquirer may have the mutex.
-        self.mutex.abandon().await?;
+        self.mutex.end(EndHow::Released).await?;
         Ok(Outcome::Acquired(held))
     }
 
@@ -122,7 +127,7 @@ impl<'s> LeaseContention<'s> {
     pub(crate) async fn abandon(&mut self) -> Result<(), zk::Error> {
         match &mut self.lease {
             LeaseNode::Sequential(lease) => lease.abandon().await?,
-            LeaseNode::Named(lease) => self.session.delete_own(lease).await?,
+            LeaseNode::Named(lease) => self.session.delete_own(lease, None).await?,
         }
         self.mutex.abandon().await
     }

@@ -12,9 +12,9 @@
 
 use std::time::Duration;
 
-
 use super::acquire::{Held, LockSpec, Outcome, Patience, Waiting};
 use super::acquisition::{Acquisition, QueueChange};
+use super::end::Ender;
 use super::hold::{HeldLock, Hold, give_up};
 use super::name::{ContenderKind, Dialect};
 use super::nesting::{self, Enclosing};
@@ -158,6 +158,7 @@ pub(crate) async fn take(
     };
     let evidence = LeaderEvidence::track(&session);
     let patience = Patience::new(request.no_wait, request.timeout);
+    let ender = Ender::of_owner(&owner);
     let mut holds = Vec::new();
     for lock in &request.locks {
         let one = One {
@@ -169,17 +170,17 @@ pub(crate) async fn take(
         match one.take(&session, patience, events, signals).await {
             Ok(hold) => holds.push(hold),
             Err(not_taken) => {
-                give_up(session, evidence, holds).await;
+                give_up(session, evidence, holds, ender).await;
                 return Err(not_taken);
             }
         }
     }
     let mut holds = holds.into_iter();
     let Some(first) = holds.next() else {
-        give_up(session, evidence, Vec::new()).await;
+        give_up(session, evidence, Vec::new(), ender).await;
         return Err(failed(anyhow::anyhow!("no lock was named")));
     };
-    HeldLock::new(session, evidence, (first, holds.collect()), margin)
+    HeldLock::new(session, evidence, (first, holds.collect()), margin, ender)
         .await
         .map_err(failed)
 }
@@ -250,6 +251,7 @@ impl One<'_> {
             dialect: request.dialect,
             data: self.owner.to_bytes(),
             ttl: request.ttl,
+            ender: Ender::of_owner(self.owner),
         };
         let mut acquisition = Acquisition::new(session, spec, request.max_leases);
         events(Event::Queued(self.lock));

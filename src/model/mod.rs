@@ -9,6 +9,7 @@
 //! libraries store in their nodes (HBase's protobuf). Nothing here writes.
 
 pub(crate) mod chains;
+pub(crate) mod check;
 pub(crate) mod cycles;
 mod hbase;
 mod json;

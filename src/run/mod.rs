@@ -1,7 +1,7 @@
 //! Running a command under a lock: start it in its own process
 //! group behind a guard that kills the group if zklock dies (forked when
 //! zklock starts, see [`guard`], and handed down as a value to here), forward
-//! signals to it, and stop it when the lock is lost.
+//! signals to it, and stop it when the lock is lost or its time is up.
 
 pub(crate) mod detach;
 pub(crate) mod guard;
@@ -33,6 +33,9 @@ pub(crate) struct CommandSpec {
     pub kill_signal: i32,
     /// How long to wait after `kill_signal` before SIGKILL.
     pub kill_after: Duration,
+    /// `--max-hold`: how long the command may run before it is stopped as
+    /// on a loss.
+    pub max_hold: Option<Duration>,
 }
 
 /// How a supervised command ended.
@@ -43,15 +46,19 @@ pub(crate) enum Ending<L> {
     Exited(std::process::ExitStatus),
     /// The lock was lost and the command was stopped.
     Stopped(L),
+    /// The command ran its `max_hold` out and was stopped: its own exit
+    /// code then (128+n for the signal n that ended it).
+    OutOfTime(u8),
     /// The guard died before the command ended (killed from outside: its
     /// exit code, 128+n for signal n); the command's group was stopped.
     GuardDied(u8),
 }
 
 /// Runs the command until it and every other process of its group have
-/// ended, forwarding `signals` to the group. If `lost` resolves first, the
-/// group gets the kill signal, then SIGKILL after the grace period, and the
-/// loss is returned. Whichever way it ends, no process of the group is left
+/// ended, forwarding `signals` to the group. If `lost` resolves first, or
+/// the command has run the spec's `max_hold`, the group gets the kill
+/// signal, then SIGKILL after the grace period, and the loss (or the
+/// command's status) is returned. Whichever way it ends, no process of the group is left
 /// when this returns (but those that left the group on purpose, and a guard
 /// that has made its report and is only exiting).
 ///
@@ -84,6 +91,14 @@ pub(crate) async fn supervise<L>(
     // the lock can go at once, without waiting for the guard's own end.
     let report = report.status();
     tokio::pin!(report);
+    // Counted from the command's start, as timeout(1) counts.
+    let out_of_time = async {
+        match spec.max_hold {
+            Some(max_hold) => tokio::time::sleep(max_hold).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(out_of_time);
     loop {
         tokio::select! {
             reported = &mut report => {
@@ -103,6 +118,17 @@ pub(crate) async fn supervise<L>(
             loss = &mut lost => {
                 group.stop(spec).await;
                 return Ok(Ending::Stopped(loss));
+            }
+            () = &mut out_of_time => {
+                tracing::info!("the command has run its --max-hold out");
+                group.stop(spec).await;
+                // The guard reports the command's status once the group is
+                // gone, unless SIGKILL took the guard too.
+                let status = match (&mut report).await {
+                    Some(status) => status,
+                    None => group.guard_exit().await,
+                };
+                return Ok(Ending::OutOfTime(exit_code(std::process::ExitStatus::from_raw(status))));
             }
         }
     }

@@ -8,18 +8,22 @@
 //! ended).
 //!
 //! ZooKeeper does not say who deleted a node, so how a hold ended rests on
-//! what a client can see right after: the `__REVOKE__` its node last held;
+//! what a client can see right after: the end record a zklock wrote into
+//! the lock directory in the transaction that deleted it, when it names
+//! the node (read once per directory, after the change: a later end may
+//! have written over it already); the `__REVOKE__` its node last held;
 //! another node of its session still in the tree (the session lives); else
 //! what the ensemble members say of the session's connections.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use crate::lock::end::{self, EndRecord};
 use crate::lock::hold::REVOKE;
 use crate::zk::sessions::{self, Ask, Survey};
-use crate::zk::{ConnectOptions, Hosts};
+use crate::zk::{ConnectOptions, Hosts, Session};
 
-use super::events::{EventKind, Evidence, HoldEnd, How, LockEvent};
+use super::events::{EndedBy, EventKind, Evidence, HoldEnd, How, LockEvent};
 
 /// The least time between two surveys of the ensemble, so that a busy tree
 /// costs its members at most one `cons` each per interval.
@@ -127,14 +131,36 @@ impl SessionProbe {
     }
 
     /// Adds `how` to each `released` event of `events`. `live_sessions`
-    /// are the sessions of every contender still in the watched tree.
-    pub(super) async fn explain(&mut self, events: &mut [LockEvent], live_sessions: &HashSet<i64>) {
+    /// are the sessions of every contender still in the watched tree;
+    /// `records` the end records of their directories, by path.
+    pub(super) async fn explain(
+        &mut self,
+        events: &mut [LockEvent],
+        live_sessions: &HashSet<i64>,
+        records: &HashMap<String, EndRecord>,
+    ) {
         let mut survey = None;
         for event in events.iter_mut().filter(|e| e.kind == EventKind::Released) {
             let Some(contender) = &event.contender else {
                 continue;
             };
             let session = contender.session();
+            let record = end::directory_for(&contender.path)
+                .and_then(|dir| records.get(dir))
+                .filter(|record| record.names(&contender.path, session));
+            if let Some(record) = record {
+                event.lasted.how = Some(HoldEnd {
+                    how: record.how.into(),
+                    evidence: Evidence::EndRecord,
+                    by: Some(EndedBy {
+                        user: record.by.user.clone(),
+                        host: record.by.host.clone(),
+                        pid: record.by.pid,
+                        reason: record.reason.clone(),
+                    }),
+                });
+                continue;
+            }
             let (how, evidence) = if contender.data == REVOKE {
                 (How::Revoked, Evidence::RevokeWritten)
             } else if session == 0 {
@@ -154,9 +180,37 @@ impl SessionProbe {
                     None => (How::Unknown, Evidence::MembersSilent),
                 }
             };
-            event.lasted.how = Some(HoldEnd { how, evidence });
+            event.lasted.how = Some(HoldEnd {
+                how,
+                evidence,
+                by: None,
+            });
         }
     }
+}
+
+/// The end records in the directories of the holds that `events` end, by
+/// directory, each read once; a directory that cannot be read, or holds
+/// none, has none.
+pub(super) async fn end_records(
+    session: &Session,
+    events: &[LockEvent],
+) -> HashMap<String, EndRecord> {
+    let dirs: HashSet<&str> = events
+        .iter()
+        .filter(|event| event.kind == EventKind::Released)
+        .filter_map(|event| event.contender.as_ref())
+        .filter_map(|contender| end::directory_for(&contender.path))
+        .collect();
+    let reads = dirs.into_iter().map(|dir| async move {
+        let (data, _) = session.get_data(dir).await.ok()?;
+        Some((dir.to_owned(), EndRecord::parse(&data)?))
+    });
+    futures::future::join_all(reads)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// What the survey says of `session`: a member lists a connection of it

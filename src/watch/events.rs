@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::clock;
 use crate::lock::ContenderMode;
+use crate::lock::end::EndHow;
 use crate::model::{Contender, Lock};
 use crate::zk;
 
@@ -109,10 +110,21 @@ pub(crate) struct Lasted {
 }
 
 /// How a hold ended, and what says so.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct HoldEnd {
     pub how: How,
     pub evidence: Evidence,
+    /// Who ended it and why, when an end record says so.
+    pub by: Option<EndedBy>,
+}
+
+/// Who ended a hold and why, from the end record zklock wrote.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct EndedBy {
+    pub user: String,
+    pub host: String,
+    pub pid: u32,
+    pub reason: Option<String>,
 }
 
 /// How a hold ended, as far as a client can tell: ZooKeeper does not say
@@ -127,8 +139,30 @@ pub(crate) enum How {
     SessionEnded,
     /// `__REVOKE__` was written into the node before it went.
     Revoked,
+    /// A zklock holder let go.
+    Released,
+    /// A zklock holding part of a set of locks gave up the set.
+    GaveUp,
+    /// A zklock holder stopped its command at `--max-hold` and let go.
+    MaxHold,
+    /// `zklock release` deleted it.
+    Broken,
+    /// `zklock reap` deleted it.
+    Reaped,
     /// Nothing tells.
     Unknown,
+}
+
+impl From<EndHow> for How {
+    fn from(how: EndHow) -> How {
+        match how {
+            EndHow::Released => How::Released,
+            EndHow::GaveUp => How::GaveUp,
+            EndHow::MaxHold => How::MaxHold,
+            EndHow::Broken => How::Broken,
+            EndHow::Reaped => How::Reaped,
+        }
+    }
 }
 
 impl How {
@@ -138,15 +172,25 @@ impl How {
             How::DeletedWhileSessionAlive => "deleted_while_session_alive",
             How::SessionEnded => "session_ended",
             How::Revoked => "revoked",
+            How::Released => "released",
+            How::GaveUp => "gave_up",
+            How::MaxHold => "max_hold",
+            How::Broken => "broken",
+            How::Reaped => "reaped",
             How::Unknown => "unknown",
         }
     }
 
     /// Every value, for counters that start at 0.
-    pub(crate) const ALL: [How; 4] = [
+    pub(crate) const ALL: [How; 9] = [
         How::DeletedWhileSessionAlive,
         How::SessionEnded,
         How::Revoked,
+        How::Released,
+        How::GaveUp,
+        How::MaxHold,
+        How::Broken,
+        How::Reaped,
         How::Unknown,
     ];
 }
@@ -167,6 +211,9 @@ pub(crate) enum Evidence {
     MembersSilent,
     /// A persistent node (a TTL lock) has no session to ask about.
     NoSession,
+    /// The end record zklock wrote into the lock directory as it deleted
+    /// the node names it.
+    EndRecord,
 }
 
 impl Evidence {
@@ -179,6 +226,7 @@ impl Evidence {
             Evidence::SessionListedNowhere => "no ensemble member lists its session",
             Evidence::MembersSilent => "some ensemble member could not be asked",
             Evidence::NoSession => "a persistent node has no session",
+            Evidence::EndRecord => "the end record written with the delete names it",
         }
     }
 }
@@ -202,6 +250,7 @@ struct LockEventJson<'a> {
     waited_ms: Option<i64>,
     how: Option<How>,
     how_evidence: Option<Evidence>,
+    ended_by: Option<&'a EndedBy>,
 }
 
 impl Serialize for LockEvent {
@@ -222,8 +271,9 @@ impl Serialize for LockEvent {
             waiters: self.waiters,
             held_ms: self.lasted.held_ms,
             waited_ms: self.lasted.waited_ms,
-            how: self.lasted.how.map(|end| end.how),
-            how_evidence: self.lasted.how.map(|end| end.evidence),
+            how: self.lasted.how.as_ref().map(|end| end.how),
+            how_evidence: self.lasted.how.as_ref().map(|end| end.evidence),
+            ended_by: self.lasted.how.as_ref().and_then(|end| end.by.as_ref()),
         }
         .serialize(serializer)
     }

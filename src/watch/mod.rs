@@ -52,7 +52,7 @@ use crate::zk::{self, ConnectOptions, Session, path};
 
 use ends::{SessionProbe, Timings};
 use events::Counts;
-pub(crate) use events::{EventKind, How, Lasted, LockEvent};
+pub(crate) use events::{EventKind, HoldEnd, How, Lasted, LockEvent};
 use feed::{Feed, FeedEvent, NodeChanges, WatchMethod, arm, read_tree_armed, wait};
 use queue::LiveQueue;
 use sites::{affected_sites, changed_contenders, owner_of_part};
@@ -297,8 +297,9 @@ impl LockWatch {
                 let mut events = events;
                 self.timings.annotate(&mut events);
                 if events.iter().any(|e| e.kind == EventKind::Released) {
+                    let records = ends::end_records(&self.session, &events).await;
                     let live = self.sessions();
-                    self.probe.explain(&mut events, &live).await;
+                    self.probe.explain(&mut events, &live, &records).await;
                 }
                 return Ok(Some(events));
             }

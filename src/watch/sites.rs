@@ -16,7 +16,9 @@ use super::feed::NodeChanges;
 /// The changes among `changes` that touch the lock at `site`, when each is
 /// of a contender node directly in it: then reading those nodes again is
 /// reading the lock again. `None` when anything else there changed (the
-/// directory itself, a part of a semaphore, something named otherwise).
+/// directory's children, a part of a semaphore, something named
+/// otherwise). A new end record in the directory's data changes no one's
+/// standing: it is read for the ends it explains, not as the lock.
 pub(super) fn changed_contenders<'c>(
     target: &str,
     site: &str,
@@ -25,7 +27,7 @@ pub(super) fn changed_contenders<'c>(
     let mut changed = Vec::new();
     for (node, change) in changes {
         let touches = affected_sites(target, &BTreeSet::from([node.clone()]));
-        if !touches.contains(site) {
+        if !touches.contains(site) || (node == site && *change == zk::NodeChange::DataChanged) {
             continue;
         }
         let contender_here = path::parent(node) == Some(site)

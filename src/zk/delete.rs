@@ -16,7 +16,15 @@
 //! transaction, which costs it far less than as many single requests. A
 //! multi is all or nothing, so when one delete in it fails (the node
 //! changed, went, or has children) that node's outcome is known and the
-//! others are sent again one by one. Up to [`IN_FLIGHT`] batches are
+//! others are sent again one by one.
+//!
+//! The caller may have something written into each directory in the
+//! transaction that deletes nodes in it (zklock's end record, naming them):
+//! one write per directory per batch, ahead of the deletes. A directory
+//! whose ACL refuses the write must not stop the deletes, which is what
+//! deleting had the power to do before: the batch is then sent again as
+//! plain deletes, one by one, as are the others of a batch where one
+//! delete failed. Up to [`IN_FLIGHT`] batches are
 //! outstanding at once (the client sends a request the moment it is made),
 //! sent in the order given; ZooKeeper applies one session's requests in
 //! order.
@@ -108,9 +116,13 @@ impl Deletion {
 /// any other error (the session is lost, no permission): no new batch is
 /// sent then, the batches already sent are waited for and their outcomes
 /// reported, and the first error is returned.
+///
+/// `records` says what to write into a directory in the transaction that
+/// deletes the given nodes of it; `None` for nothing ([`no_records`]).
 pub(crate) async fn delete_seen(
     session: &Session,
     nodes: impl IntoIterator<Item = Seen>,
+    records: &impl Fn(&str, &[&Seen]) -> Option<Vec<u8>>,
     mut on_done: impl FnMut(&Seen, Deletion),
 ) -> Result<(), Error> {
     let batcher = Batcher::new(session);
@@ -131,7 +143,7 @@ pub(crate) async fn delete_seen(
             Ok(if same.is_empty() {
                 None
             } else {
-                Some(delete_batch(session, same)?)
+                Some(delete_batch(session, same, records)?)
             })
         }) {
             Ok(sent) => in_flight.extend(sent),
@@ -198,28 +210,67 @@ async fn confirm(
     Ok((same, others))
 }
 
-/// Sends the deletes of `batch` now, as one multi request, and returns the
-/// wait for their outcomes.
-fn delete_batch(
-    session: &Session,
+/// Writes nothing into any directory.
+pub(crate) fn no_records(_: &str, _: &[&Seen]) -> Option<Vec<u8>> {
+    None
+}
+
+/// What `records` writes into each directory of `batch` with the nodes of
+/// it there, in the order the directories first come.
+fn directory_writes(
+    batch: &[Seen],
+    records: &impl Fn(&str, &[&Seen]) -> Option<Vec<u8>>,
+) -> Vec<(String, Vec<u8>)> {
+    let mut dirs: Vec<(&str, Vec<&Seen>)> = Vec::new();
+    for node in batch {
+        let dir = path::parent(&node.path).unwrap_or("/");
+        match dirs.iter_mut().find(|(known, _)| *known == dir) {
+            Some((_, nodes)) => nodes.push(node),
+            None => dirs.push((dir, vec![node])),
+        }
+    }
+    dirs.into_iter()
+        .filter_map(|(dir, nodes)| records(dir, &nodes).map(|data| (dir.to_owned(), data)))
+        .collect()
+}
+
+/// Sends the deletes of `batch` now, as one multi request behind what
+/// `records` writes into their directories, and returns the wait for their
+/// outcomes.
+fn delete_batch<'s, R: Fn(&str, &[&Seen]) -> Option<Vec<u8>>>(
+    session: &'s Session,
     batch: Vec<Seen>,
-) -> Result<impl Future<Output = Result<Vec<(Seen, Deletion)>, Error>> + '_, Error> {
+    records: &R,
+) -> Result<impl Future<Output = Result<Vec<(Seen, Deletion)>, Error>> + use<'s, R>, Error> {
+    let writes = directory_writes(&batch, records);
     let mut writer = session.client().new_multi_writer();
+    for (dir, data) in &writes {
+        writer
+            .add_set_data(dir, data, None)
+            .map_err(|e| Error::op("write", dir, e))?;
+    }
     for node in &batch {
         writer
             .add_delete(&node.path, Some(node.version))
             .map_err(|e| Error::op("delete", &node.path, e))?;
     }
     let commit = writer.commit();
+    let written = writes.len();
     Ok(async move {
         match commit.await {
             Ok(_) => Ok(batch
                 .into_iter()
                 .map(|node| (node, Deletion::Deleted))
                 .collect()),
+            Err(zkc::MultiWriteError::OperationFailed { index, source }) if index < written => {
+                // A directory refused its record (or went): nothing was
+                // done; the deletes go alone.
+                tracing::info!("deleting without the directories' records after {source}");
+                one_by_one(session, batch, 0).await
+            }
             Err(zkc::MultiWriteError::OperationFailed { index, source }) => {
                 let mut others = batch;
-                let failed = others.remove(index);
+                let failed = others.remove(index - written);
                 let deletion = outcome(&failed, source, 0)?;
                 let mut outcomes = one_by_one(session, others, 0).await?;
                 outcomes.push((failed, deletion));

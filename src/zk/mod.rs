@@ -27,7 +27,7 @@ use zookeeper_client as zkc;
 pub(crate) use acl::NodeAcl;
 pub(crate) use error::{Class, Error, Failure, NoSession, Trouble, class_of};
 pub use hosts::Hosts;
-pub(crate) use nodes::{ChildrenChange, ChildrenWatch, Lifetime};
+pub(crate) use nodes::{ChildrenChange, ChildrenWatch, Deleted, DirWrite, Lifetime};
 pub use retry::RetryPolicy;
 pub(crate) use secure::{SaslConfig, Secret, Secured, TlsConfig};
 pub(crate) use watches::{

@@ -4,6 +4,8 @@
 //! at a version, and listing children with a watch on them.
 
 use std::future::Future;
+
+use futures::future::Either;
 use std::time::Duration;
 
 use zookeeper_client as zkc;
@@ -17,6 +19,23 @@ pub enum Lifetime {
     Persistent,
     /// Until deleted or this session ends.
     Ephemeral,
+}
+
+/// A write into a node's directory made in the same transaction as the
+/// node's delete, so that whoever sees the node go can read why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirWrite {
+    pub dir: String,
+    pub data: Vec<u8>,
+}
+
+/// How a delete went, when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deleted {
+    /// The node is gone (with the write, when one was asked for).
+    Done,
+    /// The directory's ACL refused the write: nothing was done.
+    WriteRefused,
 }
 
 /// How a watched listing ended.
@@ -142,33 +161,78 @@ impl Session {
         Ok(())
     }
 
-    /// Sends a delete of `path` (any version) before returning; the future
-    /// gives the answer, "no node" counting as done. Sent at once, so a
-    /// request made after this call (closing the session) reaches the
+    /// Sends a delete of `path` (any version) before returning, with
+    /// `write` into its directory in the same transaction when given; the
+    /// future gives the answer, "no node" counting as done. Sent at once,
+    /// so a request made after this call (closing the session) reaches the
     /// server after the delete. One attempt.
     pub fn send_delete(
         &self,
         path: &str,
-    ) -> impl Future<Output = Result<(), Error>> + Send + use<> {
-        let sent = self.client().delete(path, None);
+        write: Option<&DirWrite>,
+    ) -> impl Future<Output = Result<Deleted, Error>> + Send + use<> {
+        let sent = match write {
+            None => Either::Left(self.client().delete(path, None)),
+            Some(write) => Either::Right(self.send_delete_writing(path, write)),
+        };
         let path = path.to_owned();
         async move {
-            match sent.await {
-                Ok(()) | Err(zkc::Error::NoNode) => Ok(()),
-                Err(err) => Err(Error::op("delete", &path, err)),
+            match sent {
+                Either::Left(sent) => match sent.await {
+                    Ok(()) | Err(zkc::Error::NoNode) => Ok(Deleted::Done),
+                    Err(err) => Err(Error::op("delete", &path, err)),
+                },
+                Either::Right(sent) => sent.await.map_err(|err| Error::op("delete", &path, err)),
             }
         }
     }
 
-    /// Deletes our own node, retrying through connection loss until it is
-    /// gone or the session has ended. "No node" counts as done: a retry of
-    /// a delete that went through, or a node the server already removed.
-    /// So does an ended session: the server removes its ephemeral nodes.
-    pub async fn delete_own(&self, path: &str) -> Result<(), Error> {
+    /// Sends the write, then the delete of `path`, as one multi.
+    fn send_delete_writing(
+        &self,
+        path: &str,
+        write: &DirWrite,
+    ) -> impl Future<Output = Result<Deleted, zkc::Error>> + Send + use<> {
+        let mut multi = self.client().new_multi_writer();
+        let added = multi
+            .add_set_data(&write.dir, &write.data, None)
+            .and_then(|()| multi.add_delete(path, None));
+        let sent = added.map(|()| multi.commit());
+        async move {
+            match sent?.await {
+                Ok(_) => Ok(Deleted::Done),
+                Err(zkc::MultiWriteError::OperationFailed { index, source }) => {
+                    match (index, source) {
+                        // The directory or the node is gone: so is the node.
+                        (_, zkc::Error::NoNode) => Ok(Deleted::Done),
+                        (0, zkc::Error::NoAuth) => Ok(Deleted::WriteRefused),
+                        (_, err) => Err(err),
+                    }
+                }
+                Err(zkc::MultiWriteError::RequestFailed { source }) => Err(source),
+            }
+        }
+    }
+
+    /// Deletes our own node, with `write` into its directory in the same
+    /// transaction when given and allowed (else a plain delete), retrying
+    /// through connection loss until it is gone or the session has ended.
+    /// "No node" counts as done: a retry of a delete that went through, or
+    /// a node the server already removed. So does an ended session: the
+    /// server removes its ephemeral nodes.
+    pub async fn delete_own(&self, path: &str, mut write: Option<&DirWrite>) -> Result<(), Error> {
         let mut attempt = 0;
         loop {
-            match self.send_delete(path).await {
-                Ok(()) => return Ok(()),
+            match self.send_delete(path, write).await {
+                Ok(Deleted::Done) => return Ok(()),
+                Ok(Deleted::WriteRefused) => {
+                    if let Some(refused) = write.take() {
+                        tracing::info!(
+                            "no permission to write {}: deleting {path} alone",
+                            refused.dir
+                        );
+                    }
+                }
                 Err(err) if err.class() == Class::Recoverable => {
                     tracing::info!("retrying delete of {path} after {err}");
                     tokio::time::sleep(self.retry().backoff(attempt)).await;

@@ -9,13 +9,14 @@ use crate::support::Zklock;
 use crate::support::secured::require_tool;
 use zklock::cli;
 
-const SUBCOMMANDS: [&str; 13] = [
+const SUBCOMMANDS: [&str; 14] = [
     "",
     "lock",
     "rlock",
     "wlock",
     "sem",
     "release",
+    "check",
     "stat",
     "ls",
     "dump",

@@ -35,6 +35,7 @@ mod contrib;
 mod deadlocks;
 mod docs;
 mod elections;
+mod ends;
 mod errors;
 mod faults;
 mod generated;

@@ -265,15 +265,68 @@ fn a_hold_under_way_when_the_watch_began_has_no_duration_and_a_delete_by_another
     env.zk().mkdir_p("/locks/o");
     let node = env.zk().create_ephemeral_sequential("/locks/o/lock-", b"");
     let mut watching = watch(&env, "o");
-    env.zklock(["release", &node]).run().assert_success();
+    // ZooKeeper does not say who deleted it, but zklock's end record does.
+    env.zklock(["release", &node, "--reason", "a test"])
+        .run()
+        .assert_success();
     let released = expect(&mut watching, "released", &node);
     assert_eq!(released.held_ms, None, "{released:#?}");
-    // ZooKeeper does not say who deleted it: its session lives, that is all.
+    assert_eq!(
+        (released.how.as_deref(), released.how_evidence.as_deref()),
+        (Some("broken"), Some("end_record")),
+        "{released:#?}"
+    );
+    let by = released.ended_by.expect("who broke it");
+    assert_eq!(by.reason.as_deref(), Some("a test"));
+    // A delete by another client writes none: its session lives, that is all.
+    let other = env.zk().create_ephemeral_sequential("/locks/o/lock-", b"");
+    expect(&mut watching, "acquired", &other);
+    env.connect().delete(&other);
+    let released = expect(&mut watching, "released", &other);
     assert_eq!(
         released.how.as_deref(),
         Some("deleted_while_session_alive"),
         "{released:#?}"
     );
+}
+
+#[test]
+fn the_exporter_counts_clean_releases_as_released_and_a_break_as_broken() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/n");
+    let (mut running, address) = exporter(env.zklock(Vec::<&str>::new()), &[]);
+    let ends = || {
+        by_label(
+            &get(&address, "/metrics", None).expect("an answer").2,
+            "zklock_hold_ends_total",
+            "how",
+        )
+    };
+    // Each hold lasts long enough for the watch to read its node: one that
+    // comes and goes between two readings is not seen at all.
+    for _ in 0..12 {
+        env.zklock(["lock", "n", "--", "sleep", "0.2"])
+            .run()
+            .assert_success();
+    }
+    let (mut holder, token) = hold(&env, "n");
+    env.zklock(["release", &token]).run().assert_success();
+    holder.wait(WAIT).assert_code(4);
+    wait_until(WAIT, "13 ends counted", || {
+        ends().values().sum::<f64>() == 13.0
+    });
+    let counted = ends();
+    assert_eq!(
+        (
+            counted["released"],
+            counted["broken"],
+            counted["session_ended"]
+        ),
+        (12.0, 1.0, 0.0),
+        "{counted:?}"
+    );
+    running.signal(libc::SIGTERM);
+    running.wait(WAIT).assert_success();
 }
 
 #[test]
@@ -431,7 +484,12 @@ fn the_exporter_counts_every_how_from_0_reads_nothing_for_a_scrape_and_stops_on_
     );
     let scrape = || get(&address, "/metrics", None).expect("an answer").2;
     let every_how = [
+        "broken",
         "deleted_while_session_alive",
+        "gave_up",
+        "max_hold",
+        "reaped",
+        "released",
         "revoked",
         "session_ended",
         "unknown",

@@ -17,6 +17,7 @@ use support::peers::{self, Library, acquired, peer};
 use support::proxy::{FaultProxy, Trigger, op};
 use support::{TestEnv, Zk, wait_until};
 use zklock::admin::reap::{self, Selector};
+use zklock::lock::end::{EndHow, Ender, Ending};
 use zklock::zk::{self, ConnectOptions, Hosts, RetryPolicy};
 use zookeeper_client as zkc;
 
@@ -291,7 +292,8 @@ fn a_node_that_changes_between_reading_and_deleting_is_left_alone() {
     // is not left empty.
     holder.set(&nodes[0], b"still here");
     holder.delete(&nodes[2]);
-    let (reaped, result) = runtime.block_on(reap::execute(&session, &plan.nodes, |_| {}));
+    let ending = Ending::new(EndHow::Reaped, Ender::of_this_process());
+    let (reaped, result) = runtime.block_on(reap::execute(&session, &plan.nodes, &ending, |_| {}));
     result.expect("execute");
     assert_eq!(reaped.deleted, [nodes[1].clone()]);
     assert_eq!(reaped.gone, [nodes[2].clone()]);

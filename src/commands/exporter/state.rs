@@ -135,7 +135,11 @@ impl State {
                 if let Some(ms) = event.lasted.held_ms {
                     self.hold_durations.observe(seconds(ms));
                 }
-                let how = event.lasted.how.map_or(How::Unknown, |end| end.how);
+                let how = event
+                    .lasted
+                    .how
+                    .as_ref()
+                    .map_or(How::Unknown, |end| end.how);
                 *self.hold_ends.entry(how).or_default() += 1;
                 if event.holders == 0 {
                     self.held_since.remove(&event.lock);

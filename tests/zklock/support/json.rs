@@ -189,10 +189,23 @@ pub struct WatchEvent {
     /// On `acquired`, when the watch saw the wait begin.
     pub waited_ms: Option<i64>,
     /// On `released`: `deleted_while_session_alive`, `session_ended`,
-    /// `revoked` or `unknown`.
+    /// `revoked`, what an end record says (`released`, `gave_up`,
+    /// `max_hold`, `broken`, `reaped`) or `unknown`.
     pub how: Option<String>,
     /// What `how` rests on.
     pub how_evidence: Option<String>,
+    /// Who ended the hold and why, from the end record.
+    pub ended_by: Option<EndedBy>,
+}
+
+/// The zklock that ended a hold, as a watch event names it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct EndedBy {
+    pub user: String,
+    pub host: String,
+    pub pid: u32,
+    pub reason: Option<String>,
 }
 
 /// `reap -o json`: `{"deleted", "skipped"}`.

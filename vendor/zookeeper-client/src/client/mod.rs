@@ -2218,9 +2218,12 @@ impl<'a> MultiWriter<'a> {
     ///
     /// # Notable errors
     /// * [Error::BadVersion] if check version failed.
+    ///
+    /// The returned future does not borrow the client: the request is sent before this returns, and
+    /// its answer may be awaited after the client is dropped (a delete sent just before a close).
     pub fn commit(
         &mut self,
-    ) -> impl Future<Output = std::result::Result<Vec<MultiWriteResult>, MultiWriteError>> + Send + 'a {
+    ) -> impl Future<Output = std::result::Result<Vec<MultiWriteResult>, MultiWriteError>> + Send + 'static {
         let request = self.build_request();
         Client::resolve(self.commit_internally(request))
     }
@@ -2230,14 +2233,14 @@ impl<'a> MultiWriter<'a> {
         &self,
         request: MarshalledRequest,
     ) -> Result<
-        Either<impl Future<Output = Result<Vec<MultiWriteResult>, MultiWriteError>> + Send + 'a, Vec<MultiWriteResult>>,
+        Either<impl Future<Output = Result<Vec<MultiWriteResult>, MultiWriteError>> + Send + 'static, Vec<MultiWriteResult>>,
         MultiWriteError,
     > {
         if request.is_empty() {
             return Ok(Right(Vec::default()));
         }
         let receiver = self.client.send_marshalled_request(request);
-        let client = self.client;
+        let chroot = self.client.chroot.clone();
         Ok(Left(async move {
             let (body, _) = receiver.await?;
             let response = record::unmarshal::<Vec<MultiWriteResponse>>(&mut body.as_slice())?;
@@ -2248,7 +2251,7 @@ impl<'a> MultiWriter<'a> {
                     MultiWriteResponse::Check => results.push(MultiWriteResult::Check),
                     MultiWriteResponse::Delete => results.push(MultiWriteResult::Delete),
                     MultiWriteResponse::Create { mut path, stat } => {
-                        path = util::strip_root_path(path, client.chroot.root())?;
+                        path = util::strip_root_path(path, chroot.root())?;
                         results.push(MultiWriteResult::Create { path: path.to_string(), stat });
                     },
                     MultiWriteResponse::SetData { stat } => results.push(MultiWriteResult::SetData { stat }),
