@@ -16,6 +16,9 @@ _zklock() {
             ",$1")
                 cmd="zklock"
                 ;;
+            zklock,check)
+                cmd="zklock__subcmd__check"
+                ;;
             zklock,completions)
                 cmd="zklock__subcmd__completions"
                 ;;
@@ -66,6 +69,9 @@ _zklock() {
                 ;;
             zklock,wlock)
                 cmd="zklock__subcmd__wlock"
+                ;;
+            zklock__subcmd__help,check)
+                cmd="zklock__subcmd__help__subcmd__check"
                 ;;
             zklock__subcmd__help,completions)
                 cmd="zklock__subcmd__help__subcmd__completions"
@@ -125,12 +131,118 @@ _zklock() {
 
     case "${cmd}" in
         zklock)
-            opts="-C -H -o -q -v -h -V --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help --version lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help"
+            opts="-C -H -o -q -v -h -V --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help --version lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -H)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl)
+                    COMPREPLY=($(compgen -W "digest-md5 gssapi" -- "${cur}"))
+                    return 0
+                    ;;
+                --sasl-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-service)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --acl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --admin-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__check)
+            opts="-C -H -o -q -v -h --fence --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --fence)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -651,8 +763,22 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help)
-            opts="lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help"
+            opts="lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1021,7 +1147,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__lock)
-            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --max-hold --preserve-status --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1068,6 +1194,10 @@ _zklock() {
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-hold)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1300,7 +1430,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__man)
-            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1402,7 +1532,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__reap)
-            opts="-y -C -H -o -q -v -h --older-than --session --all --empty --dry-run --yes --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-y -C -H -o -q -v -h --older-than --session --all --empty --dry-run --yes --reason --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1413,6 +1543,10 @@ _zklock() {
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1512,13 +1646,17 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__release)
-            opts="-y -C -H -o -q -v -h --holders --revoke --force-after --if-exists --yes --dry-run --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-y -C -H -o -q -v -h --holders --revoke --force-after --if-exists --yes --dry-run --reason --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --force-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1618,7 +1756,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__rlock)
-            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --max-hold --preserve-status --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1665,6 +1803,10 @@ _zklock() {
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-hold)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1764,7 +1906,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__sem)
-            opts="-n -w -E -C -H -o -q -v -h --max-leases --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --max-leases --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --max-hold --preserve-status --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1815,6 +1957,10 @@ _zklock() {
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-hold)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2236,7 +2382,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__wlock)
-            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-n -w -E -C -H -o -q -v -h --no-wait --timeout --conflict-exit-code --data --record-command --dialect --allow-odd-name --shell --detach --lease --while-pid --ttl --kill-signal --kill-after --max-hold --preserve-status --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2283,6 +2429,10 @@ _zklock() {
                     return 0
                     ;;
                 --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-hold)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

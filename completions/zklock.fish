@@ -60,6 +60,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -f -a "rlock" -d 'Take the r
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "check" -d 'Tell whether each TOKEN\'s node holds its lock now, after a sync (exit 0 when all do, 1 when one does not): for the resource a lock guards, or the command before a write'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
@@ -79,11 +80,12 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l dialect -d 'Whose
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lease -d 'With --detach: release after this long (a command under the lock is bounded by --max-hold)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -112,6 +114,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l record-command -d
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -126,11 +129,12 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l dialect -d 'Whos
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lease -d 'With --detach: release after this long (a command under the lock is bounded by --max-hold)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -159,6 +163,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l record-command -
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -173,11 +178,12 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l dialect -d 'Whos
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lease -d 'With --detach: release after this long (a command under the lock is bounded by --max-hold)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -206,6 +212,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l record-command -
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -221,11 +228,12 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l dialect -d 'Whose 
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lease -d 'With --detach: release after this long (to bound a command, run it under timeout(1))' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lease -d 'With --detach: release after this long (a command under the lock is bounded by --max-hold)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -254,6 +262,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l record-command -d 
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l detach -d 'Leave a background holder with the lock, print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -262,6 +271,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l no-trunc -d 'The s
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete the holders still there after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l reason -d 'Why: kept in the end record written into the lock directory with each delete, which watch, the exporter and the broken holder read' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -297,6 +307,37 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -s q -l quiet -d 
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l fence -d 'The fencing token the node must have (its czxid, $ZKLOCK_FENCE): a node made again under the same name has another; once per TOKEN, in order' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand check" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand check" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -464,15 +505,15 @@ complete -c zklock -n "__fish_zklock_using_subcommand history" -l acl -d 'ACL of
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l retries -d 'Retries of a request after a connection loss' -r
-complete -c zklock -n "__fish_zklock_using_subcommand history" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A table of the columns that fit 80 columns'
-wide\t'A table of every column, with nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand history" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l until -d 'Exit 0 once no lock under the path is held (free) or some lock is (held)' -r -f -a "free\t''
@@ -511,6 +552,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session -d 'Contender nodes of this session (0x... or decimal)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l reason -d 'Why: kept in the end record written into each lock directory with its deletes' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -668,25 +710,26 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Pri
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH: who waits on whom, certain or possible, and the release that breaks it (exit 1 when one is found)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "history" -d 'Every hold of every lock, rebuilt offline from a ZooKeeper server\'s transaction logs, and how each ended'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "exporter" -d 'Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "top" -d 'Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "check" -d 'Tell whether each TOKEN\'s node holds its lock now, after a sync (exit 0 when all do, 1 when one does not): for the resource a lock guards, or the command before a write'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH: who waits on whom, certain or possible, and the release that breaks it (exit 1 when one is found)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "history" -d 'Every hold of every lock, rebuilt offline from a ZooKeeper server\'s transaction logs, and how each ended'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "exporter" -d 'Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "top" -d 'Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -f -a "bash zsh fish"
-complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release stat ls dump deadlocks history watch reap exporter top completions man"
+complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man"
 
 # The command run under a lock (after `--`): its name, then its own arguments.
 function __fish_zklock_after_separator
