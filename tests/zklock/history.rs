@@ -556,6 +556,62 @@ fn two_libraries_sharing_a_directory_hold_at_once_and_overlaps_show_it() {
     assert!(!table.stdout.contains("/alone"), "{}", table.stdout);
 }
 
+/// go-zookeeper's lock (its `_c_<hex32>-lock-N` nodes, from the real
+/// library) and HBase 1.x's table locks (`write-N`/`read-N` with their
+/// protobuf data, made as HBase makes them) are replayed by their own
+/// rules: a go-zookeeper release and expiry, an HBase reader that holds only
+/// once the writer ahead of it goes, then closes its session.
+#[test]
+fn go_zookeeper_and_hbase_holds_are_read_from_the_log() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let (released, released_node, _) = holding(&env, Library::GoZookeeper, "/go", "mutex", &[]);
+    peers::release(released);
+    let (mut killed, killed_node, _) = holding(&env, Library::GoZookeeper, "/go", "mutex", &[]);
+    killed.kill();
+    gone(&env, &killed_node);
+
+    let writer = env.connect();
+    writer.mkdir_p("/hb");
+    let write = writer.create_ephemeral_sequential(
+        "/hb/write-",
+        &support::hbase::table_lock("default", "orders", false, "alter"),
+    );
+    let reader = env.connect();
+    let read = reader.create_ephemeral_sequential(
+        "/hb/read-",
+        &support::hbase::table_lock("default", "orders", true, "scan"),
+    );
+    writer.delete(&write);
+    reader.close();
+    gone(&env, &read);
+
+    let run = env
+        .zklock(["history", env.chroot(), "--data-dir"])
+        .arg(server.data_dir())
+        .args(["-o", "json"])
+        .run();
+    run.assert_success();
+    let history: History = run.json();
+    let hold = |node: &str| {
+        history
+            .holds
+            .iter()
+            .find(|h| node.ends_with(&format!("/{}", h.node)))
+            .unwrap_or_else(|| panic!("{node} in {:#?}", history.holds))
+    };
+    let seen = |node: &str| {
+        let h = hold(node);
+        (h.mode.as_str(), h.how.as_deref(), h.holding_ms.is_some())
+    };
+    assert_eq!(seen(&released_node), ("exclusive", Some("released"), true));
+    assert_eq!(seen(&killed_node), ("exclusive", Some("expired"), true));
+    assert_eq!(hold(&write).dialect, "hbase");
+    assert_eq!(seen(&write), ("exclusive", Some("released"), true));
+    assert_eq!(seen(&read), ("shared", Some("closed_by_client"), true));
+    assert_eq!(hold(&read).holding_ms, hold(&write).ended_ms);
+}
+
 /// The end of the written part of a log: its last record's end mark, the
 /// last byte before the preallocated zeros.
 fn written_end(bytes: &[u8]) -> usize {
