@@ -509,6 +509,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand history" -s o -l output -d
 wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l overlaps -d 'Instead of the holds, every span of time in which two sessions held a lock at once, one of them exclusively, by the rules each holder\'s own library follows'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l read-only -d 'Allow a read-only server (inspection commands only)'

@@ -522,6 +522,7 @@ impl Cli {
                     },
                     since_ms: args.since.map(|moment| moment.as_ms(now)),
                     until_ms: args.until.map(|moment| moment.as_ms(now)),
+                    overlaps: args.overlaps,
                 })
             }
             CliCommand::Top { path } => Subcommand::Top(TopArgs {

@@ -580,7 +580,9 @@ Examples:
   # every lock anywhere, over the last two hours, as JSON
   zklock history / --data-dir /var/lib/zookeeper --since 2h -o json
   # every lock since 03:00 UTC, from a copied log file
-  zklock history / --log log.1a2b --since 2026-11-27T03:00:00Z";
+  zklock history / --log log.1a2b --since 2026-11-27T03:00:00Z
+  # did two sessions ever hold a lock at once?
+  zklock history / --data-dir /var/lib/zookeeper --overlaps";
 
     /// The full help of `zklock history --help` and its man page.
     pub(in crate::cli) fn manual() -> String {
@@ -612,6 +614,20 @@ and 99th percentile and the longest hold and wait.
 
 --since and --until keep the contenders alive at some moment between them
 (a UTC time, or a duration before now); the reading stops at --until.
+Two libraries sharing one directory follow different rules: kazoo skips
+Curator's lock- nodes, Curator sorts kazoo's after its own, so each may
+hold at once. A contender holds by its own library's rules (a node of
+zklock's, which orders every dialect together, only when nothing of any
+dialect is ahead of it). --overlaps shows, instead of the holds, every span
+in which two sessions held one lock at once, one of them exclusively: LOCK,
+FROM (the transaction that began it), UNTIL (the one that changed its
+holders), LASTED and HOLDERS (node, dialect, mode, session and fence of
+each); -o wide adds the ZXID that began it. JSON: {{\"overlaps\": [{{\"lock\",
+\"from_ms\", \"from_zxid\", \"until_ms\", \"until_zxid\", \"holders\": [{{\"node\",
+\"dialect\", \"mode\", \"session\", \"fence\"}}]}}]}}, until null while it lasted
+where the logs end. A frozen holder's own work outliving its hold is not in
+the log and cannot show here.
+
 Contenders created before the first log read are not known: a server that
 purged old logs keeps them in its snapshots, which this version does not
 read.

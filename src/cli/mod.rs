@@ -796,6 +796,11 @@ pub struct HistoryCmdArgs {
     /// Only contenders alive at or before this time, or this long ago; the reading stops there
     #[arg(long, value_parser = parse_moment, value_name = "TIME|DUR")]
     pub until: Option<Moment>,
+
+    /// Instead of the holds, every span of time in which two sessions held a lock at once, one
+    /// of them exclusively, by the rules each holder's own library follows
+    #[arg(long)]
+    pub overlaps: bool,
 }
 
 /// `--since`/`--until`: a point in time, or a duration before now.

@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::history::{self, Breaker, Durations, Hold, How, LockSummary, Scope, Source, Window};
+use crate::history::{
+    self, Breaker, Durations, Found, Hold, Holder, How, LockSummary, Overlap, Scope, Source, Window,
+};
 use crate::lock::{ContenderMode, Owner};
 use crate::model::locks::owner_text;
 use crate::output::{self, Column, Format, Report, Table, format_age_ms, format_local_ms};
@@ -26,6 +28,8 @@ pub struct HistoryArgs {
     /// epoch).
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
+    /// Show the overlaps (two holders at once) instead of the holds.
+    pub overlaps: bool,
 }
 
 pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStatus> {
@@ -37,7 +41,12 @@ pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStat
         .map(|meta| meta.len())
         .sum();
     let progress = printer.progress_bar(total, "reading the transaction logs");
-    let mut listing = printer.listing(HOLDS, Some((&[], "holds")), progress.as_ref())?;
+    let (columns, key) = if args.overlaps {
+        (OVERLAPS, "overlaps")
+    } else {
+        (HOLDS, "holds")
+    };
+    let mut listing = printer.listing(columns, Some((&[], key)), progress.as_ref())?;
     let mut failed = None;
     let window = Window {
         since_ms: args.since_ms,
@@ -47,15 +56,26 @@ pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStat
         &files,
         Scope { path: args.path },
         window,
+        args.overlaps,
         &mut |done| {
             if let Some(progress) = &progress {
                 progress.set_position(done);
             }
         },
-        &mut |hold| {
-            if failed.is_none()
-                && let Err(err) = listing.push(&HoldJson::of(&hold), |table| hold_row(table, &hold))
-            {
+        &mut |found| {
+            if failed.is_some() {
+                return;
+            }
+            let pushed = match &found {
+                Found::Hold(hold) if !args.overlaps => {
+                    listing.push(&HoldJson::of(hold), |table| hold_row(table, hold))
+                }
+                Found::Overlap(overlap) => listing.push(&OverlapJson::of(overlap), |table| {
+                    overlap_row(table, overlap)
+                }),
+                Found::Hold(_) => Ok(()),
+            };
+            if let Err(err) = pushed {
                 failed = Some(err);
             }
         },
@@ -63,8 +83,12 @@ pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStat
     if let Some(err) = failed {
         return listing.close(Err(err));
     }
-    let summaries: Vec<SummaryJson> = replayed.summaries.iter().map(SummaryJson::of).collect();
-    if printer.format == Format::Json {
+    let summaries: Vec<SummaryJson> = if args.overlaps {
+        Vec::new()
+    } else {
+        replayed.summaries.iter().map(SummaryJson::of).collect()
+    };
+    if printer.format == Format::Json && !args.overlaps {
         listing.next_array("locks")?;
         for summary in &summaries {
             listing.push(summary, |_| Ok(()))?;
@@ -153,6 +177,92 @@ fn how_text(hold: &Hold) -> String {
         text += &format!(": {reason:?}");
     }
     text
+}
+
+/// The columns of the overlaps' table: one row per span of two holders.
+const OVERLAPS: &[Column] = &[
+    Column::whole("LOCK"),
+    Column::whole("FROM"),
+    Column::whole("UNTIL"),
+    Column::whole("LASTED"),
+    Column::whole("ZXID").wide(),
+    Column::sentence("HOLDERS"),
+];
+
+fn overlap_row(table: &mut Table<'_>, overlap: &Overlap) -> std::io::Result<()> {
+    let holders: Vec<String> = overlap
+        .holders
+        .iter()
+        .map(|holder| {
+            format!(
+                "{} ({} {}, session {}, fence {})",
+                holder.node,
+                holder.dialect.as_str(),
+                holder.mode.as_str(),
+                zk::format_session(holder.session),
+                holder.fence
+            )
+        })
+        .collect();
+    table.row([
+        overlap.lock.clone(),
+        format_local_ms(overlap.from_ms),
+        overlap
+            .until_ms
+            .map_or_else(|| "where the log ends".to_owned(), format_local_ms),
+        overlap.until_ms.map_or_else(
+            || "-".to_owned(),
+            |until| format_age_ms(until - overlap.from_ms),
+        ),
+        overlap.from_zxid.to_string(),
+        holders.join("; "),
+    ])
+}
+
+/// One overlap as JSON.
+#[derive(Serialize)]
+struct OverlapJson<'a> {
+    lock: &'a str,
+    from_ms: i64,
+    from_zxid: i64,
+    until_ms: Option<i64>,
+    until_zxid: Option<i64>,
+    holders: Vec<HolderJson<'a>>,
+}
+
+impl OverlapJson<'_> {
+    fn of(overlap: &Overlap) -> OverlapJson<'_> {
+        OverlapJson {
+            lock: &overlap.lock,
+            from_ms: overlap.from_ms,
+            from_zxid: overlap.from_zxid,
+            until_ms: overlap.until_ms,
+            until_zxid: overlap.until_zxid,
+            holders: overlap.holders.iter().map(HolderJson::of).collect(),
+        }
+    }
+}
+
+/// One holder of an overlap as JSON.
+#[derive(Serialize)]
+struct HolderJson<'a> {
+    node: &'a str,
+    dialect: &'static str,
+    mode: ContenderMode,
+    session: String,
+    fence: i64,
+}
+
+impl HolderJson<'_> {
+    fn of(holder: &Holder) -> HolderJson<'_> {
+        HolderJson {
+            node: &holder.node,
+            dialect: holder.dialect.as_str(),
+            mode: holder.mode,
+            session: zk::format_session(holder.session),
+            fence: holder.fence,
+        }
+    }
 }
 
 /// One contender as JSON.

@@ -14,6 +14,7 @@
 
 mod end_record;
 mod jute;
+mod overlap;
 mod replay;
 mod stats;
 mod txnlog;
@@ -23,7 +24,8 @@ use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
 pub(crate) use end_record::Breaker;
-pub(crate) use replay::{Hold, How, Scope, Window};
+pub(crate) use overlap::{Holder, Overlap};
+pub(crate) use replay::{Found, Hold, How, Scope, Window};
 pub(crate) use stats::{Durations, LockSummary};
 
 use replay::Replay;
@@ -111,15 +113,17 @@ pub(crate) type Progress<'a> = &'a mut dyn FnMut(u64);
 
 /// Replays `files` in order: each contender of the locks in `scope` alive
 /// within `window` goes to `emit` as it ends, and those alive where the
-/// logs end (or `window` does) last; `progress` hears the bytes read.
+/// logs end (or `window` does) last; so does each overlap when `overlaps`
+/// asks for them; `progress` hears the bytes read.
 pub(crate) fn replay(
     files: &[PathBuf],
     scope: Scope,
     window: Window,
+    overlaps: bool,
     progress: Progress<'_>,
-    emit: &mut impl FnMut(Hold),
+    emit: &mut impl FnMut(Found),
 ) -> Replayed {
-    let mut replay = Replay::new(scope, window);
+    let mut replay = Replay::new(scope, window, overlaps);
     let mut before = 0;
     let mut stopped = None;
     for file in files {
@@ -156,7 +160,7 @@ fn replay_file(
     replay: &mut Replay,
     window: Window,
     progress: &mut impl FnMut(u64),
-    emit: &mut impl FnMut(Hold),
+    emit: &mut impl FnMut(Found),
 ) -> Result<Flow, LogError> {
     let unreadable = |err| LogError::Unreadable(file.to_owned(), err);
     let size = std::fs::metadata(file).map_err(unreadable)?.len();

@@ -7,6 +7,9 @@
 //! directories it touched. The holders are always the first contenders of a
 //! queue, so only those up to the first waiter are looked at. A contender
 //! that the rules put at the head begins to hold at that transaction's time.
+//! Where libraries of different dialects share a directory, each contender
+//! holds by its own library's rules instead (see `overlap`), and two
+//! holders at once are an overlap.
 //!
 //! Only live contenders are kept, each once in its directory's queue and
 //! once under its session: memory follows the contenders alive at one time,
@@ -16,10 +19,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::end_record::{Breaker, EndRecord};
+use super::overlap::{self, Holder, Overlap, Overlaps, Seen};
 use super::stats::LockSummary;
 use super::txnlog::{Create, Op, Txn};
 use crate::lock::queue::{self, Ahead, QueueEntry};
-use crate::lock::{ContenderMode, Dialect, node};
+use crate::lock::{ContenderMode, Dialect, Owner, node};
 use crate::zk::{self, path};
 
 /// Which lock directories are replayed: one, or every one below a path.
@@ -164,11 +168,22 @@ impl Hold {
     }
 }
 
+/// What the replay hands out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// A contender, once it ended (or where the replay stopped).
+    Hold(Hold),
+    /// Two holders at once, once their span ended; only when asked for.
+    Overlap(Overlap),
+}
+
 /// A live contender.
 #[derive(Debug)]
 struct Live {
     session: i64,
     ephemeral: bool,
+    /// Made by zklock: its owner record is its data.
+    zklock: bool,
     fence: i64,
     created_ms: i64,
     data: Vec<u8>,
@@ -185,25 +200,34 @@ pub(crate) struct Replay {
     /// Each session's live ephemeral contenders (their full paths): what
     /// its close ends.
     sessions: HashMap<i64, HashSet<String>>,
+    /// How many live contenders of each dialect each directory has: one
+    /// dialect alone needs only zklock's joint rules.
+    dialects: HashMap<String, HashMap<Dialect, usize>>,
     summaries: BTreeMap<String, LockSummary>,
+    /// The overlaps in progress, when they are asked for.
+    overlaps: Option<Overlaps>,
     /// The last transaction applied: logs that overlap are read once.
     last_zxid: i64,
 }
 
 impl Replay {
-    pub(crate) fn new(scope: Scope, window: Window) -> Replay {
+    /// A replay of `scope` within `window`; it hands out overlaps when
+    /// `overlaps` says so.
+    pub(crate) fn new(scope: Scope, window: Window, overlaps: bool) -> Replay {
         Replay {
             scope,
             window,
             queues: HashMap::new(),
             sessions: HashMap::new(),
+            dialects: HashMap::new(),
             summaries: BTreeMap::new(),
+            overlaps: overlaps.then(Overlaps::default),
             last_zxid: i64::MIN,
         }
     }
 
     /// Applies one transaction; each contender it ends goes to `emit`.
-    pub(crate) fn apply(&mut self, txn: &Txn, emit: &mut impl FnMut(Hold)) {
+    pub(crate) fn apply(&mut self, txn: &Txn, emit: &mut impl FnMut(Found)) {
         if txn.zxid <= self.last_zxid {
             return;
         }
@@ -220,7 +244,8 @@ impl Replay {
             op => self.apply_op(txn, op, &[], &mut touched, emit),
         }
         for dir in touched {
-            self.settle(&dir, txn.time_ms);
+            let holders = self.settle(&dir, txn.time_ms);
+            self.watch_overlaps(&dir, holders, txn, emit);
         }
     }
 
@@ -230,7 +255,7 @@ impl Replay {
         op: &Op,
         records: &[(&str, EndRecord)],
         touched: &mut Vec<String>,
-        emit: &mut impl FnMut(Hold),
+        emit: &mut impl FnMut(Found),
     ) {
         match op {
             Op::Create(create) => self.create(txn, create, touched),
@@ -292,12 +317,19 @@ impl Replay {
         let live = Live {
             session: txn.session,
             ephemeral: create.ephemeral,
+            zklock: Owner::parse(&create.data).is_some(),
             fence: txn.zxid,
             created_ms: txn.time_ms,
             data: create.data.clone(),
             holding_ms: None,
         };
         touched.push(dir.to_owned());
+        *self
+            .dialects
+            .entry(dir.to_owned())
+            .or_default()
+            .entry(entry.dialect)
+            .or_default() += 1;
         self.queues
             .entry(dir.to_owned())
             .or_default()
@@ -306,7 +338,12 @@ impl Replay {
 
     /// A session's close ends every ephemeral contender it still had: by
     /// the server (cxid 0: it expired) or by its client.
-    fn close_session(&mut self, txn: &Txn, touched: &mut Vec<String>, emit: &mut impl FnMut(Hold)) {
+    fn close_session(
+        &mut self,
+        txn: &Txn,
+        touched: &mut Vec<String>,
+        emit: &mut impl FnMut(Found),
+    ) {
         let Some(paths) = self.sessions.remove(&txn.session) else {
             return;
         };
@@ -350,6 +387,17 @@ impl Replay {
         if queue.is_empty() {
             self.queues.remove(dir);
         }
+        if let Some(counts) = self.dialects.get_mut(dir)
+            && let Some(count) = counts.get_mut(&entry.dialect)
+        {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&entry.dialect);
+            }
+            if counts.is_empty() {
+                self.dialects.remove(dir);
+            }
+        }
         if live.ephemeral
             && let Some(paths) = self.sessions.get_mut(&live.session)
         {
@@ -361,8 +409,39 @@ impl Replay {
         Some((entry, live))
     }
 
-    /// Marks the contenders of `dir` that the queue rules now let hold.
-    fn settle(&mut self, dir: &str, time_ms: i64) {
+    /// Marks the contenders of `dir` that the queue rules now let hold:
+    /// zklock's joint rules, and where dialects share the directory, each
+    /// contender's own library's rules (see `overlap`), whose holders it
+    /// returns.
+    fn settle(&mut self, dir: &str, time_ms: i64) -> Vec<Holder> {
+        self.settle_jointly(dir, time_ms);
+        let mixed = self
+            .dialects
+            .get(dir)
+            .is_some_and(|counts| counts.len() > 1);
+        let Some(queue) = self.queues.get_mut(dir).filter(|_| mixed) else {
+            return Vec::new();
+        };
+        let holders = overlap::own_rule_holders(queue.iter().map(|(entry, live)| {
+            let seen = Seen {
+                session: live.session,
+                fence: live.fence,
+                zklock: live.zklock,
+                holding: live.holding_ms.is_some(),
+            };
+            (entry, seen)
+        }));
+        for holder in &holders {
+            if let Some(live) = QueueEntry::parse(&holder.node).and_then(|e| queue.get_mut(&e)) {
+                live.holding_ms.get_or_insert(time_ms);
+            }
+        }
+        holders
+    }
+
+    /// Marks the contenders of `dir` that zklock's joint queue rules (every
+    /// dialect's contenders in one queue) now let hold.
+    fn settle_jointly(&mut self, dir: &str, time_ms: i64) {
         let Some(queue) = self.queues.get_mut(dir) else {
             return;
         };
@@ -394,6 +473,25 @@ impl Replay {
         }
     }
 
+    /// Ends `dir`'s overlap when its holders changed, handing it out, and
+    /// begins one when they now conflict.
+    fn watch_overlaps(
+        &mut self,
+        dir: &str,
+        holders: Vec<Holder>,
+        txn: &Txn,
+        emit: &mut impl FnMut(Found),
+    ) {
+        let Some(overlaps) = &mut self.overlaps else {
+            return;
+        };
+        if let Some(ended) = overlaps.update(dir, holders, txn.zxid, txn.time_ms)
+            && self.window.overlaps(ended.from_ms, ended.until_ms)
+        {
+            emit(Found::Overlap(ended));
+        }
+    }
+
     /// Hands a contender out, when its life falls in the window, and
     /// counts it in its lock's summary.
     fn emit(
@@ -402,7 +500,7 @@ impl Replay {
         entry: QueueEntry,
         live: Live,
         end: Option<End>,
-        emit: &mut impl FnMut(Hold),
+        emit: &mut impl FnMut(Found),
     ) {
         if !self
             .window
@@ -426,18 +524,23 @@ impl Replay {
             .entry(hold.lock.clone())
             .or_default()
             .count(&hold);
-        emit(hold);
+        emit(Found::Hold(hold));
     }
 
     /// Hands out every contender still alive, lock by lock in queue order,
     /// and returns each lock's summary.
-    pub(crate) fn finish(mut self, emit: &mut impl FnMut(Hold)) -> Vec<(String, LockSummary)> {
+    pub(crate) fn finish(mut self, emit: &mut impl FnMut(Found)) -> Vec<(String, LockSummary)> {
         let mut locks: Vec<String> = self.queues.keys().cloned().collect();
         locks.sort();
         for lock in locks {
             let queue = self.queues.remove(&lock).unwrap_or_default();
             for (entry, live) in queue {
                 self.emit(lock.clone(), entry, live, None, emit);
+            }
+        }
+        for open in self.overlaps.take().into_iter().flat_map(Overlaps::finish) {
+            if self.window.overlaps(open.from_ms, None) {
+                emit(Found::Overlap(open));
             }
         }
         self.summaries.into_iter().collect()
@@ -503,6 +606,7 @@ mod tests {
         replay: Replay,
         zxid: i64,
         out: Vec<Hold>,
+        overlaps: Vec<Overlap>,
     }
 
     impl Feed {
@@ -512,9 +616,10 @@ mod tests {
 
         fn within(scope: Scope, window: Window) -> Feed {
             Feed {
-                replay: Replay::new(scope, window),
+                replay: Replay::new(scope, window, false),
                 zxid: 0,
                 out: Vec::new(),
+                overlaps: Vec::new(),
             }
         }
 
@@ -527,8 +632,9 @@ mod tests {
                 time_ms: self.zxid * 1000,
                 op,
             };
-            let out = &mut self.out;
-            self.replay.apply(&txn, &mut |hold| out.push(hold));
+            let (out, overlaps) = (&mut self.out, &mut self.overlaps);
+            self.replay
+                .apply(&txn, &mut |found| sort(found, out, overlaps));
         }
 
         fn create(&mut self, session: i64, name: &str) {
@@ -539,10 +645,27 @@ mod tests {
             self.txn(session, 2, delete(name));
         }
 
-        fn finish(mut self) -> Vec<Hold> {
-            let out = &mut self.out;
-            self.replay.finish(&mut |hold| out.push(hold));
-            self.out
+        fn finish(self) -> Vec<Hold> {
+            self.finish_all().0
+        }
+
+        fn finish_all(mut self) -> (Vec<Hold>, Vec<Overlap>) {
+            let (out, overlaps) = (&mut self.out, &mut self.overlaps);
+            self.replay.finish(&mut |found| sort(found, out, overlaps));
+            (self.out, self.overlaps)
+        }
+
+        fn overlapping() -> Feed {
+            let mut feed = Feed::new();
+            feed.replay = Replay::new(Scope { path: "/".into() }, Window::default(), true);
+            feed
+        }
+    }
+
+    fn sort(found: Found, out: &mut Vec<Hold>, overlaps: &mut Vec<Overlap>) {
+        match found {
+            Found::Hold(hold) => out.push(hold),
+            Found::Overlap(overlap) => overlaps.push(overlap),
         }
     }
 
@@ -787,5 +910,62 @@ mod tests {
         feed.zxid -= 1;
         feed.txn(A, 2, delete("lock-0000000001"));
         assert_eq!(feed.finish()[0].end, None);
+    }
+
+    /// The holders' nodes of each overlap, with its span.
+    fn spans(overlaps: &[Overlap]) -> Vec<(i64, Option<i64>, Vec<&str>)> {
+        overlaps
+            .iter()
+            .map(|o| {
+                let nodes = o.holders.iter().map(|h| h.node.as_str()).collect();
+                (o.from_ms, o.until_ms, nodes)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_libraries_in_one_directory_each_hold_by_their_own_rules() {
+        let kazoo = "0123456789abcdef0123456789abcdef__lock__0000000001";
+        let curator = format!("_c_{UUID}-lock-0000000002");
+        let mut feed = Feed::overlapping();
+        feed.create(A, kazoo); // 1: kazoo holds
+        feed.create(B, &curator); // 2: Curator holds too, by its own rules
+        // A zklock node (its owner record as data, named as Curator names
+        // its nodes) holds only when nothing of any dialect is ahead: it
+        // waits behind kazoo's, so it adds no holder.
+        let owner = br#"{"tool":"zklock","version":"1","host":"h","pid":7,"user":"ops","command":null,"time":"t","data":null}"#;
+        let zklock = format!("_c_{UUID}-lock-0000000003");
+        feed.txn(C, 1, create(&format!("/l/{zklock}"), owner, true)); // 3
+        feed.delete(B, &curator); // 4: the overlap ends
+        feed.delete(A, kazoo); // 5: zklock's node holds alone
+        let (out, overlaps) = feed.finish_all();
+        assert_eq!(
+            spans(&overlaps),
+            [(2000, Some(4000), vec![kazoo, curator.as_str()])]
+        );
+        assert_eq!(overlaps[0].from_zxid, 2);
+        assert_eq!(overlaps[0].holders[1].session, B);
+        // Curator's contender held by Curator's rules; zklock's waited by
+        // its own until kazoo's went.
+        let held = |node: &str| out.iter().find(|h| h.node == node).unwrap().holding_ms;
+        assert_eq!(held(&curator), Some(2000));
+        assert_eq!(held(&zklock), Some(5000));
+    }
+
+    #[test]
+    fn readers_of_two_libraries_share_and_an_overlap_lasts_to_the_end() {
+        let kazoo_reader = "0123456789abcdef0123456789abcdef__rlock__0000000001";
+        let curator_reader = format!("_c_{UUID}-__READ__0000000002");
+        let curator_writer = format!("_c_{UUID}-__WRIT__0000000003");
+        let mut feed = Feed::overlapping();
+        feed.create(A, kazoo_reader); // 1
+        feed.create(B, &curator_reader); // 2: two readers share
+        feed.delete(B, &curator_reader); // 3
+        feed.create(B, &curator_writer); // 4: a writer beside kazoo's reader
+        let (_, overlaps) = feed.finish_all();
+        assert_eq!(
+            spans(&overlaps),
+            [(4000, None, vec![kazoo_reader, curator_writer.as_str()])]
+        );
     }
 }

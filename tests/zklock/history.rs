@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use crate::support;
 
-use support::json::{History, HistoryHold};
+use support::json::{History, HistoryHold, HistoryOverlaps};
 use support::peers::{self, Library, acquired, peer};
 use support::server::tools_classpath;
 use support::{Release, Running, TestEnv, ZkOptions, ZkServer, wait_until};
@@ -469,6 +469,147 @@ fn every_end_on_3_8_as_the_toolkit_reads_it() {
 #[test]
 fn every_end_on_3_9_as_the_toolkit_reads_it() {
     against(Some(Release::of("3.9")));
+}
+
+/// A kazoo mutex and a Curator mutex on one directory, on a real server:
+/// kazoo skips Curator's node, and Curator sorts kazoo's (by its whole
+/// name) after its own, so both hold at once. `--overlaps` reports that
+/// span with both holders, from the create that began it to the delete
+/// that ended it, and the holds show each holding by its own rules.
+#[test]
+fn two_libraries_sharing_a_directory_hold_at_once_and_overlaps_show_it() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let (kazoo, kazoo_node, kazoo_session) = holding(
+        &env,
+        Library::Kazoo,
+        "/mix",
+        "mutex",
+        &["--identifier", "kazoo-first"],
+    );
+    let (curator, curator_node, curator_session) =
+        holding(&env, Library::Curator, "/mix", "mutex", &[]);
+    peers::release(curator);
+    peers::release(kazoo);
+    // A lock of one library alone never overlaps.
+    zklock_holding(&env, "lock", "/alone", "alone", "true")
+        .0
+        .wait(WAIT)
+        .assert_success();
+    let read = |extra: &[&str]| {
+        let run = env
+            .zklock(["history", env.chroot(), "--data-dir"])
+            .arg(server.data_dir())
+            .args(extra)
+            .args(["-o", "json"])
+            .run();
+        run.assert_success();
+        run
+    };
+    let history: History = read(&[]).json();
+    let hold = |node: &str| {
+        history
+            .holds
+            .iter()
+            .find(|h| node.ends_with(&format!("/{}", h.node)))
+            .unwrap_or_else(|| panic!("{node} in {:#?}", history.holds))
+    };
+    let (kazoo_hold, curator_hold) = (hold(&kazoo_node), hold(&curator_node));
+    assert_eq!(curator_hold.holding_ms, Some(curator_hold.created_ms));
+    assert_eq!(curator_hold.how.as_deref(), Some("released"));
+    assert!(kazoo_hold.holding_ms.is_some());
+
+    let found: HistoryOverlaps = read(&["--overlaps"]).json();
+    assert_eq!(found.overlaps.len(), 1, "{:#?}", found.overlaps);
+    let overlap = &found.overlaps[0];
+    assert_eq!(overlap.lock, format!("{}/mix", env.chroot()));
+    assert_eq!(overlap.from_zxid, curator_hold.fence);
+    assert_eq!(overlap.until_zxid, curator_hold.ended_zxid);
+    assert_eq!(
+        (overlap.from_ms, overlap.until_ms),
+        (curator_hold.created_ms, curator_hold.ended_ms)
+    );
+    let holders: Vec<(&str, &str, String)> = overlap
+        .holders
+        .iter()
+        .map(|h| (h.dialect.as_str(), h.mode.as_str(), h.session.clone()))
+        .collect();
+    assert_eq!(
+        holders,
+        [
+            ("kazoo", "exclusive", format!("0x{kazoo_session:x}")),
+            ("curator", "exclusive", format!("0x{curator_session:x}")),
+        ]
+    );
+    assert_eq!(overlap.holders[0].fence, kazoo_hold.fence);
+
+    let table = env
+        .zklock(["history", env.chroot(), "--overlaps", "--data-dir"])
+        .arg(server.data_dir())
+        .args(["-o", "wide"])
+        .run();
+    table.assert_success();
+    for node in [&kazoo_node, &curator_node] {
+        let name = node.rsplit('/').next().unwrap();
+        assert!(table.stdout.contains(name), "{}", table.stdout);
+    }
+    assert!(!table.stdout.contains("/alone"), "{}", table.stdout);
+}
+
+/// go-zookeeper's lock (its `_c_<hex32>-lock-N` nodes, from the real
+/// library) and HBase 1.x's table locks (`write-N`/`read-N` with their
+/// protobuf data, made as HBase makes them) are replayed by their own
+/// rules: a go-zookeeper release and expiry, an HBase reader that holds only
+/// once the writer ahead of it goes, then closes its session.
+#[test]
+fn go_zookeeper_and_hbase_holds_are_read_from_the_log() {
+    let server = ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    let (released, released_node, _) = holding(&env, Library::GoZookeeper, "/go", "mutex", &[]);
+    peers::release(released);
+    let (mut killed, killed_node, _) = holding(&env, Library::GoZookeeper, "/go", "mutex", &[]);
+    killed.kill();
+    gone(&env, &killed_node);
+
+    let writer = env.connect();
+    writer.mkdir_p("/hb");
+    let write = writer.create_ephemeral_sequential(
+        "/hb/write-",
+        &support::hbase::table_lock("default", "orders", false, "alter"),
+    );
+    let reader = env.connect();
+    let read = reader.create_ephemeral_sequential(
+        "/hb/read-",
+        &support::hbase::table_lock("default", "orders", true, "scan"),
+    );
+    writer.delete(&write);
+    reader.close();
+    gone(&env, &read);
+
+    let run = env
+        .zklock(["history", env.chroot(), "--data-dir"])
+        .arg(server.data_dir())
+        .args(["-o", "json"])
+        .run();
+    run.assert_success();
+    let history: History = run.json();
+    let hold = |node: &str| {
+        history
+            .holds
+            .iter()
+            .find(|h| node.ends_with(&format!("/{}", h.node)))
+            .unwrap_or_else(|| panic!("{node} in {:#?}", history.holds))
+    };
+    let seen = |node: &str| {
+        let h = hold(node);
+        (h.mode.as_str(), h.how.as_deref(), h.holding_ms.is_some())
+    };
+    assert_eq!(seen(&released_node), ("exclusive", Some("released"), true));
+    assert_eq!(seen(&killed_node), ("exclusive", Some("expired"), true));
+    assert_eq!(hold(&write).dialect, "hbase");
+    assert_eq!(seen(&write), ("exclusive", Some("released"), true));
+    assert_eq!(seen(&read), ("shared", Some("closed_by_client"), true));
+    assert_eq!(hold(&read).holding_ms, hold(&write).ended_ms);
 }
 
 /// The end of the written part of a log: its last record's end mark, the

@@ -338,6 +338,36 @@ pub struct HistoryBreaker {
     pub pid: u32,
 }
 
+/// `history --overlaps -o json`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryOverlaps {
+    pub overlaps: Vec<HistoryOverlap>,
+}
+
+/// A span in which two sessions held one lock at once.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryOverlap {
+    pub lock: String,
+    pub from_ms: i64,
+    pub from_zxid: i64,
+    pub until_ms: Option<i64>,
+    pub until_zxid: Option<i64>,
+    pub holders: Vec<HistoryHolder>,
+}
+
+/// One holder of an overlap.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryHolder {
+    pub node: String,
+    pub dialect: String,
+    pub mode: String,
+    pub session: String,
+    pub fence: i64,
+}
+
 /// One lock's summary in `history`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
