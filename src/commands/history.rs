@@ -9,8 +9,9 @@ use serde::Serialize;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::history::{
-    self, Breaker, Durations, Found, Hold, Holder, How, LockSummary, Overlap, Scope, Source, Window,
+    self, Durations, Found, Hold, Holder, How, LockSummary, Overlap, Scope, Source, Window,
 };
+use crate::lock::end::Ender;
 use crate::lock::{ContenderMode, Owner};
 use crate::model::locks::owner_text;
 use crate::output::{self, Column, Format, Report, Table, format_age_ms, format_local_ms};
@@ -282,7 +283,7 @@ struct HoldJson<'a> {
     ended_zxid: Option<i64>,
     how: Option<&'static str>,
     ended_by: Option<String>,
-    breaker: Option<&'a Breaker>,
+    breaker: Option<&'a Ender>,
     reason: Option<&'a str>,
     waited_ms: Option<i64>,
     held_ms: Option<i64>,

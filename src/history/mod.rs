@@ -12,7 +12,6 @@
 //! each lock. The reading streams: one record at a time, the live
 //! contenders and one histogram per lock, whatever the size of the logs.
 
-mod end_record;
 mod jute;
 mod overlap;
 mod replay;
@@ -23,7 +22,6 @@ use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
-pub(crate) use end_record::Breaker;
 pub(crate) use overlap::{Holder, Overlap};
 pub(crate) use replay::{Found, Hold, How, Scope, Window};
 pub(crate) use stats::{Durations, LockSummary};

@@ -18,10 +18,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::end_record::{Breaker, EndRecord};
 use super::overlap::{self, Holder, Overlap, Overlaps, Seen};
 use super::stats::LockSummary;
 use super::txnlog::{Create, Op, Txn};
+use crate::lock::end::{EndHow, EndRecord, Ender};
 use crate::lock::queue::{self, Ahead, QueueEntry};
 use crate::lock::{ContenderMode, Dialect, Owner, node};
 use crate::zk::{self, path};
@@ -105,16 +105,15 @@ impl How {
         matches!(self, How::Released | How::GaveUp)
     }
 
-    /// What an end record's `how` says, when it is a word zklock writes.
-    fn recorded(word: &str) -> Option<How> {
-        Some(match word {
-            "released" => How::Released,
-            "gave_up" => How::GaveUp,
-            "max_hold" => How::MaxHold,
-            "broken" => How::Broken,
-            "reaped" => How::Reaped,
-            _ => return None,
-        })
+    /// What an end record says of how the hold ended.
+    fn recorded(how: EndHow) -> How {
+        match how {
+            EndHow::Released => How::Released,
+            EndHow::GaveUp => How::GaveUp,
+            EndHow::MaxHold => How::MaxHold,
+            EndHow::Broken => How::Broken,
+            EndHow::Reaped => How::Reaped,
+        }
     }
 }
 
@@ -128,7 +127,7 @@ pub(crate) struct End {
     /// The session that deleted it, when not its own.
     pub by_session: Option<i64>,
     /// Who ran the zklock that ended it, from its end record.
-    pub breaker: Option<Breaker>,
+    pub breaker: Option<Ender>,
     /// The reason its end record gives.
     pub reason: Option<String>,
 }
@@ -268,7 +267,7 @@ impl Replay {
                 };
                 let record = records
                     .iter()
-                    .find(|(at, record)| *at == dir && record.names(name))
+                    .find(|(at, record)| *at == dir && record.names(name, live.session))
                     .map(|(_, record)| record);
                 let end = deleted(txn, *by_server, &live, record);
                 touched.push(dir.to_owned());
@@ -577,15 +576,13 @@ fn deleted(txn: &Txn, by_server: bool, live: &Live, record: Option<&EndRecord>) 
     } else {
         How::GaveUp
     };
-    let how = record
-        .and_then(|record| How::recorded(&record.how))
-        .unwrap_or(plain);
+    let how = record.map_or(plain, |record| How::recorded(record.how));
     End {
         at_ms: txn.time_ms,
         zxid: txn.zxid,
         how,
         by_session: (!own && !by_server).then_some(txn.session),
-        breaker: record.and_then(|record| record.by.clone()),
+        breaker: record.map(|record| record.by.clone()),
         reason: record.and_then(|record| record.reason.clone()),
     }
 }

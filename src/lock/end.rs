@@ -69,6 +69,11 @@ pub struct Ender {
 }
 
 impl Ender {
+    /// `user@host pid N`, as owners are shown.
+    pub(crate) fn summary(&self) -> String {
+        format!("{}@{} pid {}", self.user, self.host, self.pid)
+    }
+
     /// The process whose owner record is `owner` (the same user, host and
     /// pid, read once).
     pub(crate) fn of_owner(owner: &Owner) -> Ender {
@@ -204,7 +209,7 @@ impl EndRecord {
 
     /// Who ended it, for people: `user@host pid N`, with the reason.
     pub(crate) fn who_and_why(&self) -> String {
-        let who = format!("{}@{} pid {}", self.by.user, self.by.host, self.by.pid);
+        let who = self.by.summary();
         match &self.reason {
             Some(reason) => format!("{who}: {reason}"),
             None => who,

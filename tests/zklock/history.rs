@@ -194,8 +194,12 @@ fn scenario(env: &TestEnv) -> Vec<Truth> {
 /// end record zklock writes into the directory.
 fn break_with_end_record(breaker: &support::Zk, lock: &str, node: &str) {
     let name = node.rsplit('/').next().unwrap();
+    let owner = breaker
+        .exists(node)
+        .expect("the node to break")
+        .ephemeral_owner;
     let record = format!(
-        r#"{{"zklock_end":{{"version":1,"nodes":[{{"node":"{name}","session":"0x1"}}],"how":"broken","by":{{"user":"ops","host":"bastion","pid":4242}},"reason":"stuck deploy","ran":null}}}}"#
+        r#"{{"zklock_end":{{"version":1,"nodes":[{{"node":"{name}","session":"0x{owner:x}"}}],"how":"broken","by":{{"user":"ops","host":"bastion","pid":4242}},"reason":"stuck deploy","ran":null}}}}"#
     );
     breaker
         .block_on(async {
