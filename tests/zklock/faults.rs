@@ -490,7 +490,9 @@ fn a_release_while_disconnected_goes_through_once_the_network_heals() {
         } else {
             // The delete reaches the server, its answer is lost with the
             // connection.
-            proxy.drop_after(Trigger::on(&[op::DELETE]).path_contains("/locks/r/"));
+            // It goes in one multi with the end record written into the
+            // lock directory.
+            proxy.drop_after(Trigger::on(&[op::DELETE, op::MULTI]).path_contains("/locks/r/"));
             touch(&done);
             let dropped = proxy.wait_for_drop(WAIT);
             assert_eq!(dropped.reply.map(|(_, err)| err), Some(0), "{dropped:?}");

@@ -57,6 +57,7 @@ pub mod op {
     pub const SET_ACL: i32 = 7;
     pub const GET_CHILDREN: i32 = 8;
     pub const SYNC: i32 = 9;
+    pub const CHECK: i32 = 13;
     pub const PING: i32 = 11;
     pub const GET_CHILDREN2: i32 = 12;
     pub const MULTI: i32 = 14;
@@ -111,7 +112,8 @@ pub enum ClientMessage {
     /// a server in read-only mode may grant.
     Connect { read_only: bool },
     /// A request: its xid, type and, for the types that have one, its path;
-    /// for a multi-read, the path of each of its reads, in order.
+    /// for a multi-read, the path of each of its reads, and for a multi
+    /// transaction those of its deletes, data writes and checks, in order.
     Request {
         xid: i32,
         op: i32,
@@ -189,6 +191,34 @@ fn multi_read_paths(body: &[u8]) -> Vec<String> {
     paths
 }
 
+/// The paths of a multi transaction's deletes, data writes and checks, in
+/// order, up to its first operation of another type (a create, whose record
+/// is longer): enough to tell the multi that deletes a node and writes its
+/// directory's end record. Each operation is a MultiHeader (type, done,
+/// err) and its request, whose path comes first.
+fn multi_write_paths(body: &[u8]) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut at = 8;
+    while let (Some(kind), Some(&0)) = (be_i32(body, at), body.get(at + 4)) {
+        let Some((path, past)) = string_at(body, at + 9) else {
+            break;
+        };
+        let next = match kind {
+            // path, version
+            op::DELETE | op::CHECK => past + 4,
+            // path, data, version
+            op::SET_DATA => match be_i32(body, past).and_then(|len| usize::try_from(len).ok()) {
+                Some(len) => past + 4 + len + 4,
+                None => past + 4 + 4,
+            },
+            _ => break,
+        };
+        paths.push(path);
+        at = next;
+    }
+    paths
+}
+
 /// The `readOnly` flag that ends a ConnectRequest (protocol version,
 /// last zxid seen, timeout, session id, password, then the flag); false
 /// when an old client leaves it out.
@@ -234,10 +264,10 @@ impl ClientFramer {
                 } else {
                     None
                 };
-                let multi_paths = if op == op::MULTI_READ {
-                    multi_read_paths(&body)
-                } else {
-                    Vec::new()
+                let multi_paths = match op {
+                    op::MULTI_READ => multi_read_paths(&body),
+                    op::MULTI => multi_write_paths(&body),
+                    _ => Vec::new(),
                 };
                 let request = ClientMessage::Request {
                     xid,
@@ -337,11 +367,16 @@ impl Trigger {
     pub fn matches(&self, message: &ClientMessage) -> bool {
         match message {
             ClientMessage::Connect { .. } => false,
-            ClientMessage::Request { op, path, .. } => {
+            ClientMessage::Request {
+                op,
+                path,
+                multi_paths,
+                ..
+            } => {
                 self.ops.contains(op)
                     && match &self.path_contains {
                         None => true,
-                        Some(text) => path.as_deref().is_some_and(|p| p.contains(text)),
+                        Some(text) => path.iter().chain(multi_paths).any(|p| p.contains(text)),
                     }
             }
         }
