@@ -691,11 +691,13 @@ fn plant_hostile(env: &TestEnv, lock: &str) -> Zk {
 fn node_text_reaches_no_terminal_raw() {
     let env = TestEnv::new();
     let _planter = plant_hostile(&env, "hostile");
+    // Wide, so that the owner is shown whole rather than cut to the width:
+    // its escapes must show.
     for args in [
-        vec!["ls"],
-        vec!["stat", "hostile"],
-        vec!["stat", "plain-hostile"],
-        vec!["dump", "-o", "table"],
+        vec!["ls", "-o", "wide"],
+        vec!["stat", "hostile", "-o", "wide"],
+        vec!["stat", "plain-hostile", "-o", "wide"],
+        vec!["dump", "-o", "wide"],
     ] {
         let run = env.zklock(&args).run();
         run.assert_success();
@@ -722,7 +724,9 @@ fn node_text_reaches_no_terminal_raw() {
 #[test]
 fn watch_shows_node_text_escaped() {
     let env = TestEnv::new();
-    let mut watch = env.zklock(["watch", "hostile"]).spawn();
+    // Wide: at 80 columns a watch line leaves out an owner it cannot show
+    // whole, and the owner's escapes must show.
+    let mut watch = env.zklock(["watch", "hostile", "-o", "wide"]).spawn();
     let _planter = plant_hostile(&env, "hostile");
     watch.wait_for_stdout(WAIT, "an event about the hostile holder", |out| {
         out.contains("\\x1b")
