@@ -267,13 +267,22 @@ impl Line {
         if fixed >= room {
             return cut(&format!("{head} {tail}"), room).into_owned();
         }
-        let message = cut(&self.message, room - fixed);
+        let space = room - fixed;
+        let message = cut(&self.message, space);
+        // A message cut between words ends short of its room: the time
+        // still goes at the end of the room, so that a cut line always
+        // takes the width the line is drawn for.
+        let pad = if matches!(message, std::borrow::Cow::Owned(_)) {
+            space.saturating_sub(message.width())
+        } else {
+            0
+        };
         let head = if self.color {
             format!("\x1b[36m{head}\x1b[0m")
         } else {
             head
         };
-        format!("{head} {message} {tail}")
+        format!("{head} {message}{:pad$} {tail}", "")
     }
 }
 
@@ -310,6 +319,7 @@ mod tests {
         // The message is cut between words: a path in it is whole or gone.
         let shown = long.render(59);
         assert!(shown.ends_with("[0s/30s]"), "{shown:?}");
+        assert_eq!(shown.width(), 59, "{shown:?}");
         let (kept, _) = shown.split_once('…').expect("the message is cut");
         let last = kept.rsplit(' ').next().unwrap_or_default();
         assert!(

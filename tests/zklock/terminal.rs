@@ -832,7 +832,8 @@ fn live_line_of(
 /// The first word of each line `zklock ARGS` prints on stdout off a
 /// terminal (the rest holds ages, which move on), as [`rows`] leaves them.
 fn printed(env: &TestEnv, args: &[&str]) -> Vec<String> {
-    let run = env.zklock(args).run();
+    // As wide as the terminal above: off a terminal, tables fit COLUMNS.
+    let run = env.zklock(args).env("COLUMNS", "250").run();
     run.assert_success();
     first_words(run.stdout.lines().filter(|line| !line.trim().is_empty()))
 }
