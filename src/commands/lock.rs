@@ -262,7 +262,7 @@ async fn detach(globals: &Globals, until: Detached, signals: &mut Signals) -> Re
     }
 }
 
-/// Takes the locks `args` name ([`lock::take`]), showing the wait as a
+/// Takes the locks `args` name ([`lock::take()`]), showing the wait as a
 /// spinner at a terminal, and says why not when they are not ours.
 /// `command_group` is the process group the command will run in, for the
 /// owner record.
@@ -392,7 +392,7 @@ impl LockArgs {
         }
     }
 
-    /// What [`lock::take`] is asked for: the locks in canonical order; a
+    /// What [`lock::take()`] is asked for: the locks in canonical order; a
     /// command re-enters an enclosing hold that covers it, and runs in
     /// `command_group`.
     fn request(&self, globals: &Globals, command_group: Option<libc::pid_t>) -> Request {

@@ -16,7 +16,7 @@
 //! would let two paths (one holding a control character, one holding the
 //! text of its escape) become one series. A document is exact in a file, a
 //! pipe or an HTTP answer; only on a terminal is it shown escaped for
-//! display ([`print`]), with a note that says so.
+//! display ([`print()`]), with a note that says so.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
