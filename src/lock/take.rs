@@ -254,6 +254,9 @@ impl One<'_> {
             ender: Ender::of_owner(self.owner),
         };
         let mut acquisition = Acquisition::new(session, spec, request.max_leases);
+        // Before the wait is shown: Ctrl-Z at a prompt that shows it must
+        // find zklock refusing to stop.
+        crate::run::refuse_ctrl_z();
         events(Event::Queued(self.lock));
         let waited = self
             .wait(session, &mut acquisition, patience, events, signals)
@@ -305,7 +308,6 @@ impl One<'_> {
         events: &impl Fn(Event<'_>),
         signals: &mut Signals,
     ) -> Result<Held, NotTaken> {
-        crate::run::refuse_ctrl_z();
         let woke = tokio::sync::Notify::new();
         let cycle = async {
             // Only a nested zklock can close a cycle that it could prove
