@@ -22,24 +22,31 @@ per() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.0f", t / n }'; }
 
 # One uncontended `zklock lock L -- true` as a whole process, against the
 # wire limit, the floor on zklock's client crate, a kazoo script and a
-# Curator program doing the same job. The timer runs the five in turn,
-# LOCK_RUNS times after three rounds of warm-up, and reports medians.
+# Curator program doing the same job. The timer runs them in turn,
+# LOCK_RUNS times after three rounds of warm-up, and reports medians. With
+# BENCH_ZKLOCK_BEFORE (another zklock binary, say the last release) the
+# timer runs it too, alternating with this one, so a change to the lock
+# path is measured before and after in one run, under the same load.
 job_lock() {
-    local zk wire floor kz cu results
+    local zk wire floor kz cu before results
+    local timed=("$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/lock/zklock -- true
+        ::: "$WIRE_FLOOR" "$BENCH_HOSTS" /bench/lock/wire true
+        ::: "$FLOOR" "$BENCH_HOSTS" /bench/lock/floor true
+        ::: "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_kazoo.py" "$BENCH_HOSTS" /bench/lock/kazoo true
+        ::: java -cp "$BENCH_CLASSES:$BENCH_CURATOR_CP" LockCurator "$BENCH_HOSTS" /bench/lock/curator true)
     bench_mkdirs /bench/lock/zklock /bench/lock/wire /bench/lock/floor /bench/lock/kazoo /bench/lock/curator
-    results=$("$BENCH_TIMER" --warmup 3 "$LOCK_RUNS" \
-        "$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/lock/zklock -- true \
-        ::: "$WIRE_FLOOR" "$BENCH_HOSTS" /bench/lock/wire true \
-        ::: "$FLOOR" "$BENCH_HOSTS" /bench/lock/floor true \
-        ::: "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_kazoo.py" "$BENCH_HOSTS" /bench/lock/kazoo true \
-        ::: java -cp "$BENCH_CLASSES:$BENCH_CURATOR_CP" LockCurator "$BENCH_HOSTS" /bench/lock/curator true) ||
-        bench_die "the lock job failed"
+    if [[ -n ${BENCH_ZKLOCK_BEFORE:-} ]]; then
+        bench_mkdirs /bench/lock/before
+        timed+=(::: "$BENCH_ZKLOCK_BEFORE" -H "$BENCH_HOSTS" lock /bench/lock/before -- true)
+    fi
+    results=$("$BENCH_TIMER" --warmup 3 "$LOCK_RUNS" "${timed[@]}") || bench_die "the lock job failed"
     {
         read -r zk _
         read -r wire _
         read -r floor _
         read -r kz _
         read -r cu _
+        read -r before _
     } <<<"$results"
     local to_wire to_kazoo
     to_wire=$(ratio "$zk" "$wire")
@@ -48,6 +55,9 @@ job_lock() {
         "$(ms "$wire")" "$(ms "$floor")" \
         "$to_wire x limit, $(ratio "$zk" "$floor") x crate floor, $to_kazoo x kazoo, $(ratio "$zk" "$cu") x Curator" \
         "<= 1.3 x limit: $(verdict "$to_wire" 1.3 "<="); <= 0.15 x kazoo: $(verdict "$to_kazoo" 0.15 "<=")"
+    [[ -z ${BENCH_ZKLOCK_BEFORE:-} ]] ||
+        bench_row "lock-run-release, this build against BENCH_ZKLOCK_BEFORE" "$(ms "$zk")" "-" "-" "-" "-" \
+            "$(ratio "$zk" "$before") x before ($(ms "$before"))" "within noise of before"
 }
 
 # Handoffs per second: HANDOFF_WORKERS workers each run CMD HANDOFF_EACH
