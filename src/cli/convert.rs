@@ -74,7 +74,7 @@ impl ReleaseCmdArgs {
 impl WatchCmdArgs {
     fn into_watch_args(self, root: &str) -> Result<watch::WatchArgs, UsageError> {
         Ok(watch::WatchArgs {
-            target: zk::path::resolve(root, &self.target)?,
+            target: resolve_or_root(root, self.target)?,
             until: self.until.map(|until| match until {
                 UntilArg::Free => watch::Until::Free,
                 UntilArg::Held => watch::Until::Held,

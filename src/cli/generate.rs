@@ -14,12 +14,14 @@ use crate::usage::UsageError;
 /// zklock's command line as clap parses it: the derived definitions, each
 /// subcommand's arguments still to be defined when it is used.
 pub fn command() -> Command {
-    CliCommand::augment_subcommands(root())
+    CliCommand::augment_subcommands(root()).mut_subcommands(with_help_split)
 }
 
-/// zklock without its subcommands: its settings and global options.
+/// zklock without its subcommands: its settings and global options. Help
+/// names the variable behind an option and never its value, one form for
+/// every option: a value may be a secret, or a host list as long as a line.
 pub(super) fn root() -> Command {
-    Root::command()
+    Root::command().mut_args(|arg| arg.hide_env_values(true))
 }
 
 /// `root` with only the subcommand `name`, for a command line that uses it
@@ -27,7 +29,25 @@ pub(super) fn root() -> Command {
 pub(super) fn command_with_only(root: Command, name: &str) -> Option<Command> {
     let subcommands = CliCommand::augment_subcommands(Command::new("zklock"));
     let wanted = subcommands.find_subcommand(name)?.clone();
-    Some(root.subcommand(wanted))
+    Some(root.subcommand(with_help_split(wanted)))
+}
+
+/// `sub` with the text after its options split for `-h` and `--help`: `-h`
+/// shows the first block (its examples), `--help` and the man page the
+/// whole. Either way each paragraph of prose is one line, which clap wraps
+/// to the terminal's width: broken where the source breaks it, it would
+/// break again, raggedly, at any other width. Lines that begin with a space
+/// (examples, lists, tables) stay as written.
+fn with_help_split(sub: Command) -> Command {
+    let Some(after) = sub.get_after_help().map(ToString::to_string) else {
+        return sub;
+    };
+    let whole = sub
+        .get_after_long_help()
+        .map_or_else(|| after.clone(), ToString::to_string);
+    let first_block = after.split("\n\n").next().unwrap_or_default();
+    sub.after_help(super::help::unbroken(first_block))
+        .after_long_help(super::help::unbroken(&whole))
 }
 
 /// Every definition, built (global options copied into each subcommand):
@@ -511,7 +531,13 @@ fn environment(command: &Command) -> Vec<(String, String)> {
             let option = arg
                 .get_long()
                 .map_or_else(String::new, |long| format!("--{long}"));
-            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            // The whole help, its paragraphs run together.
+            let help = arg
+                .get_long_help()
+                .or_else(|| arg.get_help())
+                .map(|help| help.to_string().replace("\n\n", ". "))
+                .unwrap_or_default();
+            let help = help.trim_end_matches('.');
             Some((variable, format!("The default of {option}: {help}.")))
         })
         .collect()

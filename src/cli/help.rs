@@ -2,6 +2,25 @@
 //! `-h`, and the manual that `--help` and the man pages show. Kept in one
 //! place, apart from the clap definitions, so it reads as prose.
 
+/// `text` with each paragraph of prose (lines that begin with no space,
+/// up to a blank or an indented line) joined into one line, and every other
+/// line as it is: for a reader to wrap to its own width.
+pub(super) fn unbroken(text: &str) -> String {
+    let mut joined = String::with_capacity(text.len());
+    let mut in_prose = false;
+    for line in text.lines() {
+        let prose = !line.is_empty() && !line.starts_with(' ');
+        if prose && in_prose {
+            joined.push(' ');
+        } else if !joined.is_empty() {
+            joined.push('\n');
+        }
+        joined.push_str(line);
+        in_prose = prose;
+    }
+    joined
+}
+
 /// `zklock -h`.
 pub(super) const ZKLOCK_EXAMPLES: &str = "\
 Examples:
@@ -976,5 +995,19 @@ waiter, empty-directory), \"lock\", \"session\" (0x..., null for a
 directory), \"age_ms\", \"owner\" (as stat shows it; null for a
 directory)}}."
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unbroken;
+
+    #[test]
+    fn prose_is_joined_and_indented_lines_stay() {
+        let text = "Examples:\n  zklock ls\n  # a comment\n\nOne paragraph\nbroken here.\n  a: list\n     goes on\nMore\nprose.";
+        assert_eq!(
+            unbroken(text),
+            "Examples:\n  zklock ls\n  # a comment\n\nOne paragraph broken here.\n  a: list\n     goes on\nMore prose."
+        );
     }
 }

@@ -141,7 +141,10 @@ fn parse(args: &[OsString]) -> (clap::Command, Cli, ArgMatches) {
 /// `command` in place, so that a second parse, with a profile's options,
 /// builds nothing again.
 fn parse_with(command: &mut clap::Command, args: &[OsString]) -> (Cli, ArgMatches) {
-    try_parse(command, args).unwrap_or_else(|err| refuse(with_hint(err), args))
+    try_parse(command, args).unwrap_or_else(|err| {
+        let err = closest_subcommand_first(without_variables(with_hint(err), command, args));
+        refuse(err, args)
+    })
 }
 
 fn try_parse(
@@ -377,10 +380,118 @@ fn with_hint(mut err: clap::Error) -> clap::Error {
     err
 }
 
+/// clap's usage line after an error names every option that has a value,
+/// those a variable gave as well, as though the command line had said them
+/// (`Usage: zklock lock --hosts <HOSTS> <LOCK>...`): to a reader, options it
+/// must give. The options only a variable gave are taken out of it.
+fn without_variables(
+    mut err: clap::Error,
+    command: &clap::Command,
+    args: &[OsString],
+) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::StyledStr(usage)) = err.get(ContextKind::Usage) else {
+        return err;
+    };
+    let mut usage = usage.to_string();
+    let from_variables = command.get_arguments().filter(|arg| {
+        arg.get_env()
+            .is_some_and(|name| std::env::var_os(name).is_some())
+            && !given_on_the_line(arg, args)
+    });
+    for arg in from_variables {
+        let Some(long) = arg.get_long() else { continue };
+        let value = arg
+            .get_value_names()
+            .and_then(|names| names.first())
+            .filter(|_| arg.get_action().takes_values());
+        let shown = match value {
+            Some(value) => format!(" --{long} <{value}>"),
+            None => format!(" --{long}"),
+        };
+        usage = usage.replace(&shown, "");
+    }
+    err.insert(ContextKind::Usage, ContextValue::StyledStr(usage.into()));
+    err
+}
+
+/// True when `args` give `arg` before any bare `--`, in any of its forms.
+fn given_on_the_line(arg: &clap::Arg, args: &[OsString]) -> bool {
+    let long = arg.get_long().map(|long| format!("--{long}"));
+    args.iter()
+        .skip(1)
+        .filter_map(|word| word.to_str())
+        .take_while(|&word| word != "--")
+        .any(|word| {
+            let as_long = long.as_deref().is_some_and(|long| {
+                word == long
+                    || word
+                        .strip_prefix(long)
+                        .is_some_and(|rest| rest.starts_with('='))
+            });
+            let as_short = arg.get_short().is_some_and(|short| {
+                !word.starts_with("--") && word.starts_with('-') && word.contains(short)
+            });
+            as_long || as_short
+        })
+}
+
+/// clap ranks the subcommands like a mistyped one by a similarity that
+/// puts `rlock` before `lock` for `lokc`; a typist's slip (a letter left
+/// out, added, changed, or two swapped) is what a suggestion should undo.
+/// Only the subcommands fewest such slips away are suggested.
+fn closest_subcommand_first(mut err: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    let (Some(ContextValue::String(typed)), Some(ContextValue::Strings(suggested))) = (
+        err.get(ContextKind::InvalidSubcommand),
+        err.get(ContextKind::SuggestedSubcommand),
+    ) else {
+        return err;
+    };
+    let distance = |name: &String| slips(typed, name);
+    let Some(fewest) = suggested.iter().map(distance).min() else {
+        return err;
+    };
+    let closest: Vec<String> = suggested
+        .iter()
+        .filter(|name| distance(name) == fewest)
+        .cloned()
+        .collect();
+    err.insert(
+        ContextKind::SuggestedSubcommand,
+        ContextValue::Strings(closest),
+    );
+    err
+}
+
+/// How many slips of a typist turn `typed` into `name`: letters left out,
+/// added or changed, and neighbours swapped, each counting one (the
+/// optimal string alignment distance).
+fn slips(typed: &str, name: &str) -> usize {
+    let a: Vec<char> = typed.chars().collect();
+    let b: Vec<char> = name.chars().collect();
+    // Three rows of the table: two back (for a swap), the last, this one.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut last: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let changed = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + changed);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
+        }
+        before = std::mem::replace(&mut last, row);
+    }
+    last[b.len()]
+}
+
 /// The help headings of the options every subcommand takes, so that a
 /// subcommand's own options come first in its help and the 25 connection
-/// and security options do not bury them (`-h` leaves those out; `--help`
-/// and the man pages list them).
+/// and security options do not bury them (`-h` shows only `-H` and
+/// `--root` of them, which most command lines need; `--help` and the man
+/// pages list them all).
 const CONNECTION: &str = "Connection options";
 const SECURITY: &str = "Security options (TLS, SASL, credentials, ACLs)";
 const OUTPUT: &str = "Output options";
@@ -402,14 +513,14 @@ pub struct GlobalArgs {
     )]
     pub cluster: Option<String>,
 
-    /// ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS,
-    /// then 127.0.0.1:2181
+    /// ZooKeeper servers
+    ///
+    /// host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181.
     #[arg(
         short = 'H',
         long,
         global = true,
         help_heading = CONNECTION,
-        hide_short_help = true,
         env = "ZKLOCK_HOSTS",
         hide_env_values = true,
         value_name = "HOSTS"
@@ -569,12 +680,13 @@ pub struct GlobalArgs {
         hide_short_help = true)]
     pub read_only: bool,
 
-    /// Where lock names live: `deploy` means ROOT/deploy
+    /// Where locks live
+    ///
+    /// A lock name `deploy` means ROOT/deploy.
     #[arg(
         long,
         global = true,
         help_heading = CONNECTION,
-        hide_short_help = true,
         env = "ZKLOCK_ROOT",
         default_value = DEFAULT_ROOT,
         value_name = "PATH",
@@ -612,7 +724,9 @@ pub struct GlobalArgs {
         help_heading = OUTPUT)]
     pub quiet: bool,
 
-    /// The same as -o wide: every column of a table, nothing cut or wrapped
+    /// The same as -o wide: every column, nothing cut
+    ///
+    /// Nothing is cut or wrapped either.
     #[arg(long, global = true,
         help_heading = OUTPUT)]
     pub no_trunc: bool,
@@ -651,7 +765,9 @@ pub enum OutputFormat {
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum CliCommand {
-    /// Take an exclusive lock; run COMMAND under it, or hold it until a signal
+    /// Take an exclusive lock; run COMMAND under it, or hold it
+    ///
+    /// Until a signal, when no COMMAND is given.
     #[command(after_help = help::LOCK_EXAMPLES)]
     Lock(LockCmdArgs),
 
@@ -663,85 +779,117 @@ pub enum CliCommand {
     #[command(after_help = help::WLOCK_EXAMPLES)]
     Wlock(LockCmdArgs),
 
-    /// Hold one of N leases of a semaphore (Curator's or kazoo's); run COMMAND under it, or hold
-    /// it until a signal
+    /// Hold one of N leases of a semaphore; run COMMAND under it
+    ///
+    /// Curator's or kazoo's semaphore; without COMMAND, hold the lease until a signal.
     #[command(after_help = help::SEM_EXAMPLES)]
     Sem(SemCmdArgs),
 
-    /// Delete a lock node by its token, or break a lock: delete or revoke its holders
+    /// Release by token, or break a lock (delete or revoke)
+    ///
+    /// Delete a lock node by its token, or break a lock: delete or revoke its holders.
     #[command(after_help = help::RELEASE_EXAMPLES)]
     Release(ReleaseCmdArgs),
 
-    /// Tell whether each TOKEN's node holds its lock now, after a sync (exit 0 when all do, 1
-    /// when one does not): for the resource a lock guards, or the command before a write
+    /// Tell whether each TOKEN's node holds its lock now
+    ///
+    /// After a sync; exit 0 when all do, 1 when one does not: for the resource a lock guards,
+    /// or the command before a write.
     #[command(after_help = help::check::EXAMPLES, after_long_help = help::check::manual())]
     Check {
-        /// A token: the node path `lock` printed or gave the command as $ZKLOCK_NODE
+        /// A token: the node path `lock` printed
+        ///
+        /// Or gave the command as $ZKLOCK_NODE.
         #[arg(required = true, value_name = "TOKEN")]
         tokens: Vec<String>,
 
-        /// The fencing token the node must have (its czxid, $ZKLOCK_FENCE): a node made again
-        /// under the same name has another; once per TOKEN, in order
+        /// The fencing token (czxid) the node must have
+        ///
+        /// $ZKLOCK_FENCE: a node made again under the same name has another; once per TOKEN, in
+        /// order.
         #[arg(long = "fence", value_name = "N", action = clap::ArgAction::Append)]
         fences: Vec<i64>,
     },
 
-    /// Show one lock in full (who holds, who waits on whom), or a plain node's stat and data
+    /// Show one lock in full, or a plain node's stat
+    ///
+    /// Who holds, who waits on whom; for a plain node, its stat and data.
     #[command(after_help = help::stat::EXAMPLES, after_long_help = help::stat::manual())]
     Stat {
         /// A lock name (under --root) or an absolute node path
         target: String,
     },
 
-    /// List every lock under PATH, recursively: kind, dialect, holders, waiters, owner
+    /// List every lock under PATH, recursively
+    ///
+    /// Kind, dialect, holders, waiters, owner.
     #[command(after_help = help::ls::EXAMPLES, after_long_help = help::ls::manual())]
     Ls(LsCmdArgs),
 
-    /// Dump every lock and contender under PATH with full stat and data (JSON)
+    /// Dump every lock and contender under PATH (JSON)
+    ///
+    /// With full stat and data.
     #[command(after_help = help::dump::EXAMPLES, after_long_help = help::dump::manual())]
     Dump {
         /// A name under --root or an absolute path [default: --root]
         path: Option<String>,
 
-        /// Group the contenders by owner session: what each client holds or waits for
+        /// Group the contenders by owner session
+        ///
+        /// What each client holds or waits for.
         #[arg(long)]
         sessions: bool,
     },
 
-    /// Find every wait-for cycle across the locks under PATH: who waits on whom, certain or
-    /// possible, and the release that breaks it (exit 1 when one is found)
+    /// Find every wait-for cycle across the locks under PATH
+    ///
+    /// Who waits on whom, certain or possible, and the release that breaks it (exit 1 when one
+    /// is found).
     #[command(after_help = help::deadlocks::EXAMPLES, after_long_help = help::deadlocks::manual())]
     Deadlocks {
         /// A name under --root or an absolute path [default: --root]
         path: Option<String>,
 
-        /// Only cycles that have stood at least DUR (since their youngest contender came)
+        /// Only cycles that have stood at least DUR
+        ///
+        /// Since their youngest contender came.
         #[arg(long, value_parser = parse_duration, value_name = "DUR")]
         min_age: Option<Duration>,
 
-        /// Only certain cycles: every edge proven, no waiter that gives up by itself
+        /// Only certain cycles
+        ///
+        /// Every edge proven, no waiter that gives up by itself.
         #[arg(long)]
         certain: bool,
     },
 
-    /// Every hold of every lock, rebuilt offline from a ZooKeeper server's transaction logs, and
-    /// how each ended
+    /// Every hold of every lock, from transaction logs
+    ///
+    /// Rebuilt offline from a ZooKeeper server's transaction logs, and how each ended.
     #[command(after_help = help::history::EXAMPLES, after_long_help = help::history::manual())]
     History(HistoryCmdArgs),
 
-    /// Follow a lock (or every lock under a path) live: waiting, acquired, released, gone
+    /// Follow the locks under a path live
+    ///
+    /// Waiting, acquired, released, gone.
     #[command(after_help = help::watch::EXAMPLES, after_long_help = help::watch::manual())]
     Watch(WatchCmdArgs),
 
-    /// Delete stale lock contender nodes (by age, session, or all) and empty lock directories
+    /// Delete stale lock contender nodes
+    ///
+    /// By age, session, or all; and empty lock directories.
     #[command(after_help = help::reap::EXAMPLES, after_long_help = help::reap::manual())]
     Reap(ReapCmdArgs),
 
-    /// Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live
+    /// Serve the locks' metrics for Prometheus
+    ///
+    /// The metrics of the locks under PATH, over HTTP, kept current live.
     #[command(after_help = help::exporter::EXAMPLES, after_long_help = help::exporter::manual())]
     Exporter(ExporterCmdArgs),
 
-    /// Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait
+    /// Watch the locks under PATH live, full screen
+    ///
+    /// Holders, waiters, oldest hold and wait.
     #[command(after_help = help::top::EXAMPLES, after_long_help = help::top::manual())]
     Top {
         /// A name under --root or an absolute path [default: --root]
@@ -755,8 +903,10 @@ pub enum CliCommand {
         shell: ShellArg,
     },
 
-    /// Print a man page: zklock's, or a subcommand's
-    #[command(after_help = "Examples:\n  zklock man | man -l -\n  zklock man stat | man -l -")]
+    /// Show a man page, zklock's or a subcommand's
+    ///
+    /// Through man at a terminal; as roff into a pipe or a file.
+    #[command(after_help = "Examples:\n  zklock man stat\n  zklock man stat > zklock-stat.1")]
     Man {
         /// The subcommand whose page to print
         #[arg(value_parser = generate::man_page_names())]
@@ -776,29 +926,39 @@ pub enum ShellArg {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("logs").required(true).args(["data_dir", "log"]))]
 pub struct HistoryCmdArgs {
-    /// A lock name (under --root) or an absolute path: that lock, or every lock below it
-    /// [default: --root]
+    /// A lock name or a path [default: --root]
+    ///
+    /// That lock, or every lock below it.
     pub path: Option<String>,
 
-    /// A ZooKeeper server's dataDir, or the version-2 directory in it: every log.* file there
+    /// A ZooKeeper server's dataDir
+    ///
+    /// Or the version-2 directory in it: every log.* file there.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 
-    /// Transaction log files, read in the order of the zxids their names end in
+    /// Transaction log files
+    ///
+    /// Read in the order of the zxids their names end in.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub log: Vec<PathBuf>,
 
-    /// Only contenders alive at or after this time (RFC 3339 UTC, e.g. 2026-11-27T03:12:00Z)
-    /// or this long ago (e.g. 2h)
+    /// Only contenders alive at or after TIME
+    ///
+    /// An RFC 3339 UTC time (e.g. 2026-11-27T03:12:00Z), or a duration ago (e.g. 2h).
     #[arg(long, value_parser = parse_moment, value_name = "TIME|DUR")]
     pub since: Option<Moment>,
 
-    /// Only contenders alive at or before this time, or this long ago; the reading stops there
+    /// Only contenders alive at or before TIME
+    ///
+    /// A time or a duration ago; the reading stops there.
     #[arg(long, value_parser = parse_moment, value_name = "TIME|DUR")]
     pub until: Option<Moment>,
 
-    /// Instead of the holds, every span of time in which two sessions held a lock at once, one
-    /// of them exclusively, by the rules each holder's own library follows
+    /// List overlapping holds instead of holds
+    ///
+    /// Every span of time in which two sessions held a lock at once, one of them exclusively,
+    /// by the rules each holder's own library follows.
     #[arg(long)]
     pub overlaps: bool,
 }
@@ -841,20 +1001,23 @@ fn parse_moment(text: &str) -> Result<Moment, String> {
 // The arguments of `lock`, `rlock` and `wlock`.
 #[derive(Debug, Args)]
 pub struct LockCmdArgs {
-    /// The lock: a name under --root, or an absolute path; several only with `-- COMMAND`
-    /// (taken together, in one canonical order)
+    /// The lock: a name under --root, or a path
+    ///
+    /// Several only with `-- COMMAND`: taken together, in one canonical order.
     #[arg(required = true, value_name = "LOCK")]
     pub locks: Vec<String>,
 
-    /// Give up at once if the lock is taken (exit 1, or -E)
+    /// Give up at once if the lock is taken
+    ///
+    /// Exit 1, or the code -E gives.
     #[arg(short, long)]
     pub no_wait: bool,
 
-    /// Give up after waiting this long (exit 1, or -E)
+    /// Give up after waiting DUR (exit 1, or -E)
     #[arg(short = 'w', long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "no_wait")]
     pub timeout: Option<Duration>,
 
-    /// Exit code when the lock is not acquired
+    /// Exit code when not acquired
     #[arg(short = 'E', long, default_value_t = 1, value_name = "N")]
     pub conflict_exit_code: u8,
 
@@ -862,38 +1025,52 @@ pub struct LockCmdArgs {
     #[arg(long, value_name = "TEXT")]
     pub data: Option<String>,
 
-    /// Record COMMAND's whole command line in the owner record, which every client that can
-    /// read the node sees [default: only the program's name]
+    /// Record COMMAND's whole command line
+    ///
+    /// In the owner record, which every client that can read the node sees [default: only the
+    /// program's name].
     #[arg(long)]
     pub record_command: bool,
 
-    /// Whose node names to create, so that library's clients wait for us
+    /// Whose node names to make
+    ///
+    /// So that that library's clients wait for us.
     #[arg(long, value_enum, default_value_t = DialectArg::Curator)]
     pub dialect: DialectArg,
 
-    /// Take a lock whose name has white space at either end or an invisible character
-    /// (to join a lock another library already uses under such a name)
+    /// Take a lock whose name has odd characters
+    ///
+    /// White space at either end, or an invisible character: to join a lock another library
+    /// already uses under such a name.
     #[arg(long)]
     pub allow_odd_name: bool,
 
-    /// Run COMMAND through `sh -c` (its words joined by spaces)
+    /// Run COMMAND through `sh -c`
+    ///
+    /// Its words joined by spaces.
     #[arg(long, requires = "command")]
     pub shell: bool,
 
-    /// Leave a background holder with the lock, print the token, exit
+    /// Hold in the background; print the token, exit
     #[arg(long, conflicts_with_all = ["command", "ttl"])]
     pub detach: bool,
 
-    /// With --detach: release after this long (a command under the lock is bounded by --max-hold)
+    /// With --detach: release after DUR
+    ///
+    /// A command under the lock is bounded by --max-hold instead.
     #[arg(long, value_parser = parse_duration, value_name = "DUR", requires = "detach")]
     pub lease: Option<Duration>,
 
-    /// With --detach: release when process PID ends (e.g. `--while-pid $$`)
+    /// With --detach: release when process PID ends
+    ///
+    /// E.g. `--while-pid $$`.
     #[arg(long, value_name = "PID", requires = "detach")]
     pub while_pid: Option<i32>,
 
-    /// Make a persistent lock node that the server deletes DUR after it was
-    /// last used, print the token, exit (needs extendedTypesEnabled=true)
+    /// Make a node the server deletes DUR after use
+    ///
+    /// A persistent lock node, which the server deletes DUR after it was last used; print the
+    /// token, exit (needs extendedTypesEnabled=true).
     #[arg(long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "command")]
     pub ttl: Option<Duration>,
 
@@ -901,21 +1078,28 @@ pub struct LockCmdArgs {
     #[arg(long, hide = true, value_name = "FD")]
     pub holder_report_fd: Option<i32>,
 
-    /// Signal for the command's process group when the lock is lost [default: TERM]
+    /// Signal for the command when the lock is lost
+    ///
+    /// Sent to the command's process group [default: TERM].
     #[arg(long, value_parser = parse_signal_arg, value_name = "SIG")]
     pub kill_signal: Option<i32>,
 
-    /// Wait this long after --kill-signal before SIGKILL [default: a fifth of the session
-    /// timeout the server grants]
+    /// SIGKILL this long after --kill-signal
+    ///
+    /// [default: a fifth of the session timeout the server grants]
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub kill_after: Option<Duration>,
 
-    /// Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after),
-    /// release, and exit 124
+    /// Stop the command after DUR; exit 124
+    ///
+    /// Stopped as on a lost lock (--kill-signal, then SIGKILL after --kill-after), then
+    /// released.
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub max_hold: Option<Duration>,
 
-    /// With --max-hold: exit with the stopped command's own status instead of 124
+    /// With --max-hold: exit as the command did
+    ///
+    /// The stopped command's own status instead of 124.
     #[arg(long)]
     pub preserve_status: bool,
 
@@ -927,8 +1111,9 @@ pub struct LockCmdArgs {
 // The arguments of `sem`: every option of `lock`, and the semaphore's size.
 #[derive(Debug, Args)]
 pub struct SemCmdArgs {
-    /// The most leases held at once, by all of the semaphore's clients together; every client
-    /// must give the same number
+    /// The most leases held at once, by all clients
+    ///
+    /// Every client of the semaphore must give the same number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_leases: u32,
 
@@ -939,18 +1124,22 @@ pub struct SemCmdArgs {
 // The arguments of `release`.
 #[derive(Debug, Args)]
 pub struct ReleaseCmdArgs {
-    /// A token (the node path `lock` printed); with --holders or --revoke, a lock
+    /// A token; with --holders or --revoke, a lock
+    ///
+    /// A token is the node path `lock` printed.
     pub target: String,
 
     /// TARGET is a lock: delete the nodes that hold it now
     #[arg(long, conflicts_with = "revoke")]
     pub holders: bool,
 
-    /// TARGET is a lock: ask its holders to let go by writing __REVOKE__ into their nodes
+    /// TARGET is a lock: ask its holders to let go
+    ///
+    /// By writing __REVOKE__ into their nodes.
     #[arg(long)]
     pub revoke: bool,
 
-    /// With --revoke: delete the holders still there after DUR
+    /// With --revoke: delete holders left after DUR
     #[arg(long, value_parser = parse_duration, value_name = "DUR", requires = "revoke")]
     pub force_after: Option<Duration>,
 
@@ -958,17 +1147,22 @@ pub struct ReleaseCmdArgs {
     #[arg(long, conflicts_with_all = ["holders", "revoke"])]
     pub if_exists: bool,
 
-    /// With --holders or --revoke --force-after: delete without asking (needed when stdin is
-    /// not a terminal)
+    /// Delete without asking
+    ///
+    /// With --holders or --revoke --force-after; needed when stdin is not a terminal.
     #[arg(short, long)]
     pub yes: bool,
 
-    /// With --holders or --revoke: list the holders that would be broken, and do nothing
+    /// List the holders that would be broken; do nothing
+    ///
+    /// With --holders or --revoke.
     #[arg(long, conflicts_with = "yes")]
     pub dry_run: bool,
 
-    /// Why: kept in the end record written into the lock directory with each delete, which
-    /// watch, the exporter and the broken holder read
+    /// Why: kept in the end record of each delete
+    ///
+    /// Written into the lock directory with each delete; watch, the exporter and the broken
+    /// holder read it.
     #[arg(long, value_name = "TEXT", value_parser = parse_reason, conflicts_with = "dry_run")]
     pub reason: Option<String>,
 }
@@ -976,15 +1170,20 @@ pub struct ReleaseCmdArgs {
 // The arguments of `watch`.
 #[derive(Debug, Args)]
 pub struct WatchCmdArgs {
-    /// A lock name (under --root) or an absolute path; every lock at or below it is followed
-    pub target: String,
+    /// A lock name or a path [default: --root]
+    ///
+    /// Every lock at or below it is followed.
+    pub target: Option<String>,
 
-    /// Exit 0 once no lock under the path is held (free) or some lock is (held)
+    /// Exit 0 once the path is free or held
+    ///
+    /// Free: no lock under the path is held; held: some lock is.
     #[arg(long, value_enum, value_name = "STATE")]
     pub until: Option<UntilArg>,
 
-    /// Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by
-    /// --connect-timeout)
+    /// Exit 1 if still watching DUR after the start
+    ///
+    /// DUR counts from the first reading; connecting is bounded by --connect-timeout.
     #[arg(short = 'w', long, value_parser = parse_duration, value_name = "DUR")]
     pub timeout: Option<Duration>,
 
@@ -1018,7 +1217,9 @@ pub struct ReapCmdArgs {
     #[arg(long, conflicts_with_all = ["older_than", "session"])]
     pub all: bool,
 
-    /// Also delete empty lock directories (see the man page for which)
+    /// Also delete empty lock directories
+    ///
+    /// See the manual for which.
     #[arg(long)]
     pub empty: bool,
 
@@ -1026,11 +1227,15 @@ pub struct ReapCmdArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Delete without asking (needed when stdin is not a terminal)
+    /// Delete without asking
+    ///
+    /// Needed when stdin is not a terminal.
     #[arg(short, long, conflicts_with = "dry_run")]
     pub yes: bool,
 
-    /// Why: kept in the end record written into each lock directory with its deletes
+    /// Why: kept in the end record of each delete
+    ///
+    /// Written into each lock directory with its deletes.
     #[arg(long, value_name = "TEXT", value_parser = parse_reason, conflicts_with = "dry_run")]
     pub reason: Option<String>,
 }
@@ -1041,17 +1246,21 @@ pub struct ExporterCmdArgs {
     /// A name under --root or an absolute path [default: --root]
     pub path: Option<String>,
 
-    /// The address to serve /metrics on
+    /// Serve /metrics here
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9731")]
     pub listen: std::net::SocketAddr,
 
-    /// The most locks with series of their own: the most contended first, kept while they
-    /// exist; the rest are added up under lock="(other)"
+    /// Locks with series of their own
+    ///
+    /// The most contended first, kept while they exist; the rest are added up under
+    /// lock="(other)".
     #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_locks: u32,
 
+    /// How often to survey sessions
+    ///
     /// How often to ask the ensemble's members who is connected (for disconnected holders), and
-    /// to search the locks for wait-for cycles
+    /// to search the locks for wait-for cycles.
     #[arg(long, value_parser = parse_duration, value_name = "DUR", default_value = "30s")]
     pub survey_interval: Duration,
 }
@@ -1070,20 +1279,27 @@ pub struct LsCmdArgs {
     #[arg(long)]
     pub held: bool,
 
-    /// Only locks held for at least DUR (by their oldest holder)
+    /// Only locks held for at least DUR
+    ///
+    /// By their oldest holder.
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub older_than: Option<Duration>,
 
-    /// Only locks one of whose holders' owner (as shown) contains TEXT
+    /// Only locks where a holder's OWNER has TEXT
+    ///
+    /// One of whose holders' owner (as shown) contains TEXT.
     #[arg(long, value_name = "TEXT")]
     pub owner: Option<String>,
 
-    /// Only locks of this dialect (mixed: contenders of several)
+    /// Only locks of this dialect
+    ///
+    /// Mixed: contenders of several.
     #[arg(long, value_enum, value_name = "D")]
     pub dialect: Option<LsDialectArg>,
 
-    /// The order of the lines: path, age (longest held first) or waiters (most first) [default:
-    /// path]
+    /// The order of the lines [default: path]
+    ///
+    /// Path, age (longest held first) or waiters (most first).
     #[arg(long, value_enum, value_name = "KEY")]
     pub sort: Option<LsSortArg>,
 
@@ -1091,8 +1307,10 @@ pub struct LsCmdArgs {
     #[arg(long)]
     pub no_headers: bool,
 
-    /// With -o prometheus: write the metrics to FILE (replaced whole, atomically, as
-    /// node_exporter's textfile collector needs) instead of stdout
+    /// With -o prometheus: write the metrics to FILE
+    ///
+    /// Replaced whole, atomically, as node_exporter's textfile collector needs, instead of
+    /// stdout.
     #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub output_file: Option<PathBuf>,
 }
@@ -1155,6 +1373,16 @@ mod tests {
         assert_eq!(positions(&["zklock", "ls", "--auth"]), []);
         // The program name is never an option.
         assert_eq!(positions(&["--auth=x"]), []);
+    }
+
+    #[test]
+    fn a_swap_is_one_slip_and_the_closest_subcommand_is_suggested_alone() {
+        assert_eq!(slips("lokc", "lock"), 1);
+        assert_eq!(slips("lokc", "rlock"), 2);
+        assert_eq!(slips("lock", "lock"), 0);
+        assert_eq!(slips("", "ls"), 2);
+        assert_eq!(slips("lsx", "ls"), 1);
+        assert_eq!(slips("stta", "stat"), 1);
     }
 
     fn words(line: &str) -> Vec<OsString> {

@@ -17,7 +17,7 @@ use crate::lock::{
     Waiting,
 };
 use crate::model::{self, Lock};
-use crate::output::{self, Format, Printer, Spinner};
+use crate::output::{self, Format, LinePart, Printer, Spinner};
 use crate::run::detach::{self, Grant, HolderWord, Reporter};
 use crate::run::guard::Standby;
 use crate::run::{self, CommandSpec, Ending, Signals};
@@ -292,9 +292,9 @@ fn show(
         (Event::Queued(lock), _) => {
             *spinner = printer.spinner(&format!("waiting for {lock}"), args.timeout);
         }
-        (Event::Waiting(lock, waiting), Some(line)) => line.set(describe_wait(lock, waiting)),
+        (Event::Waiting(lock, waiting), Some(line)) => line.set_parts(describe_wait(lock, waiting)),
         (Event::Leases(semaphore, max_leases), Some(line)) => {
-            line.set(describe_lease_wait(semaphore, max_leases));
+            line.set_parts(describe_lease_wait(semaphore, max_leases));
         }
         (Event::Waited, _) => *spinner = None,
         (Event::Reentered(held), _) => tracing::info!(
@@ -482,30 +482,41 @@ fn describe_holder(dialect: Dialect, data: &[u8], session: i64, ctime_ms: i64) -
     format!("{owner} ({dialect}) since {since}")
 }
 
-/// The spinner's line: who holds the lock, since when, and our place.
-fn describe_wait(lock: &str, waiting: &Waiting) -> String {
+/// The spinner's line, most useful first (a narrow terminal leaves out
+/// the last parts whole): who holds the lock and for how long, the lock,
+/// our place, the holder's library.
+fn describe_wait(lock: &str, waiting: &Waiting) -> Vec<LinePart> {
     let holder = &waiting.holder;
-    let who = match &waiting.holder_data {
+    let held_by = match &waiting.holder_data {
         Some((data, stat)) => {
-            describe_holder(holder.dialect, data, stat.ephemeral_owner, stat.ctime)
+            let owner = model::owner_text(holder.dialect, data, stat.ephemeral_owner);
+            LinePart::aged(format!("held by {owner}"), stat.ctime)
         }
-        None => holder.name.clone(),
+        None => LinePart::text(format!("held by {}", holder.name)),
     };
-    format!("waiting for {lock}: held by {who}, {} ahead", waiting.ahead)
+    vec![
+        held_by,
+        LinePart::text(format!("waiting for {lock}")),
+        LinePart::text(format!("{} ahead", waiting.ahead)),
+        LinePart::text(holder.dialect.to_string()),
+    ]
 }
 
-/// The spinner's line for a semaphore: how many leases are taken and by
-/// whom, and how many acquirers wait (us among them).
-fn describe_lease_wait(semaphore: &Lock, max_leases: u32) -> String {
+/// The spinner's line for a semaphore, most useful first: how many leases
+/// are taken, how many acquirers wait (us among them), the semaphore, and
+/// by whom.
+fn describe_lease_wait(semaphore: &Lock, max_leases: u32) -> Vec<LinePart> {
     let holders: Vec<String> = semaphore.holders.iter().map(describe_contender).collect();
-    format!(
-        "waiting for {}: {} of {}, by {}; {} waiting",
-        semaphore.path,
-        holders.len(),
-        output::counted(max_leases, "lease taken", "leases taken"),
-        holders.join(", "),
-        semaphore.waiters.len()
-    )
+    vec![
+        LinePart::text(format!(
+            "{} of {}",
+            holders.len(),
+            output::counted(max_leases, "lease taken", "leases taken"),
+        )),
+        LinePart::text(format!("{} waiting", semaphore.waiters.len())),
+        LinePart::text(format!("waiting for {}", semaphore.path)),
+        LinePart::text(format!("by {}", holders.join(", "))),
+    ]
 }
 
 /// Prints the token and holds until a signal (at a terminal, saying so).

@@ -86,7 +86,7 @@ pub(crate) async fn run(
         Subcommand::Exporter(args) => boxed(|| exporter::run(globals, args)),
         Subcommand::Top(args) => boxed(|| top::run(globals, args)),
         Subcommand::Completions(script) => return generated::print(globals, &script),
-        Subcommand::Man(page) => return generated::print(globals, &page),
+        Subcommand::Man(page) => return generated::show_man(globals, &page),
     };
     command.await
 }

@@ -60,8 +60,58 @@ pub(crate) struct LiveLine {
     ticker: tokio::task::JoinHandle<()>,
 }
 
+/// A piece of what a line says: its parts go from the most useful to the
+/// least, and those the width has no room for are left out from the last,
+/// whole; only the first is ever cut (between words).
+#[derive(Clone, Debug)]
+pub(crate) struct LinePart {
+    text: String,
+    /// The age shown after the text (`for 3m 12s`), of what began then (ms
+    /// since the epoch); kept current as the line is redrawn.
+    since_ms: Option<i64>,
+}
+
+impl LinePart {
+    /// A part that says `text` (already made inert).
+    pub(crate) fn text(text: String) -> LinePart {
+        LinePart {
+            text,
+            since_ms: None,
+        }
+    }
+
+    /// A part that says `text`, then how long ago `since_ms` was.
+    pub(crate) fn aged(text: String, since_ms: i64) -> LinePart {
+        LinePart {
+            text,
+            since_ms: Some(since_ms),
+        }
+    }
+
+    /// The part with its text made inert.
+    fn made_inert(self) -> LinePart {
+        LinePart {
+            text: super::inert(&self.text).into_owned(),
+            ..self
+        }
+    }
+
+    fn shown(&self) -> String {
+        match self.since_ms {
+            Some(since) => {
+                let age = super::time::format_age_ms(crate::clock::now_ms() - since);
+                format!("{} for {age}", self.text)
+            }
+            None => self.text.clone(),
+        }
+    }
+}
+
+/// What goes between two parts of a line.
+const BETWEEN_PARTS: &str = "; ";
+
 struct Line {
-    message: String,
+    message: Vec<LinePart>,
     /// `(done, total)`: a bar instead of the spinner.
     position: Option<(u64, u64)>,
     /// The wait's limit, shown after the time so far (`[2s/30s]`).
@@ -86,7 +136,7 @@ impl LiveLine {
         let runtime = tokio::runtime::Handle::try_current().ok()?;
         let now = Instant::now();
         let line = Arc::new(Mutex::new(Line {
-            message: String::new(),
+            message: Vec::new(),
             position: None,
             limit,
             color,
@@ -104,6 +154,16 @@ impl LiveLine {
 
     /// Replaces the message (already made inert) and redraws.
     pub(crate) fn set_message(&self, message: String) {
+        self.replace(vec![LinePart::text(message)]);
+    }
+
+    /// Replaces the message with `parts`, the most useful first (made
+    /// inert here), and redraws.
+    pub(crate) fn set_parts(&self, parts: Vec<LinePart>) {
+        self.replace(parts.into_iter().map(LinePart::made_inert).collect());
+    }
+
+    fn replace(&self, message: Vec<LinePart>) {
         let mut line = self.lock();
         line.message = message;
         line.draw();
@@ -240,6 +300,26 @@ impl Line {
         }
     }
 
+    /// The message within `space` columns: the first part (cut between
+    /// words when it alone is too wide), then each next part while the
+    /// whole fits; and whether anything was cut or left out.
+    fn message_within(&self, space: usize) -> (String, bool) {
+        let mut parts = self.message.iter().map(LinePart::shown);
+        let first = parts.next().unwrap_or_default();
+        let mut message = cut(&first, space).into_owned();
+        if message != first {
+            return (message, true);
+        }
+        for part in parts {
+            let longer = format!("{message}{BETWEEN_PARTS}{part}");
+            if longer.width() > space {
+                return (message, true);
+            }
+            message = longer;
+        }
+        (message, false)
+    }
+
     /// The line within `room` columns: the spinner or the bar, the message
     /// cut to what is left, and the time so far.
     fn render(&self, room: usize) -> String {
@@ -268,11 +348,11 @@ impl Line {
             return cut(&format!("{head} {tail}"), room).into_owned();
         }
         let space = room - fixed;
-        let message = cut(&self.message, space);
-        // A message cut between words ends short of its room: the time
-        // still goes at the end of the room, so that a cut line always
-        // takes the width the line is drawn for.
-        let pad = if matches!(message, std::borrow::Cow::Owned(_)) {
+        let (message, short) = self.message_within(space);
+        // A message cut between words or left without its last parts ends
+        // short of its room: the time still goes at the end of the room, so
+        // that a cut line always takes the width the line is drawn for.
+        let pad = if short {
             space.saturating_sub(message.width())
         } else {
             0
@@ -293,7 +373,7 @@ mod tests {
     fn line(message: &str, limit: Option<Duration>) -> Line {
         let now = Instant::now();
         Line {
-            message: message.to_owned(),
+            message: vec![LinePart::text(message.to_owned())],
             position: None,
             limit,
             color: false,
@@ -326,6 +406,42 @@ mod tests {
             ["waiting", "for", "/locks/deploy"].contains(&last),
             "{shown:?}"
         );
+    }
+
+    #[test]
+    fn parts_that_do_not_fit_are_left_out_whole_from_the_last() {
+        let mut wait = line("", Some(Duration::from_secs(300)));
+        let since = crate::clock::now_ms() - 5_000;
+        wait.message = vec![
+            LinePart::aged("held by root@vm pid 13".to_owned(), since),
+            LinePart::text("waiting for /locks/deploy".to_owned()),
+            LinePart::text("2 ahead".to_owned()),
+        ];
+        let wide = wait.render(100);
+        assert!(
+            wide.contains("held by root@vm pid 13 for 5s; waiting for /locks/deploy; 2 ahead "),
+            "{wide:?}"
+        );
+        // Narrower, the least useful parts go whole, from the last; the
+        // owner and the age stay, and no number is followed by an
+        // ellipsis. The time keeps to the end of the room.
+        let narrower = wait.render(70);
+        assert!(
+            narrower.contains("held by root@vm pid 13 for 5s; waiting for /locks/deploy "),
+            "{narrower:?}"
+        );
+        assert!(!narrower.contains("ahead"), "{narrower:?}");
+        let narrow = wait.render(60);
+        assert!(
+            narrow.contains("held by root@vm pid 13 for 5s "),
+            "{narrow:?}"
+        );
+        assert!(
+            !narrow.contains("waiting") && !narrow.contains('…'),
+            "{narrow:?}"
+        );
+        assert_eq!(narrow.width(), 60, "{narrow:?}");
+        assert!(narrow.ends_with("s/5m]"), "{narrow:?}");
     }
 
     #[test]

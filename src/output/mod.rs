@@ -26,7 +26,7 @@ use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-pub(crate) use live::StderrBeside;
+pub(crate) use live::{LinePart, StderrBeside};
 pub(crate) use table::{Column, Fitted, Layout, Table, cut, hanging, wrap};
 pub(crate) use time::{format_age_ms, format_local_clock_ms, format_local_ms};
 
@@ -344,9 +344,10 @@ impl Printer {
 }
 
 impl Spinner {
-    /// Replaces the message.
-    pub fn set(&self, message: String) {
-        self.line.set_message(inert(&message).into_owned());
+    /// Replaces the message with `parts`, the most useful first: those the
+    /// terminal's width has no room for are left out whole, from the last.
+    pub(crate) fn set_parts(&self, parts: Vec<LinePart>) {
+        self.line.set_parts(parts);
     }
 
     /// Removes the spinner from the terminal (as dropping it does, whichever

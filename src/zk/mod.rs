@@ -194,12 +194,7 @@ async fn connect_once(
     let targets = reach::Target::every(&options.hosts, every_host_tls);
     if let Some(found) = reach::none_resolves(&targets).await {
         *reasons = found;
-        return Err(Error::Unreachable {
-            hosts: options.hosts.servers(),
-            waited: None,
-            why: reach::describe(reasons),
-            kind: reach::kind(reasons),
-        });
+        return Err(no_session(options, None, reasons));
     }
     let attempt = async {
         if every_host_tls {
@@ -208,7 +203,14 @@ async fn connect_once(
             connector.connect(&hosts).await
         }
     };
-    let client = match tokio::time::timeout(options.connect_timeout, attempt).await {
+    let outcome = tokio::select! {
+        outcome = tokio::time::timeout(options.connect_timeout, attempt) => outcome,
+        refused = reach::every_address_refuses(&targets) => {
+            *reasons = refused;
+            return Err(no_session(options, Some(started.elapsed()), reasons));
+        }
+    };
+    let client = match outcome {
         Err(_)
         | Ok(Err(zkc::Error::Timeout | zkc::Error::NoHosts | zkc::Error::ConnectionLoss)) => {
             return Err(unreachable(options, started, reasons).await);
@@ -278,9 +280,18 @@ async fn unreachable(
     if let Some(why) = handshake {
         return Error::Handshake { hosts, why };
     }
+    no_session(options, Some(started.elapsed()), reasons)
+}
+
+/// No server gave a session, each for its reason, after `waited`.
+fn no_session(
+    options: &ConnectOptions,
+    waited: Option<Duration>,
+    reasons: &[(reach::Target, reach::Reason)],
+) -> Error {
     Error::Unreachable {
-        hosts,
-        waited: Some(started.elapsed()),
+        hosts: options.hosts.servers(),
+        waited,
         why: reach::describe(reasons),
         kind: reach::kind(reasons),
     }

@@ -151,6 +151,54 @@ pub(super) async fn none_resolves(targets: &[Target]) -> Option<Vec<(Target, Rea
     Some(failed)
 }
 
+/// How long a connect may go without a session before zklock looks whether
+/// every server refuses it: a server that is up gives a session well
+/// within this, so it is never asked twice.
+const REFUSALS_LOOKED_FOR_AFTER: Duration = Duration::from_millis(200);
+
+/// How long each address is given to accept or refuse the look.
+const REFUSAL_BUDGET: Duration = Duration::from_secs(1);
+
+/// Resolves once every address of every target refuses a TCP connection
+/// (or no target resolves), looked at [`REFUSALS_LOOKED_FOR_AFTER`] into a
+/// connect: with the reason of each target. Nothing listens there, so
+/// waiting out the connect timeout cannot help, and flock(1) fails at once
+/// on what it cannot open. When any address accepts, or fails otherwise
+/// (a server that is slow, silent, or restarting behind a listener), it
+/// never resolves: the connect timeout decides.
+pub(super) async fn every_address_refuses(targets: &[Target]) -> Vec<(Target, Reason)> {
+    tokio::time::sleep(REFUSALS_LOOKED_FOR_AFTER).await;
+    let mut reasons = Vec::new();
+    for target in targets {
+        match refuses(target).await {
+            Some(reason) => reasons.push((target.clone(), reason)),
+            None => return std::future::pending().await,
+        }
+    }
+    reasons
+}
+
+/// Why `target` gives no connection, when each of its addresses refuses
+/// one or it has none; `None` when one accepts or fails otherwise.
+async fn refuses(target: &Target) -> Option<Reason> {
+    let addresses: Vec<SocketAddr> =
+        match tokio::net::lookup_host((target.host.as_str(), target.port)).await {
+            Ok(found) => found.collect(),
+            Err(err) => return Some(Reason::NoSuchHost(err.to_string())),
+        };
+    if addresses.is_empty() {
+        return Some(Reason::NoSuchHost("no address".into()));
+    }
+    for address in addresses {
+        let tried = tokio::time::timeout(REFUSAL_BUDGET, tokio::net::TcpStream::connect(address));
+        match tried.await {
+            Ok(Err(err)) if err.kind() == std::io::ErrorKind::ConnectionRefused => {}
+            _ => return None,
+        }
+    }
+    Some(Reason::Refused)
+}
+
 /// Tries every target once, all at the same time, each within `budget`.
 pub(super) async fn diagnose(
     targets: Vec<Target>,

@@ -347,6 +347,48 @@ fn the_spinner_is_one_line_of_the_terminal_with_the_waits_progress() {
     );
 }
 
+/// Whether `line` names the holder whole (`held by USER@HOST pid N`) and
+/// then how long it has held (`for 3s`).
+fn holder_then_age(line: &str) -> bool {
+    let Some((_, shown)) = line.split_once("held by ") else {
+        return false;
+    };
+    let Some((owner, age)) = shown.split_once(" for ") else {
+        return false;
+    };
+    let words: Vec<&str> = owner.split(' ').collect();
+    let whole_pid = |pid: &str| !pid.is_empty() && pid.chars().all(|c| c.is_ascii_digit());
+    matches!(words.as_slice(), [_, "pid", pid] if whole_pid(pid))
+        && age.starts_with(|c: char| c.is_ascii_digit())
+}
+
+#[test]
+fn at_60_columns_the_spinner_shows_the_holder_and_its_age_first() {
+    let env = TestEnv::new();
+    env.zklock(["lock", "tty", "--detach", "--lease", "2m"])
+        .run()
+        .assert_success();
+    let run = on_terminal(
+        &env.zklock(["lock", "-w", "2s", "tty", "--", "true"])
+            .env("COLUMNS", "60"),
+        &[],
+    );
+    run.assert_code(1);
+    let drawn = without_escapes(&run.stdout);
+    let spinner: Vec<&str> = drawn
+        .split(['\r', '\n'])
+        .filter(|line| line.contains("/2s]"))
+        .collect();
+    assert!(
+        spinner.iter().any(|line| holder_then_age(line)),
+        "{spinner:#?}"
+    );
+    assert!(
+        spinner.iter().all(|line| !line.contains('…')),
+        "{spinner:#?}"
+    );
+}
+
 /// The lines a terminal showed, without escapes, empty lines or the
 /// terminal's own echo of Ctrl-C.
 fn shown_lines(output: &str) -> Vec<String> {

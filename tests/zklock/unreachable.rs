@@ -201,3 +201,31 @@ fn refused_sasl_credentials_exit_5_not_3() {
         .run();
     run.assert_code(5);
 }
+
+#[test]
+fn a_port_that_refuses_fails_at_once_not_after_the_connect_timeout() {
+    let refused = format!("127.0.0.1:{}", dead_port());
+    let run = try_reach(&refused, &["--connect-timeout", "10s"]);
+    run.assert_code(3)
+        .assert_faster_than(Duration::from_secs(2));
+    assert_reasons(&run, &[(&refused, "refused")]);
+    // A lock that may wait long fails as soon: nothing listens to wait for.
+    let run = Zklock::new(["lock", "-w", "30s", "x", "--", "true"])
+        .hosts(&refused)
+        .args(["--connect-timeout", "10s"])
+        .run();
+    run.assert_code(3)
+        .assert_faster_than(Duration::from_secs(2));
+}
+
+#[test]
+fn one_member_that_listens_is_waited_for_when_the_others_refuse() {
+    let refused = format!("127.0.0.1:{}", dead_port());
+    let hole = Blackhole::new();
+    let run = try_reach(
+        &format!("{refused},{}", hole.address()),
+        &["--connect-timeout", "1s"],
+    );
+    run.assert_code(3);
+    run.assert_took(Duration::from_millis(950)..Duration::from_secs(5));
+}

@@ -784,3 +784,24 @@ fn heavy_churn_of_readers_writers_handoffs_and_impostors_streams_every_transitio
     fold.catch_up(&env, "mix", &mut watching);
     watching.signal(libc::SIGTERM);
 }
+
+#[test]
+fn watch_without_a_path_follows_the_root() {
+    let env = TestEnv::new();
+    let (holder, node) = hold(&env, "team/job");
+    // As ls, top and dump do, watch with no path takes --root: the hold
+    // under it is in the state watch starts from.
+    let (mut watching, state) = watch(&env, &["--count", "1"]);
+    let held: Vec<&str> = state
+        .iter()
+        .filter(|event| event.event == "holding")
+        .filter_map(|event| event.node.as_deref())
+        .collect();
+    assert_eq!(held, [node.as_str()], "{state:#?}");
+    assert_eq!(
+        state.last().map(|event| event.lock.as_str()),
+        Some("/locks")
+    );
+    release(holder);
+    watching.wait(WAIT).assert_success();
+}
