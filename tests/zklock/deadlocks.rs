@@ -1351,6 +1351,12 @@ fn two_shells_that_each_hold_one_lock_detached_and_wait_for_the_others_are_a_pos
     // Every waiter looks for a certain cycle at 1, 3 and 7 s: past them, a
     // cycle taken for certain would have made one of them exit 7.
     wait_until(WAIT, "the cycle has stood 8 s", || {
+        assert!(
+            one.is_running() && two.is_running(),
+            "a waiter gave up: {:?} {:?}",
+            one.stderr(),
+            two.stderr()
+        );
         now_ms() - youngest_ctime(env.zk(), &["/locks/a", "/locks/b"]) >= 8_000
     });
     let (code, cycles) = deadlocks(&env, &[]);
