@@ -1429,14 +1429,16 @@ fn a_detached_holder_outlives_the_step_that_started_it_and_is_no_one_elses_owner
         r#"tok=$("$@" lock b --detach --while-pid $$) && "$@" lock a -- true"#,
         &[],
     );
-    wait_for_children(env.zk(), "/locks/a", 2);
+    wait_until(WAIT, "step 2 waits on a", || {
+        assert!(
+            env.zk().exists(&token).is_some(),
+            "the hold outlives the shell that started it"
+        );
+        env.zk().children_if_any("/locks/a").len() == 2
+    });
     let mut three = bash(&env, r#""$@" lock b -- true; echo done"#, &[]);
     wait_for_children(env.zk(), "/locks/b", 2);
-
-    assert!(
-        env.zk().exists(&token).is_some(),
-        "the hold outlives the shell that started it"
-    );
+    assert!(env.zk().exists(&token).is_some());
     let (code, cycles) = deadlocks(&env, &[]);
     assert_eq!(
         (code, cycles.len()),
