@@ -1424,6 +1424,30 @@ mod tests {
     }
 
     #[test]
+    fn a_focus_keeps_the_waiter_a_detached_holders_starter_started() {
+        let locks = crossed_shells([&[10, 1000], &[20, 1000]]);
+        let whole = WaitGraph::new(&locks);
+        let hops = |graph: &WaitGraph| -> Vec<(String, Via, bool)> {
+            let lock = graph.lock_at("/locks/a").unwrap();
+            let path = |hop: &Hop| graph.contenders[hop.blocker].path.clone();
+            let hop = |hop: &Hop| (path(hop), hop.via, hop.loops);
+            graph.chain(lock).iter().map(hop).collect()
+        };
+        assert_eq!(hops(&whole).len(), 2, "through b and back");
+
+        let mut builder = GraphBuilder::default();
+        builder.add(&locks[1]);
+        let (summary, standings) = locks[0].clone().into_parts();
+        let mut focus = builder.focus();
+        for (contender, holding) in &standings {
+            focus.offer(contender, *holding);
+        }
+        assert_eq!(focus.waiters.len(), 1, "tied by its lineage alone");
+        builder.add_focus(focus, &summary);
+        assert_eq!(hops(&builder.finish()), hops(&whole));
+    }
+
+    #[test]
     fn doubts_name_each_reason_a_cycle_is_only_possible() {
         let graph = WaitGraph::new(&crossed(|session| zklock(session as u32, session == 2)));
         assert_eq!(graph.cycles()[0].doubts, [Doubt::Deadline]);
