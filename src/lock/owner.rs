@@ -338,6 +338,33 @@ mod tests {
     }
 
     #[test]
+    fn a_lineage_starts_with_this_process_and_names_each_by_its_start() {
+        let owner = Owner::of_this_process(None, None).in_lineage(None);
+        let lineage = owner.lineage.clone().expect("Linux's /proc says");
+        let pids: Vec<i32> = lineage.processes.iter().map(|p| p.pid).collect();
+        assert_eq!(pids[0], std::process::id() as i32);
+        assert_eq!(pids.get(1), Some(&crate::sys::parent_pid()));
+        assert!(pids.iter().all(|&pid| pid > 1));
+        assert_eq!(lineage.processes[0], Process::of(pids[0]).unwrap());
+        assert_eq!(owner.detached, None);
+        assert_eq!(Owner::parse(&owner.to_bytes()), Some(owner));
+
+        let me = Process::of(std::process::id() as i32).unwrap();
+        let shell = Process { pid: 1, start: 2 };
+        let both = Detachment {
+            started_by: Some(shell),
+            while_pid: Some(me),
+            lease_ms: None,
+        };
+        assert_eq!(both.owners().collect::<Vec<_>>(), [shell, me]);
+        let once = Detachment {
+            while_pid: Some(shell),
+            ..both
+        };
+        assert_eq!(once.owners().collect::<Vec<_>>(), [shell], "each once");
+    }
+
+    #[test]
     fn records_the_program_name_unless_asked_for_more() {
         let argv: Vec<String> = ["mysql", "-pS3CRET"].map(String::from).into();
         assert_eq!(Owner::recorded_command(&argv, false, false), ["mysql"]);
