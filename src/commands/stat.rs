@@ -186,8 +186,8 @@ async fn print_lock(
 
 /// What ends a detached holder of the lock at `lock`, and who started it,
 /// as its owner record says: `lock-0000000001: started by pid 4242; ends
-/// on release, when pid 4242 ends, or 10m after its grant`. `None` for any
-/// other holder.
+/// on release, or when pid 4242 ends, or 10m after its grant`. `None` for
+/// any other holder.
 fn detached_line(lock: &str, holder: &model::Contender) -> Option<String> {
     let detached = holder.owner()?.detached?;
     let started = detached

@@ -1419,7 +1419,8 @@ fn two_shells_that_each_hold_one_lock_detached_and_wait_for_the_others_are_a_pos
 fn a_detached_holder_outlives_the_step_that_started_it_and_is_no_one_elses_owner() {
     let env = TestEnv::new();
     // Step 1 holds a, without --while-pid, and its shell exits.
-    let mut step = bash(&env, r#"tok=$("$@" lock a --detach) && echo "$tok""#, &[]);
+    let script = r#"tok=$("$@" lock a --detach --lease 10m) && echo "$tok""#;
+    let mut step = bash(&env, script, &[]);
     let stepped = step.wait(WAIT);
     let token = stepped.assert_success().stdout.trim().to_owned();
     // Step 2 holds b for its shell's life and waits on a; step 3, a shell
@@ -1452,7 +1453,18 @@ fn a_detached_holder_outlives_the_step_that_started_it_and_is_no_one_elses_owner
         .json();
     let detached = &stat["holders"][0]["owner"]["detached"];
     assert_eq!(detached["while_pid"], Value::Null, "{stat:#}");
+    assert_eq!(detached["lease_ms"], 600_000, "{stat:#}");
     assert!(detached["started_by"]["pid"].as_i64().unwrap() > 1);
+    let table = env
+        .zklock(["stat", "a"])
+        .run()
+        .assert_success()
+        .stdout
+        .clone();
+    assert!(
+        table.contains("ends on release, or 10m after its grant"),
+        "{table}"
+    );
 
     env.zklock(["release", &token]).run().assert_success();
     two.wait(WAIT).assert_success();
