@@ -99,7 +99,13 @@ lock (an upgrade, never granted) exits 7 at once, and of the nested zklocks
 waiting in a certain wait-for cycle, which each looks for once its node is
 made, on wake-ups and on a timer, the youngest exits 7 (docs/WAIT-CHAINS.md). The owner record also
 carries the -w deadline, which keeps a cycle through it possible, not
-certain. zklock
+certain. A --detach holder's owner record names the process that started
+it (the shell that ran zklock lock --detach) and the --while-pid process;
+these never end the hold (only release, --lease and --while-pid do), but a
+zklock waiter they started waits as the holder's owner, so zklock
+deadlocks finds the cycle of two shells that each hold one lock detached
+and wait for the other's, as a possible one (never exit 7: the shell may
+run its waiter in the background, or release later). zklock
 exits with the command's exit code (128+n if it died of signal n), 127 or 126
 if it could not run (not found, not executable), 1 if the lock was not
 acquired (change with -E; the message names the holder), 3 if ZooKeeper was
@@ -420,7 +426,8 @@ zklock_lock_oldest_wait_seconds (absent when nobody waits),
 zklock_lock_disconnected_holders (absent when some member could not be
 asked), zklock_deadlock_cycles (label certain, \"true\" or \"false\": the
 wait-for cycles deadlocks finds, among every lock under PATH whatever the
-filters) and zklock_scrape_duration_seconds. --output-file FILE replaces FILE
+filters; possible when a -w deadline, a semaphore, a session whose process
+zklock cannot see or a detached holder is part of it) and zklock_scrape_duration_seconds. --output-file FILE replaces FILE
 whole: written to a hidden temporary file beside it, then renamed. --sort
 and --no-headers do not apply (usage error). A label is the lock's path
 exactly (only \\\\, \\\" and \\n escaped); on a terminal, control characters
@@ -551,16 +558,22 @@ A waiter waits on the contenders its lock's rules name (a writer behind
 several readers on all of them; a semaphore's waiter on any lease holder).
 A holder lets go only when its owner goes on, and its owner may be waiting
 on another lock: two contenders have one owner when they share a ZooKeeper
-session, when one zklock holds several locks, or when a zklock's owner
+session, when one zklock holds several locks, when a zklock's owner
 record says it is nested in the other's hold (it proved so from its own
-process ancestry). A cycle of such waits never clears by itself; for a
+process ancestry), or when the other is a --detach holder and the zklock
+was started by the process that started that holder or by its --while-pid
+process (their identities, pid and start time on one boot, are in the owner
+records). A cycle of such waits never clears by itself; for a
 semaphore, only a knot does (every lease holder waits).
 
 A cycle is certain when every edge is proven (nesting, one zklock holding
 several locks, a queue's wait; not a semaphore's lease), no waiter in it gives up by itself (no
 -w deadline in its owner record), and a second reading after a sync finds
-its nodes unchanged; otherwise it is possible: an edge that rests on a
-shared session alone may be two threads that will go on. Elections never
+its nodes unchanged; otherwise it is possible, and says why: a waiter
+gives up at its -w deadline, a semaphore (any lease holder may go on), a
+session whose process zklock cannot see (it may serve threads that go
+on), a detached holder (its starter may run the waiter in the background,
+or release later), or a node changed between the readings. Elections never
 take part. Owner records count only as written when the node was created,
 and are taken at their writer's word: anyone who may create nodes in the
 lock directories can forge a certain cycle, which --acl on the root and the
@@ -569,19 +582,25 @@ lock directories prevents.
 The heading names each cycle, whether it is certain, how long it has stood
 (the age of its youngest contender) and the release that breaks it there,
 quoted to paste into bash or zsh: a path that is not printable ASCII as
-$'...' with byte escapes, so that it names exactly that node.
-Each line is one wait: CYCLE, WAITER and HOLDER (sessions), VIA (how the
-holder's owner waits on: session, nesting or locks) and LOCK.
+$'...' with byte escapes, so that it names exactly that node; below it, for
+a possible cycle, why it is only possible. Each line is one wait: CYCLE,
+WAITER and HOLDER (the owner as stat shows it: user@host pid N and the
+program; -o wide adds WAITER SESSION and HOLDER SESSION), VIA (how the
+holder's owner waits on: session, nesting, locks or detached) and LOCK.
+With no cycle, stderr says so (no wait-for cycles under /locks).
 
-JSON: an array of {{\"certain\", \"since_ms\", \"edges\": [{{\"lock\", \"waiter\":
-{{\"node\", \"session\", \"owner\"}}, \"holder\": {{...}}, \"via\"}}], \"break_with\"}}.
+JSON: an array of {{\"certain\", \"doubts\", \"since_ms\", \"edges\": [{{\"lock\",
+\"waiter\": {{\"node\", \"session\", \"owner\", \"command\"}}, \"holder\": {{...}},
+\"via\"}}], \"break_with\"}}; doubts lists why a possible cycle is only
+possible (deadline, semaphore, session, detached, changed), empty for a
+certain one.
 When one lock gives a cycle more than 16 waits (a full semaphore's waiters
 each on any lease holder, a writer behind many readers), they are one
 entry {{\"lock\", \"via\", \"waiters\": {{\"count\", \"sample\"}}, \"holders\":
 {{\"count\", \"sample\"}}}} instead: via is semaphore (each waiter goes on
 once any holder does) or queue, each sample holds the first three in queue
 order, and each sampled holder its own via. In the table, such a row shows
-the first session of each side and how many more (0x1f00 +1999).
+the first owner and session of each side and how many more (+1999).
 
 Exit 0 when no cycle is found, 1 when one is (with --certain: a certain
 one), as grep does. See docs/WAIT-CHAINS.md."
@@ -874,7 +893,9 @@ reading ZooKeeper, so a scrape costs the same however large the tree.
 
 Series: the gauges of ls -o prometheus (zklock_lock_holders, _waiters,
 _holder_age_seconds, _oldest_wait_seconds, _disconnected_holders, labels
-lock, kind, dialect; and zklock_deadlock_cycles, label certain),
+lock, kind, dialect; and zklock_deadlock_cycles, label certain: \"false\"
+for a cycle that is only possible, because of a -w deadline, a semaphore,
+a session whose process zklock cannot see or a detached holder),
 zklock_lock_held_seconds (since the exporter saw the
 hold begin), the counters zklock_acquisitions_total and
 zklock_hold_ends_total{{how}} (how as watch tells it), the histograms

@@ -1,6 +1,7 @@
 //! `zklock deadlocks [PATH]`: every wait-for cycle (or semaphore knot)
-//! among the locks under PATH, certain or possible, each with the
-//! `release` command that breaks it.
+//! among the locks under PATH, certain or possible (and why only
+//! possible), each with the owners of its waits, as `stat` names them, and
+//! the `release` command that breaks it.
 //!
 //! A lock with many waits in one cycle (a full semaphore's waiters on its
 //! lease holders, a writer behind many readers) is printed as one summary
@@ -17,7 +18,7 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::cycles::{confirmed, wait_graph};
 use crate::model::is_absent;
-use crate::model::waitfor::{Cycle, Knot, Via, WaitGraph};
+use crate::model::waitfor::{Cycle, Doubt, Knot, Via, WaitGraph};
 use crate::output::{self, Column, Report, Table};
 use crate::zk;
 
@@ -50,6 +51,8 @@ struct Party {
     node: String,
     session: String,
     owner: String,
+    /// The program its owner record names, if any.
+    command: Option<String>,
     /// In a summary's holders: how this holder's owner waits on.
     #[serde(skip_serializing_if = "Option::is_none")]
     via: Option<Via>,
@@ -100,6 +103,30 @@ impl Sample {
             n => format!("{first} +{}", n - 1),
         }
     }
+
+    /// Its first owner, as [`Party::shown`] puts it, and how many more
+    /// there are: `ci@build7 pid 4242 make +299`.
+    fn owner(&self) -> String {
+        let first = self
+            .sample
+            .first()
+            .map_or_else(|| "-".to_owned(), Party::shown);
+        match self.count {
+            0 | 1 => first,
+            n => format!("{first} +{}", n - 1),
+        }
+    }
+}
+
+impl Party {
+    /// Its owner as `stat` names it, and the program it runs:
+    /// `ci@build7 pid 4242 make`.
+    fn shown(&self) -> String {
+        match &self.command {
+            Some(command) => format!("{} {command}", self.owner),
+            None => self.owner.clone(),
+        }
+    }
 }
 
 /// The many waits of one lock in a cycle: its waiters there and the
@@ -124,6 +151,8 @@ enum Entry {
 #[derive(Debug, Serialize)]
 struct Found {
     certain: bool,
+    /// Why it is only possible; empty when it is certain.
+    doubts: Vec<Doubt>,
     since_ms: i64,
     edges: Vec<Entry>,
     break_with: String,
@@ -134,13 +163,17 @@ struct Found {
 #[serde(transparent)]
 struct Deadlocks(Vec<Found>);
 
-/// One row per wait: the cycle, its waiter's and holder's sessions, how
-/// the holder's owner waits on, and the lock; for a summary, the first
-/// waiter's and holder's sessions with how many more, and how they wait.
+/// One row per wait: the cycle, its waiter's and holder's owners (as
+/// `stat` names them) and sessions (`-o wide`), how the holder's owner
+/// waits on, and the lock; for a summary, the first waiter's and holder's
+/// with how many more, and how they wait. A row too wide gives up VIA,
+/// then cuts the owners.
 const COLUMNS: &[Column] = &[
     Column::whole("CYCLE"),
-    Column::whole("WAITER"),
-    Column::whole("HOLDER"),
+    Column::text("WAITER"),
+    Column::whole("WAITER SESSION").wide(),
+    Column::text("HOLDER"),
+    Column::whole("HOLDER SESSION").wide(),
     Column::whole("VIA").goes(1),
     Column::whole("LOCK"),
 ];
@@ -153,21 +186,34 @@ impl Report for Deadlocks {
     fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
         for (number, cycle) in self.0.iter().enumerate() {
             for entry in &cycle.edges {
-                let [waiter, holder, via, lock] = match entry {
+                let [waiter, waiter_session, holder, holder_session, via, lock] = match entry {
                     Entry::Pair(edge) => [
+                        edge.waiter.shown(),
                         edge.waiter.session.clone(),
+                        edge.holder.shown(),
                         edge.holder.session.clone(),
                         edge.via.as_str().to_owned(),
                         edge.lock.clone(),
                     ],
                     Entry::Summary(summary) => [
+                        summary.waiters.owner(),
                         summary.waiters.shown(),
+                        summary.holders.owner(),
                         summary.holders.shown(),
                         summary.via.as_str().to_owned(),
                         summary.lock.clone(),
                     ],
                 };
-                table.row([(number + 1).to_string(), waiter, holder, via, lock])?;
+                let number = (number + 1).to_string();
+                table.row([
+                    number,
+                    waiter,
+                    waiter_session,
+                    holder,
+                    holder_session,
+                    via,
+                    lock,
+                ])?;
             }
         }
         Ok(())
@@ -175,21 +221,26 @@ impl Report for Deadlocks {
 }
 
 impl Deadlocks {
-    /// The lines above the table, one per cycle: whether it is certain, how
-    /// long it has stood and the release that breaks it; then a blank one.
+    /// The lines above the table, for each cycle: whether it is certain,
+    /// how long it has stood and the release that breaks it, and why it is
+    /// only possible; then a blank one.
     fn heading_lines(&self) -> Vec<String> {
         let mut lines: Vec<String> = self
             .0
             .iter()
             .enumerate()
-            .map(|(number, cycle)| {
+            .flat_map(|(number, cycle)| {
                 let how = if cycle.certain { "certain" } else { "possible" };
-                format!(
+                let heading = format!(
                     "cycle {}: {how}, for {}; break it with: {}",
                     number + 1,
                     output::format_age_ms(cycle.since_ms),
                     cycle.break_with
-                )
+                );
+                let doubts: Vec<&str> = cycle.doubts.iter().map(|&d| doubt_text(d)).collect();
+                let why =
+                    (!doubts.is_empty()).then(|| format!("  only possible: {}", doubts.join("; ")));
+                std::iter::once(heading).chain(why)
             })
             .collect();
         if !lines.is_empty() {
@@ -197,6 +248,32 @@ impl Deadlocks {
         }
         lines
     }
+}
+
+/// Why a cycle is only possible, for people.
+fn doubt_text(doubt: Doubt) -> &'static str {
+    match doubt {
+        Doubt::Deadline => "a waiter gives up at its -w deadline",
+        Doubt::Semaphore => "a semaphore, whose waiters go on once any one lease holder does",
+        Doubt::Session => {
+            "a session whose process zklock cannot see (it may serve threads that go on)"
+        }
+        Doubt::Detached => {
+            "a detached holder (its starter may run the waiter in the background, or release \
+             the hold later)"
+        }
+        Doubt::Changed => "a node changed between two readings",
+    }
+}
+
+/// What `deadlocks` says when it finds no cycle: none under the path, of
+/// those asked for.
+fn none_found(args: &DeadlocksArgs) -> String {
+    let certain = if args.certain { "certain " } else { "" };
+    let standing = args.min_age.map_or_else(String::new, |age| {
+        format!(" standing {}", humantime::format_duration(age))
+    });
+    format!("no {certain}wait-for cycles{standing} under {}", args.path)
 }
 
 /// Finds and prints the cycles under the path; exits 1 when any is found.
@@ -212,7 +289,7 @@ pub(crate) async fn run(globals: &Globals, args: DeadlocksArgs) -> Result<ExitSt
         let cycles = confirmed(session, &args.path, &graph, graph.cycles()).await?;
         let found = cycles
             .into_iter()
-            .filter(|cycle| args.certain <= cycle.certain)
+            .filter(|cycle| args.certain <= cycle.certain())
             .filter(|cycle| {
                 args.min_age
                     .is_none_or(|age| cycle.since_ms >= age.as_millis() as i64)
@@ -230,17 +307,18 @@ pub(crate) async fn run(globals: &Globals, args: DeadlocksArgs) -> Result<ExitSt
         }
     }
     printer.report(&found)?;
-    Ok(if found.0.is_empty() {
-        ExitStatus::Success
-    } else {
-        ExitStatus::Found
-    })
+    if found.0.is_empty() {
+        printer.note(&none_found(&args));
+        return Ok(ExitStatus::Success);
+    }
+    Ok(ExitStatus::Found)
 }
 
 /// A cycle as printed, from the graph's indexes.
 fn found(graph: &WaitGraph, cycle: &Cycle) -> Found {
     Found {
-        certain: cycle.certain,
+        certain: cycle.certain(),
+        doubts: cycle.doubts.clone(),
         since_ms: cycle.since_ms,
         edges: entries(graph, cycle),
         break_with: release_command(&graph.contenders[cycle.youngest].path),
@@ -352,6 +430,7 @@ fn party(graph: &WaitGraph, v: usize, via: Option<Via>) -> Party {
         node: vertex.path.clone(),
         session: zk::format_session(vertex.session),
         owner: vertex.owner_text.clone(),
+        command: vertex.program.clone(),
         via,
     }
 }

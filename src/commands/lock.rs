@@ -13,8 +13,8 @@ use crate::exit::{self, ExitStatus};
 use crate::lock::end::EndHow;
 use crate::lock::nesting;
 use crate::lock::{
-    self, ContenderKind, Dialect, Event, Held, HeldLock, Loss, NotTaken, Owner, Reentry, Request,
-    Waiting,
+    self, ContenderKind, Detachment, Dialect, Event, Held, HeldLock, Loss, NotTaken, Owner,
+    Reentry, Request, Waiting,
 };
 use crate::model::{self, Lock};
 use crate::output::{self, Format, LinePart, Printer, Spinner};
@@ -418,6 +418,12 @@ impl LockArgs {
             timeout: self.timeout,
             recorded: (recorded, self.data.clone()),
             reentry,
+            detached: match self.holding {
+                Holding::DetachedHolder { until, .. } => {
+                    Some(Detachment::of_this_holder(until.lease, until.while_pid))
+                }
+                _ => None,
+            },
             ttl: match self.holding {
                 Holding::Ttl(ttl) => Some(ttl),
                 _ => None,

@@ -139,6 +139,7 @@ async fn print_lock(
     ];
     let mut listing = printer.listing(CONTENDER_COLUMNS, Some((&fields, "holders")), None)?;
     let mut among_holders = true;
+    let mut detached = Vec::new();
     let printed = async {
         while let Some(window) = windows.next().await? {
             for (mut contender, holding) in window {
@@ -150,6 +151,7 @@ async fn print_lock(
                 let row = contender_row(&summary.path, &contender, holding);
                 let push = |table: &mut Table<'_>| table.row(row);
                 if holding {
+                    detached.extend(detached_line(&summary.path, &contender));
                     listing.push(&contender.json(false), push)?;
                 } else {
                     let waiter = WaiterJson {
@@ -167,12 +169,43 @@ async fn print_lock(
     }
     .await;
     listing.close(printed)?;
+    if printer.format == output::Format::Table && !detached.is_empty() {
+        printer.line("")?;
+        printer.line("Detached holders, which outlive the process that started them:")?;
+        for line in detached {
+            printer.paragraph(&line, CHAIN_INDENT)?;
+        }
+    }
     if printer.format == output::Format::Table && !hops.is_empty() {
         for line in chain_lines(&hops) {
             printer.paragraph(&line, CHAIN_INDENT)?;
         }
     }
     Ok(())
+}
+
+/// What ends a detached holder of the lock at `lock`, and who started it,
+/// as its owner record says: `lock-0000000001: started by pid 4242; ends
+/// on release, or when pid 4242 ends, or 10m after its grant`. `None` for
+/// any other holder.
+fn detached_line(lock: &str, holder: &model::Contender) -> Option<String> {
+    let detached = holder.owner()?.detached?;
+    let started = detached
+        .started_by
+        .map_or_else(String::new, |p| format!("started by pid {}; ", p.pid));
+    let ends: Vec<String> = std::iter::once("on release".to_owned())
+        .chain(
+            detached
+                .while_pid
+                .map(|p| format!("when pid {} ends", p.pid)),
+        )
+        .chain(detached.lease_ms.map(|ms| {
+            let lease = std::time::Duration::from_millis(ms);
+            format!("{} after its grant", humantime::format_duration(lease))
+        }))
+        .collect();
+    let node = super::relative(lock, &holder.path);
+    Some(format!("  {node}: {started}ends {}", ends.join(", or ")))
 }
 
 /// Shows the lock at the path, or the node's stat when it is not a lock; a

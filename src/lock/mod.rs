@@ -19,7 +19,7 @@ pub(crate) mod take;
 pub(crate) use acquire::{AcquireError, Held, Waiting};
 pub(crate) use hold::{HeldLock, Loss};
 pub(crate) use name::{ContenderKind, ContenderMode, Dialect};
-pub use owner::{Identity, Owner};
+pub use owner::{Detachment, Identity, Lineage, Owner, Process};
 pub(crate) use queue::LockQueue;
 pub(crate) use semaphore::SemaphoreQueue;
 pub(crate) use take::{Event, NotTaken, Reentry, Request, kill_after_for, take};

@@ -38,6 +38,14 @@ pub struct Owner {
     /// youngest gives up. An older zklock's record has no such mark.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub checks_cycles: bool,
+    /// This process and its ancestors: whoever waits while this zklock
+    /// waits. A detached holder's starter is among them when it started
+    /// this zklock, which then waits as that holder's owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<Lineage>,
+    /// For a detached holder: who started it and what ends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detached: Option<Detachment>,
 }
 
 /// What identifies a command on its host: a process group whose leader
@@ -60,13 +68,10 @@ impl Identity {
     /// The identity of the process group led by `leader`, on this host;
     /// `None` when `/proc` does not say (not Linux, or the leader is gone).
     pub fn of_group(leader: i32) -> Option<Identity> {
-        let boot_id = procfs::read("/proc/sys/kernel/random/boot_id")?;
+        let (boot_id, pid_ns) = boot_and_pid_namespace()?;
         Some(Identity {
-            boot_id: String::from_utf8_lossy(&boot_id).trim().to_owned(),
-            pid_ns: std::fs::read_link("/proc/self/ns/pid")
-                .ok()?
-                .to_string_lossy()
-                .into_owned(),
+            boot_id,
+            pid_ns,
             group: leader,
             group_start: process_start(leader)?,
         })
@@ -81,6 +86,109 @@ impl Identity {
 /// When process `pid` started, in clock ticks since boot.
 fn process_start(pid: i32) -> Option<u64> {
     procfs::process_stat(pid, 22)
+}
+
+/// This host's boot and this process's pid namespace, in which a pid and
+/// its start time name one process.
+fn boot_and_pid_namespace() -> Option<(String, String)> {
+    let boot_id = procfs::read("/proc/sys/kernel/random/boot_id")?;
+    let pid_ns = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    Some((
+        String::from_utf8_lossy(&boot_id).trim().to_owned(),
+        pid_ns.to_string_lossy().into_owned(),
+    ))
+}
+
+/// A process: its pid, and when it started (a pid alone is reused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Process {
+    pub pid: i32,
+    /// In clock ticks since boot (the 22nd field of `/proc/PID/stat`).
+    pub start: u64,
+}
+
+impl Process {
+    /// Process `pid` on this host, while it runs.
+    fn of(pid: i32) -> Option<Process> {
+        Some(Process {
+            pid,
+            start: process_start(pid)?,
+        })
+    }
+}
+
+/// This process and its ancestors, on one host since its boot, in one pid
+/// namespace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lineage {
+    pub boot_id: String,
+    pub pid_ns: String,
+    /// This process first, then its parent, and so on up to (not
+    /// including) init.
+    pub processes: Vec<Process>,
+}
+
+impl Lineage {
+    /// At most this many processes count: deeper trees are nothing anyone
+    /// waits through on purpose, and a record from anyone stays small.
+    pub const MAX_PROCESSES: usize = 64;
+
+    /// The lineage of this process; `None` when `/proc` does not say.
+    fn of_this_process() -> Option<Lineage> {
+        let (boot_id, pid_ns) = boot_and_pid_namespace()?;
+        let parent = |&pid: &i32| procfs::process_stat(pid, 4)?.try_into().ok();
+        let processes = std::iter::successors(Some(std::process::id() as i32), parent)
+            .take_while(|&pid| pid > 1)
+            .take(Lineage::MAX_PROCESSES)
+            .map_while(Process::of)
+            .collect();
+        Some(Lineage {
+            boot_id,
+            pid_ns,
+            processes,
+        })
+    }
+}
+
+/// What a detached holder's record says of it: the process that started it
+/// (the parent of `zklock lock --detach`, a shell) and, with `--while-pid`,
+/// the process it lives for. They stand for the holder in the wait-for
+/// graph, and never tie its life: `--detach` serves across CI steps, each
+/// its own shell. The processes are on the host, boot and pid namespace of
+/// the record's lineage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Detachment {
+    pub started_by: Option<Process>,
+    pub while_pid: Option<Process>,
+    /// `--lease`, counted from the grant, in milliseconds.
+    pub lease_ms: Option<u64>,
+}
+
+impl Detachment {
+    /// The record of this detached holder, started (over the foreground
+    /// zklock, its parent while it takes the lock) by its grandparent,
+    /// living for `while_pid` and for at most `lease`.
+    pub fn of_this_holder(
+        lease: Option<std::time::Duration>,
+        while_pid: Option<i32>,
+    ) -> Detachment {
+        let foreground = crate::sys::parent_pid();
+        let started_by = procfs::process_stat(foreground, 4)
+            .and_then(|pid| pid.try_into().ok())
+            .and_then(Process::of);
+        Detachment {
+            started_by,
+            while_pid: while_pid.and_then(Process::of),
+            lease_ms: lease.map(|lease| lease.as_millis() as u64),
+        }
+    }
+
+    /// The processes that stand for the holder: who started it and whom it
+    /// lives for, each once.
+    pub fn owners(&self) -> impl Iterator<Item = Process> + '_ {
+        let lives_for = self.while_pid.filter(|p| Some(*p) != self.started_by);
+        self.started_by.into_iter().chain(lives_for)
+    }
 }
 
 impl Owner {
@@ -99,7 +207,17 @@ impl Owner {
             deadline_ms: None,
             nested_in: Vec::new(),
             checks_cycles: false,
+            lineage: None,
+            detached: None,
         }
+    }
+
+    /// The record with this process's lineage, and for a detached holder
+    /// what `detached` says of it.
+    pub fn in_lineage(mut self, detached: Option<Detachment>) -> Owner {
+        self.lineage = Lineage::of_this_process();
+        self.detached = detached;
+        self
     }
 
     /// The record naming `group` as the command's process group (the
@@ -217,6 +335,33 @@ mod tests {
         let left = waiting.deadline_ms.unwrap() - crate::clock::now_ms();
         assert!((29_000..=30_000).contains(&left), "{left}");
         assert_eq!(Owner::parse(&waiting.to_bytes()), Some(waiting));
+    }
+
+    #[test]
+    fn a_lineage_starts_with_this_process_and_names_each_by_its_start() {
+        let owner = Owner::of_this_process(None, None).in_lineage(None);
+        let lineage = owner.lineage.clone().expect("Linux's /proc says");
+        let pids: Vec<i32> = lineage.processes.iter().map(|p| p.pid).collect();
+        assert_eq!(pids[0], std::process::id() as i32);
+        assert_eq!(pids.get(1), Some(&crate::sys::parent_pid()));
+        assert!(pids.iter().all(|&pid| pid > 1));
+        assert_eq!(lineage.processes[0], Process::of(pids[0]).unwrap());
+        assert_eq!(owner.detached, None);
+        assert_eq!(Owner::parse(&owner.to_bytes()), Some(owner));
+
+        let me = Process::of(std::process::id() as i32).unwrap();
+        let shell = Process { pid: 1, start: 2 };
+        let both = Detachment {
+            started_by: Some(shell),
+            while_pid: Some(me),
+            lease_ms: None,
+        };
+        assert_eq!(both.owners().collect::<Vec<_>>(), [shell, me]);
+        let once = Detachment {
+            while_pid: Some(shell),
+            ..both
+        };
+        assert_eq!(once.owners().collect::<Vec<_>>(), [shell], "each once");
     }
 
     #[test]

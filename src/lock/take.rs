@@ -18,7 +18,7 @@ use super::end::Ender;
 use super::hold::{HeldLock, Hold, give_up};
 use super::name::{ContenderKind, Dialect};
 use super::nesting::{self, Enclosing};
-use super::owner::Owner;
+use super::owner::{Detachment, Owner};
 use super::queue::LockQueue;
 use crate::model::{self, Contender, Lock, chains, cycles};
 use crate::run::Signals;
@@ -45,6 +45,8 @@ pub(crate) struct Request {
     pub recorded: (Option<Vec<String>>, Option<String>),
     /// What a request that an enclosing hold covers does.
     pub reentry: Reentry,
+    /// For a detached holder, what its record says of it.
+    pub detached: Option<Detachment>,
     /// A persistent node the server removes after this long unused.
     pub ttl: Option<Duration>,
     /// The root the wait chains are followed under.
@@ -143,7 +145,8 @@ pub(crate) async fn take(
         let (command, data) = request.recorded.clone();
         let owner = Owner::of_this_process(command, data)
             .in_group(group)
-            .with_deadline(request.timeout.filter(|_| !request.no_wait));
+            .with_deadline(request.timeout.filter(|_| !request.no_wait))
+            .in_lineage(request.detached.clone());
         (owner, nesting::hints())
     });
     let session = session.map_err(failed)?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::waitfor::{Cycle, GraphBuilder, WaitGraph};
+use super::waitfor::{Cycle, Doubt, GraphBuilder, WaitGraph};
 use super::{Depth, WalkProgress};
 use crate::zk::Session;
 
@@ -53,7 +53,7 @@ pub(crate) async fn count_cycles(
     graph: &WaitGraph,
 ) -> Result<CycleCounts> {
     let cycles = confirmed(session, path, graph, graph.cycles()).await?;
-    let certain = cycles.iter().filter(|cycle| cycle.certain).count();
+    let certain = cycles.iter().filter(|cycle| cycle.certain()).count();
     Ok(CycleCounts {
         certain,
         possible: cycles.len() - certain,
@@ -93,7 +93,7 @@ pub(crate) async fn confirmed(
         for v in nodes_of(cycle) {
             match now(v) {
                 None => gone = true,
-                Some(zxids) if zxids != graph.contenders[v].zxids => cycle.certain = false,
+                Some(zxids) if zxids != graph.contenders[v].zxids => cycle.doubt(Doubt::Changed),
                 Some(_) => {}
             }
         }
@@ -141,10 +141,10 @@ pub(crate) async fn certain_cycle(
 async fn ours_to_break(session: &Session, under: &str) -> Result<Option<String>> {
     session.sync(under).await?;
     let (_, graph) = wait_graph(session, under, |_| {}).await?;
-    let certain = |cycle: &Cycle| cycle.certain && gives_up(&graph, cycle) == Some(session.id());
+    let certain = |cycle: &Cycle| cycle.certain() && gives_up(&graph, cycle) == Some(session.id());
     let cycles: Vec<Cycle> = graph.cycles().into_iter().filter(certain).collect();
     let confirmed = confirmed(session, under, &graph, cycles).await?;
-    let cycle = confirmed.iter().find(|cycle| cycle.certain);
+    let cycle = confirmed.iter().find(|cycle| cycle.certain());
     Ok(cycle.map(|cycle| graph.contenders[cycle.youngest].path.clone()))
 }
 

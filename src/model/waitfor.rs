@@ -7,9 +7,13 @@
 //! when they share a session (possible: one session may serve several
 //! threads), when one zklock holds several locks (proven: a zklock is one
 //! thread of work), or when a zklock's owner record says it is nested in
-//! the other's hold (proven: it checked its own ancestry). Owner records
-//! count only as written at creation: anyone may rewrite an open node's
-//! data.
+//! the other's hold (proven: it checked its own ancestry). A detached
+//! holder has no process of its own that waits: the process that started
+//! it (and the one it lives for) stands for it, so a zklock waiter whose
+//! recorded lineage has that process waits as its owner (possible only: the
+//! shell may run that waiter in the background, or release the hold
+//! later). Owner records count only as written at creation: anyone may
+//! rewrite an open node's data.
 //!
 //! The graph holds the contenders of the contended locks only (a wait
 //! elsewhere makes that lock contended too), one vertex per owner session
@@ -26,7 +30,7 @@ use std::ops::Range;
 use serde::Serialize;
 
 use super::locks::{Contender, Lock, LockKind, LockSummary};
-use crate::lock::{Owner, queue};
+use crate::lock::{self, Lineage, Owner, queue};
 
 /// How a contender's owner is known to wait elsewhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -38,21 +42,47 @@ pub(crate) enum Via {
     Nesting,
     /// One zklock holds or waits for both locks.
     Locks,
+    /// This is a detached holder, and the other wait is a zklock started
+    /// by the process that started it, or by the one it lives for.
+    Detached,
 }
 
 impl Via {
-    /// True when the link is proven, not only possible.
-    fn proven(self) -> bool {
-        self != Via::Session
-    }
-
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Via::Session => "session",
             Via::Nesting => "nesting",
             Via::Locks => "locks",
+            Via::Detached => "detached",
         }
     }
+
+    /// Why a link this way leaves a cycle only possible, if it does.
+    fn doubt(self) -> Option<Doubt> {
+        match self {
+            Via::Session => Some(Doubt::Session),
+            Via::Detached => Some(Doubt::Detached),
+            Via::Nesting | Via::Locks => None,
+        }
+    }
+}
+
+/// Why a cycle is only possible, not certain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Doubt {
+    /// A waiter gives up by itself at its `-w` deadline.
+    Deadline,
+    /// A semaphore's waiter goes on once any one lease holder does.
+    Semaphore,
+    /// Only a session links two waits: zklock cannot see the process
+    /// behind it, which may serve several threads, one of which goes on.
+    Session,
+    /// A detached holder's starter stands for it, and may run its waiter
+    /// in the background, or release the hold later.
+    Detached,
+    /// A node of the cycle changed between the two readings.
+    Changed,
 }
 
 /// One contender of a contended lock, as the graph needs it.
@@ -63,6 +93,8 @@ pub(crate) struct Vertex {
     pub path: String,
     pub session: i64,
     pub owner_text: String,
+    /// The program its owner record names, if any.
+    pub program: Option<String>,
     pub age_ms: i64,
     pub holding: bool,
     /// The node's czxid and mzxid, to tell it was not changed since.
@@ -122,8 +154,10 @@ pub(crate) struct WaitGraph {
     /// the semaphores' "any lease holder" vertices.
     edges: Vec<Vec<usize>>,
     need: Vec<Need>,
-    /// For each contender, the vertices of its nested zklocks.
-    nested: HashMap<usize, Vec<usize>>,
+    /// For each holder, the zklock waiters its owner waits as, and how:
+    /// those nested in its hold; for a detached holder, those its stand-ins
+    /// started.
+    waits_as: HashMap<usize, Vec<(usize, Via)>>,
     /// For each contender, its session's owner vertex.
     owner_of: Vec<Option<usize>>,
 }
@@ -137,10 +171,10 @@ pub(crate) struct Cycle {
     /// Each semaphore of the cycle whose waiters wait on any of its
     /// holders: kept whole, not as every waiter-holder pair.
     pub knots: Vec<Knot>,
-    /// True when every edge is proven (a wait in a queue, not for a
-    /// semaphore's lease, which any holder may free) and no waiter gives up
-    /// by itself.
-    pub certain: bool,
+    /// Why it is only possible, each once, in order; none when every edge
+    /// is proven (a wait in a queue, not for a semaphore's lease, which any
+    /// holder may free) and no waiter gives up by itself: it is certain.
+    pub doubts: Vec<Doubt>,
     /// How long the cycle has stood: the age of its youngest contender.
     pub since_ms: i64,
     /// Its youngest contender, where deleting one node breaks it.
@@ -164,6 +198,18 @@ pub(crate) struct Knot {
 }
 
 impl Cycle {
+    /// True when nothing leaves the cycle in doubt.
+    pub(crate) fn certain(&self) -> bool {
+        self.doubts.is_empty()
+    }
+
+    /// Adds a reason for doubt.
+    pub(crate) fn doubt(&mut self, doubt: Doubt) {
+        if let Err(at) = self.doubts.binary_search(&doubt) {
+            self.doubts.insert(at, doubt);
+        }
+    }
+
     /// Every contender a wait of the cycle names, a knot's each once;
     /// a contender on several waits comes as often.
     pub(crate) fn nodes(&self) -> impl Iterator<Item = usize> + '_ {
@@ -219,6 +265,13 @@ impl GraphBuilder {
             waiters: Vec::new(),
             sessions: self.graph.contenders.iter().map(|v| v.session).collect(),
             paths: self.by_path.keys().cloned().collect(),
+            stand_ins: self
+                .graph
+                .records()
+                .iter()
+                .filter(|(index, _)| self.graph.contenders[*index].holding)
+                .flat_map(|(_, record)| stand_ins(record))
+                .collect(),
             ties: HashSet::new(),
         }
     }
@@ -251,7 +304,8 @@ impl GraphBuilder {
 /// What the graph keeps of one long lock, read a window at a time, for
 /// its chain: its holders, and of its waiters only one for each tie to the
 /// rest of the graph (a session of a contender there, with the process its
-/// records name; a hold there that an owner record is nested in). A
+/// records name; a hold there that an owner record is nested in; a process
+/// that stands for a detached holder there, in its lineage). A
 /// waiter's chain beyond its queue is the chain of the queue's holders, so
 /// the waiters with the same tie lead to the same place, and the untied
 /// ones lead nowhere a chain goes: memory grows with the holders and the
@@ -265,6 +319,9 @@ pub(crate) struct Focus {
     sessions: HashSet<i64>,
     /// The paths of every contender in the graph or held here.
     paths: HashSet<String>,
+    /// The processes that stand for the detached holders in the graph or
+    /// here.
+    stand_ins: HashSet<HostProcess>,
     /// The ties of the waiters kept.
     ties: HashSet<Tie>,
 }
@@ -277,6 +334,9 @@ enum Tie {
     Session(i64, Option<Process>),
     /// A hold its trusted record says it is nested in.
     Nesting(String),
+    /// A process in its trusted record's lineage that stands for a
+    /// detached holder.
+    Lineage(HostProcess),
 }
 
 impl Focus {
@@ -286,6 +346,8 @@ impl Focus {
         if holding {
             self.sessions.insert(contender.session());
             self.paths.insert(contender.path.clone());
+            let record = trusted_record(contender);
+            self.stand_ins.extend(record.iter().flat_map(stand_ins));
             self.holders.push(contender.clone());
             return;
         }
@@ -312,7 +374,16 @@ impl Focus {
             .flat_map(|owner| owner.nested_in.iter())
             .filter(|hold| self.paths.contains(*hold))
             .map(|hold| Tie::Nesting(hold.clone()));
-        by_session.into_iter().chain(by_nesting).collect()
+        let by_lineage = record
+            .iter()
+            .flat_map(lineage_of)
+            .filter(|process| self.stand_ins.contains(process))
+            .map(Tie::Lineage);
+        by_session
+            .into_iter()
+            .chain(by_nesting)
+            .chain(by_lineage)
+            .collect()
     }
 }
 
@@ -322,6 +393,31 @@ type Process = (String, u32, Option<String>);
 fn process(owner: &Owner) -> Process {
     let boot = owner.identity.as_ref().map(|i| i.boot_id.clone());
     (owner.host.clone(), owner.pid, boot)
+}
+
+/// A process as a lineage names it: its boot, its pid namespace, its pid
+/// and start.
+type HostProcess = (String, String, lock::Process);
+
+/// The processes of a record's lineage, at most [`Lineage::MAX_PROCESSES`]
+/// of them: the zklock that wrote it and those that wait while it waits.
+fn lineage_of(owner: &Owner) -> Vec<HostProcess> {
+    let Some(lineage) = &owner.lineage else {
+        return Vec::new();
+    };
+    let processes = lineage.processes.iter().take(Lineage::MAX_PROCESSES);
+    let place = |&process| (lineage.boot_id.clone(), lineage.pid_ns.clone(), process);
+    processes.map(place).collect()
+}
+
+/// The processes that stand for a detached holder, as its record names
+/// them: the one that started it, the one it lives for.
+fn stand_ins(owner: &Owner) -> Vec<HostProcess> {
+    let (Some(lineage), Some(detached)) = (&owner.lineage, &owner.detached) else {
+        return Vec::new();
+    };
+    let place = |process| (lineage.boot_id.clone(), lineage.pid_ns.clone(), process);
+    detached.owners().map(place).collect()
 }
 
 impl WaitGraph {
@@ -435,15 +531,22 @@ impl WaitGraph {
             edges.push(group.holders.clone().collect());
             need.push(Need::Any);
         }
-        for (index, record) in self.records() {
-            for enclosing in record.nested_in {
-                if let Some(&hold) = by_path.get(&enclosing)
-                    && self.contenders[hold].zxids.0 < self.contenders[index].zxids.0
+        let records = self.records();
+        for (index, record) in &records {
+            for enclosing in &record.nested_in {
+                if let Some(&hold) = by_path.get(enclosing)
+                    && self.contenders[hold].zxids.0 < self.contenders[*index].zxids.0
                 {
-                    edges[hold].push(index);
-                    self.nested.entry(hold).or_default().push(index);
+                    edges[hold].push(*index);
+                    let waits_as = self.waits_as.entry(hold).or_default();
+                    waits_as.push((*index, Via::Nesting));
                 }
             }
+        }
+        for (holder, waiter) in self.detached_links(&records) {
+            edges[holder].push(waiter);
+            let waits_as = self.waits_as.entry(holder).or_default();
+            waits_as.push((waiter, Via::Detached));
         }
         self.edges = edges;
         self.need = need;
@@ -459,6 +562,31 @@ impl WaitGraph {
             .enumerate()
             .filter_map(|(index, vertex)| Some((index, vertex.record.clone()?)))
             .collect()
+    }
+
+    /// Each detached holder with each zklock waiter that waits as its
+    /// owner: one whose lineage has a process that stands for the holder.
+    fn detached_links(&self, records: &[(usize, Owner)]) -> Vec<(usize, usize)> {
+        let holding = |index: &usize| self.contenders[*index].holding;
+        let mut waiting_as: HashMap<HostProcess, Vec<usize>> = HashMap::new();
+        for (index, record) in records.iter().filter(|(index, _)| !holding(index)) {
+            for process in lineage_of(record) {
+                waiting_as.entry(process).or_default().push(*index);
+            }
+        }
+        let mut links = Vec::new();
+        for (holder, record) in records.iter().filter(|(index, _)| holding(index)) {
+            let mut waiters: Vec<usize> = stand_ins(record)
+                .iter()
+                .filter_map(|process| waiting_as.get(process))
+                .flatten()
+                .copied()
+                .collect();
+            waiters.sort_unstable();
+            waiters.dedup();
+            links.extend(waiters.into_iter().map(|waiter| (*holder, waiter)));
+        }
+        links
     }
 
     /// `locks` when every member is one zklock (trusted records naming the
@@ -533,8 +661,12 @@ impl WaitGraph {
                 .find(|&&next| inside.contains(&next))?;
             match *next {
                 next if next >= count => Some(self.owners[next - count].via),
-                _ if self.nested.contains_key(&holder) => Some(Via::Nesting),
-                _ => None,
+                next => self
+                    .waits_as
+                    .get(&holder)?
+                    .iter()
+                    .find(|w| w.0 == next)
+                    .map(|w| w.1),
             }
         };
         let mut edges = Vec::new();
@@ -578,19 +710,37 @@ impl WaitGraph {
         // the ensemble, where ages are read at slightly different moments
         // of the walk and may tie or cross.
         let youngest = members().max_by_key(|&v| self.contenders[v].zxids.0)?;
-        // A knot is never certain: any of its holders may free a lease.
-        let certain = knots.is_empty()
-            && edges
-                .iter()
-                .all(|&(waiter, _, via)| via.proven() && !self.contenders[waiter].deadline);
+        let doubts = self.doubts(&edges, &knots);
         Some(Cycle {
             edges,
             knots,
-            certain,
+            doubts,
             since_ms: self.contenders[youngest].age_ms,
             youngest,
             contenders: members().collect(),
         })
+    }
+
+    /// Why a cycle of `edges` and `knots` is only possible, in order: a knot
+    /// is never certain (any of its holders may free a lease), nor is a link
+    /// that is not proven, nor a waiter that gives up by itself.
+    fn doubts(&self, edges: &[(usize, usize, Via)], knots: &[Knot]) -> Vec<Doubt> {
+        let knot_holders = knots.iter().flat_map(|knot| &knot.holders);
+        let links = edges.iter().map(|e| e.2).chain(knot_holders.map(|h| h.1));
+        let knot_waiters = knots.iter().flat_map(|knot| &knot.waiters).copied();
+        let mut waiters = edges.iter().map(|e| e.0).chain(knot_waiters);
+        let semaphore = (!knots.is_empty()).then_some(Doubt::Semaphore);
+        let deadline = waiters
+            .any(|waiter| self.contenders[waiter].deadline)
+            .then_some(Doubt::Deadline);
+        let mut doubts: Vec<Doubt> = links
+            .filter_map(Via::doubt)
+            .chain(semaphore)
+            .chain(deadline)
+            .collect();
+        doubts.sort_unstable();
+        doubts.dedup();
+        doubts
     }
 
     /// The chain of blockers beyond the queue of the lock `lock`, starting
@@ -626,14 +776,9 @@ impl WaitGraph {
             let via = self.owners[owner].via;
             self.edges[count + owner].iter().map(move |&w| (w, via))
         });
-        let by_nesting = self
-            .nested
-            .get(&at)
-            .into_iter()
-            .flatten()
-            .map(|&w| (w, Via::Nesting));
+        let waits_as = self.waits_as.get(&at).into_iter().flatten().copied();
         by_session
-            .chain(by_nesting)
+            .chain(waits_as)
             .filter(|&(w, _)| w != at && !self.contenders[w].holding)
             .filter_map(|(w, via)| {
                 let blocker = self.locks[self.contenders[w].lock].oldest_holder?;
@@ -670,6 +815,9 @@ fn vertex(lock: usize, contender: &Contender, holding: bool) -> Vertex {
         path: contender.path.clone(),
         session: contender.session(),
         owner_text: contender.owner_text(),
+        program: contender
+            .owner()
+            .and_then(|owner| owner.command?.into_iter().next()),
         age_ms: contender.age_ms,
         holding,
         zxids: (contender.stat.czxid, contender.stat.mzxid),
@@ -852,7 +1000,7 @@ mod tests {
         let cycles = graph.cycles();
         assert_eq!(cycles.len(), 1);
         let cycle = &cycles[0];
-        assert!(!cycle.certain, "a shared session proves nothing");
+        assert!(!cycle.certain(), "a shared session proves nothing");
         assert_eq!(
             paths(&graph, cycle),
             [
@@ -896,12 +1044,12 @@ mod tests {
         let graph = WaitGraph::new(&crossed(|session| zklock(session as u32, false)));
         let cycles = graph.cycles();
         assert_eq!(cycles.len(), 1);
-        assert!(cycles[0].certain);
+        assert!(cycles[0].certain());
         assert!(cycles[0].edges.iter().all(|e| e.2 == Via::Locks));
 
         let graph = WaitGraph::new(&crossed(|session| zklock(session as u32, session == 2)));
         assert!(
-            !graph.cycles()[0].certain,
+            !graph.cycles()[0].certain(),
             "a waiter that gives up by itself"
         );
 
@@ -909,7 +1057,7 @@ mod tests {
         locks[0].holders[0].stat.mzxid += 100;
         let graph = WaitGraph::new(&locks);
         let cycles = graph.cycles();
-        assert!(!cycles[0].certain, "a rewritten record is not trusted");
+        assert!(!cycles[0].certain(), "a rewritten record is not trusted");
         assert!(cycles[0].edges.iter().any(|e| e.2 == Via::Session));
     }
 
@@ -952,7 +1100,7 @@ mod tests {
         let graph = WaitGraph::new(&locks);
         let cycles = graph.cycles();
         assert_eq!(cycles.len(), 1);
-        assert!(cycles[0].certain);
+        assert!(cycles[0].certain());
         assert!(cycles[0].edges.iter().all(|e| e.2 == Via::Nesting));
     }
 
@@ -1103,7 +1251,8 @@ mod tests {
         locks[2] = mutex("/locks/n", &[node("lock-1", 3, 5), node("lock-2", 2, 6)]);
         let cycles = WaitGraph::new(&locks).cycles();
         assert_eq!(cycles.len(), 1, "every lease holder waits on session 3");
-        assert!(!cycles[0].certain);
+        assert!(!cycles[0].certain());
+        assert_eq!(cycles[0].doubts, [Doubt::Semaphore, Doubt::Session]);
 
         locks[0] = semaphore(
             "/locks/s",
@@ -1140,7 +1289,7 @@ mod tests {
         let cycles = graph.cycles();
         assert_eq!(cycles.len(), 1);
         let cycle = &cycles[0];
-        assert!(!cycle.certain, "a lease is no exclusive hold");
+        assert!(!cycle.certain(), "a lease is no exclusive hold");
         assert!(cycle.edges.is_empty(), "no pair is listed");
         let [knot] = &cycle.knots[..] else {
             panic!("one knot: {:?}", cycle.knots);
@@ -1191,6 +1340,123 @@ mod tests {
             300,
             "the first writer on each reader"
         );
+    }
+
+    /// The record of a zklock of process `pid` whose lineage is `pid`
+    /// and then `ancestors` (each started at tick 7 of one boot), and, when
+    /// `started_by` is given, a detached holder started by that process.
+    fn lineage_record(pid: i32, ancestors: &[i32], started_by: Option<i32>) -> Vec<u8> {
+        let process = |pid| lock::Process { pid, start: 7 };
+        let mut owner = Owner::of_this_process(None, None);
+        owner.pid = pid as u32;
+        owner.lineage = Some(Lineage {
+            boot_id: "b00t".into(),
+            pid_ns: "pid:[1]".into(),
+            processes: std::iter::once(pid)
+                .chain(ancestors.iter().copied())
+                .map(process)
+                .collect(),
+        });
+        owner.detached = started_by.map(|shell| lock::Detachment {
+            started_by: Some(process(shell)),
+            while_pid: Some(process(shell)),
+            lease_ms: None,
+        });
+        owner.to_bytes()
+    }
+
+    /// Two shells, 10 and 20, each with a detached holder of one lock and
+    /// a zklock waiting for the other's: holders of sessions 1 and 2,
+    /// waiters of sessions 3 and 4 whose lineages are `lineages`.
+    fn crossed_shells(lineages: [&[i32]; 2]) -> Vec<Lock> {
+        let at = |name, session, czxid, data| Node {
+            data,
+            ..node(name, session, czxid)
+        };
+        vec![
+            mutex(
+                "/locks/a",
+                &[
+                    at(
+                        "lock-1",
+                        1,
+                        10,
+                        lineage_record(11, &[9, 10, 1000], Some(10)),
+                    ),
+                    at("lock-2", 4, 31, lineage_record(22, lineages[1], None)),
+                ],
+            ),
+            mutex(
+                "/locks/b",
+                &[
+                    at(
+                        "lock-1",
+                        2,
+                        20,
+                        lineage_record(21, &[19, 20, 1000], Some(20)),
+                    ),
+                    at("lock-2", 3, 30, lineage_record(12, lineages[0], None)),
+                ],
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_detached_holders_starter_waits_as_its_owner_and_the_cycle_is_possible() {
+        let graph = WaitGraph::new(&crossed_shells([&[10, 1000], &[20, 1000]]));
+        let cycles = graph.cycles();
+        assert_eq!(cycles.len(), 1, "{cycles:?}");
+        let cycle = &cycles[0];
+        assert_eq!(cycle.doubts, [Doubt::Detached]);
+        assert!(!cycle.certain());
+        assert!(cycle.edges.iter().all(|e| e.2 == Via::Detached));
+        let chain = graph.chain(graph.lock_at("/locks/a").unwrap());
+        let path = |hop: &Hop| graph.contenders[hop.blocker].path.as_str();
+        assert_eq!(path(&chain[0]), "/locks/b/lock-1");
+        assert_eq!(chain[0].via, Via::Detached);
+
+        // Waiters that other shells started do not wait as the holders'
+        // owners, though all descend from 1000 (a CI runner, say): only a
+        // holder's starter stands for it, not the starter's ancestors.
+        let graph = WaitGraph::new(&crossed_shells([&[15, 1000], &[25, 1000]]));
+        assert!(graph.cycles().is_empty());
+        assert!(graph.chain(graph.lock_at("/locks/a").unwrap()).is_empty());
+    }
+
+    #[test]
+    fn a_focus_keeps_the_waiter_a_detached_holders_starter_started() {
+        let locks = crossed_shells([&[10, 1000], &[20, 1000]]);
+        let whole = WaitGraph::new(&locks);
+        let hops = |graph: &WaitGraph| -> Vec<(String, Via, bool)> {
+            let lock = graph.lock_at("/locks/a").unwrap();
+            let path = |hop: &Hop| graph.contenders[hop.blocker].path.clone();
+            let hop = |hop: &Hop| (path(hop), hop.via, hop.loops);
+            graph.chain(lock).iter().map(hop).collect()
+        };
+        assert_eq!(hops(&whole).len(), 2, "through b and back");
+
+        let mut builder = GraphBuilder::default();
+        builder.add(&locks[1]);
+        let (summary, standings) = locks[0].clone().into_parts();
+        let mut focus = builder.focus();
+        for (contender, holding) in &standings {
+            focus.offer(contender, *holding);
+        }
+        assert_eq!(focus.waiters.len(), 1, "tied by its lineage alone");
+        builder.add_focus(focus, &summary);
+        assert_eq!(hops(&builder.finish()), hops(&whole));
+    }
+
+    #[test]
+    fn doubts_name_each_reason_a_cycle_is_only_possible() {
+        let graph = WaitGraph::new(&crossed(|session| zklock(session as u32, session == 2)));
+        assert_eq!(graph.cycles()[0].doubts, [Doubt::Deadline]);
+        let graph = WaitGraph::new(&crossed(|_| Vec::new()));
+        let mut cycle = graph.cycles().remove(0);
+        assert_eq!(cycle.doubts, [Doubt::Session]);
+        cycle.doubt(Doubt::Changed);
+        cycle.doubt(Doubt::Changed);
+        assert_eq!(cycle.doubts, [Doubt::Session, Doubt::Changed]);
     }
 
     #[test]

@@ -424,7 +424,8 @@ impl CycleCounts {
         let mut family = Family::new(
             "zklock_deadlock_cycles",
             "Wait-for cycles among the locks: certain when every wait in it is proven, else \
-             possible.",
+             possible (a -w deadline, a semaphore, a session whose process zklock cannot see, \
+             a detached holder).",
             MetricType::Gauge,
         );
         for (certain, count) in [("true", self.certain), ("false", self.possible)] {

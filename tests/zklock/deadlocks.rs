@@ -1279,3 +1279,255 @@ fn a_writer_behind_many_readers_of_its_own_session_is_one_summarised_wait() {
     );
     assert_eq!(summary["holders"]["count"], LEASES, "{summary:#}");
 }
+
+/// A bash running `script`, with zklock on this test's ensemble as `"$@"`
+/// and `vars` in its environment.
+fn bash(env: &TestEnv, script: &str, vars: &[(&str, &str)]) -> support::Running {
+    support::secured::require_tool("bash", "bash");
+    let mut command = env
+        .zklock(Vec::<&str>::new())
+        .through(&["bash", "-c", script, "bash"]);
+    command.envs(vars.iter().copied());
+    support::Running::start(command, format!("bash -c {script:?}"), None)
+}
+
+/// The README's pattern: a shell holds `first` detached for as long as it
+/// lives, then, once `go` exists, runs a command under `second`. The shell
+/// runs under a hold of `outer`, so that its waiter is nested and looks for
+/// a certain cycle through its wait (as an exit 7 would need). It prints
+/// its pid, then the token.
+const README_SHELL: &str = r#"exec "$@" lock "$OUTER" -- bash -c '
+echo $$
+tok=$("$@" lock "$FIRST" --detach --while-pid $$) || exit 99
+echo "$tok"
+until [ -e "$GO" ]; do sleep 0.05; done
+"$@" lock "$SECOND" -- true
+' bash "$@""#;
+
+/// When the youngest contender under `dirs` was created, in ms since the
+/// epoch by the server's clock.
+fn youngest_ctime(zk: &Zk, dirs: &[&str]) -> i64 {
+    dirs.iter()
+        .flat_map(|dir| {
+            zk.children_if_any(dir)
+                .into_iter()
+                .filter_map(move |child| zk.exists(&format!("{dir}/{child}")))
+        })
+        .map(|stat| stat.ctime)
+        .max()
+        .unwrap_or(i64::MAX)
+}
+
+fn now_ms() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    now.unwrap().as_millis() as i64
+}
+
+#[test]
+fn two_shells_that_each_hold_one_lock_detached_and_wait_for_the_others_are_a_possible_cycle() {
+    let env = TestEnv::new();
+    let scratch = Scratch::new();
+    let go = scratch.file("go");
+    let go = go.to_str().unwrap();
+    let shell = |outer, first, second| {
+        let vars = [
+            ("OUTER", outer),
+            ("FIRST", first),
+            ("SECOND", second),
+            ("GO", go),
+        ];
+        bash(&env, README_SHELL, &vars)
+    };
+    let mut one = shell("outer1", "a", "b");
+    let mut two = shell("outer2", "b", "a");
+    let pid_one: i32 = one.next_line(WAIT).trim().parse().unwrap();
+    let token_a = one.next_line(WAIT).trim().to_owned();
+    two.next_line(WAIT);
+    let token_b = two.next_line(WAIT).trim().to_owned();
+    std::fs::write(go, b"").unwrap();
+    wait_for_children(env.zk(), "/locks/a", 2);
+    wait_for_children(env.zk(), "/locks/b", 2);
+
+    // Every waiter looks for a certain cycle at 1, 3 and 7 s: past them, a
+    // cycle taken for certain would have made one of them exit 7.
+    wait_until(WAIT, "the cycle has stood 8 s", || {
+        assert!(
+            one.is_running() && two.is_running(),
+            "a waiter gave up: {:?} {:?}",
+            one.stderr(),
+            two.stderr()
+        );
+        now_ms() - youngest_ctime(env.zk(), &["/locks/a", "/locks/b"]) >= 8_000
+    });
+    let (code, cycles) = deadlocks(&env, &[]);
+    assert_eq!((code, cycles.len()), (1, 1), "{cycles:#?}");
+    let cycle = &cycles[0];
+    assert_eq!(cycle["certain"], false, "{cycle:#}");
+    assert_eq!(cycle["doubts"], json!(["detached"]), "{cycle:#}");
+    assert_eq!(vias(cycle), [&json!("detached"), &json!("detached")]);
+    for edge in cycle["edges"].as_array().unwrap() {
+        assert_eq!(edge["waiter"]["command"], "true", "{edge:#}");
+        assert!(edge["holder"]["owner"].as_str().unwrap().contains(" pid "));
+    }
+    let (code, certain) = deadlocks(&env, &["--certain"]);
+    assert_eq!((code, certain.len()), (0, 0));
+    assert!(one.is_running() && two.is_running(), "both keep waiting");
+
+    // stat shows the chain, and marks the detached holder and what ends it.
+    let chain = first_waiters_chain(&env, "a");
+    assert_eq!(chain[0]["lock"], "/locks/b", "{chain:#?}");
+    assert_eq!(chain[0]["via"], "detached");
+    let stat: Value = env
+        .zklock(["stat", "a", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    let detached = &stat["holders"][0]["owner"]["detached"];
+    assert_eq!(detached["while_pid"]["pid"], pid_one, "{stat:#}");
+    assert_eq!(detached["started_by"]["pid"], pid_one, "{stat:#}");
+    assert_eq!(detached["lease_ms"], Value::Null);
+    let table = env
+        .zklock(["stat", "a"])
+        .run()
+        .assert_success()
+        .stdout
+        .clone();
+    let mark = format!("ends on release, or when pid {pid_one} ends");
+    assert!(table.contains(&mark), "{table}");
+
+    let shown = env
+        .zklock(["deadlocks"])
+        .run()
+        .assert_code(1)
+        .stdout
+        .clone();
+    assert!(
+        shown.contains("only possible: a detached holder"),
+        "{shown}"
+    );
+    assert!(one.is_running() && two.is_running(), "both keep waiting");
+    for (shell, token) in [(&mut one, &token_a), (&mut two, &token_b)] {
+        shell.signal(libc::SIGTERM);
+        shell.wait(WAIT);
+        wait_until(WAIT, "the detached holder let go", || {
+            env.zk().exists(token).is_none()
+        });
+    }
+}
+
+#[test]
+fn a_detached_holder_outlives_the_step_that_started_it_and_is_no_one_elses_owner() {
+    let env = TestEnv::new();
+    // Step 1 holds a, without --while-pid, and its shell exits.
+    let script = r#"tok=$("$@" lock a --detach --lease 10m) && echo "$tok""#;
+    let mut step = bash(&env, script, &[]);
+    let stepped = step.wait(WAIT);
+    let token = stepped.assert_success().stdout.trim().to_owned();
+    // Step 2 holds b for its shell's life and waits on a; step 3, a shell
+    // of the same runner, waits on b.
+    let mut two = bash(
+        &env,
+        r#"tok=$("$@" lock b --detach --while-pid $$) && "$@" lock a -- true"#,
+        &[],
+    );
+    wait_until(WAIT, "step 2 waits on a", || {
+        assert!(
+            env.zk().exists(&token).is_some(),
+            "the hold outlives the shell that started it"
+        );
+        env.zk().children_if_any("/locks/a").len() == 2
+    });
+    let mut three = bash(&env, r#""$@" lock b -- true; echo done"#, &[]);
+    wait_for_children(env.zk(), "/locks/b", 2);
+    assert!(env.zk().exists(&token).is_some());
+    let (code, cycles) = deadlocks(&env, &[]);
+    assert_eq!(
+        (code, cycles.len()),
+        (0, 0),
+        "step 1's shell is gone: nothing waits as a's holder: {cycles:#?}"
+    );
+    let stat: Value = env
+        .zklock(["stat", "a", "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    let detached = &stat["holders"][0]["owner"]["detached"];
+    assert_eq!(detached["while_pid"], Value::Null, "{stat:#}");
+    assert_eq!(detached["lease_ms"], 600_000, "{stat:#}");
+    assert!(detached["started_by"]["pid"].as_i64().unwrap() > 1);
+    let table = env
+        .zklock(["stat", "a"])
+        .run()
+        .assert_success()
+        .stdout
+        .clone();
+    assert!(
+        table.contains("ends on release, or 10m after its grant"),
+        "{table}"
+    );
+
+    env.zklock(["release", &token]).run().assert_success();
+    two.wait(WAIT).assert_success();
+    three.wait(WAIT).assert_success();
+}
+
+#[test]
+fn deadlocks_names_the_owners_and_why_a_cycle_is_only_possible() {
+    let env = TestEnv::new();
+    let (_one, _two, _) = crossed_zklocks(&env, true);
+    let (_, cycles) = deadlocks(&env, &["/x"]);
+    assert_eq!(cycles[0]["doubts"], json!(["deadline"]), "{cycles:#?}");
+    let edge = &cycles[0]["edges"][0];
+    assert_eq!(edge["holder"]["command"], "make", "{edge:#}");
+    let shown = env
+        .zklock(["deadlocks", "/x", "-o", "wide"])
+        .run()
+        .assert_code(1)
+        .stdout
+        .clone();
+    assert!(shown.contains("WAITER SESSION"), "{shown}");
+    assert!(shown.contains("ci@build7 pid 100 make"), "{shown}");
+    assert!(
+        shown.contains("only possible: a waiter gives up at its -w deadline"),
+        "{shown}"
+    );
+
+    let env = TestEnv::new();
+    let (one, two) = (env.connect(), env.connect());
+    for dir in ["/s/a", "/s/b"] {
+        one.mkdir_p(dir);
+    }
+    one.create_ephemeral_sequential("/s/a/lock-", b"");
+    two.create_ephemeral_sequential("/s/b/lock-", b"");
+    one.create_ephemeral_sequential("/s/b/lock-", b"");
+    two.create_ephemeral_sequential("/s/a/lock-", b"");
+    let (_, cycles) = deadlocks(&env, &["/s"]);
+    assert_eq!(cycles[0]["doubts"], json!(["session"]), "{cycles:#?}");
+    let shown = env.zklock(["deadlocks", "/s"]).run().stdout.clone();
+    assert!(
+        shown.contains("only possible: a session whose process zklock cannot see"),
+        "{shown}"
+    );
+
+    let (code, certain) = deadlocks(&env, &["/s", "--certain"]);
+    assert_eq!((code, certain.len()), (0, 0));
+}
+
+#[test]
+fn deadlocks_says_so_when_there_is_no_cycle() {
+    let env = TestEnv::new();
+    let run = env.zklock(["deadlocks"]).run();
+    run.assert_success();
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr.trim(), "zklock: no wait-for cycles under /locks");
+    let (_one, _two, _) = crossed_zklocks(&env, true);
+    let run = env.zklock(["deadlocks", "/x", "--certain"]).run();
+    run.assert_success();
+    assert!(
+        run.stderr.contains("no certain wait-for cycles under /x"),
+        "{run:?}"
+    );
+    let run = env.zklock(["deadlocks", "/x"]).run();
+    run.assert_code(1);
+    assert!(!run.stderr.contains("no "), "{run:?}");
+}
