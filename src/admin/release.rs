@@ -144,7 +144,7 @@ fn check_contender(target: &str, stat: &zk::Stat, data: &[u8]) -> Result<(), Usa
 /// dialect and kind, known by their owner record. Curator's semaphore
 /// leases have no revocation: writing into them would report a lease as
 /// asked to let go that never will.
-fn obeys_revoke(holder: &Contender) -> bool {
+pub(crate) fn obeys_revoke(holder: &Contender) -> bool {
     let curator_lock = holder.dialect == Dialect::Curator && holder.mode != ContenderMode::Lease;
     curator_lock || Owner::parse(&holder.data).is_some()
 }
