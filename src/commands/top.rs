@@ -582,7 +582,7 @@ fn render_locks(
 }
 
 /// One lock's queue, as `stat` shows it: a row per contender named by its
-/// sequence number; and above it the chain beyond it: where its holder's
+/// sequence number, the one `chosen` reversed; and above it the chain beyond it: where its holder's
 /// owner waits, on whom, to the root blocker, among the locks under the
 /// path top follows. The chain comes first so that a long queue cannot
 /// push it off the screen.

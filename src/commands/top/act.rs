@@ -244,7 +244,7 @@ impl Confirm {
             });
         }
         lines.push(format!(
-            "{}? y: yes, anything else: nothing is done",
+            "{}? Only y does it; Esc cancels.",
             match self.act {
                 Act::Release | Act::Reap => "Delete",
                 Act::Revoke => "Ask to let go",
@@ -344,4 +344,87 @@ fn outcome_lines(
         .into_iter()
         .map(|skipped| format!("left alone {}: {}", skipped.path, skipped.reason));
     deleted.chain(revoked).chain(skipped).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::LockKind;
+    use crate::model::locks::{NodeRead, queue_lock};
+
+    /// `/l` held by session 0x41, with session 0x42 waiting.
+    fn lock() -> Lock {
+        let node = |n: i64| {
+            (
+                format!("lock-000000000{n}"),
+                NodeRead {
+                    data: Vec::new(),
+                    stat: zk::test_stat(n + 1, 0x41 + n),
+                },
+            )
+        };
+        queue_lock("/l", vec![node(0), node(1)], 0).expect("a lock")
+    }
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::from(code)
+    }
+
+    fn sessions(confirm: &Confirm) -> Vec<i64> {
+        confirm.targets.iter().map(|(c, _)| c.session()).collect()
+    }
+
+    #[test]
+    fn only_y_acts_and_esc_or_n_cancels() {
+        let mut confirm = Confirm::open(Act::Release, &lock(), None, None, 0).unwrap();
+        for code in [
+            KeyCode::Enter,
+            KeyCode::Char('q'),
+            KeyCode::Char('x'),
+            KeyCode::Char(' '),
+            KeyCode::Down,
+        ] {
+            assert_eq!(confirm.on_key(key(code)), Answer::Open, "{code:?}");
+        }
+        assert_eq!(confirm.on_key(key(KeyCode::Esc)), Answer::Cancel);
+        assert_eq!(confirm.on_key(key(KeyCode::Char('n'))), Answer::Cancel);
+        assert_eq!(confirm.on_key(key(KeyCode::Char('y'))), Answer::Yes);
+    }
+
+    #[test]
+    fn a_reason_takes_every_key_but_esc_until_enter() {
+        let mut confirm = Confirm::open(Act::Reap, &lock(), Some(1), None, 0).unwrap();
+        assert_eq!(confirm.on_key(key(KeyCode::Tab)), Answer::Open);
+        for c in "yes n".chars() {
+            assert_eq!(confirm.on_key(key(KeyCode::Char(c))), Answer::Open);
+        }
+        assert_eq!(confirm.on_key(key(KeyCode::Enter)), Answer::Open);
+        assert_eq!(confirm.reason, "yes n");
+        assert!(confirm.lines().iter().any(|line| line == "Reason: yes n"));
+        confirm.on_key(key(KeyCode::Tab));
+        assert_eq!(confirm.on_key(key(KeyCode::Esc)), Answer::Cancel);
+        // A revocation ends nothing, so it has no reason to give.
+        let mut revoke = Confirm::open(Act::Revoke, &lock(), None, None, 0).unwrap();
+        revoke.on_key(key(KeyCode::Tab));
+        assert_eq!(revoke.on_key(key(KeyCode::Char('y'))), Answer::Yes);
+    }
+
+    #[test]
+    fn each_action_takes_what_it_may_act_on() {
+        let lock = lock();
+        let open = |act, chosen| Confirm::open(act, &lock, chosen, None, 0);
+        assert_eq!(sessions(&open(Act::Release, None).unwrap()), [0x41]);
+        assert_eq!(sessions(&open(Act::Revoke, None).unwrap()), [0x41]);
+        assert_eq!(sessions(&open(Act::Release, Some(1)).unwrap()), [0x42]);
+        assert_eq!(sessions(&open(Act::Reap, Some(1)).unwrap()), [0x42]);
+        // Waiters hold nothing to let go of; with no survey, no contender
+        // is known to be disconnected.
+        assert!(open(Act::Revoke, Some(1)).is_err());
+        assert!(open(Act::Reap, None).is_err());
+        let mut election = lock.clone();
+        election.kind = LockKind::Election;
+        for act in [Act::Release, Act::Revoke, Act::Reap] {
+            assert!(Confirm::open(act, &election, Some(0), None, 0).is_err());
+        }
+    }
 }
