@@ -139,7 +139,7 @@ fn release_from_top_deletes_the_chosen_holder_alone_after_a_yes() {
 }
 
 #[test]
-fn a_node_made_again_between_the_confirmation_and_the_yes_is_left_alone() {
+fn a_node_made_again_between_the_confirmation_and_the_yes_is_neither_deleted_nor_revoked() {
     let env = TestEnv::new();
     let first = env.connect();
     env.zk().mkdir_p("/locks/gamma");
@@ -161,6 +161,25 @@ fn a_node_made_again_between_the_confirmation_and_the_yes_is_left_alone() {
         "the new node stays"
     );
     assert_eq!(env.zk().get("/locks/gamma").0, b"", "no end record");
+
+    // Nor is __REVOKE__ written into one (a Curator holder's, which would
+    // obey it), though it is at the version the first was.
+    let first = env.connect();
+    env.zk().mkdir_p("/locks/eps");
+    let held = first.create_ephemeral_sequential(
+        "/locks/eps/_c_2f6a0e2e-5b7c-4f0e-9a43-7d0c1b8e9f10-lock-",
+        b"",
+    );
+    let tmux = top_on(&env, &[], "/locks/eps");
+    tmux.send(&["v"]);
+    shows(&tmux, &held);
+    first.close();
+    let again = env.connect();
+    again.create_ephemeral(&held, b"");
+    tmux.send(&["y"]);
+    shows(&tmux, &format!("left alone {held}: it is a new node"));
+    quit(&tmux);
+    assert_eq!(env.zk().get(&held).0, b"", "nothing written");
 }
 
 #[test]
