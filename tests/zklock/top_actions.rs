@@ -163,16 +163,18 @@ fn a_node_made_again_between_the_confirmation_and_the_yes_is_neither_deleted_nor
     assert_eq!(env.zk().get("/locks/gamma").0, b"", "no end record");
 
     // Nor is __REVOKE__ written into one (a Curator holder's, which would
-    // obey it), though it is at the version the first was.
+    // obey it), though it is at the version the first was. The first
+    // one's data, its owner as the confirmation shows it, is escaped.
     let first = env.connect();
     env.zk().mkdir_p("/locks/eps");
     let held = first.create_ephemeral_sequential(
         "/locks/eps/_c_2f6a0e2e-5b7c-4f0e-9a43-7d0c1b8e9f10-lock-",
-        b"",
+        b"\x1b]2;pwned\x07ops\nroot",
     );
     let tmux = top_on(&env, &[], "/locks/eps");
     tmux.send(&["v"]);
-    shows(&tmux, &held);
+    let screen = shows(&tmux, &held);
+    assert!(screen.contains(r"\x1b]2;pwned\x07ops\nroot"), "{screen}");
     first.close();
     let again = env.connect();
     again.create_ephemeral(&held, b"");
