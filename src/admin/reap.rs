@@ -171,19 +171,25 @@ fn contenders_to_reap(lock: &Lock, selector: Selector) -> impl Iterator<Item = N
     lock.standings()
         .rev()
         .filter(move |(contender, _)| selector.is_some_and(|s| s.picks(contender)))
-        .map(|(contender, holds)| NodeToReap {
-            path: contender.path.clone(),
-            seen: Seen::new(&contender.path, &contender.stat),
-            what: if holds {
-                ReapRole::Holder
-            } else {
-                ReapRole::Waiter
-            },
-            lock: lock.path.clone(),
-            session: Some(zk::format_session(contender.session())),
-            age_ms: contender.age_ms,
-            owner: Some(contender.owner_text()),
-        })
+        .map(|(contender, holds)| node_to_reap(&lock.path, contender, holds))
+}
+
+/// A contender of the lock at `lock` to reap, as it was read (`holds`:
+/// whether it holds): the delete is of that incarnation alone.
+pub(crate) fn node_to_reap(lock: &str, contender: &Contender, holds: bool) -> NodeToReap {
+    NodeToReap {
+        path: contender.path.clone(),
+        seen: Seen::new(&contender.path, &contender.stat),
+        what: if holds {
+            ReapRole::Holder
+        } else {
+            ReapRole::Waiter
+        },
+        lock: lock.to_owned(),
+        session: Some(zk::format_session(contender.session())),
+        age_ms: contender.age_ms,
+        owner: Some(contender.owner_text()),
+    }
 }
 
 /// A lock directory whose every contender this reap deletes.

@@ -144,7 +144,7 @@ fn check_contender(target: &str, stat: &zk::Stat, data: &[u8]) -> Result<(), Usa
 /// dialect and kind, known by their owner record. Curator's semaphore
 /// leases have no revocation: writing into them would report a lease as
 /// asked to let go that never will.
-fn obeys_revoke(holder: &Contender) -> bool {
+pub(crate) fn obeys_revoke(holder: &Contender) -> bool {
     let curator_lock = holder.dialect == Dialect::Curator && holder.mode != ContenderMode::Lease;
     curator_lock || Owner::parse(&holder.data).is_some()
 }
@@ -210,13 +210,25 @@ async fn delete_all(
     .await
 }
 
-/// Writes `__REVOKE__` into the node if it is still at the version seen;
-/// returns it at its new version.
+/// Writes `__REVOKE__` into the node if it is still the node seen, at the
+/// version seen; returns it at its new version. A write checks the version
+/// alone, and a node made again under the same name starts at the version
+/// of the first: its czxid and owner are read first (`top` revokes what
+/// was shown a while ago).
 async fn revoke(
     session: &Session,
     node: Seen,
     report: &mut Released,
 ) -> Result<Option<Seen>, zk::Error> {
+    match session.stat(&node.path).await? {
+        Some(stat) if node.is_same_node(&stat) => {}
+        Some(_) => {
+            let why = Deletion::Recreated.left_alone_because().unwrap_or_default();
+            report.skip(&node.path, why);
+            return Ok(None);
+        }
+        None => return Ok(None),
+    }
     match session
         .set_data_at("revoke", &node.path, REVOKE, node.version)
         .await

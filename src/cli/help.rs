@@ -837,7 +837,9 @@ Examples:
   # every lock under /locks, most contended first
   zklock top
   # the locks under /locks/app
-  zklock top app";
+  zklock top app
+  # only watch: no release, revoke or reap from the view
+  zklock top --read-only";
 
     /// The full help of `zklock top --help` and its man page.
     pub(in crate::cli) fn manual() -> String {
@@ -860,7 +862,28 @@ lock and Enter opens it (its wait chain as stat shows it, when its holder's
 owner waits on another lock under PATH: each hop, via what, on whom, to the
 root blocker or back round a cycle; then its queue as stat shows it, each
 contender named by its sequence number: SEQ, MODE, STATE, SESSION, AGE and
-OWNER; Esc goes back); q or Ctrl-C quits. Usable at 80x24;
+OWNER; Up/Down choose a contender there, Esc goes back); q or Ctrl-C
+quits.
+Actions, on the lock chosen in the list or on the contender chosen in an
+opened lock: r releases (breaks) it, deleting its holders, or the
+contender chosen, with the end record broken, as release --holders does;
+v revokes, writing __REVOKE__ into its holders (or the holder chosen) for
+them to let go, as release --revoke does (only Curator and zklock holders
+obey it; others are left alone and said so); x reaps, deleting its
+contenders that every member says are not connected, or the contender
+chosen, with the end record reaped, as reap does. Each opens a
+confirmation under the table first: what will be done, to which nodes
+(each path whole, its state, session, age, whether its session is
+connected as the last survey found it, owner), a warning for each
+connected session it would delete. y does it; Esc or n cancels, and every
+other key does nothing; Tab types a reason for the end record (Enter ends
+it). Only the nodes shown when the confirmation opened are touched, each
+only if it is still that node at that version (czxid, session, version):
+one changed, gone or made again under the same name meanwhile is left
+alone. What became of each node is shown under the table until the next
+key. With the global --read-only (inspection only, a read-only server
+allowed) top offers no action and refuses these keys: for watching a
+cluster one must not touch. Usable at 80x24;
 NO_COLOR turns colour off. The terminal is restored however top ends: q,
 Ctrl-C, SIGTERM, a lost connection. On a non-terminal top exits 2: use ls
 or watch there."

@@ -3,6 +3,11 @@
 //! wait, the holder's owner and host; sorted by contention or by hold age,
 //! filtered by name, one lock opened to its queue.
 //!
+//! From the view, the lock or contender chosen can be released, revoked or
+//! reaped, each confirmed in the view first ([`act`]); the global
+//! `--read-only` (inspection only) turns that off, for watching a cluster
+//! one must not touch.
+//!
 //! The terminal is put back whichever way top ends that it can see: `q`,
 //! Ctrl-C (a key in raw mode), a watch that fails, an error in drawing, even
 //! a panic, since the [`Screen`] that changed it restores it when dropped;
@@ -42,6 +47,10 @@ use crate::watch::{LockWatch, Stale};
 use crate::zk::sessions::{self, Ask, Survey};
 
 use super::{CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, client_host, contender_row};
+
+mod act;
+
+use act::{ACTION_KEYS, Act, Answer, Confirm};
 
 /// What `top` was asked for.
 #[derive(Clone, Debug)]
@@ -85,8 +94,24 @@ struct View {
     table: TableState,
     /// The lock opened with Enter.
     opened: Option<String>,
+    /// The contender chosen in the opened lock's queue.
+    queue: TableState,
+    read_only: bool,
+    /// The action being confirmed.
+    confirm: Option<Confirm>,
+    /// What the last action did, or why it could not be: shown until the
+    /// next key.
+    said: Vec<String>,
     color: bool,
     connected: bool,
+}
+
+/// What a key asks of the view.
+enum Next {
+    Stay,
+    Quit,
+    /// Do the action confirmed.
+    Act(Confirm),
 }
 
 /// The locks under the path as the watch last showed them, by path.
@@ -121,6 +146,10 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
         filtering: false,
         table: TableState::default().with_selected(Some(0)),
         opened: None,
+        queue: TableState::default().with_selected(Some(0)),
+        read_only: globals.connect.read_only,
+        confirm: None,
+        said: Vec::new(),
         color: globals.printer.color,
         connected: true,
     };
@@ -147,8 +176,20 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
             screen.draw(&mut view, &locks.borrow())?;
             tokio::select! {
                 key = keys.next() => match key {
-                    Some(Ok(Event::Key(key))) if view.on_key(key, &locks.borrow()) => {
-                        return Ok(ExitStatus::Success);
+                    Some(Ok(Event::Key(key))) => {
+                        let next = view.on_key(key, &locks.borrow());
+                        match next {
+                            Next::Stay => {}
+                            Next::Quit => return Ok(ExitStatus::Success),
+                            Next::Act(confirm) => {
+                                view.said = vec![confirm.working()];
+                                screen.draw(&mut view, &locks.borrow())?;
+                                tokio::select! {
+                                    said = act::perform(globals, confirm) => view.said = said,
+                                    signal = signals.next() => return Ok(ExitStatus::DiesOf(signal)),
+                                }
+                            }
+                        }
                     }
                     Some(Err(err)) => return Err(anyhow::Error::from(err)),
                     _ => {}
@@ -172,15 +213,27 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
 }
 
 impl View {
-    /// Acts on a key; true when it asks to quit.
-    fn on_key(&mut self, key: KeyEvent, locks: &Locks) -> bool {
+    /// Acts on a key.
+    fn on_key(&mut self, key: KeyEvent, locks: &Locks) -> Next {
         if key.kind == KeyEventKind::Release {
-            return false;
+            return Next::Stay;
         }
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl_c {
-            return true;
+            return Next::Quit;
+        }
+        self.said.clear();
+        if let Some(confirm) = &mut self.confirm {
+            match confirm.on_key(key) {
+                Answer::Open => {}
+                Answer::Cancel => {
+                    self.confirm = None;
+                    self.said = vec!["cancelled: nothing was done".to_owned()];
+                }
+                Answer::Yes => return self.confirm.take().map_or(Next::Stay, Next::Act),
+            }
+            return Next::Stay;
         }
         if self.filtering {
             match key.code {
@@ -192,10 +245,14 @@ impl View {
                 _ => {}
             }
             self.table.select(Some(0));
-            return false;
+            return Next::Stay;
+        }
+        if let Some(act) = Act::of_key(key.code) {
+            self.open_confirm(act, locks);
+            return Next::Stay;
         }
         match key.code {
-            KeyCode::Char('q') => return true,
+            KeyCode::Char('q') => return Next::Quit,
             KeyCode::Char('s') => {
                 self.sort = match self.sort {
                     SortBy::Contention => SortBy::HoldAge,
@@ -208,16 +265,52 @@ impl View {
             }
             KeyCode::Esc if self.opened.is_some() => self.opened = None,
             KeyCode::Esc => self.filter.clear(),
+            KeyCode::Down | KeyCode::Char('j') if self.opened.is_some() => self.queue.select_next(),
+            KeyCode::Up | KeyCode::Char('k') if self.opened.is_some() => {
+                self.queue.select_previous();
+            }
             KeyCode::Down | KeyCode::Char('j') => self.table.select_next(),
             KeyCode::Up | KeyCode::Char('k') => self.table.select_previous(),
             KeyCode::Enter => {
-                let shown = self.shown(locks, clock::now_ms());
-                let selected = self.table.selected().unwrap_or(0);
-                self.opened = shown.get(selected).map(|lock| lock.path.clone());
+                self.opened = self.selected(locks).map(|lock| lock.path.clone());
+                self.queue.select(Some(0));
             }
             _ => {}
         }
-        false
+        Next::Stay
+    }
+
+    /// The lock chosen: the one opened, else the one selected in the list.
+    fn selected<'l>(&self, locks: &'l Locks) -> Option<&'l Lock> {
+        match &self.opened {
+            Some(path) => locks.get(path),
+            None => {
+                let shown = self.shown(locks, clock::now_ms());
+                shown.get(self.table.selected().unwrap_or(0)).copied()
+            }
+        }
+    }
+
+    /// Opens the confirmation of `act` on the lock chosen (in an opened
+    /// lock, on the contender chosen in its queue), or says why not.
+    fn open_confirm(&mut self, act: Act, locks: &Locks) {
+        if self.read_only {
+            self.said = vec!["--read-only: no release, revoke or reap from here".to_owned()];
+            return;
+        }
+        let Some(lock) = self.selected(locks) else {
+            self.said = vec!["no lock is chosen".to_owned()];
+            return;
+        };
+        let chosen = self
+            .opened
+            .as_ref()
+            .map(|_| self.queue.selected().unwrap_or(0));
+        let now = clock::now_ms();
+        match Confirm::open(act, lock, chosen, self.survey.as_ref(), now) {
+            Ok(confirm) => self.confirm = Some(confirm),
+            Err(why) => self.said = vec![why],
+        }
     }
 
     /// The locks that pass the filter, in the chosen order.
@@ -335,10 +428,13 @@ fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
         if view.connected { "" } else { "  DISCONNECTED" },
     );
     let heading = fitted_lines(&heading, width, 2);
-    let [head, body, foot] = Layout::vertical([
+    let keys = fitted_lines(&keys(view), width, 2);
+    let panel = panel(view, width);
+    let [head, body, under, foot] = Layout::vertical([
         Constraint::Length(height(heading.len())),
         Constraint::Min(1),
-        Constraint::Length(1),
+        Constraint::Length(height(panel.len())),
+        Constraint::Length(height(keys.len())),
     ])
     .areas(frame.area());
     let bold = Style::default().add_modifier(Modifier::BOLD);
@@ -348,18 +444,40 @@ fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
         bold
     };
     frame.render_widget(Paragraph::new(heading).style(heading_style), head);
-    let keys = if view.filtering {
-        "type a filter, Enter: done".to_owned()
-    } else if view.opened.is_some() {
-        "Esc: back  q: quit".to_owned()
-    } else {
-        "s: sort  /: filter  Enter: open  q: quit".to_owned()
-    };
+    frame.render_widget(Paragraph::new(panel).style(heading_style), under);
     frame.render_widget(Paragraph::new(keys), foot);
     match view.opened.as_ref().and_then(|path| locks.get(path)) {
-        Some(lock) => render_queue(frame, body, lock, locks, now),
+        Some(lock) => render_queue(frame, body, lock, (locks, &mut view.queue), now),
         None => render_locks(frame, body, view, locks, now),
     }
+}
+
+/// The line of keys: what the keys do now.
+fn keys(view: &View) -> String {
+    let actions = if view.read_only {
+        String::new()
+    } else {
+        format!("  {ACTION_KEYS}")
+    };
+    match &view.confirm {
+        Some(confirm) => confirm.keys().to_owned(),
+        None if view.filtering => "type a filter, Enter: done".to_owned(),
+        None if view.opened.is_some() => format!("Esc: back  Up/Down: choose{actions}  q: quit"),
+        None => format!("s: sort  /: filter  Enter: open{actions}  q: quit"),
+    }
+}
+
+/// The lines under the table: the confirmation open, or what the last
+/// action did; made safe and wrapped, a node's path never cut.
+fn panel(view: &View, width: usize) -> Vec<Line<'static>> {
+    let lines = match &view.confirm {
+        Some(confirm) => confirm.lines(),
+        None => view.said.clone(),
+    };
+    lines
+        .iter()
+        .flat_map(|line| fitted_lines(line, width, 6))
+        .collect()
 }
 
 /// `text` made safe and wrapped to `width`, lines after the first indented
@@ -464,11 +582,17 @@ fn render_locks(
 }
 
 /// One lock's queue, as `stat` shows it: a row per contender named by its
-/// sequence number; and above it the chain beyond it: where its holder's
+/// sequence number, the one `chosen` reversed; and above it the chain beyond it: where its holder's
 /// owner waits, on whom, to the root blocker, among the locks under the
 /// path top follows. The chain comes first so that a long queue cannot
 /// push it off the screen.
-fn render_queue(frame: &mut ratatui::Frame<'_>, area: Rect, lock: &Lock, locks: &Locks, now: i64) {
+fn render_queue(
+    frame: &mut ratatui::Frame<'_>,
+    area: Rect,
+    lock: &Lock,
+    (locks, chosen): (&Locks, &mut TableState),
+    now: i64,
+) {
     let width = usize::from(area.width);
     let title = format!(
         "{}  {}  {}",
@@ -495,5 +619,5 @@ fn render_queue(frame: &mut ratatui::Frame<'_>, area: Rect, lock: &Lock, locks: 
             contender_row(&lock.path, &contender, holds).to_vec()
         })
         .collect();
-    render_table(frame, queue, (CONTENDER_COLUMNS, rows), None);
+    render_table(frame, queue, (CONTENDER_COLUMNS, rows), Some(chosen));
 }

@@ -72,7 +72,7 @@ impl Seen {
     }
 
     /// True when `stat` is of the same incarnation as the node seen.
-    fn is_same_node(&self, stat: &zkc::Stat) -> bool {
+    pub(crate) fn is_same_node(&self, stat: &zkc::Stat) -> bool {
         stat.czxid == self.czxid && stat.ephemeral_owner == self.owner
     }
 }

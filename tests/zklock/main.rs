@@ -70,6 +70,7 @@ mod several;
 mod soak;
 mod tables;
 mod terminal;
+mod top_actions;
 mod unreachable;
 mod versions;
 mod watch;
