@@ -195,6 +195,12 @@ fn a_failed_run_does_not_count_and_no_end_forgets_the_last_run() {
         serde_json::from_slice(&env.zk().get("/locks/f").0).expect("a record");
     assert_eq!(record["zklock_end"]["how"], "gave_up", "{record}");
     assert_eq!(ran_in(&env, "/locks/f").as_ref(), Some(&last));
+    // A give-up without the flag forgets it; the holder, stopped (a run
+    // that does not count), writes back the run it found when it began.
+    env.zklock(["lock", "-n", "f", "--", "true"])
+        .run()
+        .assert_code(1);
+    assert_eq!(ran_in(&env, "/locks/f"), None);
     holder.signal(libc::SIGTERM);
     holder.wait(WAIT);
     assert_eq!(ran_in(&env, "/locks/f").as_ref(), Some(&last));
