@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use support::{TestEnv, wait_until};
+use support::proxy::{ClientMessage, FaultProxy, op};
+use support::{TestEnv, Zklock, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -324,4 +325,39 @@ fn stat_shows_the_last_run_and_when_the_window_opens() {
     assert!(lock["last_run"].is_null(), "{lock}");
     holder.signal(libc::SIGTERM);
     holder.wait(WAIT).assert_success();
+}
+
+#[test]
+fn without_the_flag_no_request_is_added_and_with_it_the_window_costs_a_read_and_a_write() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(env.servers());
+    // The requests (their types) one zklock sends besides pings.
+    let sent_by = |args: &[&str]| -> Vec<i32> {
+        let before = proxy.client_messages().len();
+        Zklock::new(args)
+            .hosts(proxy.hosts(&env))
+            .run()
+            .assert_success();
+        proxy.client_messages()[before..]
+            .iter()
+            .filter_map(|message| match message {
+                ClientMessage::Request { op, .. } if *op != op::PING => Some(*op),
+                _ => None,
+            })
+            .collect()
+    };
+    let plain = sent_by(&["lock", "p", "--", "true"]);
+    assert!(
+        !plain.contains(&op::GET_DATA) && !plain.contains(&op::SET_DATA),
+        "a lock without --once-per read or wrote its directory: {plain:?}"
+    );
+    let once = sent_by(&["lock", "--once-per", "1h", "q", "--", "true"]);
+    let count = |wanted: i32| once.iter().filter(|op| **op == wanted).count();
+    // The window's read and write before the command, the read before the
+    // end record.
+    assert_eq!(
+        (count(op::GET_DATA), count(op::SET_DATA)),
+        (2, 1),
+        "{once:?}"
+    );
 }
