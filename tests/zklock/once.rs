@@ -17,7 +17,7 @@ const WAIT: Duration = Duration::from_secs(30);
 const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 /// A zklock whose wall clock (and its command's) is `skew_s` seconds off.
-fn skewed(env: &TestEnv, skew_s: i64, args: &[&str]) -> support::Zklock {
+fn skewed(env: &TestEnv, skew_s: i64, args: &[&str]) -> Zklock {
     assert!(
         Path::new(LIBFAKETIME).exists(),
         "libfaketime is not installed: run scripts/setup (or: apt-get install faketime)"
