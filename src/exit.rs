@@ -139,8 +139,8 @@ impl ExitStatus {
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
-            "the lock was taken and --no-wait did not wait, or --timeout ran out \
-             (another code with -E N)",
+            "the lock was taken and --no-wait did not wait, or --timeout ran out, or \
+             --once-per found the command ran within the window (another code with -E N)",
         ),
         (
             ExitStatus::TimedOut,
@@ -294,9 +294,13 @@ const NODE_DELETED_WHILE_WAITING: &str = "node_deleted_while_waiting";
 /// error, but reported as one).
 pub const MAX_HOLD: &str = "max_hold";
 
+/// The cause of a `--once-per` command not run: it ran within the window
+/// (an outcome, not an error, but reported as one).
+pub const RAN_RECENTLY: &str = "ran_recently";
+
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
-pub const CAUSES: [(&str, &str); 26] = [
+pub const CAUSES: [(&str, &str); 27] = [
     (
         "usage",
         "a bad flag, path, duration, host string or profile",
@@ -308,6 +312,11 @@ pub const CAUSES: [(&str, &str); 26] = [
     (
         MAX_HOLD,
         "the command ran its --max-hold out and was stopped",
+    ),
+    (
+        RAN_RECENTLY,
+        "--once-per: the command ran within the window (JSON: ran_at_ms, ran_by, \
+         window_opens_at_ms, on the server's clock)",
     ),
     (
         "no_such_host",

@@ -22,6 +22,7 @@ use crate::commands::{
 };
 use crate::config::Globals;
 use crate::history::Source;
+use crate::lock::once::OncePer;
 use crate::lock::{ContenderKind, Dialect, end, name};
 use crate::model::LockDialect;
 use crate::output::{Format, Printer};
@@ -170,6 +171,7 @@ impl LockCmdArgs {
             )));
         }
         self.check_flags_apply()?;
+        self.check_once_per(kind)?;
         if !name::can_make(dialect, kind) {
             return Err(UsageError::new(format!(
                 "the {dialect} dialect has no read locks; use curator, kazoo or hbase"
@@ -202,6 +204,10 @@ impl LockCmdArgs {
                 preserve_status: self.preserve_status,
             }),
         };
+        let once_per = self.once_per.map(|per| OncePer {
+            per,
+            even_on_failure: self.once_per_even_on_failure,
+        });
         Ok(LockArgs {
             path,
             others: paths.collect(),
@@ -214,6 +220,7 @@ impl LockCmdArgs {
             data: self.data,
             record_command: self.record_command,
             holding,
+            once_per,
         })
     }
 }
@@ -236,6 +243,12 @@ impl SemCmdArgs {
             return Err(UsageError::new(
                 "sem takes one semaphore: a lease of each of several semaphores is not \
                  supported (run one zklock sem inside another)",
+            ));
+        }
+        if self.lock.once_per.is_some() {
+            return Err(UsageError::new(
+                "--once-per applies only to lock and wlock: the holders of a semaphore's \
+                 leases hold together, and could all find the window open",
             ));
         }
         if self.lock.ttl.is_some() {
@@ -311,7 +324,7 @@ impl LockCmdArgs {
     fn check_flags_apply(&self) -> Result<(), UsageError> {
         let runs_command = !self.command.is_empty();
         let detached = self.detach || self.holder_report_fd.is_some();
-        let patient = self.no_wait || self.timeout.is_some();
+        let patient = self.no_wait || self.timeout.is_some() || self.once_per.is_some();
         let checks = [
             (
                 self.lease.is_some() && !detached,
@@ -343,14 +356,38 @@ impl LockCmdArgs {
             ),
             (
                 self.conflict_exit_code != 1 && !patient,
-                "-E/--conflict-exit-code applies only with --no-wait or --timeout: without \
-                 them zklock waits for the lock as long as it takes",
+                "-E/--conflict-exit-code applies only with --no-wait, --timeout or --once-per: \
+                 without them zklock waits for the lock as long as it takes",
             ),
         ];
         match checks.into_iter().find(|(refused, _)| *refused) {
             Some((_, why)) => Err(UsageError::new(why)),
             None => Ok(()),
         }
+    }
+}
+
+impl LockCmdArgs {
+    /// Refuses `--once-per` where a window could open for two at once, or
+    /// where there is no run to count: a shared read hold, a command
+    /// that is not there, a holder left behind.
+    fn check_once_per(&self, kind: ContenderKind) -> Result<(), UsageError> {
+        if self.once_per.is_none() {
+            return Ok(());
+        }
+        let why = if kind == ContenderKind::Read {
+            "rlock holds are shared, and every reader could find the window open at once; use \
+             lock or wlock"
+        } else if self.detach || self.holder_report_fd.is_some() || self.ttl.is_some() {
+            "a run is counted only for a command under the lock, not for a node left behind"
+        } else if self.command.is_empty() {
+            "it counts the runs of a command under the lock (after `--`)"
+        } else if self.locks.len() > 1 {
+            "the window belongs to one lock: take the others inside the command"
+        } else {
+            return Ok(());
+        };
+        Err(UsageError::new(format!("--once-per: {why}")))
     }
 }
 

@@ -51,6 +51,8 @@ Examples:
   zklock lock db cache -- ./migrate.sh
   # stop the job after an hour (exit 124), and let go
   zklock lock --max-hold 1h nightly -- ./job.sh
+  # from cron on every host: run once an hour across the fleet
+  zklock lock -E 0 --once-per 55m report -- ./report.sh
   # before a critical write, ask whether this hold still stands
   zklock lock deploy -- sh -c 'zklock check \"$ZKLOCK_NODE\" && ./write.sh'
 
@@ -117,12 +119,29 @@ JSON cause max_hold; with --preserve-status the command's own status, as
 timeout(1)). / and /zookeeper (and below) are never locks: exit 2, before
 connecting.
 
+--once-per DUR (lock and wlock, one lock, with a command) runs the command
+at most once per DUR across every contender of the lock: the first to hold
+it after the window opens runs, the others let go and exit 1 (or -E; JSON
+cause ran_recently, with ran_at_ms, ran_by and window_opens_at_ms). The
+window slides from the start of the last counted run on the clock of
+ZooKeeper's leader, read from the mtime of a write the holder makes to the
+lock directory, never a host's clock; a leader change switches clocks, so
+choose a window a little under the period (55m for an hourly job). A run
+counts when the command exits 0, or, with --once-per-even-on-failure, when
+it starts (a failure or a kill counts too). The last run is kept in the end
+record, which every end of a --once-per contender carries forward; an end
+without the flag, a break or a reap forgets it. The window belongs to the
+lock: two jobs under one lock suppress each other. stat shows the last run.
+rlock and sem refuse it (shared holders could all find the window open).
+
 When zklock ends a hold or a wait itself (a release, a give-up, a
 --max-hold stop), it writes an end record into the lock directory's data in
 the same transaction as the delete: {\"zklock_end\": {\"version\": 1,
 \"nodes\": [{\"node\", \"session\"}], \"how\", \"by\": {\"user\", \"host\", \"pid\"},
 \"reason\", \"ran\"}}, how being released, gave_up, max_hold, broken
-(zklock release) or reaped (zklock reap). watch, the exporter and a holder
+(zklock release) or reaped (zklock reap), and ran the last counted
+--once-per run ({\"at_ms\", \"per_ms\", \"by\"}, on the server's clock) or
+null. watch, the exporter and a holder
 whose lock was broken read it. Never where a library reads the directory's
 data (a kazoo semaphore's node holds its maximum, an election belongs to its
 service); a directory whose ACL refuses the write gets a plain delete.
@@ -139,7 +158,7 @@ lock. While it waits, one line on stderr shows who holds the lock and, with
 -w, how much of the wait has gone ([2s/30s]). A flag that does not apply to the mode is a usage error: --kill-after,
 --kill-signal and --max-hold need a command, --preserve-status needs
 --max-hold, --lease and --while-pid need --detach (to bound a command, use
---max-hold), -E needs -n or -w, and -o json applies only with --detach,
+--max-hold), -E needs -n, -w or --once-per, and -o json applies only with --detach,
 --ttl or --max-hold (its stop is a JSON error on stderr, cause max_hold).
 
 Several locks (lock A B C -- COMMAND; also rlock and wlock) are taken only to

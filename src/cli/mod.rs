@@ -1103,6 +1103,15 @@ pub struct LockCmdArgs {
     #[arg(long)]
     pub preserve_status: bool,
 
+    /// Run COMMAND at most once per DUR across every contender of the lock, the window sliding
+    /// from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub once_per: Option<Duration>,
+
+    /// With --once-per: count a run when it starts, whether it succeeds, fails or is killed
+    #[arg(long, requires = "once_per")]
+    pub once_per_even_on_failure: bool,
+
     /// The command to run while holding the lock
     #[arg(last = true, value_name = "COMMAND", value_hint = ValueHint::CommandWithArguments)]
     pub command: Vec<String>,

@@ -10,8 +10,9 @@ use anyhow::{Context, Result};
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
-use crate::lock::end::EndHow;
+use crate::lock::end::{EndHow, Ender, Ran};
 use crate::lock::nesting;
+use crate::lock::once::{OncePer, Window};
 use crate::lock::{
     self, ContenderKind, Detachment, Dialect, Event, Held, HeldLock, Loss, NotTaken, Owner,
     Reentry, Request, Waiting,
@@ -51,6 +52,9 @@ pub struct LockArgs {
     pub record_command: bool,
     /// What to do once the lock is ours.
     pub holding: Holding,
+    /// `--once-per`: run the command only when no run counted within the
+    /// window.
+    pub once_per: Option<OncePer>,
 }
 
 /// What zklock does with a lock once it holds it.
@@ -128,7 +132,74 @@ pub(crate) async fn run(
         lock.held().node,
         lock.held().fence
     );
-    then.hold(globals, lock, &mut signals).await
+    let run = match args.once_per {
+        None => None,
+        Some(once) => match within_window(globals, &args, &lock, once).await {
+            Ok(Some(run)) => Some(run),
+            Ok(None) => {
+                lock.release(EndHow::Released).await?;
+                return Ok(ExitStatus::NotAcquired(args.conflict_exit_code));
+            }
+            Err(err) => {
+                lock.release(EndHow::Released).await?;
+                return Err(err.into());
+            }
+        },
+    };
+    then.hold(globals, lock, &mut signals, run).await
+}
+
+/// Under `--once-per`, the run the command starts now, or `None` when the
+/// window is closed (said why, as a lock found taken is).
+async fn within_window(
+    globals: &Globals,
+    args: &LockArgs,
+    lock: &HeldLock,
+    once: OncePer,
+) -> Result<Option<Ran>, zk::Error> {
+    match lock::once::open(lock, once, &Ender::of_this_process()).await? {
+        Window::Open { run, .. } => Ok(Some(run)),
+        Window::Closed { last, opens_at_ms } => {
+            let window = (once.per, opens_at_ms);
+            say_ran_recently(&globals.printer, args, &lock.held().lock, &last, window);
+            Ok(None)
+        }
+    }
+}
+
+/// Says that the command ran within the window `per`: when (on the
+/// server's clock), by whom, and when the window opens again.
+fn say_ran_recently(
+    printer: &Printer,
+    args: &LockArgs,
+    lock: &str,
+    last: &Ran,
+    (per, opens_at_ms): (Duration, i64),
+) {
+    let status = ExitStatus::NotAcquired(args.conflict_exit_code);
+    let message = format!(
+        "the command ran under {lock} at {} (server time) by {}, within --once-per {}: \
+         the window opens at {}",
+        output::format_local_ms(last.at_ms),
+        last.by.summary(),
+        humantime::format_duration(per),
+        output::format_local_ms(opens_at_ms),
+    );
+    let details = serde_json::json!({
+        "ran_at_ms": last.at_ms,
+        "ran_by": last.by,
+        "window_opens_at_ms": opens_at_ms,
+    });
+    match printer.format {
+        Format::Json => output::print_error_with(
+            Format::Json,
+            &message,
+            status.code(),
+            exit::RAN_RECENTLY,
+            details,
+        ),
+        Format::Table => printer.note(&message),
+    }
 }
 
 /// What is done with the lock once it is ours.
@@ -162,11 +233,14 @@ impl Then {
 
     /// Holds `lock` as asked, then lets it go. An error on the way (the
     /// command cannot run, stdout is closed) comes back after the release.
+    /// Under `--once-per`, `run` is the run starting now, counted once it
+    /// succeeds.
     async fn hold(
         self,
         globals: &Globals,
         lock: HeldLock,
         signals: &mut Signals,
+        run: Option<Ran>,
     ) -> Result<ExitStatus> {
         // From here on a stopped zklock would let the lock lapse unseen.
         run::stay_out_of_job_control();
@@ -186,6 +260,9 @@ impl Then {
                 Ok(hold_until(&lock, printer, signals, until).await)
             }
         };
+        if matches!(status, Ok(ExitStatus::Child(0))) && run.is_some() {
+            lock.keep_last_run(run);
+        }
         let how = match status {
             Ok(ExitStatus::MaxHold(_)) => EndHow::MaxHold,
             _ => EndHow::Released,
@@ -430,6 +507,7 @@ impl LockArgs {
             },
             root: globals.root.clone(),
             details: globals.printer.shows_live_line(),
+            keeps_last_run: self.once_per.is_some(),
         }
     }
 }

@@ -23,6 +23,7 @@ use anyhow::{Context, Result};
 use crate::admin::reap::Skipped;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::lock::end::Ran;
 use crate::model::chains::HopJson;
 use crate::model::{self, Contender, Depth, Lock, WalkProgress};
 use crate::output::{self, Column, Printer, Progress, Table, counted};
@@ -380,6 +381,31 @@ fn client(contender: &Contender) -> String {
         Some(_) => "not connected".to_owned(),
         None => "-".to_owned(),
     }
+}
+
+/// A `--once-per` lock's last counted run as JSON: when it started and
+/// when its window opens again (on the server's clock), its window, and
+/// who ran it; `null` when none counted.
+pub(crate) fn last_run_json(ran: Option<&Ran>) -> serde_json::Value {
+    ran.map_or(serde_json::Value::Null, |ran| {
+        serde_json::json!({
+            "at_ms": ran.at_ms,
+            "per_ms": ran.per_ms,
+            "by": ran.by,
+            "window_opens_at_ms": ran.opens_at_ms(),
+        })
+    })
+}
+
+/// A `--once-per` lock's last counted run, for people.
+pub(crate) fn last_run_line(ran: &Ran) -> String {
+    format!(
+        "last --once-per run: {} (server time) by {}; the window of {} opens at {}",
+        output::format_local_ms(ran.at_ms),
+        ran.by.summary(),
+        humantime::format_duration(std::time::Duration::from_millis(ran.per_ms)),
+        output::format_local_ms(ran.opens_at_ms()),
+    )
 }
 
 /// The command that breaks a wait-for cycle by deleting `node`.

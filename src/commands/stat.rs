@@ -6,6 +6,8 @@ use serde::Serialize;
 
 use crate::config::Globals;
 use crate::exit::ExitStatus;
+use crate::lock::end::Ran;
+use crate::lock::once;
 use crate::model::chains::{HopJson, chain, chains_under};
 use crate::model::waitfor::GraphBuilder;
 use crate::model::{self, ListedLock, LockKind, LockSummary, LockWindows, NodeStat};
@@ -14,8 +16,8 @@ use crate::zk::Session;
 use crate::zk::sessions::{Ask, Survey};
 
 use super::{
-    CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, contender_row, show_progress,
-    with_session_and_survey,
+    CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, contender_row, last_run_json, last_run_line,
+    show_progress, with_session_and_survey,
 };
 
 /// What `stat` was asked for.
@@ -31,6 +33,14 @@ pub(crate) struct NodeReport {
     pub path: String,
     pub stat: NodeStat,
     pub data: Option<String>,
+    /// An emptied `--once-per` lock's last counted run, from its end record.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "last_run")]
+    pub last_run: Option<Ran>,
+}
+
+/// A last run as [`last_run_json`] writes it.
+fn last_run<S: serde::Serializer>(ran: &Option<Ran>, serializer: S) -> Result<S::Ok, S::Error> {
+    last_run_json(ran.as_ref()).serialize(serializer)
 }
 
 impl Report for NodeReport {
@@ -57,6 +67,9 @@ impl Report for NodeReport {
         ];
         for (field, value) in rows {
             table.row([field.to_owned(), value])?;
+        }
+        if let Some(ran) = &self.last_run {
+            table.row(["lastRun".to_owned(), last_run_line(ran)])?;
         }
         Ok(())
     }
@@ -128,14 +141,18 @@ struct WaiterJson<'a> {
 async fn print_lock(
     printer: &Printer,
     survey: &Survey,
-    (summary, hops): (LockSummary, Vec<HopJson>),
+    (summary, hops, last_run): (LockSummary, Vec<HopJson>, Option<Ran>),
     mut windows: LockWindows<'_>,
 ) -> Result<()> {
     printer.table_heading(&heading(&summary))?;
+    if let Some(ran) = &last_run {
+        printer.table_heading(&last_run_line(ran))?;
+    }
     let fields = [
         ("path", serde_json::to_value(&summary.path)?),
         ("kind", serde_json::to_value(summary.kind)?),
         ("dialect", serde_json::to_value(summary.dialect)?),
+        ("last_run", last_run_json(last_run.as_ref())),
     ];
     let mut listing = printer.listing(CONTENDER_COLUMNS, Some((&fields, "holders")), None)?;
     let mut among_holders = true;
@@ -257,7 +274,8 @@ async fn show(globals: &Globals, session: &Session, survey: &Survey, path: Strin
         }
         _ => Vec::new(),
     };
-    print_lock(&globals.printer, survey, (summary, hops), windows).await
+    let last_run = once::last_run_of(session, &path).await;
+    print_lock(&globals.printer, survey, (summary, hops, last_run), windows).await
 }
 
 /// Shows a node that is not a lock: its stat and data.
@@ -267,5 +285,6 @@ async fn show_node(globals: &Globals, session: &Session, path: String) -> Result
         path,
         stat: NodeStat::from(&stat),
         data: output::data_text(&data),
+        last_run: once::last_run(&data),
     })
 }

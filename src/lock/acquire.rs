@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use super::end::{EndHow, Ender, Ending};
 use super::name::{self, ContenderKind, Dialect, own_prefix};
 use super::node;
+use super::once;
 use super::owner::Owner;
 use super::queue::{LockQueue, QueueEntry, Standing};
 use crate::zk::batch::Batcher;
@@ -32,6 +33,9 @@ pub(crate) struct LockSpec {
     pub ttl: Option<Duration>,
     /// Who we are, for the end record of our node.
     pub ender: Ender,
+    /// A `--once-per` contender: its end record keeps the lock's last
+    /// counted run.
+    pub keeps_last_run: bool,
 }
 
 /// How long to wait for the lock.
@@ -338,6 +342,9 @@ impl<'s> Contention<'s> {
         if let Some(node) = node {
             let node = self.node_path(&node);
             let ending = Ending::new(how, self.spec.ender.clone());
+            if self.spec.keeps_last_run {
+                return once::delete_keeping(self.session, &node, &ending, None).await;
+            }
             let write = ending.write_for(&node, self.session.id());
             self.session.delete_own(&node, write.as_ref()).await?;
         }
@@ -375,7 +382,11 @@ impl<'s> Contention<'s> {
                     };
                 }
                 Err(err) if err.is_no_node() && attempt < CREATE_ATTEMPTS => {
-                    self.session.make_ancestors(&self.spec.path).await?;
+                    if self.spec.keeps_last_run {
+                        once::make_directory(self.session, &self.spec.path).await?;
+                    } else {
+                        self.session.make_ancestors(&self.spec.path).await?;
+                    }
                 }
                 Err(err) if err.class() == Class::Recoverable && attempt < retry.retries => {
                     tokio::time::sleep(retry.backoff(attempt)).await;

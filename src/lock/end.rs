@@ -99,11 +99,13 @@ pub(crate) struct EndedNode {
     pub session: String,
 }
 
-/// When the last counted run of a `--once-per` lock started, on the
-/// server's clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The last counted run of a `--once-per` lock: when it started, on the
+/// server's clock, the window it opened, and who ran it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Ran {
     pub at_ms: i64,
+    pub per_ms: u64,
+    pub by: Ender,
 }
 
 /// The record itself.
@@ -150,6 +152,7 @@ impl Ending {
         directory_for(node).map(|dir| DirWrite {
             dir: dir.to_owned(),
             data: self.record([(node, session)]),
+            version: None,
         })
     }
 
@@ -166,27 +169,43 @@ impl Ending {
     /// The record of this end for `nodes` (path and owner session each),
     /// as the bytes written into their directory.
     pub(crate) fn record<'a>(&self, nodes: impl IntoIterator<Item = (&'a str, i64)>) -> Vec<u8> {
-        let document = Document {
-            zklock_end: EndRecord {
-                version: VERSION,
-                nodes: nodes
-                    .into_iter()
-                    .map(|(node, session)| EndedNode {
-                        node: path::basename(node).to_owned(),
-                        session: zk::format_session(session),
-                    })
-                    .collect(),
-                how: self.how,
-                by: self.by.clone(),
-                reason: self.reason.clone(),
-                ran: None,
-            },
-        };
-        serde_json::to_vec(&document).expect("an end record always serializes")
+        self.record_keeping(nodes, None)
+    }
+
+    /// The record of this end for `nodes`, keeping `ran`, the lock's last
+    /// counted `--once-per` run.
+    pub(crate) fn record_keeping<'a>(
+        &self,
+        nodes: impl IntoIterator<Item = (&'a str, i64)>,
+        ran: Option<Ran>,
+    ) -> Vec<u8> {
+        EndRecord {
+            version: VERSION,
+            nodes: nodes
+                .into_iter()
+                .map(|(node, session)| EndedNode {
+                    node: path::basename(node).to_owned(),
+                    session: zk::format_session(session),
+                })
+                .collect(),
+            how: self.how,
+            by: self.by.clone(),
+            reason: self.reason.clone(),
+            ran,
+        }
+        .to_bytes()
     }
 }
 
 impl EndRecord {
+    /// The record as the bytes written into a directory.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let document = Document {
+            zklock_end: self.clone(),
+        };
+        serde_json::to_vec(&document).expect("an end record always serializes")
+    }
+
     /// The record in a directory's `data`; `None` for anything else (no
     /// data, a library's own, a record of a version not known here).
     pub(crate) fn parse(data: &[u8]) -> Option<EndRecord> {

@@ -5,8 +5,9 @@ use std::fmt;
 use std::time::Duration;
 
 use super::acquire::{AcquireError, Held};
-use super::end::{self, EndHow, EndRecord, Ender, Ending};
+use super::end::{self, EndHow, EndRecord, Ender, Ending, Ran};
 use super::node;
+use super::once;
 use crate::zk::monitor::{self, Lapse, LeaderEvidence};
 use crate::zk::{self, Class, Deleted, NodeEvent, NodeWatch, Session, class_of, delete};
 
@@ -125,7 +126,13 @@ pub(crate) struct HeldLock {
     lost: Cell<Option<Loss>>,
     /// Who we are, for the end records of our nodes.
     ender: Ender,
+    /// For a `--once-per` hold, the last counted run its end record keeps.
+    last_run: Cell<Option<LastRun>>,
 }
+
+/// The last counted run of a `--once-per` lock, as its holder knows it
+/// (`None`: no run ever counted).
+pub(crate) struct LastRun(pub Option<Ran>);
 
 /// One lock of a [`HeldLock`]: our node in it, and whose node that is.
 pub(crate) struct Hold {
@@ -206,6 +213,7 @@ impl HeldLock {
             evidence,
             lost: Cell::new(None),
             ender,
+            last_run: Cell::new(None),
         })
     }
 
@@ -220,6 +228,12 @@ impl HeldLock {
         std::iter::once(&self.first)
             .chain(&self.rest)
             .map(|hold| &hold.held)
+    }
+
+    /// Makes the end record of this `--once-per` hold keep `run` as the
+    /// last counted run, or the one the directory names then if later.
+    pub(crate) fn keep_last_run(&self, run: Option<Ran>) {
+        self.last_run.set(Some(LastRun(run)));
     }
 
     /// The session that holds the locks.
@@ -265,13 +279,17 @@ impl HeldLock {
             evidence,
             lost,
             ender,
+            last_run,
         } = self;
         let ours: Vec<Held> = std::iter::once(first)
             .chain(rest)
             .filter_map(Hold::ours_to_delete)
             .collect();
         match lost.into_inner() {
-            None => let_go(session, evidence, ours, &Ending::new(how, ender)).await,
+            None => {
+                let ending = Ending::new(how, ender);
+                let_go(session, evidence, ours, &ending, last_run.into_inner()).await
+            }
             // The server removed our ephemeral nodes with the session.
             Some(Loss::SessionEnded(_)) => {
                 evidence.stop();
@@ -310,20 +328,34 @@ pub(crate) async fn give_up(
 ) {
     let ours = holds.into_iter().filter_map(Hold::ours_to_delete).collect();
     let ending = Ending::new(EndHow::GaveUp, ender);
-    if let Err(err) = let_go(session, evidence, ours, &ending).await {
+    if let Err(err) = let_go(session, evidence, ours, &ending, None).await {
         tracing::warn!("could not remove our node: {err}");
     }
 }
 
 /// Deletes the nodes `ours`, each with the record of `ending` in its
-/// directory, and closes the session in one round trip.
+/// directory, and closes the session in one round trip; a `--once-per`
+/// hold's records keep `last_run`, read first.
 async fn let_go(
     session: Session,
     evidence: LeaderEvidence,
     ours: Vec<Held>,
     ending: &Ending,
+    last_run: Option<LastRun>,
 ) -> Result<(), zk::Error> {
     evidence.stop();
+    if let Some(LastRun(run)) = last_run {
+        let mut kept = Ok(());
+        for held in &ours {
+            match once::delete_keeping(&session, &held.node, ending, run.clone()).await {
+                Err(err) if err.class() == Class::Normal => kept = Err(err),
+                Err(err) => tracing::info!("{err}: the closed session removes the node"),
+                Ok(()) => {}
+            }
+        }
+        session.close().await;
+        return kept;
+    }
     // Sent now, before the close below: the server takes them in order.
     let deletes: Vec<_> = ours
         .iter()

@@ -74,6 +74,7 @@ impl<'s> LeaseContention<'s> {
                     data: spec.data.clone(),
                     ttl: None,
                     ender: spec.ender.clone(),
+                    keeps_last_run: false,
                 };
                 let prefix = format!("_c_{token}-lease-");
                 (
@@ -89,6 +90,7 @@ impl<'s> LeaseContention<'s> {
             data: spec.data.clone(),
             ttl: None,
             ender: spec.ender.clone(),
+            keeps_last_run: false,
         };
         LeaseContention {
             session,

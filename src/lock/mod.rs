@@ -11,6 +11,7 @@ pub(crate) mod lease;
 pub(crate) mod name;
 pub(crate) mod nesting;
 pub(crate) mod node;
+pub(crate) mod once;
 pub(crate) mod owner;
 pub(crate) mod queue;
 pub(crate) mod semaphore;

@@ -54,6 +54,9 @@ pub(crate) struct Request {
     /// Whether [`Event::Waiting`] and [`Event::Leases`] should say who
     /// holds: one more read per change in the queue.
     pub details: bool,
+    /// A `--once-per` request: a give-up's end record keeps the lock's last
+    /// counted run.
+    pub keeps_last_run: bool,
 }
 
 /// What a request does that an enclosing hold of ours covers.
@@ -255,6 +258,7 @@ impl One<'_> {
             data: self.owner.to_bytes(),
             ttl: request.ttl,
             ender: Ender::of_owner(self.owner),
+            keeps_last_run: request.keeps_last_run,
         };
         let mut acquisition = Acquisition::new(session, spec, request.max_leases);
         // Before the wait is shown: Ctrl-Z at a prompt that shows it must

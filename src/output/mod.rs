@@ -215,14 +215,31 @@ fn panic_report(place: &str, message: &str) -> String {
 /// never has to parse prose (`cause` is a stable word, see
 /// `exit::cause_for`). Stdout is left alone.
 pub fn print_error(format: Format, message: &str, exit_code: u8, cause: &str) {
+    print_error_with(format, message, exit_code, cause, serde_json::json!({}));
+}
+
+/// [`print_error`], with the fields of the object `details` after the
+/// cause in JSON: what a script needs to act on this cause.
+pub fn print_error_with(
+    format: Format,
+    message: &str,
+    exit_code: u8,
+    cause: &str,
+    details: serde_json::Value,
+) {
     match format {
         Format::Table => eprintln!("zklock: {}", inert(message)),
         Format::Json => {
-            let error = serde_json::json!({
+            let mut error = serde_json::json!({
                 "error": message,
                 "exit_code": exit_code,
                 "cause": cause,
             });
+            if let (Some(error), serde_json::Value::Object(details)) =
+                (error.as_object_mut(), details)
+            {
+                error.extend(details);
+            }
             eprintln!("{}", inert_json(error.to_string()));
         }
     }

@@ -27,6 +27,10 @@ pub enum Lifetime {
 pub struct DirWrite {
     pub dir: String,
     pub data: Vec<u8>,
+    /// Written only while the directory is at this version: a write that
+    /// keeps part of what it replaces. A changed directory fails the
+    /// transaction ([`Error::is_bad_version`]) and nothing is done.
+    pub version: Option<i32>,
 }
 
 /// How a delete went, when it did not fail.
@@ -195,7 +199,7 @@ impl Session {
     ) -> impl Future<Output = Result<Deleted, zkc::Error>> + Send + use<> {
         let mut multi = self.client().new_multi_writer();
         let added = multi
-            .add_set_data(&write.dir, &write.data, None)
+            .add_set_data(&write.dir, &write.data, write.version)
             .and_then(|()| multi.add_delete(path, None));
         let sent = added.map(|()| multi.commit());
         async move {

@@ -55,6 +55,7 @@ mod log;
 mod modes;
 mod monitoring;
 mod nesting;
+mod once;
 mod output;
 mod profiles;
 mod promises;

@@ -12,6 +12,8 @@ pub struct NodeReport {
     pub stat: NodeStat,
     /// Lossy UTF-8, or null when the node has no data.
     pub data: Option<String>,
+    /// An emptied `--once-per` lock's last counted run, when it has one.
+    pub last_run: Option<serde_json::Value>,
 }
 
 /// The zkCli stat fields, in snake_case.
@@ -43,6 +45,8 @@ pub struct Lock {
     pub dialect: String,
     pub holders: Vec<Contender>,
     pub waiters: Vec<Contender>,
+    /// `stat`: a `--once-per` lock's last counted run, or null.
+    pub last_run: Option<serde_json::Value>,
 }
 
 /// One contender node of a lock.

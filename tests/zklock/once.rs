@@ -1,0 +1,363 @@
+//! `--once-per`: a command run at most once per window across every
+//! contender of its lock, the window on the server's clock, whatever the
+//! contenders' own clocks say.
+
+use crate::support;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use support::proxy::{ClientMessage, FaultProxy, op};
+use support::{TestEnv, Zklock, wait_until};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Where Debian's `faketime` package puts libfaketime.
+const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+/// A zklock whose wall clock (and its command's) is `skew_s` seconds off.
+fn skewed(env: &TestEnv, skew_s: i64, args: &[&str]) -> Zklock {
+    assert!(
+        Path::new(LIBFAKETIME).exists(),
+        "libfaketime is not installed: run scripts/setup (or: apt-get install faketime)"
+    );
+    env.zklock(args)
+        .env("LD_PRELOAD", LIBFAKETIME)
+        .env("FAKETIME", format!("{skew_s:+}s"))
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+}
+
+/// The server's clock now: the mtime of a write.
+fn server_now_ms(env: &TestEnv) -> i64 {
+    env.zk().mkdir_p("/clock");
+    env.zk().set("/clock", b"").mtime
+}
+
+/// The last counted run the end record in `dir` keeps, if any.
+fn ran_in(env: &TestEnv, dir: &str) -> Option<serde_json::Value> {
+    let (data, _) = env.zk().try_get(dir).ok()?;
+    let record: serde_json::Value = serde_json::from_slice(&data).ok()?;
+    let ran = record["zklock_end"]["ran"].clone();
+    (!ran.is_null()).then_some(ran)
+}
+
+/// The JSON error document on the last line of `stderr`.
+fn json_error(stderr: &str) -> serde_json::Value {
+    serde_json::from_str(stderr.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no JSON error ({e}): {stderr}"))
+}
+
+#[test]
+fn six_contenders_with_skewed_clocks_run_once_per_window() {
+    let env = TestEnv::new();
+    let scratch = support::Scratch::new();
+    let log = scratch.file("runs");
+    let log_text = log.to_str().expect("a UTF-8 path");
+    const WINDOW_MS: i64 = 3000;
+    // Each run says what its own clock read and how far off it was set.
+    let job = format!("echo \"$(date +%s) $FAKETIME\" >> {log_text}");
+    let mut skews = [-30, -18, -6, 6, 18, 30];
+    let mut runs_at = BTreeSet::new();
+    let began = Instant::now();
+    // Rounds of six at once, over several windows, each round started in
+    // another order: whoever comes first after the window opens runs, the
+    // others exit with -E's code.
+    while began.elapsed() < Duration::from_secs(11) {
+        skews.rotate_left(1);
+        let mut round: Vec<_> = skews
+            .iter()
+            .map(|&skew| {
+                skewed(
+                    &env,
+                    skew,
+                    &[
+                        "lock",
+                        "-E",
+                        "3",
+                        "-w",
+                        "20s",
+                        "--once-per",
+                        "3s",
+                        "job",
+                        "--",
+                        "sh",
+                        "-c",
+                        &job,
+                    ],
+                )
+                .spawn()
+            })
+            .collect();
+        for contender in &mut round {
+            let run = contender.wait(WAIT);
+            assert!(
+                matches!(run.code, Some(0 | 3)),
+                "neither ran nor found it ran: {run:?}"
+            );
+        }
+        if let Some(ran) = ran_in(&env, "/locks/job") {
+            runs_at.insert(ran["at_ms"].as_i64().expect("at_ms"));
+        }
+    }
+    let lines = std::fs::read_to_string(&log).expect("the runs' log");
+    let runs: Vec<(i64, i64)> = lines
+        .lines()
+        .map(|line| {
+            let (clock, skew) = line.split_once(' ').expect("clock and skew");
+            let skew = skew.trim_end_matches('s').parse().expect("a skew");
+            (clock.parse().expect("a clock"), skew)
+        })
+        .collect();
+    assert_eq!(runs.len(), runs_at.len(), "every run counted once: {lines}");
+    assert!(runs.len() >= 3, "{lines} over {:?}", began.elapsed());
+    let at: Vec<i64> = runs_at.into_iter().collect();
+    for pair in at.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            (WINDOW_MS..WINDOW_MS + 2500).contains(&gap),
+            "runs {gap} ms apart on the server's clock, with a window of {WINDOW_MS} ms: \
+             {at:?}, {lines}"
+        );
+    }
+    // The skews were in force: each run's clock was off the server's by
+    // its own skew.
+    for ((clock, skew), at_ms) in runs.iter().zip(&at) {
+        assert!(
+            (clock - at_ms / 1000 - skew).abs() <= 2,
+            "a run's clock {clock} is not the server's {at_ms} ms off by {skew} s: {lines}"
+        );
+    }
+}
+
+#[test]
+fn a_failed_run_does_not_count_and_no_end_forgets_the_last_run() {
+    let env = TestEnv::new();
+    let once = |window: &str, command: &[&str]| {
+        let mut args = vec![
+            "-o",
+            "json",
+            "lock",
+            "-E",
+            "3",
+            "--once-per",
+            window,
+            "f",
+            "--",
+        ];
+        args.extend(command);
+        env.zklock(args)
+    };
+    // A failed run does not count: the next contender runs.
+    once("1h", &["false"]).run().assert_code(1);
+    assert_eq!(ran_in(&env, "/locks/f"), None);
+    let mut ran = once("1h", &["true"]).spawn();
+    let runner = ran.pid();
+    ran.wait(WAIT).assert_success();
+    let last = ran_in(&env, "/locks/f").expect("the run counted");
+    assert_eq!(last["by"]["pid"], runner, "{last}");
+    assert_eq!(last["per_ms"], 3_600_000, "{last}");
+    // Within the window: the conflict code, and who ran when.
+    let suppressed = once("1h", &["true"]).run();
+    suppressed.assert_code(3);
+    let error = json_error(&suppressed.stderr);
+    assert_eq!(error["cause"], "ran_recently", "{error}");
+    assert_eq!(error["exit_code"], 3, "{error}");
+    assert_eq!(error["ran_at_ms"], last["at_ms"], "{error}");
+    assert_eq!(error["ran_by"]["pid"], runner, "{error}");
+    assert_eq!(
+        error["window_opens_at_ms"].as_i64(),
+        last["at_ms"].as_i64().map(|at| at + 3_600_000),
+        "{error}"
+    );
+    // The suppressed hold's end kept the run.
+    assert_eq!(ran_in(&env, "/locks/f").as_ref(), Some(&last));
+
+    // A short window, open again: a failed run, and a give-up while
+    // another holds, each keep the last counted run.
+    let opens = last["at_ms"].as_i64().expect("at_ms") + 1000;
+    wait_until(WAIT, "a window of 1s opens", || server_now_ms(&env) > opens);
+    let mut ran = once("1s", &["true"]).spawn();
+    let runner = ran.pid();
+    ran.wait(WAIT).assert_success();
+    let last = ran_in(&env, "/locks/f").expect("the run counted");
+    assert_eq!(last["by"]["pid"], runner, "{last}");
+    let opens = last["at_ms"].as_i64().expect("at_ms") + 1000;
+    wait_until(WAIT, "the window opens", || server_now_ms(&env) > opens);
+    once("1s", &["false"]).run().assert_code(1);
+    assert_eq!(ran_in(&env, "/locks/f").as_ref(), Some(&last));
+    let mut holder = once("1s", &["sleep", "60"]).spawn();
+    wait_until(WAIT, "the holder holds", || {
+        !env.zk().children_if_any("/locks/f").is_empty()
+    });
+    let args = ["lock", "-n", "--once-per", "1s", "f", "--", "true"];
+    env.zklock(args).run().assert_code(1);
+    let record: serde_json::Value =
+        serde_json::from_slice(&env.zk().get("/locks/f").0).expect("a record");
+    assert_eq!(record["zklock_end"]["how"], "gave_up", "{record}");
+    assert_eq!(ran_in(&env, "/locks/f").as_ref(), Some(&last));
+    // A give-up without the flag forgets it; the holder, stopped (a run
+    // that does not count), writes back the run it found when it began.
+    env.zklock(["lock", "-n", "f", "--", "true"])
+        .run()
+        .assert_code(1);
+    assert_eq!(ran_in(&env, "/locks/f"), None);
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT);
+    assert_eq!(ran_in(&env, "/locks/f").as_ref(), Some(&last));
+    // Without a holder, -n runs at once: the window is open.
+    env.zklock(args).run().assert_success();
+}
+
+#[test]
+fn even_on_failure_counts_a_failed_run_and_one_killed_mid_way() {
+    let env = TestEnv::new();
+    let once = |lock: &str, command: &[&str]| {
+        let mut args = vec![
+            "lock",
+            "-E",
+            "3",
+            "-w",
+            "20s",
+            "--once-per",
+            "1h",
+            "--once-per-even-on-failure",
+            lock,
+            "--",
+        ];
+        args.extend(command);
+        env.zklock(args)
+    };
+    let mut failed = once("e", &["false"]).spawn();
+    let pid = failed.pid();
+    failed.wait(WAIT).assert_code(1);
+    let last = ran_in(&env, "/locks/e").expect("the failed run counted");
+    assert_eq!(last["by"]["pid"], pid, "{last}");
+    once("e", &["true"]).run().assert_code(3);
+
+    // Recorded when it starts: a run killed with zklock still counts.
+    let mut killed = once("k", &["sleep", "60"]).spawn();
+    let pid = killed.pid();
+    let last = support::wait_for(WAIT, "the run recorded at its start", || {
+        ran_in(&env, "/locks/k")
+    });
+    assert_eq!(last["by"]["pid"], pid, "{last}");
+    killed.signal(libc::SIGKILL);
+    killed.wait(WAIT);
+    once("k", &["true"]).run().assert_code(3);
+    assert_eq!(ran_in(&env, "/locks/k").as_ref(), Some(&last));
+}
+
+#[test]
+fn once_per_is_refused_where_a_window_could_open_twice_or_nothing_runs() {
+    let env = TestEnv::new();
+    for args in [
+        &["rlock", "--once-per", "1h", "u", "--", "true"][..],
+        &[
+            "sem",
+            "--max-leases",
+            "2",
+            "--once-per",
+            "1h",
+            "u",
+            "--",
+            "true",
+        ],
+        &["lock", "--once-per", "1h", "u"],
+        &["lock", "--once-per", "1h", "--detach", "u"],
+        &["lock", "--once-per", "1h", "u", "v", "--", "true"],
+        &["lock", "--once-per-even-on-failure", "u", "--", "true"],
+    ] {
+        env.zklock(args).run().assert_code(2);
+    }
+    // -E is accepted with --once-per alone.
+    env.zklock(["lock", "-E", "5", "--once-per", "1h", "u", "--", "true"])
+        .run()
+        .assert_success();
+    env.zklock(["lock", "-E", "5", "--once-per", "1h", "u", "--", "true"])
+        .run()
+        .assert_code(5);
+}
+
+#[test]
+fn stat_shows_the_last_run_and_when_the_window_opens() {
+    let env = TestEnv::new();
+    let mut ran = env
+        .zklock(["lock", "--once-per", "90m", "s", "--", "true"])
+        .spawn();
+    let runner = ran.pid();
+    ran.wait(WAIT).assert_success();
+    let last = ran_in(&env, "/locks/s").expect("the run counted");
+    let at = last["at_ms"].as_i64().expect("at_ms");
+    let assert_shown = |shown: &serde_json::Value| {
+        assert_eq!(shown["last_run"]["at_ms"], at, "{shown}");
+        assert_eq!(shown["last_run"]["by"]["pid"], runner, "{shown}");
+        assert_eq!(shown["last_run"]["per_ms"], 90 * 60_000, "{shown}");
+        assert_eq!(
+            shown["last_run"]["window_opens_at_ms"],
+            at + 90 * 60_000,
+            "{shown}"
+        );
+    };
+    let stat = || {
+        let shown = env.zklock(["-o", "json", "stat", "s"]).run();
+        shown.assert_success();
+        serde_json::from_str::<serde_json::Value>(&shown.stdout).expect("JSON")
+    };
+    // Emptied, the directory is shown as a node; held, as a lock.
+    assert_shown(&stat());
+    let mut holder = env.zklock(["lock", "s"]).spawn();
+    holder.next_line(WAIT);
+    assert_shown(&stat());
+    let table = env.zklock(["stat", "s"]).run();
+    assert!(
+        table.stdout.contains("last --once-per run"),
+        "{}",
+        table.stdout
+    );
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+    // A lock never run under --once-per shows none.
+    let mut holder = env.zklock(["lock", "plain"]).spawn();
+    holder.next_line(WAIT);
+    let shown = env.zklock(["-o", "json", "stat", "plain"]).run();
+    let lock: serde_json::Value = serde_json::from_str(&shown.stdout).expect("JSON");
+    assert!(lock["last_run"].is_null(), "{lock}");
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+#[test]
+fn without_the_flag_no_request_is_added_and_with_it_the_window_costs_a_read_and_a_write() {
+    let env = TestEnv::new();
+    let proxy = FaultProxy::start(env.servers());
+    // The requests (their types) one zklock sends besides pings.
+    let sent_by = |args: &[&str]| -> Vec<i32> {
+        let before = proxy.client_messages().len();
+        Zklock::new(args)
+            .hosts(proxy.hosts(&env))
+            .run()
+            .assert_success();
+        proxy.client_messages()[before..]
+            .iter()
+            .filter_map(|message| match message {
+                ClientMessage::Request { op, .. } if *op != op::PING => Some(*op),
+                _ => None,
+            })
+            .collect()
+    };
+    let plain = sent_by(&["lock", "p", "--", "true"]);
+    assert!(
+        !plain.contains(&op::GET_DATA) && !plain.contains(&op::SET_DATA),
+        "a lock without --once-per read or wrote its directory: {plain:?}"
+    );
+    let once = sent_by(&["lock", "--once-per", "1h", "q", "--", "true"]);
+    let count = |wanted: i32| once.iter().filter(|op| **op == wanted).count();
+    // The window's read and write before the command, the read before the
+    // end record.
+    assert_eq!(
+        (count(op::GET_DATA), count(op::SET_DATA)),
+        (2, 1),
+        "{once:?}"
+    );
+}
