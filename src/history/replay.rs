@@ -195,6 +195,31 @@ struct Live {
     holding_ms: Option<i64>,
 }
 
+impl Live {
+    /// The hold this life makes as `node` of `lock`.
+    fn into_hold(
+        self,
+        lock: String,
+        node: String,
+        dialect: Dialect,
+        mode: ContenderMode,
+        end: Option<End>,
+    ) -> Hold {
+        Hold {
+            lock,
+            node,
+            dialect,
+            mode,
+            session: self.session,
+            fence: self.fence,
+            data: self.data,
+            created_ms: self.created_ms,
+            holding_ms: self.holding_ms,
+            end,
+        }
+    }
+}
+
 /// The replay's state: every live contender, by directory and by session.
 #[derive(Debug)]
 pub(crate) struct Replay {
@@ -269,7 +294,7 @@ impl Replay {
         match op {
             Op::Create(create) => {
                 if !self.create_lease(txn, create) {
-                    self.note_data(&create.path, &create.data);
+                    self.note_create(create);
                     self.create(txn, create, touched);
                 }
             }
@@ -518,18 +543,8 @@ impl Replay {
         end: Option<End>,
         emit: &mut impl FnMut(Found),
     ) {
-        let hold = Hold {
-            mode: entry.mode(),
-            dialect: entry.dialect,
-            node: entry.name,
-            session: live.session,
-            fence: live.fence,
-            data: live.data,
-            created_ms: live.created_ms,
-            holding_ms: live.holding_ms,
-            end,
-            lock,
-        };
+        let (dialect, mode) = (entry.dialect, entry.mode());
+        let hold = live.into_hold(lock, entry.name, dialect, mode, end);
         self.hand_out(hold, emit);
     }
 

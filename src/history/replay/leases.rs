@@ -21,13 +21,13 @@
 //! the maximum kazoo stores in the semaphore's data would be an overlap.
 //! Curator keeps its maximum in no node, so its leases are never counted.
 //!
-//! The maxima are remembered from the creates and data writes of nodes whose
-//! data is a number, a bounded number of them, so that a log full of such
-//! nodes cannot exhaust memory.
+//! The maxima are remembered from the creates of persistent nodes and the
+//! data writes whose data is a number, a bounded number of them, so that a
+//! log full of such nodes cannot exhaust memory.
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{End, Found, Hold, Live, Replay, deleted};
+use super::{End, Found, Live, Replay, deleted};
 use crate::history::overlap::{Holder, Overlaps};
 use crate::history::txnlog::{Create, Txn};
 use crate::lock::end::EndRecord;
@@ -128,6 +128,15 @@ impl Replay {
     pub(super) fn note_data(&mut self, full: &str, data: &[u8]) {
         if self.scope.covers(full) {
             self.leases.note_data(full, data);
+        }
+    }
+
+    /// Remembers the maximum a created persistent node's data may give (a
+    /// kazoo semaphore is one; ephemeral nodes, which sessions' closes
+    /// remove unseen, would only fill the bounded room).
+    pub(super) fn note_create(&mut self, create: &Create) {
+        if !create.ephemeral {
+            self.note_data(&create.path, &create.data);
         }
     }
 
@@ -253,19 +262,9 @@ impl Replay {
         end: Option<End>,
         emit: &mut impl FnMut(Found),
     ) {
-        let live = lease.live;
-        let hold = Hold {
-            lock: semaphore,
-            node,
-            dialect: lease.dialect,
-            mode: ContenderMode::Lease,
-            session: live.session,
-            fence: live.fence,
-            data: live.data,
-            created_ms: live.created_ms,
-            holding_ms: live.holding_ms,
-            end,
-        };
+        let hold = lease
+            .live
+            .into_hold(semaphore, node, lease.dialect, ContenderMode::Lease, end);
         self.hand_out(hold, emit);
     }
 
@@ -378,7 +377,7 @@ impl Replay {
 mod tests {
     use super::super::tests::{Feed, create};
     use super::*;
-    use crate::history::replay::{How, Scope};
+    use crate::history::replay::{Hold, How, Scope};
     use crate::history::txnlog::Op;
 
     const A: i64 = 0x100;
@@ -526,6 +525,19 @@ mod tests {
         );
         let nodes: Vec<&str> = overlap.holders.iter().map(|h| h.node.as_str()).collect();
         assert_eq!(nodes, [HEX[0], HEX[2]]);
+    }
+
+    #[test]
+    fn the_maxima_remembered_are_bounded() {
+        let mut leases = Leases::default();
+        for i in 0..MAXIMA + 10 {
+            leases.note_data(&format!("/n{i}"), b"2");
+        }
+        assert_eq!(leases.maxima.len(), MAXIMA);
+        leases.note_data("/n0", b"3");
+        assert_eq!(leases.maxima.get("/n0"), Some(&3));
+        leases.note_data("/n0", b"config");
+        assert_eq!(leases.maxima.get("/n0"), None);
     }
 
     #[test]
