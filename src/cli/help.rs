@@ -669,6 +669,19 @@ contender still alive where the logs end is shown so. A table of each
 lock follows: holds, unclean ends (any end but a release), and the 50th
 and 99th percentile and the longest hold and wait.
 
+A semaphore's leases (Curator's InterProcessSemaphoreV2, kazoo's
+Semaphore, zklock sem in either layout) are holds of the semaphore, MODE
+lease. A lease's wait counts from when its client queued on the
+semaphore's internal lock (PATH/locks for Curator, PATH-__lock__ for
+kazoo, shown as a lock of its own); it holds from when its client let that
+lock go with its lease in place (Curator), or from its creation (kazoo,
+which makes a lease only once there is room). Leases held together are no
+overlap; more at once than the maximum kazoo keeps in the semaphore's data
+are (Curator keeps its maximum in no node). A semaphore's path takes in
+kazoo's internal lock beside it. The locks one zklock took together (lock
+A B) share one \"set\" in JSON: their session, and the pid and time of
+their owner record; null for other libraries' nodes, which name no set.
+
 --since and --until keep the contenders alive at some moment between them
 (a UTC time, or a duration before now); the reading stops at --until.
 Two libraries sharing one directory follow different rules: kazoo skips

@@ -287,6 +287,8 @@ struct HoldJson<'a> {
     reason: Option<&'a str>,
     waited_ms: Option<i64>,
     held_ms: Option<i64>,
+    /// The same for the holds one zklock took together.
+    set: Option<String>,
 }
 
 impl HoldJson<'_> {
@@ -311,6 +313,7 @@ impl HoldJson<'_> {
             reason: end.and_then(|end| end.reason.as_deref()),
             waited_ms: hold.waited_ms(),
             held_ms: hold.held_ms(),
+            set: hold.set(),
         }
     }
 }

@@ -15,6 +15,7 @@
 mod jute;
 mod overlap;
 mod replay;
+mod sets;
 mod stats;
 mod txnlog;
 

@@ -121,6 +121,19 @@ impl Overlaps {
         at_ms: i64,
     ) -> Option<Overlap> {
         let conflicting = conflict(&holders);
+        self.update_when(dir, holders, conflicting, zxid, at_ms)
+    }
+
+    /// As [`Overlaps::update`], with whether the holders conflict decided
+    /// by the caller: a semaphore's leases conflict only past its maximum.
+    pub(super) fn update_when(
+        &mut self,
+        dir: &str,
+        holders: Vec<Holder>,
+        conflicting: bool,
+        zxid: i64,
+        at_ms: i64,
+    ) -> Option<Overlap> {
         if let Some(open) = self.open.get(dir)
             && conflicting
             && open.holders == holders

@@ -16,7 +16,11 @@
 //! however long the log. A contender is handed out as it ends, and those
 //! still alive when the log ends at [`Replay::finish`].
 
+mod leases;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+use leases::Leases;
 
 use super::overlap::{self, Holder, Overlap, Overlaps, Seen};
 use super::stats::LockSummary;
@@ -34,9 +38,11 @@ pub(crate) struct Scope {
 }
 
 impl Scope {
-    /// True for `dir` itself and every directory below it.
+    /// True for `dir` itself and every directory below it, and for the
+    /// internal lock kazoo keeps beside a semaphore at the path.
     fn covers(&self, dir: &str) -> bool {
         path::is_at_or_below(dir, &self.path)
+            || dir == crate::lock::semaphore::kazoo_lock_path(&self.path)
     }
 }
 
@@ -189,6 +195,31 @@ struct Live {
     holding_ms: Option<i64>,
 }
 
+impl Live {
+    /// The hold this life makes as `node` of `lock`.
+    fn into_hold(
+        self,
+        lock: String,
+        node: String,
+        dialect: Dialect,
+        mode: ContenderMode,
+        end: Option<End>,
+    ) -> Hold {
+        Hold {
+            lock,
+            node,
+            dialect,
+            mode,
+            session: self.session,
+            fence: self.fence,
+            data: self.data,
+            created_ms: self.created_ms,
+            holding_ms: self.holding_ms,
+            end,
+        }
+    }
+}
+
 /// The replay's state: every live contender, by directory and by session.
 #[derive(Debug)]
 pub(crate) struct Replay {
@@ -207,6 +238,8 @@ pub(crate) struct Replay {
     overlaps: Option<Overlaps>,
     /// The last transaction applied: logs that overlap are read once.
     last_zxid: i64,
+    /// Semaphore leases, which are no queue's contenders.
+    leases: Leases,
 }
 
 impl Replay {
@@ -222,6 +255,7 @@ impl Replay {
             summaries: BTreeMap::new(),
             overlaps: overlaps.then(Overlaps::default),
             last_zxid: i64::MIN,
+            leases: Leases::new(overlaps),
         }
     }
 
@@ -246,6 +280,7 @@ impl Replay {
             let holders = self.settle(&dir, txn.time_ms);
             self.watch_overlaps(&dir, holders, txn, emit);
         }
+        self.settle_leases(txn, emit);
     }
 
     fn apply_op(
@@ -257,8 +292,16 @@ impl Replay {
         emit: &mut impl FnMut(Found),
     ) {
         match op {
-            Op::Create(create) => self.create(txn, create, touched),
+            Op::Create(create) => {
+                if !self.create_lease(txn, create) {
+                    self.note_create(create);
+                    self.create(txn, create, touched);
+                }
+            }
             Op::Delete { path, by_server } => {
+                if self.delete_lease(txn, path, *by_server, records, emit) {
+                    return;
+                }
                 let Some((dir, name)) = self.split(path) else {
                     return;
                 };
@@ -273,11 +316,8 @@ impl Replay {
                 touched.push(dir.to_owned());
                 self.emit(dir.to_owned(), entry, live, Some(end), emit);
             }
-            Op::SetData { .. }
-            | Op::CreateSession
-            | Op::CloseSession
-            | Op::Multi(_)
-            | Op::Other => {}
+            Op::SetData { path, data } => self.note_data(path, data),
+            Op::CreateSession | Op::CloseSession | Op::Multi(_) | Op::Other => {}
         }
     }
 
@@ -354,12 +394,6 @@ impl Replay {
         let mut paths: Vec<String> = paths.into_iter().collect();
         paths.sort();
         for full in paths {
-            let Some((dir, name)) = split(&full) else {
-                continue;
-            };
-            let Some((entry, live)) = self.take(dir, name) else {
-                continue;
-            };
             let end = End {
                 at_ms: txn.time_ms,
                 zxid: txn.zxid,
@@ -367,6 +401,15 @@ impl Replay {
                 by_session: None,
                 breaker: None,
                 reason: None,
+            };
+            if self.close_lease(&full, end.clone(), emit) {
+                continue;
+            }
+            let Some((dir, name)) = split(&full) else {
+                continue;
+            };
+            let Some((entry, live)) = self.take(dir, name) else {
+                continue;
             };
             touched.push(dir.to_owned());
             self.emit(dir.to_owned(), entry, live, Some(end), emit);
@@ -491,8 +534,7 @@ impl Replay {
         }
     }
 
-    /// Hands a contender out, when its life falls in the window, and
-    /// counts it in its lock's summary.
+    /// Hands a contender out (see [`Replay::hand_out`]).
     fn emit(
         &mut self,
         lock: String,
@@ -501,24 +543,20 @@ impl Replay {
         end: Option<End>,
         emit: &mut impl FnMut(Found),
     ) {
+        let (dialect, mode) = (entry.dialect, entry.mode());
+        let hold = live.into_hold(lock, entry.name, dialect, mode, end);
+        self.hand_out(hold, emit);
+    }
+
+    /// Hands a contender or lease out, when its life falls in the window,
+    /// and counts it in its lock's summary.
+    fn hand_out(&mut self, hold: Hold, emit: &mut impl FnMut(Found)) {
         if !self
             .window
-            .overlaps(live.created_ms, end.as_ref().map(|end| end.at_ms))
+            .overlaps(hold.created_ms, hold.end.as_ref().map(|end| end.at_ms))
         {
             return;
         }
-        let hold = Hold {
-            mode: entry.mode(),
-            dialect: entry.dialect,
-            node: entry.name,
-            session: live.session,
-            fence: live.fence,
-            data: live.data,
-            created_ms: live.created_ms,
-            holding_ms: live.holding_ms,
-            end,
-            lock,
-        };
         self.summaries
             .entry(hold.lock.clone())
             .or_default()
@@ -537,6 +575,7 @@ impl Replay {
                 self.emit(lock.clone(), entry, live, None, emit);
             }
         }
+        self.finish_leases(emit);
         for open in self.overlaps.take().into_iter().flat_map(Overlaps::finish) {
             if self.window.overlaps(open.from_ms, None) {
                 emit(Found::Overlap(open));
@@ -599,7 +638,7 @@ mod tests {
 
     /// A replay of `/l` fed transactions one at a time, collecting what it
     /// hands out.
-    struct Feed {
+    pub(super) struct Feed {
         replay: Replay,
         zxid: i64,
         out: Vec<Hold>,
@@ -607,7 +646,7 @@ mod tests {
     }
 
     impl Feed {
-        fn new() -> Feed {
+        pub(super) fn new() -> Feed {
             Feed::within(Scope { path: "/".into() }, Window::default())
         }
 
@@ -620,7 +659,7 @@ mod tests {
             }
         }
 
-        fn txn(&mut self, session: i64, cxid: i32, op: Op) {
+        pub(super) fn txn(&mut self, session: i64, cxid: i32, op: Op) {
             self.zxid += 1;
             let txn = Txn {
                 session,
@@ -646,13 +685,13 @@ mod tests {
             self.finish_all().0
         }
 
-        fn finish_all(mut self) -> (Vec<Hold>, Vec<Overlap>) {
+        pub(super) fn finish_all(mut self) -> (Vec<Hold>, Vec<Overlap>) {
             let (out, overlaps) = (&mut self.out, &mut self.overlaps);
             self.replay.finish(&mut |found| sort(found, out, overlaps));
             (self.out, self.overlaps)
         }
 
-        fn overlapping() -> Feed {
+        pub(super) fn overlapping() -> Feed {
             let mut feed = Feed::new();
             feed.replay = Replay::new(Scope { path: "/".into() }, Window::default(), true);
             feed
@@ -666,7 +705,7 @@ mod tests {
         }
     }
 
-    fn create(path: &str, data: &[u8], ephemeral: bool) -> Op {
+    pub(super) fn create(path: &str, data: &[u8], ephemeral: bool) -> Op {
         Op::Create(Create {
             path: path.into(),
             data: data.to_vec(),

@@ -331,6 +331,8 @@ pub struct HistoryHold {
     pub reason: Option<String>,
     pub waited_ms: Option<i64>,
     pub held_ms: Option<i64>,
+    /// The same for the holds one zklock took together.
+    pub set: Option<String>,
 }
 
 /// Who broke a hold, from its end record.

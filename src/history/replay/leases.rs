@@ -1,0 +1,551 @@
+//! Semaphore leases replayed as holds: Curator's `InterProcessSemaphoreV2`,
+//! kazoo's `Semaphore`, and zklock's `sem` in either layout (see
+//! `lock::semaphore`).
+//!
+//! A lease node is not a queue contender: every lease of a semaphore holds
+//! at once, up to its maximum. What orders the acquirers is the semaphore's
+//! internal lock (`<path>/locks` for Curator, `<path>-__lock__` for kazoo),
+//! replayed as a lock of its own; a lease is told by who creates it:
+//!
+//! - A Curator lease is created by the holder of the internal lock, which
+//!   keeps that lock while more leases exist than allowed. So the lease
+//!   begins to hold when that node of the internal lock goes (a lease
+//!   created with no internal-lock node of its session holds at once).
+//! - A kazoo lease is created only once there is room, by the holder of the
+//!   internal lock: it holds from its creation. A hex name created by a
+//!   session that holds no such lock is not a lease.
+//!
+//! A lease's wait counts from when its acquirer queued on the internal lock:
+//! that is how long the client waited for a lease. Leases of one semaphore
+//! never overlap as exclusive holders do; only more leases held at once than
+//! the maximum kazoo stores in the semaphore's data would be an overlap.
+//! Curator keeps its maximum in no node, so its leases are never counted.
+//!
+//! The maxima are remembered from the creates of persistent nodes and the
+//! data writes whose data is a number, a bounded number of them, so that a
+//! log full of such nodes cannot exhaust memory.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{End, Found, Live, Replay, deleted};
+use crate::history::overlap::{Holder, Overlaps};
+use crate::history::txnlog::{Create, Txn};
+use crate::lock::end::EndRecord;
+use crate::lock::queue::QueueEntry;
+use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS};
+use crate::lock::{ContenderMode, Dialect, Owner};
+use crate::zk::path;
+
+/// At most this many semaphores' maxima are remembered at once.
+const MAXIMA: usize = 4096;
+
+/// The live leases and what they need.
+#[derive(Debug, Default)]
+pub(super) struct Leases {
+    /// Each semaphore's live leases, by node name.
+    live: HashMap<String, BTreeMap<String, LiveLease>>,
+    /// The leases still waiting for room: lease path → the internal-lock
+    /// node whose going lets it hold.
+    pending: HashMap<String, String>,
+    /// The maximum that nodes' data gives, by path (kazoo's semaphores).
+    maxima: HashMap<String, u32>,
+    /// Semaphores whose leases changed in the transaction being applied.
+    touched: Vec<String>,
+    /// Moments with more leases held than the maximum, when asked for.
+    overlaps: Option<Overlaps>,
+}
+
+/// A live lease.
+#[derive(Debug)]
+struct LiveLease {
+    dialect: Dialect,
+    live: Live,
+}
+
+/// Where a lease node lives: its semaphore, and the semaphore's internal
+/// lock directory.
+struct Site {
+    semaphore: String,
+    internal_lock: String,
+    dialect: Dialect,
+}
+
+/// The semaphore a node at `full` would be a lease of, by its name and
+/// place: Curator's `<sem>/leases/_c_<uuid>-lease-N`, kazoo's `<sem>/<hex32>`.
+fn site(full: &str) -> Option<Site> {
+    let dir = path::parent(full)?;
+    let lease = semaphore::parse_lease(path::basename(full))?;
+    match lease.dialect {
+        Dialect::Kazoo => Some(Site {
+            semaphore: dir.to_owned(),
+            internal_lock: semaphore::kazoo_lock_path(dir),
+            dialect: Dialect::Kazoo,
+        }),
+        _ => {
+            if path::basename(dir) != CURATOR_LEASES {
+                return None;
+            }
+            let semaphore = path::parent(dir)?;
+            Some(Site {
+                semaphore: semaphore.to_owned(),
+                internal_lock: path::join(semaphore, CURATOR_LOCKS),
+                dialect: Dialect::Curator,
+            })
+        }
+    }
+}
+
+impl Leases {
+    /// Leases that report overlaps when `overlaps` says so.
+    pub(super) fn new(overlaps: bool) -> Leases {
+        Leases {
+            overlaps: overlaps.then(Overlaps::default),
+            ..Leases::default()
+        }
+    }
+
+    /// Remembers `data` as the maximum of the node at `full` when it is a
+    /// number, and forgets it otherwise.
+    pub(super) fn note_data(&mut self, full: &str, data: &[u8]) {
+        match semaphore::kazoo_max_leases(data) {
+            Some(max) if self.maxima.len() < MAXIMA || self.maxima.contains_key(full) => {
+                self.maxima.insert(full.to_owned(), max);
+            }
+            _ => {
+                self.maxima.remove(full);
+            }
+        }
+    }
+
+    /// Forgets what was remembered of the node at `full`, now deleted.
+    pub(super) fn forget(&mut self, full: &str) {
+        self.maxima.remove(full);
+    }
+}
+
+impl Replay {
+    /// Remembers a maximum a node's data may give, for nodes in scope.
+    pub(super) fn note_data(&mut self, full: &str, data: &[u8]) {
+        if self.scope.covers(full) {
+            self.leases.note_data(full, data);
+        }
+    }
+
+    /// Remembers the maximum a created persistent node's data may give (a
+    /// kazoo semaphore is one; ephemeral nodes, which sessions' closes
+    /// remove unseen, would only fill the bounded room).
+    pub(super) fn note_create(&mut self, create: &Create) {
+        if !create.ephemeral {
+            self.note_data(&create.path, &create.data);
+        }
+    }
+
+    /// A created node that is no contender: a lease when its name, its
+    /// place and the session's hold of the internal lock say so.
+    pub(super) fn create_lease(&mut self, txn: &Txn, create: &Create) -> bool {
+        if !create.ephemeral {
+            return false;
+        }
+        let Some(site) = site(&create.path).filter(|site| self.scope.covers(&site.semaphore))
+        else {
+            return false;
+        };
+        let acquirer = self.acquirer(&site.internal_lock, txn.session);
+        if site.dialect == Dialect::Kazoo && acquirer.is_none() {
+            return false;
+        }
+        let holds_now = site.dialect == Dialect::Kazoo || acquirer.is_none();
+        let live = Live {
+            session: txn.session,
+            ephemeral: true,
+            zklock: Owner::parse(&create.data).is_some(),
+            fence: txn.zxid,
+            created_ms: acquirer.as_ref().map_or(txn.time_ms, |(_, queued)| *queued),
+            data: create.data.clone(),
+            holding_ms: holds_now.then_some(txn.time_ms),
+        };
+        if let Some((node, _)) = acquirer.filter(|_| !holds_now) {
+            self.leases.pending.insert(create.path.clone(), node);
+        }
+        self.sessions
+            .entry(txn.session)
+            .or_default()
+            .insert(create.path.clone());
+        let name = path::basename(&create.path).to_owned();
+        let lease = LiveLease {
+            dialect: site.dialect,
+            live,
+        };
+        self.leases
+            .live
+            .entry(site.semaphore.clone())
+            .or_default()
+            .insert(name, lease);
+        self.leases.touched.push(site.semaphore);
+        true
+    }
+
+    /// The node of `internal_lock` that `session` holds, with when it was
+    /// created: the acquirer that creates a lease.
+    fn acquirer(&self, internal_lock: &str, session: i64) -> Option<(String, i64)> {
+        self.queues
+            .get(internal_lock)?
+            .iter()
+            .find(|(_, live)| live.session == session && live.holding_ms.is_some())
+            .map(|(entry, live)| (path::join(internal_lock, &entry.name), live.created_ms))
+    }
+
+    /// A deleted node that may be a live lease: ends it as `deleted` says
+    /// (with the end record written beside it, if any). True when it was.
+    pub(super) fn delete_lease(
+        &mut self,
+        txn: &Txn,
+        full: &str,
+        by_server: bool,
+        records: &[(&str, EndRecord)],
+        emit: &mut impl FnMut(Found),
+    ) -> bool {
+        self.leases.forget(full);
+        let Some((semaphore, lease)) = self.take_lease(full) else {
+            return false;
+        };
+        let dir = path::parent(full).unwrap_or_default();
+        let name = path::basename(full);
+        let record = records
+            .iter()
+            .find(|(at, record)| *at == dir && record.names(name, lease.live.session))
+            .map(|(_, record)| record);
+        let end = deleted(txn, by_server, &lease.live, record);
+        self.hand_out_lease(semaphore, name.to_owned(), lease, Some(end), emit);
+        true
+    }
+
+    /// Ends the live lease at `full`, if it is one, as its session's close
+    /// did. True when it was.
+    pub(super) fn close_lease(
+        &mut self,
+        full: &str,
+        end: End,
+        emit: &mut impl FnMut(Found),
+    ) -> bool {
+        let Some((semaphore, lease)) = self.take_lease(full) else {
+            return false;
+        };
+        let name = path::basename(full).to_owned();
+        self.hand_out_lease(semaphore, name, lease, Some(end), emit);
+        true
+    }
+
+    fn take_lease(&mut self, full: &str) -> Option<(String, LiveLease)> {
+        let site = site(full)?;
+        let leases = self.leases.live.get_mut(&site.semaphore)?;
+        let lease = leases.remove(path::basename(full))?;
+        if leases.is_empty() {
+            self.leases.live.remove(&site.semaphore);
+        }
+        self.leases.pending.remove(full);
+        if let Some(paths) = self.sessions.get_mut(&lease.live.session) {
+            paths.remove(full);
+            if paths.is_empty() {
+                self.sessions.remove(&lease.live.session);
+            }
+        }
+        self.leases.touched.push(site.semaphore.clone());
+        Some((site.semaphore, lease))
+    }
+
+    fn hand_out_lease(
+        &mut self,
+        semaphore: String,
+        node: String,
+        lease: LiveLease,
+        end: Option<End>,
+        emit: &mut impl FnMut(Found),
+    ) {
+        let hold = lease
+            .live
+            .into_hold(semaphore, node, lease.dialect, ContenderMode::Lease, end);
+        self.hand_out(hold, emit);
+    }
+
+    /// After a transaction: the waiting leases whose internal-lock node went
+    /// begin to hold, and the semaphores whose leases changed are checked
+    /// against their maximum.
+    pub(super) fn settle_leases(&mut self, txn: &Txn, emit: &mut impl FnMut(Found)) {
+        let released: Vec<String> = self
+            .leases
+            .pending
+            .iter()
+            .filter(|(_, node)| !self.is_live(node))
+            .map(|(lease, _)| lease.clone())
+            .collect();
+        for full in released {
+            self.leases.pending.remove(&full);
+            let Some(site) = site(&full) else {
+                continue;
+            };
+            if let Some(lease) = self
+                .leases
+                .live
+                .get_mut(&site.semaphore)
+                .and_then(|leases| leases.get_mut(path::basename(&full)))
+            {
+                lease.live.holding_ms.get_or_insert(txn.time_ms);
+            }
+        }
+        let mut touched = std::mem::take(&mut self.leases.touched);
+        touched.sort();
+        touched.dedup();
+        for semaphore in touched {
+            self.watch_lease_overlaps(&semaphore, txn, emit);
+        }
+    }
+
+    /// True while the contender at `full` is live.
+    fn is_live(&self, full: &str) -> bool {
+        let (Some(dir), Some(entry)) =
+            (path::parent(full), QueueEntry::parse(path::basename(full)))
+        else {
+            return false;
+        };
+        self.queues
+            .get(dir)
+            .is_some_and(|queue| queue.contains_key(&entry))
+    }
+
+    /// Ends `semaphore`'s overlap when its holders changed, and begins one
+    /// while more leases are held than its known maximum.
+    fn watch_lease_overlaps(&mut self, semaphore: &str, txn: &Txn, emit: &mut impl FnMut(Found)) {
+        let Some(overlaps) = &mut self.leases.overlaps else {
+            return;
+        };
+        let holders: Vec<Holder> = self
+            .leases
+            .live
+            .get(semaphore)
+            .into_iter()
+            .flatten()
+            .filter(|(_, lease)| lease.live.holding_ms.is_some())
+            .map(|(name, lease)| Holder {
+                node: name.clone(),
+                dialect: lease.dialect,
+                mode: ContenderMode::Lease,
+                session: lease.live.session,
+                fence: lease.live.fence,
+            })
+            .collect();
+        let over = self
+            .leases
+            .maxima
+            .get(semaphore)
+            .is_some_and(|&max| holders.len() > max as usize);
+        if let Some(ended) = overlaps.update_when(semaphore, holders, over, txn.zxid, txn.time_ms)
+            && self.window.overlaps(ended.from_ms, ended.until_ms)
+        {
+            emit(Found::Overlap(ended));
+        }
+    }
+
+    /// Hands out every lease still alive, semaphore by semaphore in grant
+    /// order, and the overlaps of leases still in progress.
+    pub(super) fn finish_leases(&mut self, emit: &mut impl FnMut(Found)) {
+        let mut semaphores: Vec<String> = self.leases.live.keys().cloned().collect();
+        semaphores.sort();
+        for semaphore in semaphores {
+            let leases = self.leases.live.remove(&semaphore).unwrap_or_default();
+            let mut leases: Vec<(String, LiveLease)> = leases.into_iter().collect();
+            leases.sort_by_key(|(_, lease)| lease.live.fence);
+            for (name, lease) in leases {
+                self.hand_out_lease(semaphore.clone(), name, lease, None, emit);
+            }
+        }
+        for open in self
+            .leases
+            .overlaps
+            .take()
+            .into_iter()
+            .flat_map(Overlaps::finish)
+        {
+            if self.window.overlaps(open.from_ms, None) {
+                emit(Found::Overlap(open));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{Feed, create};
+    use super::*;
+    use crate::history::replay::{Hold, How, Scope};
+    use crate::history::txnlog::Op;
+
+    const A: i64 = 0x100;
+    const B: i64 = 0x200;
+    const C: i64 = 0x300;
+    const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
+    const HEX: [&str; 3] = [
+        "0123456789abcdef0123456789abcde0",
+        "0123456789abcdef0123456789abcde1",
+        "0123456789abcdef0123456789abcde2",
+    ];
+
+    fn delete(path: &str) -> Op {
+        Op::Delete {
+            path: path.into(),
+            by_server: false,
+        }
+    }
+
+    /// Curator's internal-lock node and lease of acquirer `n`.
+    fn curator(n: i32) -> (String, String) {
+        (
+            format!("/s/locks/_c_{UUID}-lock-{n:010}"),
+            format!("/s/leases/_c_{UUID}-lease-{n:010}"),
+        )
+    }
+
+    /// A lease handed out: node, how it ended, when it was created, began
+    /// to hold and ended.
+    type Seen<'a> = (&'a str, Option<How>, i64, Option<i64>, Option<i64>);
+
+    fn leases(holds: &[Hold]) -> Vec<Seen<'_>> {
+        holds
+            .iter()
+            .filter(|h| h.mode == ContenderMode::Lease)
+            .map(|h| {
+                assert_eq!(h.lock, "/s");
+                let end = h.end.as_ref();
+                (
+                    h.node.as_str(),
+                    end.map(|e| e.how),
+                    h.created_ms,
+                    h.holding_ms,
+                    end.map(|e| e.at_ms),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_curator_lease_holds_once_its_acquirer_lets_the_internal_lock_go() {
+        let mut feed = Feed::overlapping();
+        let (lock_a, lease_a) = curator(0);
+        let (lock_b, lease_b) = curator(1);
+        let (lock_c, lease_c) = curator(2);
+        feed.txn(A, 1, create(&lock_a, b"", true)); // 1: A holds the internal lock
+        feed.txn(A, 2, create(&lease_a, b"", true)); // 2: its lease waits for room
+        feed.txn(A, 3, delete(&lock_a)); // 3: room: the lease holds
+        feed.txn(B, 1, create(&lock_b, b"", true)); // 4
+        feed.txn(B, 2, create(&lease_b, b"", true)); // 5
+        feed.txn(B, 3, delete(&lock_b)); // 6: two leases held at once
+        feed.txn(C, 1, create(&lock_c, b"", true)); // 7
+        feed.txn(C, 2, create(&lease_c, b"", true)); // 8: no room
+        feed.txn(C, 3, delete(&lease_c)); // 9: C gives up
+        feed.txn(C, 4, delete(&lock_c)); // 10
+        feed.txn(A, 4, delete(&lease_a)); // 11: released
+        feed.txn(B, 0, Op::CloseSession); // 12: B's session expired
+        let (out, overlaps) = feed.finish_all();
+        let name = |full: &str| full.rsplit('/').next().unwrap().to_owned();
+        let (a, b, c) = (name(&lease_a), name(&lease_b), name(&lease_c));
+        assert_eq!(
+            leases(&out),
+            [
+                (c.as_str(), Some(How::GaveUp), 7000, None, Some(9000)),
+                (
+                    a.as_str(),
+                    Some(How::Released),
+                    1000,
+                    Some(3000),
+                    Some(11000)
+                ),
+                (
+                    b.as_str(),
+                    Some(How::Expired),
+                    4000,
+                    Some(6000),
+                    Some(12000)
+                ),
+            ]
+        );
+        let lease = out.iter().find(|h| h.node == a).unwrap();
+        assert_eq!(
+            (lease.waited_ms(), lease.held_ms()),
+            (Some(2000), Some(8000))
+        );
+        assert_eq!((lease.fence, lease.dialect), (2, Dialect::Curator));
+        // The internal lock is a lock of its own; leases, with no maximum
+        // known, never overlap.
+        assert!(out.iter().any(|h| h.lock == "/s/locks"));
+        assert!(overlaps.is_empty(), "{overlaps:#?}");
+    }
+
+    #[test]
+    fn kazoo_leases_past_the_maximum_in_the_data_overlap() {
+        let mut feed = Feed::overlapping();
+        let lock = |n: i32| format!("/s-__lock__/{}__lock__{n:010}", HEX[2]);
+        let lease = |n: usize| format!("/s/{}", HEX[n]);
+        feed.txn(A, 1, create("/s", b"", false)); // 1
+        feed.txn(
+            A,
+            2,
+            Op::SetData {
+                path: "/s".into(),
+                data: b"1".to_vec(),
+            },
+        ); // 2: at most one lease
+        feed.txn(A, 3, create(&lock(0), b"", true)); // 3: A holds the lock
+        feed.txn(A, 4, create(&lease(0), b"", true)); // 4: A's lease holds
+        feed.txn(A, 5, delete(&lock(0))); // 5
+        // A hex-named node made by a session not holding the lock is no lease.
+        feed.txn(B, 1, create(&lease(1), b"", true)); // 6
+        feed.txn(C, 1, create(&lock(1), b"", true)); // 7
+        feed.txn(C, 2, create(&lease(2), b"", true)); // 8: two leases, one allowed
+        feed.txn(A, 6, delete(&lease(0))); // 9
+        feed.txn(C, 3, Op::CloseSession); // 10: closed by its client
+        let (out, overlaps) = feed.finish_all();
+        assert_eq!(
+            leases(&out),
+            [
+                (HEX[0], Some(How::Released), 3000, Some(4000), Some(9000)),
+                (
+                    HEX[2],
+                    Some(How::ClosedByClient),
+                    7000,
+                    Some(8000),
+                    Some(10000)
+                ),
+            ]
+        );
+        assert_eq!(overlaps.len(), 1, "{overlaps:#?}");
+        let overlap = &overlaps[0];
+        assert_eq!(
+            (overlap.lock.as_str(), overlap.from_ms, overlap.until_ms),
+            ("/s", 8000, Some(9000))
+        );
+        let nodes: Vec<&str> = overlap.holders.iter().map(|h| h.node.as_str()).collect();
+        assert_eq!(nodes, [HEX[0], HEX[2]]);
+    }
+
+    #[test]
+    fn the_maxima_remembered_are_bounded() {
+        let mut leases = Leases::default();
+        for i in 0..MAXIMA + 10 {
+            leases.note_data(&format!("/n{i}"), b"2");
+        }
+        assert_eq!(leases.maxima.len(), MAXIMA);
+        leases.note_data("/n0", b"3");
+        assert_eq!(leases.maxima.get("/n0"), Some(&3));
+        leases.note_data("/n0", b"config");
+        assert_eq!(leases.maxima.get("/n0"), None);
+    }
+
+    #[test]
+    fn a_semaphores_scope_takes_in_kazoos_internal_lock_beside_it() {
+        let scope = Scope { path: "/s".into() };
+        assert!(scope.covers("/s-__lock__"));
+        assert!(scope.covers("/s/leases"));
+        assert!(!scope.covers("/s-__lock__x"));
+        assert!(!scope.covers("/t-__lock__"));
+    }
+}
