@@ -271,10 +271,10 @@ pub fn cause_for(err: &anyhow::Error) -> &'static str {
                     AcquireError::MaxLeasesDiffer { .. } => "max_leases_differ",
                 })
             } else if let Some(err) = cause.downcast_ref::<LogError>() {
-                Some(if err.is_damage() {
-                    "damaged_log"
-                } else {
-                    "other"
+                Some(match (err.is_damage(), err.in_snapshot()) {
+                    (true, false) => "damaged_log",
+                    (true, true) => "damaged_snapshot",
+                    (false, _) => "other",
                 })
             } else {
                 cause.downcast_ref::<zk::Error>().map(zk_cause)
@@ -296,7 +296,7 @@ pub const MAX_HOLD: &str = "max_hold";
 
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
-pub const CAUSES: [(&str, &str); 26] = [
+pub const CAUSES: [(&str, &str); 27] = [
     (
         "usage",
         "a bad flag, path, duration, host string or profile",
@@ -368,6 +368,10 @@ pub const CAUSES: [(&str, &str); 26] = [
     (
         "damaged_log",
         "history met a transaction log record cut off or failing its checksum",
+    ),
+    (
+        "damaged_snapshot",
+        "history met a snapshot cut off, corrupt or failing its checksum",
     ),
     ("other", "anything else"),
 ];
