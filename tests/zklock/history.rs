@@ -974,3 +974,71 @@ fn a_hold_begun_before_a_snappy_snapshot_on_3_9() {
 fn a_hold_begun_before_a_gzip_snapshot_on_3_9() {
     from_snapshot(Some(Release::of("3.9")), Some("gz"));
 }
+
+/// A log of about `bytes`, written by ZooKeeper's own FileTxnLog (the
+/// benchmark's writer, bench/WriteTxnLog.java), in a data dir of `scratch`.
+fn written_log(scratch: &support::Scratch, bytes: u64) -> PathBuf {
+    let classpath = "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:\
+                     /usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar";
+    let classes = scratch.file("classes");
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/WriteTxnLog.java");
+    let built = Command::new("javac")
+        .args(["-nowarn", "-cp", classpath, "-d"])
+        .arg(&classes)
+        .arg(source)
+        .status()
+        .expect("javac (scripts/setup installs default-jdk-headless)");
+    assert!(built.success());
+    let data = scratch.file("data");
+    let wrote = Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}:{classpath}", classes.display()))
+        .arg("WriteTxnLog")
+        .arg(&data)
+        .arg(bytes.to_string())
+        .status()
+        .expect("java (scripts/setup installs default-jdk-headless)");
+    assert!(wrote.success());
+    data
+}
+
+/// On a terminal a long read shows a progress bar of the bytes read, and
+/// clears it; with stderr on a pipe nothing of it is drawn.
+#[test]
+fn a_long_read_shows_a_progress_bar_on_a_terminal_only() {
+    use support::tmux::{Tmux, command_line};
+    let scratch = support::Scratch::new();
+    let data = written_log(&scratch, 12_000_000);
+    let env = TestEnv::new();
+    let history = env
+        .zklock(["history", "/locks/lock-1", "--data-dir"])
+        .arg(&data);
+    let line = command_line(&history);
+    let tmux = Tmux::start(100, 30);
+    tmux.send(&[&format!("{line} >/dev/null; echo done\"\"-1"), "Enter"]);
+    tmux.screen_until(WAIT, "the progress bar", |screen| {
+        screen.lines().any(|row| {
+            row.starts_with(['\u{2588}', '\u{2591}'])
+                && row.contains("reading the transaction logs")
+        })
+    });
+    let screen = tmux.screen_until(WAIT * 4, "the end of the read", |screen| {
+        screen.contains("done-1")
+    });
+    assert!(
+        !screen.contains(['\u{2588}', '\u{2591}']),
+        "the bar was left behind:\n{screen}"
+    );
+    tmux.send(&["clear", "Enter"]);
+    tmux.send(&[
+        &format!("{line} 2>&1 | cat >/dev/null; echo done\"\"-2"),
+        "Enter",
+    ]);
+    let screen = tmux.screen_until(WAIT * 4, "the piped read's end", |screen| {
+        screen.contains("done-2") || screen.contains(['\u{2588}', '\u{2591}'])
+    });
+    assert!(
+        !screen.contains(['\u{2588}', '\u{2591}']),
+        "a bar was drawn on a pipe:\n{screen}"
+    );
+}
