@@ -271,10 +271,10 @@ pub fn cause_for(err: &anyhow::Error) -> &'static str {
                     AcquireError::MaxLeasesDiffer { .. } => "max_leases_differ",
                 })
             } else if let Some(err) = cause.downcast_ref::<LogError>() {
-                Some(if err.is_damage() {
-                    "damaged_log"
-                } else {
-                    "other"
+                Some(match (err.is_damage(), err.in_snapshot()) {
+                    (true, false) => "damaged_log",
+                    (true, true) => "damaged_snapshot",
+                    (false, _) => "other",
                 })
             } else {
                 cause.downcast_ref::<zk::Error>().map(zk_cause)
@@ -377,6 +377,10 @@ pub const CAUSES: [(&str, &str); 27] = [
     (
         "damaged_log",
         "history met a transaction log record cut off or failing its checksum",
+    ),
+    (
+        "damaged_snapshot",
+        "history met a snapshot cut off, corrupt or failing its checksum",
     ),
     ("other", "anything else"),
 ];

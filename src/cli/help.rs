@@ -698,9 +698,20 @@ each); -o wide adds the ZXID that began it. JSON: {{\"overlaps\": [{{\"lock\",
 where the logs end. A frozen holder's own work outliving its hold is not in
 the log and cannot show here.
 
-Contenders created before the first log read are not known: a server that
-purged old logs keeps them in its snapshots, which this version does not
-read.
+With --data-dir the replay starts from a snapshot (snapshot.ZXID, also
+.gz and .snappy as ZooKeeper 3.6 and later write them when
+zookeeper.snapshot.compression.method says so): the newest taken at or
+before --since, or without --since the oldest the logs go on from; then
+the logs after it. A contender alive in the snapshot is known from there,
+its session, data and fence as the snapshot keeps them (a persistent
+node's creating session is not kept and shows as 0x0), holding from its
+creation when the rules let it hold then. The server writes a snapshot as
+it goes on (it is fuzzy), so the transactions just after it may already be
+in it: a create of a node it has, a delete of one it lacks, are taken as
+applied. The snapshot's tree is read one node at a time. A snapshot cut off,
+corrupt or failing its checksum stops the reading before anything is shown,
+and the error names the file and the offset in its (uncompressed) contents
+(exit 10, cause damaged_snapshot). --log FILE reads no snapshot.
 
 JSON: {{\"holds\": [{{\"lock\", \"node\", \"dialect\", \"mode\", \"session\",
 \"fence\", \"owner\", \"data\", \"created_ms\", \"holding_ms\", \"ended_ms\",

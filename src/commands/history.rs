@@ -35,9 +35,9 @@ pub struct HistoryArgs {
 
 pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
-    let files = history::log_files(&args.source)?;
-    let total = files
-        .iter()
+    let plan = history::plan(&args.source, args.since_ms)?;
+    let total = plan
+        .files()
         .filter_map(|file| std::fs::metadata(file).ok())
         .map(|meta| meta.len())
         .sum();
@@ -54,7 +54,7 @@ pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStat
         until_ms: args.until_ms,
     };
     let replayed = history::replay(
-        &files,
+        &plan,
         Scope { path: args.path },
         window,
         args.overlaps,

@@ -324,12 +324,6 @@ impl Replay {
     /// A created node joins its directory's queue when it is a contender
     /// by the rule `ls` and `stat` use (see `lock::node`).
     fn create(&mut self, txn: &Txn, create: &Create, touched: &mut Vec<String>) {
-        let Some((dir, name)) = self.split(&create.path) else {
-            return;
-        };
-        let Some(entry) = QueueEntry::parse(name) else {
-            return;
-        };
         let owner = if create.ephemeral { txn.session } else { 0 };
         let stat = zk::Stat {
             czxid: txn.zxid,
@@ -344,35 +338,83 @@ impl Replay {
             data_length: create.data.len() as i32,
             num_children: 0,
         };
-        if !node::is_contender(entry.dialect, &stat, &create.data) {
-            return;
+        if let Some(dir) = self.join(&create.path, &create.data, &stat, txn.session) {
+            touched.push(dir);
         }
-        if create.ephemeral {
+    }
+
+    /// A node of the snapshot the replay starts from joins its queue as a
+    /// create would; the creating session of a persistent node is not in a
+    /// snapshot and reads as 0.
+    pub(crate) fn seed(&mut self, path: &str, data: &[u8], stat: &zk::Stat) {
+        self.join(path, data, stat, stat.ephemeral_owner);
+    }
+
+    /// Once the snapshot is read: who holds in each queue, from its node's
+    /// creation (the snapshot cannot tell when a waiter became a holder),
+    /// and the transactions up to the snapshot's `zxid` taken as applied.
+    pub(crate) fn seeded(&mut self, zxid: i64) {
+        let mut dirs: Vec<String> = self.queues.keys().cloned().collect();
+        dirs.sort();
+        for dir in dirs {
+            let holders = self.settle(&dir, i64::MAX);
+            let queue = self
+                .queues
+                .get_mut(&dir)
+                .into_iter()
+                .flat_map(|q| q.values_mut());
+            let mut from_ms = i64::MIN;
+            for live in queue.filter(|live| live.holding_ms == Some(i64::MAX)) {
+                live.holding_ms = Some(live.created_ms);
+                from_ms = from_ms.max(live.created_ms);
+            }
+            if let Some(overlaps) = &mut self.overlaps {
+                overlaps.update(&dir, holders, zxid, from_ms);
+            }
+        }
+        self.last_zxid = self.last_zxid.max(zxid);
+    }
+
+    /// Puts the node at `full` in its directory's queue when it is a
+    /// contender in scope, owned by `session`; its directory, when it
+    /// joined. A node already there (a transaction the snapshot already
+    /// shows) is left as it is.
+    fn join(&mut self, full: &str, data: &[u8], stat: &zk::Stat, session: i64) -> Option<String> {
+        let (dir, name) = self.split(full)?;
+        let entry = QueueEntry::parse(name)?;
+        if !node::is_contender(entry.dialect, stat, data) {
+            return None;
+        }
+        let queue = self.queues.entry(dir.to_owned()).or_default();
+        if queue.contains_key(&entry) {
+            return None;
+        }
+        let ephemeral = stat.ephemeral_owner != 0;
+        queue.insert(
+            entry.clone(),
+            Live {
+                session,
+                ephemeral,
+                zklock: Owner::parse(data).is_some(),
+                fence: stat.czxid,
+                created_ms: stat.ctime,
+                data: data.to_vec(),
+                holding_ms: None,
+            },
+        );
+        if ephemeral {
             self.sessions
-                .entry(txn.session)
+                .entry(session)
                 .or_default()
-                .insert(create.path.clone());
+                .insert(full.to_owned());
         }
-        let live = Live {
-            session: txn.session,
-            ephemeral: create.ephemeral,
-            zklock: Owner::parse(&create.data).is_some(),
-            fence: txn.zxid,
-            created_ms: txn.time_ms,
-            data: create.data.clone(),
-            holding_ms: None,
-        };
-        touched.push(dir.to_owned());
         *self
             .dialects
             .entry(dir.to_owned())
             .or_default()
             .entry(entry.dialect)
             .or_default() += 1;
-        self.queues
-            .entry(dir.to_owned())
-            .or_default()
-            .insert(entry, live);
+        Some(dir.to_owned())
     }
 
     /// A session's close ends every ephemeral contender it still had: by
@@ -946,6 +988,74 @@ mod tests {
         feed.zxid -= 1;
         feed.txn(A, 2, delete("lock-0000000001"));
         assert_eq!(feed.finish()[0].end, None);
+    }
+
+    fn snapshot_stat(owner: i64, czxid: i64, ctime: i64) -> zk::Stat {
+        zk::Stat {
+            czxid,
+            mzxid: czxid,
+            pzxid: czxid,
+            ctime,
+            mtime: ctime,
+            version: 0,
+            cversion: 0,
+            aversion: 0,
+            ephemeral_owner: owner,
+            data_length: 0,
+            num_children: 0,
+        }
+    }
+
+    #[test]
+    fn a_snapshot_seeds_holds_from_their_ctime_and_fuzzy_transactions_apply_once() {
+        let mut feed = Feed::new();
+        for (name, owner, czxid) in [
+            ("lock-0000000001", A, 3),
+            ("lock-0000000002", B, 4),
+            ("lock-0000000003", B, 11),
+        ] {
+            feed.replay.seed(
+                &format!("/l/{name}"),
+                b"",
+                &snapshot_stat(owner, czxid, czxid * 100),
+            );
+        }
+        feed.replay.seed("/l", b"", &snapshot_stat(0, 2, 200));
+        feed.replay.seeded(10);
+        // Before the snapshot: already in it.
+        feed.zxid = 5;
+        feed.delete(A, "lock-0000000001");
+        // After it, but already in the snapshot too (it is fuzzy): the
+        // create of a node it has, the delete of one it no longer has.
+        feed.zxid = 10;
+        feed.create(B, "lock-0000000003");
+        feed.delete(B, "lock-0000000009");
+        feed.delete(A, "lock-0000000001");
+        let out = feed.finish();
+        let seen: Vec<(&str, Option<i64>, Option<i64>)> = out
+            .iter()
+            .map(|hold| {
+                (
+                    hold.node.as_str(),
+                    hold.holding_ms,
+                    hold.end.as_ref().map(|end| end.at_ms),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("lock-0000000001", Some(300), Some(13_000)),
+                ("lock-0000000002", Some(13_000), None),
+                ("lock-0000000003", None, None),
+            ]
+        );
+        assert_eq!(
+            (out[1].session, out[1].fence, out[1].created_ms),
+            (B, 4, 400)
+        );
+        // The snapshot's node, not the log's create of it again.
+        assert_eq!(out[2].created_ms, 1100);
     }
 
     /// The holders' nodes of each overlap, with its span.

@@ -273,19 +273,41 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<Filled> {
 
 /// The Adler-32 checksum ZooKeeper keeps of each record.
 pub(crate) fn adler32(bytes: &[u8]) -> u32 {
+    let mut adler = Adler32::new();
+    adler.update(bytes);
+    adler.value()
+}
+
+/// An Adler-32 checksum summed piece by piece, as a snapshot is read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Adler32 {
+    a: u32,
+    b: u32,
+}
+
+impl Adler32 {
     const MOD: u32 = 65521;
-    // 5552 bytes is the most that can be summed before the sums may
-    // overflow 32 bits.
-    let (mut a, mut b) = (1u32, 0u32);
-    for chunk in bytes.chunks(5552) {
-        for &byte in chunk {
-            a += u32::from(byte);
-            b += a;
-        }
-        a %= MOD;
-        b %= MOD;
+
+    pub(crate) fn new() -> Adler32 {
+        Adler32 { a: 1, b: 0 }
     }
-    (b << 16) | a
+
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
+        // 5552 bytes is the most that can be summed before the sums may
+        // overflow 32 bits.
+        for chunk in bytes.chunks(5552) {
+            for &byte in chunk {
+                self.a += u32::from(byte);
+                self.b += self.a;
+            }
+            self.a %= Adler32::MOD;
+            self.b %= Adler32::MOD;
+        }
+    }
+
+    pub(crate) fn value(&self) -> u32 {
+        (self.b << 16) | self.a
+    }
 }
 
 /// Reads a record's bytes as a transaction: its header, then its record.

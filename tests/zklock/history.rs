@@ -772,3 +772,275 @@ fn the_table_keeps_identifiers_whole_and_escapes_data() {
         wide.stdout
     );
 }
+
+/// The snapshots in `server`'s data directory: zxid and file, oldest first.
+fn snapshots(server: &ZkServer) -> Vec<(u64, PathBuf)> {
+    let dir = server.data_dir().join("version-2");
+    let mut found: Vec<(u64, PathBuf)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| {
+            let path = entry.unwrap().path();
+            let name = path
+                .file_name()?
+                .to_str()?
+                .strip_prefix("snapshot.")?
+                .to_owned();
+            let hex = name.split('.').next()?;
+            Some((u64::from_str_radix(hex, 16).ok()?, path))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The zxid each log of `server` starts at, with the log, oldest first.
+fn log_starts(server: &ZkServer) -> Vec<(u64, PathBuf)> {
+    let mut starts: Vec<(u64, PathBuf)> = logs(server)
+        .into_iter()
+        .map(|log| {
+            let hex = log.extension().and_then(|hex| hex.to_str()).unwrap();
+            (u64::from_str_radix(hex, 16).unwrap(), log)
+        })
+        .collect();
+    starts.sort();
+    starts
+}
+
+/// `count` creates and deletes below the chroot: transactions enough for
+/// a server with a small `snapCount` to roll its log and snapshot.
+fn churn(env: &TestEnv, count: usize) {
+    for i in 0..count {
+        let path = format!("/churn-{i}");
+        env.zk().create(&path, b"");
+        env.zk().delete(&path);
+    }
+}
+
+/// A server of `release` (Debian's when `None`) that snapshots every few
+/// transactions, compressed with `method` when given.
+fn snapshotting(release: Option<&Release>, method: Option<&str>) -> ZkServer {
+    let mut options = ZkOptions::default().config("snapCount=10");
+    if let Some(release) = release {
+        options = options.release(release);
+    }
+    if let Some(method) = method {
+        options = options.jvm_flag(format!("-Dzookeeper.snapshot.compression.method={method}"));
+        if method == "snappy" && release.is_none() {
+            // Debian's server does not put xerial's snappy on its classpath
+            // (libsnappy-java installs it).
+            options = options.jar("/usr/share/java/snappy-java.jar");
+        }
+    }
+    ZkServer::with_options(&options)
+}
+
+/// A hold that began before a snapshot is read from it, with the logs
+/// before the snapshot gone (as a server that purged them): its node,
+/// session and fence as the server has them, holding from its ctime, and
+/// its release from the log after the snapshot. `--since` after the
+/// snapshot picks it; the snapshot's suffix is `method`'s. Returns the
+/// server, the snapshot and `--since`.
+fn from_snapshot(release: Option<Release>, method: Option<&str>) -> (ZkServer, PathBuf, String) {
+    let server = snapshotting(release.as_ref(), method);
+    let env = TestEnv::with_server(&server);
+    let (holder, node, session) = holding(&env, Library::Kazoo, "/s", "mutex", &[]);
+    let stat = env.zk().exists(&node).expect("the held node");
+    wait_until(WAIT, "a snapshot taken after the hold began", || {
+        churn(&env, 5);
+        snapshots(&server)
+            .iter()
+            .any(|(zxid, _)| *zxid as i64 > stat.czxid)
+    });
+    // Logs after the snapshot, begun by these transactions.
+    churn(&env, 15);
+    let since = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    let started = log_starts(&server);
+    // The newest snapshot after the hold began that a log begun before
+    // `since` follows: zklock's pick.
+    let (snapshot_zxid, snapshot) = snapshots(&server)
+        .into_iter()
+        .rfind(|(zxid, _)| {
+            *zxid as i64 > stat.czxid && started.iter().any(|(start, _)| start > zxid)
+        })
+        .expect("a snapshot after the hold, followed by a log");
+    let suffix = method.map(|m| format!(".{m}")).unwrap_or_default();
+    assert!(
+        snapshot
+            .to_string_lossy()
+            .ends_with(&format!("{snapshot_zxid:x}{suffix}")),
+        "{}",
+        snapshot.display()
+    );
+    peers::release(holder);
+    churn(&env, 2);
+    // The logs the snapshot holds go, as after a purge.
+    let started = log_starts(&server);
+    let keep_from = started
+        .iter()
+        .rposition(|(start, _)| *start <= snapshot_zxid + 1)
+        .expect("the log with the transaction after the snapshot");
+    for (_, log) in &started[..keep_from] {
+        std::fs::remove_file(log).unwrap();
+    }
+    let history: History = env
+        .zklock(["history", env.chroot(), "--data-dir"])
+        .arg(server.data_dir())
+        .args(["--since", &since, "-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    let name = node.rsplit('/').next().unwrap();
+    let hold = history
+        .holds
+        .iter()
+        .find(|hold| hold.node == name)
+        .unwrap_or_else(|| panic!("{name} in {history:#?}"));
+    assert_eq!(hold.session, format!("0x{session:x}"), "{hold:#?}");
+    assert_eq!(hold.fence, stat.czxid, "{hold:#?}");
+    assert_eq!(hold.created_ms, stat.ctime, "{hold:#?}");
+    assert_eq!(hold.holding_ms, Some(stat.ctime), "{hold:#?}");
+    assert_eq!(hold.how.as_deref(), Some("released"), "{hold:#?}");
+    assert!(hold.ended_zxid.unwrap() > snapshot_zxid as i64, "{hold:#?}");
+    drop(env);
+    (server, snapshot, since)
+}
+
+/// On Debian's server, plain and with snappy: a snapshot cut off, or with
+/// a byte changed, stops `history` before it
+/// shows anything: exit 10, cause damaged_snapshot, the error naming the
+/// file and an offset.
+fn damaged_snapshot(method: Option<&str>) {
+    let (server, snapshot, since) = from_snapshot(None, method);
+    let env = TestEnv::with_server(&server);
+    let bytes = std::fs::read(&snapshot).unwrap();
+    let half = bytes.len() / 2;
+    let mut flipped = bytes.clone();
+    flipped[half] ^= 0x10;
+    for damaged in [bytes[..half].to_vec(), flipped] {
+        std::fs::write(&snapshot, &damaged).unwrap();
+        let run = env
+            .zklock(["history", env.chroot(), "--data-dir"])
+            .arg(server.data_dir())
+            .args(["--since", &since, "-o", "json"])
+            .run();
+        run.assert_code(10);
+        let error: serde_json::Value =
+            serde_json::from_str(run.stderr.trim()).expect("a JSON error");
+        assert_eq!(error["cause"], "damaged_snapshot", "{error}");
+        let message = error["error"].as_str().unwrap();
+        assert!(
+            message.contains(&snapshot.display().to_string()) && message.contains("offset"),
+            "{message}"
+        );
+        let read: History = run.json();
+        assert!(read.holds.is_empty(), "{:#?}", read.holds);
+    }
+}
+
+#[test]
+fn a_cut_off_or_changed_snapshot_names_the_file_and_offset() {
+    damaged_snapshot(None);
+}
+
+#[test]
+fn a_cut_off_or_changed_snappy_snapshot_names_the_file_and_offset() {
+    damaged_snapshot(Some("snappy"));
+}
+
+#[test]
+fn a_hold_begun_before_a_snapshot_on_3_5() {
+    from_snapshot(Some(Release::of("3.5")), None);
+}
+
+#[test]
+fn a_hold_begun_before_a_gzip_snapshot_on_3_6() {
+    from_snapshot(Some(Release::of("3.6")), Some("gz"));
+}
+
+#[test]
+fn a_hold_begun_before_a_snappy_snapshot_on_3_7() {
+    from_snapshot(Some(Release::of("3.7")), Some("snappy"));
+}
+
+#[test]
+fn a_hold_begun_before_a_snapshot_on_3_8() {
+    from_snapshot(Some(Release::of("3.8")), None);
+}
+
+#[test]
+fn a_hold_begun_before_a_snappy_snapshot_on_3_9() {
+    from_snapshot(Some(Release::of("3.9")), Some("snappy"));
+}
+
+#[test]
+fn a_hold_begun_before_a_gzip_snapshot_on_3_9() {
+    from_snapshot(Some(Release::of("3.9")), Some("gz"));
+}
+
+/// A log of about `bytes`, written by ZooKeeper's own FileTxnLog (the
+/// benchmark's writer, bench/WriteTxnLog.java), in a data dir of `scratch`.
+fn written_log(scratch: &support::Scratch, bytes: u64) -> PathBuf {
+    let classpath = "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:\
+                     /usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar";
+    let classes = scratch.file("classes");
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/WriteTxnLog.java");
+    let built = Command::new("javac")
+        .args(["-nowarn", "-cp", classpath, "-d"])
+        .arg(&classes)
+        .arg(source)
+        .status()
+        .expect("javac (scripts/setup installs default-jdk-headless)");
+    assert!(built.success());
+    let data = scratch.file("data");
+    let wrote = Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}:{classpath}", classes.display()))
+        .arg("WriteTxnLog")
+        .arg(&data)
+        .arg(bytes.to_string())
+        .status()
+        .expect("java (scripts/setup installs default-jdk-headless)");
+    assert!(wrote.success());
+    data
+}
+
+/// On a terminal a long read shows a progress bar of the bytes read, and
+/// clears it; with stderr on a pipe nothing of it is drawn.
+#[test]
+fn a_long_read_shows_a_progress_bar_on_a_terminal_only() {
+    use support::tmux::{Tmux, command_line};
+    let scratch = support::Scratch::new();
+    let data = written_log(&scratch, 12_000_000);
+    let env = TestEnv::new();
+    let history = env
+        .zklock(["history", "/locks/lock-1", "--data-dir"])
+        .arg(&data);
+    let line = command_line(&history);
+    let tmux = Tmux::start(100, 30);
+    tmux.send(&[&format!("{line} >/dev/null; echo done\"\"-1"), "Enter"]);
+    tmux.screen_until(WAIT, "the progress bar", |screen| {
+        screen.lines().any(|row| {
+            row.starts_with(['\u{2588}', '\u{2591}'])
+                && row.contains("reading the transaction logs")
+        })
+    });
+    let screen = tmux.screen_until(WAIT * 4, "the end of the read", |screen| {
+        screen.contains("done-1")
+    });
+    assert!(
+        !screen.contains(['\u{2588}', '\u{2591}']),
+        "the bar was left behind:\n{screen}"
+    );
+    tmux.send(&["clear", "Enter"]);
+    tmux.send(&[
+        &format!("{line} 2>&1 | cat >/dev/null; echo done\"\"-2"),
+        "Enter",
+    ]);
+    let screen = tmux.screen_until(WAIT * 4, "the piped read's end", |screen| {
+        screen.contains("done-2") || screen.contains(['\u{2588}', '\u{2591}'])
+    });
+    assert!(
+        !screen.contains(['\u{2588}', '\u{2591}']),
+        "a bar was drawn on a pipe:\n{screen}"
+    );
+}
