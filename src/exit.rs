@@ -300,7 +300,7 @@ pub const RAN_RECENTLY: &str = "ran_recently";
 
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
-pub const CAUSES: [(&str, &str); 27] = [
+pub const CAUSES: [(&str, &str); 28] = [
     (
         "usage",
         "a bad flag, path, duration, host string or profile",
