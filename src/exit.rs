@@ -294,9 +294,14 @@ const NODE_DELETED_WHILE_WAITING: &str = "node_deleted_while_waiting";
 /// error, but reported as one).
 pub const MAX_HOLD: &str = "max_hold";
 
+/// The cause of a lock not handed over: `--no-wait` found a lock-delay
+/// pending, or it would outlast `--timeout` (an outcome, not an error, but
+/// reported as one).
+pub const LOCK_DELAY: &str = "lock_delay";
+
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
-pub const CAUSES: [(&str, &str); 26] = [
+pub const CAUSES: [(&str, &str); 27] = [
     (
         "usage",
         "a bad flag, path, duration, host string or profile",
@@ -304,6 +309,11 @@ pub const CAUSES: [(&str, &str); 26] = [
     (
         NOT_ACQUIRED,
         "--no-wait found the lock taken, or --timeout ran out",
+    ),
+    (
+        LOCK_DELAY,
+        "the last hold ended uncleanly and --no-wait found its --lock-delay pending, or \
+         --timeout would run out first",
     ),
     (
         MAX_HOLD,

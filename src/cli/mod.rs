@@ -919,6 +919,12 @@ pub struct LockCmdArgs {
     #[arg(long)]
     pub preserve_status: bool,
 
+    /// When the lock's last hold ended uncleanly (its holder crashed, was cut off or paused
+    /// past its session, or was broken or reaped), hold the lock DUR from that end before the
+    /// command runs (counted within -w; with -n, give up)
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "ttl")]
+    pub lock_delay: Option<Duration>,
+
     /// The command to run while holding the lock
     #[arg(last = true, value_name = "COMMAND", value_hint = ValueHint::CommandWithArguments)]
     pub command: Vec<String>,

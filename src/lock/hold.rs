@@ -125,6 +125,9 @@ pub(crate) struct HeldLock {
     lost: Cell<Option<Loss>>,
     /// Who we are, for the end records of our nodes.
     ender: Ender,
+    /// How long the lock-delay held the locks back before they were handed
+    /// over.
+    delayed: Duration,
 }
 
 /// One lock of a [`HeldLock`]: our node in it, and whose node that is.
@@ -206,7 +209,18 @@ impl HeldLock {
             evidence,
             lost: Cell::new(None),
             ender,
+            delayed: Duration::ZERO,
         })
+    }
+
+    /// The locks, handed over after a lock-delay of `delayed`.
+    pub(crate) fn delayed_for(self, delayed: Duration) -> HeldLock {
+        HeldLock { delayed, ..self }
+    }
+
+    /// How long the lock-delay held the locks back (zero without one).
+    pub(crate) fn delayed(&self) -> Duration {
+        self.delayed
     }
 
     /// Our node in the first lock: the lock directory, the token and the
@@ -265,6 +279,7 @@ impl HeldLock {
             evidence,
             lost,
             ender,
+            ..
         } = self;
         let ours: Vec<Held> = std::iter::once(first)
             .chain(rest)

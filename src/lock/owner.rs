@@ -38,6 +38,11 @@ pub struct Owner {
     /// youngest gives up. An older zklock's record has no such mark.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub checks_cycles: bool,
+    /// `--lock-delay`, in milliseconds: after a hold that ended uncleanly,
+    /// this contender waits this long from that end before its command
+    /// runs, holding the lock meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_delay_ms: Option<u64>,
 }
 
 /// What identifies a command on its host: a process group whose leader
@@ -99,6 +104,7 @@ impl Owner {
             deadline_ms: None,
             nested_in: Vec::new(),
             checks_cycles: false,
+            lock_delay_ms: None,
         }
     }
 
@@ -114,6 +120,12 @@ impl Owner {
     /// The record with the moment a `-w` wait of `timeout` from now gives up.
     pub fn with_deadline(mut self, timeout: Option<std::time::Duration>) -> Owner {
         self.deadline_ms = timeout.map(|t| crate::clock::now_ms() + t.as_millis() as i64);
+        self
+    }
+
+    /// The record with the `--lock-delay` this contender keeps.
+    pub fn with_lock_delay(mut self, delay: Option<std::time::Duration>) -> Owner {
+        self.lock_delay_ms = delay.map(|delay| delay.as_millis() as u64);
         self
     }
 
