@@ -86,6 +86,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a pe
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -135,6 +136,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a p
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -184,6 +186,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a p
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -234,6 +237,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l ttl -d 'Make a per
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l session-timeout -d 'Session timeout to ask the server for' -r

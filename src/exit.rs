@@ -139,7 +139,8 @@ impl ExitStatus {
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
-            "the lock was taken and --no-wait did not wait, or --timeout ran out \
+            "the lock was taken and --no-wait did not wait, or --timeout ran out (or a \
+             --lock-delay was pending or would outlast it) \
              (another code with -E N)",
         ),
         (
