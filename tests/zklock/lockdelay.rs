@@ -13,6 +13,8 @@ use support::peers::{Library, acquired, peer};
 use support::proxy::FaultProxy;
 use support::{Running, TestEnv, Zklock, wait_for, wait_until};
 
+use crate::watch::{expect, next_event};
+
 const WAIT: Duration = Duration::from_secs(30);
 
 /// `zklock lock LOCK EXTRA... -- <print $ZKLOCK_LOCK_DELAYED>`.
@@ -24,7 +26,7 @@ fn reporting(env: &TestEnv, lock: &str, extra: &[&str]) -> Zklock {
 
 /// Runs a [`reporting`] zklock (or waits for a spawned one) and returns how
 /// long it says the lock-delay held its command back, in milliseconds.
-fn delayed(running: Running) -> u64 {
+fn delay_of(running: Running) -> u64 {
     let mut running = running;
     let run = running.wait(WAIT);
     run.assert_success();
@@ -89,18 +91,18 @@ fn a_clean_release_costs_the_next_holder_no_delay_and_the_owner_record_states_it
     let env = TestEnv::new();
     let delay = ["--lock-delay", "30s"];
     // A lock never held, then one whose last hold was released.
-    assert_eq!(delayed(reporting(&env, "c", &delay).spawn()), 0);
-    assert_eq!(delayed(reporting(&env, "c", &delay).spawn()), 0);
+    assert_eq!(delay_of(reporting(&env, "c", &delay).spawn()), 0);
+    assert_eq!(delay_of(reporting(&env, "c", &delay).spawn()), 0);
     // A hand-off from a holder that released.
     let mut holder = env.zklock(["lock", "c"]).spawn();
     holder.next_line(WAIT);
     let waiter = queued(&env, reporting(&env, "c", &delay), "/locks/c", 2);
     holder.signal(libc::SIGTERM);
     holder.wait(WAIT).assert_success();
-    assert_eq!(delayed(waiter), 0);
+    assert_eq!(delay_of(waiter), 0);
     // -n takes a lock whose last hold was released.
     assert_eq!(
-        delayed(reporting(&env, "c", &["-n", "--lock-delay", "30s"]).spawn()),
+        delay_of(reporting(&env, "c", &["-n", "--lock-delay", "30s"]).spawn()),
         0
     );
     // The owner record states the delay the holder keeps.
@@ -133,19 +135,19 @@ fn a_lock_found_free_after_an_unclean_end_waits_the_whole_delay_from_arrival() {
     // A library's release writes no record.
     end_uncleanly(&env, "/locks/f");
     assert_whole_delay(
-        delayed(reporting(&env, "f", &["--lock-delay", "2s"]).spawn()),
+        delay_of(reporting(&env, "f", &["--lock-delay", "2s"]).spawn()),
         delay,
     );
     // A clean release since: no delay.
     assert_eq!(
-        delayed(reporting(&env, "f", &["--lock-delay", "2s"]).spawn()),
+        delay_of(reporting(&env, "f", &["--lock-delay", "2s"]).spawn()),
         0
     );
     // A clean record is still there, but an unclean end came after it: the
     // directory's last change of its children is no longer the record's.
     end_uncleanly(&env, "/locks/f");
     assert_whole_delay(
-        delayed(reporting(&env, "f", &["--lock-delay", "2s"]).spawn()),
+        delay_of(reporting(&env, "f", &["--lock-delay", "2s"]).spawn()),
         delay,
     );
     // wlock and a Curator semaphore read their directories the same way.
@@ -156,14 +158,14 @@ fn a_lock_found_free_after_an_unclean_end_waits_the_whole_delay_from_arrival() {
         "-c",
         "echo \"$ZKLOCK_LOCK_DELAYED\"",
     ]);
-    assert_whole_delay(delayed(wlock.spawn()), delay);
+    assert_whole_delay(delay_of(wlock.spawn()), delay);
     let sem = || {
         env.zklock(["sem", "s", "--max-leases", "2", "--lock-delay", "2s"])
             .args(["--", "sh", "-c", "echo \"$ZKLOCK_LOCK_DELAYED\""])
     };
-    assert_eq!(delayed(sem().spawn()), 0);
+    assert_eq!(delay_of(sem().spawn()), 0);
     end_uncleanly(&env, "/locks/s/leases");
-    assert_whole_delay(delayed(sem().spawn()), delay);
+    assert_whole_delay(delay_of(sem().spawn()), delay);
 }
 
 #[test]
@@ -187,7 +189,7 @@ fn a_holder_killed_with_its_guard_costs_the_next_holder_the_delay() {
     // SAFETY: kill(2) on a pid this test found as zklock's child.
     unsafe { libc::kill(guard, libc::SIGKILL) };
     holder.kill();
-    let waited = delayed(waiter);
+    let waited = delay_of(waiter);
     // SAFETY: the command's process group, led by the dead guard.
     unsafe { libc::kill(-guard, libc::SIGKILL) };
     assert_whole_delay(waited, Duration::from_secs(3));
@@ -213,7 +215,7 @@ fn a_holder_cut_off_from_its_server_costs_the_next_holder_the_delay_after_its_ex
     );
     proxy.freeze();
     holder.wait(WAIT).assert_code(4);
-    assert_whole_delay(delayed(waiter), Duration::from_secs(2));
+    assert_whole_delay(delay_of(waiter), Duration::from_secs(2));
     proxy.pass();
 }
 
@@ -232,7 +234,7 @@ fn a_break_costs_the_next_holder_the_delay_and_a_loss_while_delaying_is_a_loss()
         .run()
         .assert_success();
     victim.wait(WAIT).assert_code(4);
-    assert_whole_delay(delayed(waiter), Duration::from_secs(2));
+    assert_whole_delay(delay_of(waiter), Duration::from_secs(2));
     // Broken while it delays: the lock is lost, the command never runs.
     end_uncleanly(&env, "/locks/b");
     let scratch = support::Scratch::new();
@@ -265,7 +267,7 @@ fn a_kazoo_holder_frozen_past_its_session_costs_the_next_holder_the_delay() {
         2,
     );
     frozen.signal(libc::SIGSTOP);
-    let waited = delayed(waiter);
+    let waited = delay_of(waiter);
     frozen.signal(libc::SIGCONT);
     frozen.kill();
     assert_whole_delay(waited, Duration::from_secs(2));
@@ -301,7 +303,7 @@ fn the_delay_counts_within_the_wait_and_no_wait_gives_up_on_it() {
     assert!(short.elapsed < Duration::from_secs(3), "{short:?}");
     // Giving up wrote no clean end: the next holder still waits, within -w.
     assert_whole_delay(
-        delayed(reporting(&env, "n", &["-w", "10s", "--lock-delay", "2s"]).spawn()),
+        delay_of(reporting(&env, "n", &["-w", "10s", "--lock-delay", "2s"]).spawn()),
         Duration::from_secs(2),
     );
 }
@@ -319,5 +321,39 @@ fn several_locks_wait_for_the_one_that_ended_uncleanly() {
         "-c",
         "echo \"$ZKLOCK_LOCK_DELAYED\"",
     ]);
-    assert_whole_delay(delayed(both.spawn()), Duration::from_secs(2));
+    assert_whole_delay(delay_of(both.spawn()), Duration::from_secs(2));
+}
+
+#[test]
+fn watch_shows_a_holder_keeping_its_delay_after_an_unclean_end_only() {
+    let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/v");
+    let mut watching = env.zklock(["-o", "json", "watch", "v"]).spawn();
+    while next_event(&mut watching).event != "watching" {}
+    // A library's hold and release: unclean.
+    let library = env.zk().create_ephemeral_sequential(
+        "/locks/v/_c_0e7e4d3c-7a4b-4f0c-9d7e-0b9f2a1c5d6e-lock-",
+        b"",
+    );
+    expect(&mut watching, "acquired", &library);
+    env.zk().delete(&library);
+    let released = expect(&mut watching, "released", &library);
+    assert_ne!(released.how.as_deref(), Some("released"), "{released:#?}");
+    let delayed = reporting(&env, "v", &["--lock-delay", "1s"]).spawn();
+    let acquired = next_event(&mut watching);
+    assert_eq!(acquired.event, "acquired", "{acquired:#?}");
+    let node = acquired.node.clone().expect("the holder's node");
+    let marked = expect(&mut watching, "lock_delay", &node);
+    assert_eq!(marked.lock_delay_ms, Some(1000), "{marked:#?}");
+    assert_whole_delay(delay_of(delayed), Duration::from_secs(1));
+    let released = expect(&mut watching, "released", &node);
+    assert_eq!(released.how.as_deref(), Some("released"), "{released:#?}");
+    // After that clean release, the next holder keeps no delay: acquired,
+    // then its own release, and nothing between.
+    let mut holder = env.zklock(["lock", "v", "--lock-delay", "1s"]).spawn();
+    let token = holder.next_line(WAIT);
+    expect(&mut watching, "acquired", &token);
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+    expect(&mut watching, "released", &token);
 }
