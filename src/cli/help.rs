@@ -775,10 +775,13 @@ JSON Lines (-o json), one object per event:
   {{\"time\", \"time_ms\", \"event\", \"lock\", \"node\", \"mode\", \"session\",
   \"fence\", \"owner_text\", \"waiting_on\", \"holders\", \"waiters\",
   \"held_ms\", \"waited_ms\", \"how\", \"how_evidence\", \"ended_by\"}}
+  (and \"lock_delay_ms\" on lock_delay)
   time        when watch saw it, RFC 3339 UTC with milliseconds;
               time_ms the same in milliseconds since the epoch
   event       holding, queued, watching, waiting, acquired, released,
-              left, gone or gap
+              left, lock_delay (after acquired: the new holder keeps a
+              --lock-delay, given in lock_delay_ms, and the hold before
+              ended uncleanly), gone or gap
   lock        the lock directory; for watching and gap the watched PATH
   node        the contender's node (full path); null for watching,
               gone, gap

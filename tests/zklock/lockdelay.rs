@@ -111,6 +111,13 @@ fn a_clean_release_costs_the_next_holder_no_delay_and_the_owner_record_states_it
     let (data, _) = env.zk().get(&token);
     let owner: serde_json::Value = serde_json::from_slice(&data).expect("an owner record");
     assert_eq!(owner["lock_delay_ms"], 90_000, "{owner}");
+    let stat = env.zklock(["-o", "json", "stat", "c"]).run();
+    stat.assert_success();
+    let report: serde_json::Value = serde_json::from_str(&stat.stdout).expect("stat's JSON");
+    assert_eq!(
+        report["holders"][0]["owner"]["lock_delay_ms"], 90_000,
+        "{report}"
+    );
     holder.signal(libc::SIGTERM);
     holder.wait(WAIT).assert_success();
     // Without the flag, nothing is passed on but that no delay was kept.
