@@ -111,7 +111,8 @@ record names it released, gave_up or max_hold: an expired or closed session,
 a library's release, a break, a reap), zklock keeps the lock DUR from that
 end before the command runs; a lock found free counts as clean only when the
 directory's last change of its children is a clean end record's
-transaction, and otherwise the whole delay counts from arrival. The delay
+transaction (a new or emptied-and-removed directory has none), and
+otherwise the whole delay counts from arrival. The delay
 counts within -w (one that would outlast it gives up at once); with -n a
 pending delay gives up; both exit with the conflict code (JSON cause
 lock_delay). The lock is held and watched during the delay (a loss exits 4,

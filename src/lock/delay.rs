@@ -53,7 +53,7 @@ fn ends_a_hold(how: EndHow) -> bool {
 }
 
 /// The last end before our node, from the directory as read just before
-/// our create (`read`; a missing directory has never had a hold), its stat
+/// our create (`read`), its stat
 /// as listed just after (`after`; `None` when that listing failed), and
 /// when we arrived.
 ///
@@ -61,23 +61,23 @@ fn ends_a_hold(how: EndHow) -> bool {
 /// change of the children adds one to `cversion`, and a create one child
 /// as well: the two grew alike), and the last change of the children
 /// before the first was the transaction of a clean end record (the
-/// directory's `pzxid` is its `mzxid`), or there never was one. Anything
-/// else (a crashed holder's session expiring, another library's delete, a
-/// change between the readings) is an unclean end at a moment we cannot
-/// know: the delay counts from our arrival.
+/// directory's `pzxid` is its `mzxid`). Anything else (a crashed holder's
+/// session expiring, another library's delete, a change between the
+/// readings) is an unclean end at a moment we cannot know: the delay counts
+/// from our arrival. So is a directory with no record at all, missing or
+/// new: the server deletes an emptied container directory, and its record
+/// with it, so a lock that looks never held may have ended uncleanly.
 pub(super) fn on_arrival(
     read: &Result<(Vec<u8>, zk::Stat), zk::Error>,
     after: Option<&zk::Stat>,
     arrived: Instant,
 ) -> LastEnd {
-    let never_deleted = |stat: &zk::Stat| stat.cversion == stat.num_children;
     let clean = match (read, after) {
         (Ok((data, before)), Some(after)) => {
             after.cversion - before.cversion == after.num_children - before.num_children
-                && (never_deleted(before) || last_change_was_clean(data, before))
+                && last_change_was_clean(data, before)
         }
-        (Err(err), Some(after)) => err.is_no_node() && never_deleted(after),
-        (_, None) => false,
+        _ => false,
     };
     if clean {
         LastEnd::Clean
@@ -278,18 +278,15 @@ mod tests {
             on_arrival(&read(&released, stat(4, 0, 9, 9)), None, now),
             LastEnd::Unclean(now)
         );
-        // A directory that never had a child, or none until ours.
+        // A directory that never had a child, or none at all: the server
+        // may have deleted it emptied, with its record.
         assert_eq!(
             on_arrival(&read(b"", stat(0, 0, 3, 3)), Some(&stat(1, 1, 4, 3)), now),
-            LastEnd::Clean
+            LastEnd::Unclean(now)
         );
         let missing = Err(zk::Error::op("get", "/l", zookeeper_client::Error::NoNode));
         assert_eq!(
             on_arrival(&missing, Some(&stat(1, 1, 4, 3)), now),
-            LastEnd::Clean
-        );
-        assert_eq!(
-            on_arrival(&missing, Some(&stat(3, 1, 6, 3)), now),
             LastEnd::Unclean(now)
         );
     }

@@ -89,9 +89,14 @@ fn guard_of(zklock: &Running) -> i32 {
 #[test]
 fn a_clean_release_costs_the_next_holder_no_delay_and_the_owner_record_states_it() {
     let env = TestEnv::new();
+    // A persistent directory: the server deletes an emptied container, and
+    // its end record with it, after which any arrival waits the delay.
+    env.zk().mkdir_p("/locks/c");
     let delay = ["--lock-delay", "30s"];
-    // A lock never held, then one whose last hold was released.
-    assert_eq!(delay_of(reporting(&env, "c", &delay).spawn()), 0);
+    // A lock whose last hold was released.
+    env.zklock(["lock", "c", "--", "true"])
+        .run()
+        .assert_success();
     assert_eq!(delay_of(reporting(&env, "c", &delay).spawn()), 0);
     // A hand-off from a holder that released.
     let mut holder = env.zklock(["lock", "c"]).spawn();
@@ -138,6 +143,10 @@ fn a_clean_release_costs_the_next_holder_no_delay_and_the_owner_record_states_it
 #[test]
 fn a_lock_found_free_after_an_unclean_end_waits_the_whole_delay_from_arrival() {
     let env = TestEnv::new();
+    // Persistent directories, which the server never deletes emptied.
+    for dir in ["/locks/f", "/locks/w", "/locks/s/leases"] {
+        env.zk().mkdir_p(dir);
+    }
     let delay = Duration::from_secs(2);
     // A library's release writes no record.
     end_uncleanly(&env, "/locks/f");
@@ -170,6 +179,9 @@ fn a_lock_found_free_after_an_unclean_end_waits_the_whole_delay_from_arrival() {
         env.zklock(["sem", "s", "--max-leases", "2", "--lock-delay", "2s"])
             .args(["--", "sh", "-c", "echo \"$ZKLOCK_LOCK_DELAYED\""])
     };
+    // A directory with no record yet: unclean, as after the server removed
+    // an emptied one; then a clean release.
+    assert_whole_delay(delay_of(sem().spawn()), delay);
     assert_eq!(delay_of(sem().spawn()), 0);
     end_uncleanly(&env, "/locks/s/leases");
     assert_whole_delay(delay_of(sem().spawn()), delay);
@@ -229,6 +241,7 @@ fn a_holder_cut_off_from_its_server_costs_the_next_holder_the_delay_after_its_ex
 #[test]
 fn a_break_costs_the_next_holder_the_delay_and_a_loss_while_delaying_is_a_loss() {
     let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/b");
     let mut victim = env.zklock(["lock", "b"]).spawn();
     victim.next_line(WAIT);
     let waiter = queued(
@@ -318,6 +331,7 @@ fn the_delay_counts_within_the_wait_and_no_wait_gives_up_on_it() {
 #[test]
 fn several_locks_wait_for_the_one_that_ended_uncleanly() {
     let env = TestEnv::new();
+    env.zk().mkdir_p("/locks/a");
     env.zklock(["lock", "a", "--", "true"])
         .run()
         .assert_success();
