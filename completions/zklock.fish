@@ -86,7 +86,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a pe
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -116,7 +116,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l allow-odd-name -d
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -137,7 +136,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a p
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -167,7 +166,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l allow-odd-name -
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -188,7 +186,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a p
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -218,7 +216,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l allow-odd-name -
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -240,7 +237,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l ttl -d 'Make a per
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -270,7 +267,6 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l allow-odd-name -d 
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l detach -d 'Leave a background holder with the lock, print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l read-only -d 'Allow a read-only server (inspection commands only)'

@@ -139,8 +139,9 @@ impl ExitStatus {
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
-            "the lock was taken and --no-wait did not wait, or --timeout ran out, or \
-             --once-per found the command ran within the window (another code with -E N)",
+            "the lock was taken and --no-wait did not wait, or --timeout ran out (or a \
+             --lock-delay was pending or would outlast it), or --once-per found the \
+             command ran within the window (another code with -E N)",
         ),
         (
             ExitStatus::TimedOut,
@@ -298,9 +299,14 @@ pub const MAX_HOLD: &str = "max_hold";
 /// (an outcome, not an error, but reported as one).
 pub const RAN_RECENTLY: &str = "ran_recently";
 
+/// The cause of a lock not handed over: `--no-wait` found a lock-delay
+/// pending, or it would outlast `--timeout` (an outcome, not an error, but
+/// reported as one).
+pub const LOCK_DELAY: &str = "lock_delay";
+
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
-pub const CAUSES: [(&str, &str); 28] = [
+pub const CAUSES: [(&str, &str); 29] = [
     (
         "usage",
         "a bad flag, path, duration, host string or profile",
@@ -308,6 +314,11 @@ pub const CAUSES: [(&str, &str); 28] = [
     (
         NOT_ACQUIRED,
         "--no-wait found the lock taken, or --timeout ran out",
+    ),
+    (
+        LOCK_DELAY,
+        "the last hold ended uncleanly and --no-wait found its --lock-delay pending, or \
+         --timeout would run out first",
     ),
     (
         MAX_HOLD,

@@ -219,6 +219,7 @@ impl LockCmdArgs {
             conflict_exit_code: self.conflict_exit_code,
             data: self.data,
             record_command: self.record_command,
+            lock_delay: self.lock_delay,
             holding,
             once_per,
         })

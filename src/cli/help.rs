@@ -53,6 +53,8 @@ Examples:
   zklock lock --max-hold 1h nightly -- ./job.sh
   # from cron on every host: run once an hour across the fleet
   zklock lock -E 0 --once-per 55m report -- ./report.sh
+  # after a holder that vanished uncleanly, wait 15s before running
+  zklock lock --lock-delay 15s ledger -- ./post.sh
   # before a critical write, ask whether this hold still stands
   zklock lock deploy -- sh -c 'zklock check \"$ZKLOCK_NODE\" && ./write.sh'
 
@@ -82,8 +84,10 @@ On a secured ensemble:
   zklock lock deploy -- ./x
 
 The command gets ZKLOCK_LOCK, ZKLOCK_NODE, ZKLOCK_FENCE (the node's czxid, a
-fencing token that grows with every new holder), ZKLOCK_SESSION and
-ZKLOCK_HELD (every enclosing hold's node, one a line, this one last). A
+fencing token that grows with every new holder), ZKLOCK_SESSION,
+ZKLOCK_LOCK_DELAYED (how long --lock-delay held it back, in ms; 0 when it
+did not) and ZKLOCK_HELD (every enclosing hold's node, one a line, this one
+last). A
 zklock the command starts, however indirectly (even through env -i or sudo),
 records in its owner record the holds it is nested in, once it has checked
 that the command each hold's record names is among its own ancestors (a
@@ -145,6 +149,20 @@ null. watch, the exporter and a holder
 whose lock was broken read it. Never where a library reads the directory's
 data (a kazoo semaphore's node holds its maximum, an election belongs to its
 service); a directory whose ACL refuses the write gets a plain delete.
+
+With --lock-delay DUR, when the hold before ours ended uncleanly (no end
+record names it released, gave_up or max_hold: an expired or closed session,
+a library's release, a break, a reap), zklock keeps the lock DUR from that
+end before the command runs; a lock found free counts as clean only when the
+directory's last change of its children is a clean end record's
+transaction (a new or emptied-and-removed directory has none), and
+otherwise the whole delay counts from arrival. The delay
+counts within -w (one that would outlast it gives up at once); with -n a
+pending delay gives up; both exit with the conflict code (JSON cause
+lock_delay). The lock is held and watched during the delay (a loss exits 4,
+the command unrun); the owner record states the delay (lock_delay_ms). It
+protects from holders that cannot fence themselves (Curator and kazoo
+clients, paused processes) only as far as DUR bounds their pause.
 
 At a terminal the command runs in the terminal's foreground, as a shell job:
 it can read the terminal, and Ctrl-C and Ctrl-\\ reach it directly; zklock
@@ -839,10 +857,13 @@ JSON Lines (-o json), one object per event:
   {{\"time\", \"time_ms\", \"event\", \"lock\", \"node\", \"mode\", \"session\",
   \"fence\", \"owner_text\", \"waiting_on\", \"holders\", \"waiters\",
   \"held_ms\", \"waited_ms\", \"how\", \"how_evidence\", \"ended_by\"}}
+  (and \"lock_delay_ms\" on lock_delay)
   time        when watch saw it, RFC 3339 UTC with milliseconds;
               time_ms the same in milliseconds since the epoch
   event       holding, queued, watching, waiting, acquired, released,
-              left, gone or gap
+              left, lock_delay (after acquired: the new holder keeps a
+              --lock-delay, given in lock_delay_ms, and the hold before
+              ended uncleanly), gone or gap
   lock        the lock directory; for watching and gap the watched PATH
   node        the contender's node (full path); null for watching,
               gone, gap

@@ -1111,6 +1111,11 @@ pub struct LockCmdArgs {
     /// With --once-per: count a run when it starts, whether it succeeds, fails or is killed
     #[arg(long, requires = "once_per")]
     pub once_per_even_on_failure: bool,
+    /// When the lock's last hold ended uncleanly (its holder crashed, was cut off or paused
+    /// past its session, or was broken or reaped), hold the lock DUR from that end before the
+    /// command runs (counted within -w; with -n, give up)
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "ttl")]
+    pub lock_delay: Option<Duration>,
 
     /// The command to run while holding the lock
     #[arg(last = true, value_name = "COMMAND", value_hint = ValueHint::CommandWithArguments)]

@@ -50,6 +50,9 @@ pub struct LockArgs {
     /// Record the command's whole command line in the owner record, not
     /// only its program name.
     pub record_command: bool,
+    /// `--lock-delay`: after a hold that ended uncleanly, wait this long
+    /// from its end before the lock is handed over.
+    pub lock_delay: Option<Duration>,
     /// What to do once the lock is ours.
     pub holding: Holding,
     /// `--once-per`: run the command only when no run counted within the
@@ -285,9 +288,13 @@ impl Then {
 /// Why the lock is not ours.
 enum NotHeld {
     /// Zklock gave up waiting (conflict, timeout, signal): the exit status,
-    /// and the message people see (empty when there is nothing to say, as
-    /// after a signal). Our nodes are deleted.
-    GaveUp { status: ExitStatus, message: String },
+    /// its cause, and the message people see (empty when there is nothing
+    /// to say, as after a signal). Our nodes are deleted.
+    GaveUp {
+        status: ExitStatus,
+        cause: &'static str,
+        message: String,
+    },
     /// The wait failed (no connection, no permission, ...).
     Failed(anyhow::Error),
 }
@@ -297,9 +304,11 @@ impl NotHeld {
     /// reports them.
     fn report(&self) -> (u8, &'static str, String) {
         match self {
-            NotHeld::GaveUp { status, message } => {
-                (status.code(), exit::NOT_ACQUIRED, message.clone())
-            }
+            NotHeld::GaveUp {
+                status,
+                cause,
+                message,
+            } => (status.code(), cause, message.clone()),
             NotHeld::Failed(err) => (
                 exit::status_of_error(err).code(),
                 exit::cause_for(err),
@@ -373,6 +382,14 @@ fn show(
         (Event::Leases(semaphore, max_leases), Some(line)) => {
             line.set_parts(describe_lease_wait(semaphore, max_leases));
         }
+        (Event::Delaying(lock, left), _) => {
+            let message = format!(
+                "lock-delay: the last hold of {lock} ended uncleanly; holding it {} before \
+                 going on",
+                humantime::format_duration(left)
+            );
+            *spinner = printer.spinner(&message, Some(left));
+        }
         (Event::Waited, _) => *spinner = None,
         (Event::Reentered(held), _) => tracing::info!(
             "re-entering {} under the enclosing hold {}",
@@ -388,6 +405,24 @@ fn show(
 fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld {
     let (status, message) = match not_taken {
         NotTaken::Failed(err) => return NotHeld::Failed(err),
+        NotTaken::Delayed { lock, left } => {
+            let status = ExitStatus::NotAcquired(args.conflict_exit_code);
+            let message = lock_delay_pending(args, &lock, left);
+            say_why_not(printer, &message, status, exit::LOCK_DELAY);
+            return NotHeld::GaveUp {
+                status,
+                cause: exit::LOCK_DELAY,
+                message,
+            };
+        }
+        NotTaken::Lost { held, loss } => {
+            let status = report_loss(printer, &held, &loss, false);
+            return NotHeld::GaveUp {
+                status,
+                cause: "other",
+                message: format!("lock {} lost: {loss}", held.lock),
+            };
+        }
         NotTaken::Interrupted(signal) => (ExitStatus::on_signal(signal), String::new()),
         NotTaken::Conflict { lock, holders } => (
             ExitStatus::NotAcquired(args.conflict_exit_code),
@@ -422,9 +457,27 @@ fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld 
         ),
     };
     if !message.is_empty() {
-        say_why_not(printer, &message, status);
+        say_why_not(printer, &message, status, exit::NOT_ACQUIRED);
     }
-    NotHeld::GaveUp { status, message }
+    NotHeld::GaveUp {
+        status,
+        cause: exit::NOT_ACQUIRED,
+        message,
+    }
+}
+
+/// Why a lock that was free is not ours: `-n` or `-w` leaves no time for
+/// the lock-delay its last hold's unclean end asks for.
+fn lock_delay_pending(args: &LockArgs, lock: &str, left: Duration) -> String {
+    let left = humantime::format_duration(left);
+    match args.timeout {
+        Some(timeout) if !args.no_wait => format!(
+            "the last hold of {lock} ended uncleanly, and its --lock-delay ({left} more) would \
+             outlast the --timeout of {}",
+            humantime::format_duration(timeout)
+        ),
+        _ => format!("the last hold of {lock} ended uncleanly: {left} of its --lock-delay is left"),
+    }
 }
 
 /// What a held lock is, for whoever releases or fences with it.
@@ -508,6 +561,7 @@ impl LockArgs {
             root: globals.root.clone(),
             details: globals.printer.shows_live_line(),
             keeps_last_run: self.once_per.is_some(),
+            lock_delay: self.lock_delay,
         }
     }
 }
@@ -515,11 +569,9 @@ impl LockArgs {
 /// Says why zklock gave up on the lock: a note for people, or with `-o
 /// json` the JSON error document on stderr that a script reads its cause
 /// from, as the detached holder reports it.
-fn say_why_not(printer: &Printer, message: &str, status: ExitStatus) {
+fn say_why_not(printer: &Printer, message: &str, status: ExitStatus, cause: &str) {
     match printer.format {
-        Format::Json => {
-            output::print_error(Format::Json, message, status.code(), exit::NOT_ACQUIRED)
-        }
+        Format::Json => output::print_error(Format::Json, message, status.code(), cause),
         Format::Table => printer.note(message),
     }
 }
@@ -700,6 +752,10 @@ fn command_environment(lock: &HeldLock) -> Vec<(String, String)> {
         (
             "ZKLOCK_SESSION".into(),
             zk::format_session(lock.session().id()),
+        ),
+        (
+            "ZKLOCK_LOCK_DELAYED".into(),
+            lock.delayed().as_millis().to_string(),
         ),
         (nesting::HELD.into(), nesting::held_for_command(&nodes)),
     ]

@@ -231,6 +231,10 @@ fn standing(event: &LockEvent, contender: &Contender) -> String {
     let holding = matches!(event.kind, EventKind::Holding | EventKind::Acquired);
     match event.kind {
         EventKind::Released | EventKind::Left => String::new(),
+        EventKind::LockDelay => match crate::watch::lock_delay_ms(event) {
+            Some(ms) => format!("  lock-delay {}", output::format_age_ms(ms as i64)),
+            None => String::new(),
+        },
         _ if holding => format!("  fence {}", contender.fence()),
         _ => format!("  {}", state(&event.lock, contender, false)),
     }

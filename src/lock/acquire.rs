@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::delay::{self, LastEnd};
 use super::end::{EndHow, Ender, Ending};
 use super::name::{self, ContenderKind, Dialect, own_prefix};
 use super::node;
@@ -145,6 +146,12 @@ pub(crate) struct Contention<'s> {
     /// Once acquired after a wait: the watch set on our own node while
     /// waiting, if the node was still as we made it then.
     kept_own_watch: Option<NodeWatch>,
+    /// With `--lock-delay`: how the hold before ours ended, once known
+    /// (`None` until then, and without the flag).
+    last_end: Option<LastEnd>,
+    /// Whether to find out [`Contention::last_end`]: the flag's cost, one
+    /// read, never paid without it.
+    minds_last_end: bool,
 }
 
 /// The watch on our own node while we wait, and whether the node was at
@@ -176,7 +183,26 @@ impl<'s> Contention<'s> {
             node: None,
             fence: 0,
             kept_own_watch: None,
+            last_end: None,
+            minds_last_end: false,
         }
+    }
+
+    /// Finds out how the hold before ours ended ([`Contention::last_end`]).
+    pub(crate) fn mind_last_end(&mut self) {
+        self.minds_last_end = true;
+    }
+
+    /// True after [`Contention::mind_last_end`].
+    pub(crate) fn minds_last_end(&self) -> bool {
+        self.minds_last_end
+    }
+
+    /// Once acquired with [`Contention::mind_last_end`]: how the hold before
+    /// ours ended; unclean from now when that could not be told (our node
+    /// adopted after a lost connection).
+    pub(crate) fn last_end(&self) -> LastEnd {
+        self.last_end.unwrap_or(LastEnd::Unclean(Instant::now()))
     }
 
     /// Our node, once created: its path and fencing token.
@@ -221,10 +247,16 @@ impl<'s> Contention<'s> {
         // waiting on one would be waiting forever.
         let mut not_contenders = HashSet::new();
         let mut own_watch = None;
+        // The node ahead whose deletion we saw last, whether it went alone,
+        // and when: who held before us, for `--lock-delay`.
+        let mut gone = None;
         loop {
             let ahead = match known.standing_of(&me) {
                 None => return Err(AcquireError::NodeDeleted(self.node_path(&me))),
                 Some((Standing::Holding, _)) => {
+                    if let Some(gone) = gone.filter(|_| self.minds_last_end) {
+                        self.last_end = Some(self.end_before_us(gone).await);
+                    }
                     self.kept_own_watch = own_watch
                         .filter(|own: &OwnWatch| own.as_made)
                         .map(|own| own.watch);
@@ -248,9 +280,14 @@ impl<'s> Contention<'s> {
             {
                 AheadChange::Gone if listing_bounds_the_queue_ahead(&me) => {
                     known.remove(&ahead.name);
+                    let others = known.len();
                     known = self.look_ahead(known, &me).await?;
+                    gone = Some((ahead.name, known.len() == others, Instant::now()));
                 }
-                AheadChange::Gone => known = self.relist(&not_contenders).await?,
+                AheadChange::Gone => {
+                    known = self.relist(&not_contenders).await?;
+                    gone = Some((ahead.name, false, Instant::now()));
+                }
                 AheadChange::Changed => {}
                 AheadChange::OwnChanged => own_watch = None,
                 AheadChange::NotAContender => {
@@ -264,6 +301,15 @@ impl<'s> Contention<'s> {
                 AheadChange::StillThere => return Ok(Outcome::NotAcquired),
             }
         }
+    }
+
+    /// How the hold before ours ended, once the node ahead of us `gone`
+    /// (alone or with others, seen when) went and the lock is ours: one
+    /// read of the directory's end record.
+    async fn end_before_us(&self, (gone, alone, seen): (String, bool, Instant)) -> LastEnd {
+        let read = self.session.get_data(&self.spec.path).await;
+        let data = read.as_ref().ok().map(|(data, _)| data.as_slice());
+        delay::after_wait(data, &gone, alone, seen)
     }
 
     /// A watch on our own node, so that its deletion while we wait is seen
@@ -367,17 +413,36 @@ impl<'s> Contention<'s> {
         let target = self.node_path(&self.prefix);
         let mut attempt = 0;
         loop {
+            // With `--lock-delay`, the directory as it was just before our
+            // create, read in the same round trip (sent first, answered
+            // first), and its stat with the listing.
+            let arrived = Instant::now();
+            let read = async {
+                match self.minds_last_end {
+                    true => Some(self.session.get_data(&self.spec.path).await),
+                    false => None,
+                }
+            };
             let create = self
                 .session
                 .create_sequential(&target, &self.spec.data, self.spec.ttl);
-            let list = self.session.children_once(&self.spec.path);
-            let (created, listed) = tokio::join!(create, list);
+            let list = async {
+                match self.minds_last_end {
+                    true => (self.session.children_and_stat_once(&self.spec.path).await)
+                        .map(|(children, stat)| (children, Some(stat))),
+                    false => (self.session.children_once(&self.spec.path).await)
+                        .map(|children| (children, None)),
+                }
+            };
+            let (read, created, listed) = tokio::join!(read, create, list);
             match created {
                 Ok((stat, sequence)) => {
                     self.node = Some(format!("{}{sequence}", self.prefix));
                     self.fence = stat.czxid;
+                    let after = listed.as_ref().ok().and_then(|(_, stat)| stat.as_ref());
+                    self.last_end = read.map(|read| delay::on_arrival(&read, after, arrived));
                     return match listed {
-                        Ok(children) => Ok(children),
+                        Ok((children, _)) => Ok(children),
                         Err(_) => Ok(self.list().await?),
                     };
                 }

@@ -4,12 +4,14 @@
 //! is the same for both.
 
 use super::acquire::{AcquireError, Contention, LockSpec, Outcome, Patience, Waiting};
+use super::delay::LastEnd;
 use super::lease::{LeaseContention, SemaphoreSpec};
 use crate::zk::{self, NodeWatch, Session};
 
 /// A lock's contention or a semaphore lease's.
 pub(crate) enum Acquisition<'s> {
-    Lock(Contention<'s>),
+    /// Boxed, as the lease is: each carries a node's worth of state.
+    Lock(Box<Contention<'s>>),
     /// Boxed: a lease's contention carries two nodes' worth of state.
     Lease(Box<LeaseContention<'s>>),
 }
@@ -38,7 +40,7 @@ impl<'s> Acquisition<'s> {
                     ender: spec.ender,
                 },
             ))),
-            None => Acquisition::Lock(Contention::new(session, spec)),
+            None => Acquisition::Lock(Box::new(Contention::new(session, spec))),
         }
     }
 
@@ -72,6 +74,23 @@ impl<'s> Acquisition<'s> {
         match self {
             Acquisition::Lock(contention) => contention.take_own_watch(),
             Acquisition::Lease(_) => None,
+        }
+    }
+
+    /// With `--lock-delay`: finds out how the hold before ours ended.
+    pub(crate) fn mind_last_end(&mut self) {
+        match self {
+            Acquisition::Lock(contention) => contention.mind_last_end(),
+            Acquisition::Lease(contention) => contention.mind_last_end(),
+        }
+    }
+
+    /// Once acquired after [`Acquisition::mind_last_end`]: how the hold (the
+    /// lease) before ours ended.
+    pub(crate) fn last_end(&self) -> LastEnd {
+        match self {
+            Acquisition::Lock(contention) => contention.last_end(),
+            Acquisition::Lease(contention) => contention.last_end(),
         }
     }
 

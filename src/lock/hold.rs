@@ -128,6 +128,9 @@ pub(crate) struct HeldLock {
     ender: Ender,
     /// For a `--once-per` hold, the last counted run its end record keeps.
     last_run: Cell<Option<LastRun>>,
+    /// How long the lock-delay held the locks back before they were handed
+    /// over.
+    delayed: Duration,
 }
 
 /// The last counted run of a `--once-per` lock, as its holder knows it
@@ -214,7 +217,18 @@ impl HeldLock {
             lost: Cell::new(None),
             ender,
             last_run: Cell::new(None),
+            delayed: Duration::ZERO,
         })
+    }
+
+    /// The locks, handed over after a lock-delay of `delayed`.
+    pub(crate) fn delayed_for(self, delayed: Duration) -> HeldLock {
+        HeldLock { delayed, ..self }
+    }
+
+    /// How long the lock-delay held the locks back (zero without one).
+    pub(crate) fn delayed(&self) -> Duration {
+        self.delayed
     }
 
     /// Our node in the first lock: the lock directory, the token and the
@@ -280,6 +294,7 @@ impl HeldLock {
             lost,
             ender,
             last_run,
+            ..
         } = self;
         let ours: Vec<Held> = std::iter::once(first)
             .chain(rest)

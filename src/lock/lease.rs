@@ -20,6 +20,7 @@
 //! ([`LeaseContention::abandon`]).
 
 use super::acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, sleep_until};
+use super::delay::{self, LastEnd};
 use super::end::{EndHow, Ender};
 use super::name::{ContenderKind, Dialect};
 use super::semaphore::{CURATOR_LEASES, CURATOR_LOCKS, kazoo_lock_path, kazoo_max_leases};
@@ -47,12 +48,16 @@ pub(crate) struct LeaseContention<'s> {
     /// The internal mutex every acquirer of the semaphore queues on.
     mutex: Contention<'s>,
     lease: LeaseNode<'s>,
+    /// With `--lock-delay`: how the last lease before ours ended, when it
+    /// took a wait for room to tell.
+    last_end: Option<LastEnd>,
 }
 
 /// Our lease node, as each layout makes it.
 enum LeaseNode<'s> {
-    /// Curator's: protected ephemeral-sequential, made before the wait.
-    Sequential(Contention<'s>),
+    /// Curator's: protected ephemeral-sequential, made before the wait
+    /// (boxed: a contention is many times the size of a name).
+    Sequential(Box<Contention<'s>>),
     /// kazoo's: ephemeral at a name of our own, made once there is room.
     Named(String),
 }
@@ -79,7 +84,7 @@ impl<'s> LeaseContention<'s> {
                 let prefix = format!("_c_{token}-lease-");
                 (
                     path::join(&spec.path, CURATOR_LOCKS),
-                    LeaseNode::Sequential(Contention::named(session, leases, prefix)),
+                    LeaseNode::Sequential(Box::new(Contention::named(session, leases, prefix))),
                 )
             }
         };
@@ -97,6 +102,27 @@ impl<'s> LeaseContention<'s> {
             mutex: Contention::new(session, mutex),
             spec,
             lease,
+            last_end: None,
+        }
+    }
+
+    /// Finds out how the last lease before ours ended
+    /// ([`LeaseContention::last_end`]).
+    pub(crate) fn mind_last_end(&mut self) {
+        if let LeaseNode::Sequential(lease) = &mut self.lease {
+            lease.mind_last_end();
+        }
+    }
+
+    /// Once acquired with [`LeaseContention::mind_last_end`]: how the last
+    /// lease before ours ended. A kazoo semaphore's directory takes no end
+    /// record (it holds the semaphore's size), so there every end counts as
+    /// unclean, from now.
+    pub(crate) fn last_end(&self) -> LastEnd {
+        match (&self.lease, self.last_end) {
+            (_, Some(end)) => end,
+            (LeaseNode::Sequential(lease), None) => lease.last_end(),
+            (LeaseNode::Named(_), None) => LastEnd::Unclean(tokio::time::Instant::now()),
         }
     }
 
@@ -143,6 +169,7 @@ impl<'s> LeaseContention<'s> {
     ) -> Result<Option<Held>, AcquireError> {
         let max = self.spec.max_leases as usize;
         let session = self.session;
+        let mut waited = false;
         loop {
             let step = match &mut self.lease {
                 LeaseNode::Sequential(lease) => curator_step(session, lease, max).await?,
@@ -151,7 +178,12 @@ impl<'s> LeaseContention<'s> {
                 }
             };
             let watch = match step {
-                Step::Held(held) => return Ok(Some(held)),
+                Step::Held(held) => {
+                    if waited {
+                        self.last_end = self.end_before_us(&held).await;
+                    }
+                    return Ok(Some(held));
+                }
                 Step::Full(_) if patience == Patience::NoWait => return Ok(None),
                 Step::Full(watch) => watch,
             };
@@ -165,7 +197,25 @@ impl<'s> LeaseContention<'s> {
             if !self.changed_in_time(watch, patience).await? {
                 return Ok(None);
             }
+            waited = true;
         }
+    }
+
+    /// With `--lock-delay`, once our Curator lease `held` is within the
+    /// maximum after a wait: how the last lease before it ended, from one
+    /// read of the leases' directory. `None` without the flag, and for
+    /// kazoo's layout, which keeps no record.
+    async fn end_before_us(&self, held: &Held) -> Option<LastEnd> {
+        let LeaseNode::Sequential(lease) = &self.lease else {
+            return None;
+        };
+        if !lease.minds_last_end() {
+            return None;
+        }
+        let seen = tokio::time::Instant::now();
+        let leases = path::parent(&held.node).expect("a lease has a parent");
+        let read = self.session.get_data(leases).await;
+        Some(delay::after_lease_wait(&read, seen))
     }
 
     /// Waits for the watched leases to change: `false` when patience ran

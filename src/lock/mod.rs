@@ -5,6 +5,7 @@
 
 pub(crate) mod acquire;
 pub(crate) mod acquisition;
+pub(crate) mod delay;
 pub mod end;
 pub(crate) mod hold;
 pub(crate) mod lease;

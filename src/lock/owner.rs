@@ -46,6 +46,11 @@ pub struct Owner {
     /// For a detached holder: who started it and what ends it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detached: Option<Detachment>,
+    /// `--lock-delay`, in milliseconds: after a hold that ended uncleanly,
+    /// this contender waits this long from that end before its command
+    /// runs, holding the lock meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_delay_ms: Option<u64>,
 }
 
 /// What identifies a command on its host: a process group whose leader
@@ -209,6 +214,7 @@ impl Owner {
             checks_cycles: false,
             lineage: None,
             detached: None,
+            lock_delay_ms: None,
         }
     }
 
@@ -232,6 +238,12 @@ impl Owner {
     /// The record with the moment a `-w` wait of `timeout` from now gives up.
     pub fn with_deadline(mut self, timeout: Option<std::time::Duration>) -> Owner {
         self.deadline_ms = timeout.map(|t| crate::clock::now_ms() + t.as_millis() as i64);
+        self
+    }
+
+    /// The record with the `--lock-delay` this contender keeps.
+    pub fn with_lock_delay(mut self, delay: Option<std::time::Duration>) -> Owner {
+        self.lock_delay_ms = delay.map(|delay| delay.as_millis() as u64);
         self
     }
 

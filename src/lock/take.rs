@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use super::acquire::{Held, LockSpec, Outcome, Patience, Waiting};
 use super::acquisition::{Acquisition, QueueChange};
+use super::delay::{self, LastEnd};
 use super::end::Ender;
-use super::hold::{HeldLock, Hold, give_up};
+use super::hold::{HeldLock, Hold, Loss, give_up};
 use super::name::{ContenderKind, Dialect};
 use super::nesting::{self, Enclosing};
 use super::owner::{Detachment, Owner};
@@ -57,6 +58,9 @@ pub(crate) struct Request {
     /// A `--once-per` request: a give-up's end record keeps the lock's last
     /// counted run.
     pub keeps_last_run: bool,
+    /// `--lock-delay`: after a hold that ended uncleanly, wait this long
+    /// (from its end) before handing the locks over.
+    pub lock_delay: Option<Duration>,
 }
 
 /// What a request does that an enclosing hold of ours covers.
@@ -86,6 +90,9 @@ pub(crate) enum Event<'a> {
     Waited,
     /// This lock is ours at once, under this enclosing hold.
     Reentered(&'a Held),
+    /// The last hold of this lock ended uncleanly: the locks are ours, but
+    /// handed over only after this much more of the lock-delay.
+    Delaying(&'a str, Duration),
 }
 
 /// Why the locks are not ours. Every node made on the way is deleted and
@@ -106,6 +113,11 @@ pub(crate) enum NotTaken {
     /// A certain wait-for cycle runs through our wait, and we are the one
     /// of it to give up; the node whose release breaks it.
     Cycle { lock: String, break_with: String },
+    /// `-n` found a lock-delay pending, or it would outlast `-w`: the
+    /// lock, and how much of the delay was left.
+    Delayed { lock: String, left: Duration },
+    /// A lock was lost while its lock-delay ran.
+    Lost { held: Held, loss: Loss },
     /// A signal came while we waited.
     Interrupted(i32),
     /// The wait failed (no connection, no permission, ...).
@@ -149,7 +161,8 @@ pub(crate) async fn take(
         let owner = Owner::of_this_process(command, data)
             .in_group(group)
             .with_deadline(request.timeout.filter(|_| !request.no_wait))
-            .in_lineage(request.detached.clone());
+            .in_lineage(request.detached.clone())
+            .with_lock_delay(request.lock_delay);
         (owner, nesting::hints())
     });
     let session = session.map_err(failed)?;
@@ -166,6 +179,7 @@ pub(crate) async fn take(
     let patience = Patience::new(request.no_wait, request.timeout);
     let ender = Ender::of_owner(&owner);
     let mut holds = Vec::new();
+    let mut ends = Vec::new();
     for lock in &request.locks {
         let one = One {
             request,
@@ -174,7 +188,10 @@ pub(crate) async fn take(
             enclosing: &enclosing,
         };
         match one.take(&session, patience, events, signals).await {
-            Ok(hold) => holds.push(hold),
+            Ok((hold, end)) => {
+                holds.push(hold);
+                ends.extend(end.map(|end| (lock.clone(), end)));
+            }
             Err(not_taken) => {
                 give_up(session, evidence, holds, ender).await;
                 return Err(not_taken);
@@ -186,9 +203,16 @@ pub(crate) async fn take(
         give_up(session, evidence, Vec::new(), ender).await;
         return Err(failed(anyhow::anyhow!("no lock was named")));
     };
-    HeldLock::new(session, evidence, (first, holds.collect()), margin, ender)
+    let held = HeldLock::new(session, evidence, (first, holds.collect()), margin, ender)
         .await
-        .map_err(failed)
+        .map_err(failed)?;
+    match request
+        .lock_delay
+        .and_then(|lock_delay| delay::until(&ends, lock_delay))
+    {
+        Some(until) => delay::sit_out(held, until, patience, margin, (events, signals)).await,
+        None => Ok(held),
+    }
 }
 
 /// Why `request` may not queue at all, before any node is made: an upgrade
@@ -227,15 +251,16 @@ struct One<'a> {
 
 impl One<'_> {
     /// Takes the lock on `session`: re-enters an enclosing hold that covers
-    /// it, or waits in its queue as `patience` allows. Our node is deleted
-    /// on every path that gives up.
+    /// it, or waits in its queue as `patience` allows; with `--lock-delay`,
+    /// says how the hold before ours ended. Our node is deleted on every
+    /// path that gives up.
     async fn take(
         &self,
         session: &Session,
         patience: Patience,
         events: &impl Fn(Event<'_>),
         signals: &mut Signals,
-    ) -> Result<Hold, NotTaken> {
+    ) -> Result<(Hold, Option<LastEnd>), NotTaken> {
         if let Some(hold) = self.enclosing_hold(session).await.map_err(failed)? {
             if !self
                 .enclosing
@@ -248,7 +273,7 @@ impl One<'_> {
                 });
             }
             events(Event::Reentered(&hold));
-            return Ok(Hold::reentered(hold));
+            return Ok((Hold::reentered(hold), None));
         }
         let request = self.request;
         let spec = LockSpec {
@@ -261,6 +286,9 @@ impl One<'_> {
             keeps_last_run: request.keeps_last_run,
         };
         let mut acquisition = Acquisition::new(session, spec, request.max_leases);
+        if request.lock_delay.is_some() {
+            acquisition.mind_last_end();
+        }
         // Before the wait is shown: Ctrl-Z at a prompt that shows it must
         // find zklock refusing to stop.
         crate::run::refuse_ctrl_z();
@@ -269,7 +297,8 @@ impl One<'_> {
             .wait(session, &mut acquisition, patience, events, signals)
             .await;
         let kept_watch = acquisition.take_own_watch();
-        waited.map(|held| Hold::ours(held, kept_watch))
+        let end = request.lock_delay.map(|_| acquisition.last_end());
+        waited.map(|held| (Hold::ours(held, kept_watch), end))
     }
 
     /// Re-entry: the enclosing hold of ours that holds this lock now in a

@@ -97,7 +97,7 @@ impl Timings {
                 EventKind::Left => {
                     self.began.remove(&node);
                 }
-                EventKind::Watching | EventKind::Gone | EventKind::Gap => {}
+                EventKind::Watching | EventKind::Gone | EventKind::Gap | EventKind::LockDelay => {}
             }
         }
     }

@@ -38,6 +38,10 @@ pub(crate) enum EventKind {
     Released,
     /// A waiter's node is gone before it held.
     Left,
+    /// The holder just acquired keeps a lock-delay, and the hold before
+    /// ended uncleanly: its command waits.
+    #[serde(rename = "lock_delay")]
+    LockDelay,
     /// The lock directory was deleted.
     Gone,
     /// The connection was lost (or the session replaced): changes while it
@@ -56,6 +60,7 @@ impl EventKind {
             EventKind::Acquired => "acquired",
             EventKind::Released => "released",
             EventKind::Left => "left",
+            EventKind::LockDelay => "lock_delay",
             EventKind::Gone => "gone",
             EventKind::Gap => "gap",
         }
@@ -251,6 +256,8 @@ struct LockEventJson<'a> {
     how: Option<How>,
     how_evidence: Option<Evidence>,
     ended_by: Option<&'a EndedBy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lock_delay_ms: Option<u64>,
 }
 
 impl Serialize for LockEvent {
@@ -274,6 +281,9 @@ impl Serialize for LockEvent {
             how: self.lasted.how.as_ref().map(|end| end.how),
             how_evidence: self.lasted.how.as_ref().map(|end| end.evidence),
             ended_by: self.lasted.how.as_ref().and_then(|end| end.by.as_ref()),
+            lock_delay_ms: (self.kind == EventKind::LockDelay)
+                .then(|| super::delays::lock_delay_ms(self))
+                .flatten(),
         }
         .serialize(serializer)
     }

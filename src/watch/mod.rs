@@ -30,6 +30,7 @@
 //! read again, a `gap` event says so, and the transitions follow. An expired
 //! session is replaced by a new one the same way.
 
+mod delays;
 mod ends;
 mod events;
 mod feed;
@@ -50,6 +51,7 @@ use crate::model::locks::NodeRead;
 use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
 use crate::zk::{self, ConnectOptions, Session, path};
 
+pub(crate) use delays::lock_delay_ms;
 use ends::{SessionProbe, Timings};
 use events::Counts;
 pub(crate) use events::{EventKind, HoldEnd, How, Lasted, LockEvent};
@@ -96,6 +98,8 @@ pub(crate) struct LockWatch {
     dirs: BTreeSet<String>,
     /// When each hold and wait began, for the durations of their ends.
     timings: Timings,
+    /// How the last hold of each lock ended, for `lock_delay` events.
+    delays: delays::Delays,
     /// Asks the ensemble whether the session of a hold that ended lives.
     probe: SessionProbe,
     /// Whether the session is connected and the locks as read are current.
@@ -180,6 +184,7 @@ impl LockWatch {
         let mut watch = LockWatch {
             states: session.session_states(),
             timings: Timings::default(),
+            delays: delays::Delays::default(),
             probe: SessionProbe::new(&connect, admin_port),
             connected: Arc::new(AtomicBool::new(true)),
             connect,
@@ -301,7 +306,7 @@ impl LockWatch {
                     let live = self.sessions();
                     self.probe.explain(&mut events, &live, &records).await;
                 }
-                return Ok(Some(events));
+                return Ok(Some(self.delays.mark(events)));
             }
         }
     }

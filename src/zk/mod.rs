@@ -386,6 +386,14 @@ impl Session {
             .map_err(|e| Error::op("list", path, e))
     }
 
+    /// [`Session::children_once`], with the node's stat as of the listing.
+    pub async fn children_and_stat_once(&self, path: &str) -> Result<(Vec<String>, Stat), Error> {
+        self.client
+            .get_children(path)
+            .await
+            .map_err(|e| Error::op("list", path, e))
+    }
+
     /// Closes the session and waits until the server has dropped it, so its
     /// ephemeral nodes go at once instead of one session timeout later.
     pub async fn close(self) {

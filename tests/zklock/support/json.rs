@@ -174,7 +174,7 @@ pub struct WatchEvent {
     pub time: String,
     pub time_ms: i64,
     /// `holding`, `queued`, `watching`, `waiting`, `acquired`, `released`,
-    /// `left`, `gone` or `gap`.
+    /// `left`, `lock_delay`, `gone` or `gap`.
     pub event: String,
     /// The lock directory; for `watching` and `gap` the watched path.
     pub lock: String,
@@ -200,6 +200,9 @@ pub struct WatchEvent {
     pub how_evidence: Option<String>,
     /// Who ended the hold and why, from the end record.
     pub ended_by: Option<EndedBy>,
+    /// On `lock_delay`: the delay the new holder keeps.
+    #[serde(default)]
+    pub lock_delay_ms: Option<u64>,
 }
 
 /// The zklock that ended a hold, as a watch event names it.
