@@ -553,6 +553,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session -d 'Contender nodes of this session (0x... or decimal)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l disconnected-for -d 'Contender nodes whose session no member has listed for at least DUR (reap watches that long first); never a node without a session' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l reason -d 'Why: kept in the end record written into each lock directory with its deletes' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r

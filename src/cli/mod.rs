@@ -1018,6 +1018,11 @@ pub struct ReapCmdArgs {
     #[arg(long, conflicts_with_all = ["older_than", "session"])]
     pub all: bool,
 
+    /// Contender nodes whose session no member has listed for at least DUR (reap watches that
+    /// long first); never a node without a session
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub disconnected_for: Option<Duration>,
+
     /// Also delete empty lock directories (see the man page for which)
     #[arg(long)]
     pub empty: bool,

@@ -1,7 +1,9 @@
 //! `zklock top [PATH]`: a live full-screen view of the locks under PATH,
 //! kept current from the live watch: holders, waiters, the oldest hold and
-//! wait, the holder's owner and host; sorted by contention or by hold age,
-//! filtered by name, one lock opened to its queue.
+//! wait, the holder's owner and host, and whether its session is connected
+//! (with how long it has been gone across the surveys top has made); sorted
+//! by contention or by hold age, filtered by name, one lock opened to its
+//! queue.
 //!
 //! The terminal is put back whichever way top ends that it can see: `q`,
 //! Ctrl-C (a key in raw mode), a watch that fails, an error in drawing, even
@@ -39,9 +41,11 @@ use crate::output::{self, Column, Fitted, inert};
 use crate::run::Signals;
 use crate::usage::UsageError;
 use crate::watch::{LockWatch, Stale};
-use crate::zk::sessions::{self, Ask, Survey};
+use crate::zk::sessions::{Absences, Ask, Survey, Surveyor};
 
-use super::{CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, client_host, contender_row};
+use super::{
+    CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, client_host, contender_connected, contender_row,
+};
 
 /// What `top` was asked for.
 #[derive(Clone, Debug)]
@@ -53,7 +57,8 @@ pub struct TopArgs {
 /// How often the view is drawn again (ages grow without any change).
 const REDRAW: Duration = Duration::from_secs(1);
 
-/// How often the ensemble is asked who is connected, for the HOST column.
+/// How often the ensemble is asked who is connected, for the HOST and
+/// CONNECTED columns.
 const SURVEY_INTERVAL: Duration = Duration::from_secs(10);
 
 /// The order of the lines.
@@ -78,6 +83,8 @@ impl SortBy {
 struct View {
     path: String,
     survey: Option<Survey>,
+    /// How long each shown session has been gone, across the surveys.
+    absences: Absences,
     sort: SortBy,
     filter: String,
     /// Typing a filter after `/`.
@@ -116,6 +123,7 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
     let mut view = View {
         path: args.path.clone(),
         survey: None,
+        absences: Absences::default(),
         sort: SortBy::Contention,
         filter: String::new(),
         filtering: false,
@@ -138,6 +146,7 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
             }
         }
     };
+    let surveyor = Surveyor::new(&globals.connect.hosts, globals.admin_port);
     let show = async {
         let mut keys = EventStream::new();
         let mut redraw = tokio::time::interval(REDRAW);
@@ -155,8 +164,8 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
                 },
                 _ = redraw.tick() => {}
                 _ = survey_due.tick() => {
-                    let hosts = &globals.connect.hosts;
-                    view.survey = Some(sessions::survey(hosts, globals.admin_port, Ask::Connections).await);
+                    let survey = surveyor.survey(Ask::Connections).await;
+                    view.take_survey(survey, &locks.borrow());
                 }
                 signal = signals.next() => return Ok(ExitStatus::DiesOf(signal)),
             }
@@ -218,6 +227,29 @@ impl View {
             _ => {}
         }
         false
+    }
+
+    /// Takes in a new survey, counting the absences of the sessions of
+    /// `locks`.
+    fn take_survey(&mut self, survey: Survey, locks: &Locks) {
+        let sessions = locks
+            .values()
+            .flat_map(Lock::contenders)
+            .map(Contender::session);
+        self.absences.record(&survey, sessions);
+        self.survey = Some(survey);
+    }
+
+    /// `contender` with its client as the last survey saw it, and how long
+    /// its session has been gone.
+    fn seen(&self, contender: &Contender) -> Contender {
+        let mut contender = contender.clone();
+        if let Some(survey) = &self.survey {
+            contender.attach_client(survey);
+            self.absences
+                .annotate(contender.session(), &mut contender.client);
+        }
+        contender
     }
 
     /// The locks that pass the filter, in the chosen order.
@@ -306,14 +338,16 @@ impl Drop for Restore {
     }
 }
 
-/// The columns of the list of locks. A row too wide for the screen gives
-/// up HOST, then WAITED, then OWNER (after cutting it), then HELD; the
+/// The columns of the list of locks; HELD, CONNECTED, OWNER and HOST are
+/// of the oldest holder. A row too wide for the screen gives up HOST, then
+/// WAITED, then OWNER (after cutting it), then HELD, then CONNECTED; the
 /// lock and its counts stay, and a lock wider than the screen wraps.
 const LOCK_COLUMNS: &[Column] = &[
     Column::whole("LOCK"),
     Column::whole("HOLD"),
     Column::whole("WAIT"),
     Column::whole("HELD").goes(4),
+    Column::whole("CONNECTED").goes(5),
     Column::whole("WAITED").goes(2),
     Column::text("OWNER").goes(3),
     Column::whole("HOST").goes(1),
@@ -357,7 +391,7 @@ fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
     };
     frame.render_widget(Paragraph::new(keys), foot);
     match view.opened.as_ref().and_then(|path| locks.get(path)) {
-        Some(lock) => render_queue(frame, body, lock, locks, now),
+        Some(lock) => render_queue(frame, body, lock, (view, locks), now),
         None => render_locks(frame, body, view, locks, now),
     }
 }
@@ -442,21 +476,22 @@ fn render_locks(
         .shown(locks, now)
         .into_iter()
         .map(|lock| {
-            let oldest = lock.holders.iter().max_by_key(|c| now - c.stat.ctime);
+            let oldest = lock
+                .holders
+                .iter()
+                .max_by_key(|c| now - c.stat.ctime)
+                .map(|c| view.seen(c));
             vec![
                 names::shown(&lock.path).into_owned(),
                 lock.holders.len().to_string(),
                 lock.waiters.len().to_string(),
                 age_text(oldest_age(&lock.holders, now)),
+                oldest.as_ref().map_or("-".to_owned(), contender_connected),
                 age_text(oldest_age(&lock.waiters, now)),
-                oldest.map_or("-".to_owned(), Contender::owner_text),
-                oldest.map_or("-".to_owned(), |c| {
-                    let mut c = c.clone();
-                    if let Some(survey) = &view.survey {
-                        c.attach_client(survey);
-                    }
-                    client_host(&c)
-                }),
+                oldest
+                    .as_ref()
+                    .map_or("-".to_owned(), Contender::owner_text),
+                oldest.as_ref().map_or("-".to_owned(), client_host),
             ]
         })
         .collect();
@@ -468,7 +503,13 @@ fn render_locks(
 /// owner waits, on whom, to the root blocker, among the locks under the
 /// path top follows. The chain comes first so that a long queue cannot
 /// push it off the screen.
-fn render_queue(frame: &mut ratatui::Frame<'_>, area: Rect, lock: &Lock, locks: &Locks, now: i64) {
+fn render_queue(
+    frame: &mut ratatui::Frame<'_>,
+    area: Rect,
+    lock: &Lock,
+    (view, locks): (&View, &Locks),
+    now: i64,
+) {
     let width = usize::from(area.width);
     let title = format!(
         "{}  {}  {}",
@@ -490,7 +531,7 @@ fn render_queue(frame: &mut ratatui::Frame<'_>, area: Rect, lock: &Lock, locks: 
     let rows: Vec<Vec<String>> = lock
         .standings()
         .map(|(contender, holds)| {
-            let mut contender = contender.clone();
+            let mut contender = view.seen(contender);
             contender.age_ms = now - contender.stat.ctime;
             contender_row(&lock.path, &contender, holds).to_vec()
         })

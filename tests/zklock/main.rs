@@ -50,6 +50,7 @@ mod inspect;
 mod interop;
 mod labels;
 mod layers;
+mod liveness;
 mod locks;
 mod log;
 mod modes;
