@@ -354,8 +354,11 @@ Sessions: every member is asked at once, each within 3 s, with the cons
 (4lw.commands.whitelist), its AdminServer's connections (and watches)
 commands over HTTP on --admin-port (default 8080). The members are those of
 the connect string and those /zookeeper/config names with a client address
-(observers too), read once the session is open; a member the configuration
-names without one is reached only as the connect string names it. One
+(observers too), read once the session is open. A member the configuration
+names without one is taken to be the connect string's member on its host;
+where the connect string names none there, it cannot be asked, and counts
+as a member that did not answer (at most 256 members are asked; the rest
+count so too). One
 survey per command, however many locks. When a member answers neither,
 client stays null and connection is unknown where that member could
 matter, and one note on stderr says why.
@@ -376,8 +379,9 @@ stderr when reading takes longer than a moment.";
         format!(
             "{EXAMPLES}\n\n\
 Columns: LOCK, KIND, DIALECT (-o wide), HOLDERS and WAITERS (how many; a
-kazoo semaphore shows holders/maximum), HELD FOR, CONNECTED, HOST (-o
-wide) and OWNER (of the holder that has held it longest: CONNECTED is yes,
+kazoo semaphore shows holders/maximum), HELD FOR, CONNECTED (-o wide),
+HOST (-o wide) and OWNER (of the holder that has held it longest: CONNECTED
+is yes,
 no when every member answered and none lists its session, unknown when some
 member did not answer, - without a session; HOST is the address its client
 connects from, disconnected when its session has no connection now, - when
@@ -398,12 +402,11 @@ waiters (most first; these two read everything before printing).
 --no-headers leaves out the header line. The default root absent (a fresh
 cluster) or empty is no error: no locks, exit 0, an empty table or [].
 
-The default table shows LOCK, KIND, HOLDERS, WAITERS, HELD FOR, CONNECTED
-and OWNER, fitted to the terminal's width (80 columns when stdout is not a
-terminal, or COLUMNS when set): a row too wide cuts OWNER between words,
-then leaves out OWNER, KIND, HELD FOR and CONNECTED in that order; LOCK and
-the counts stay. -o
-wide adds DIALECT and HOST and cuts, wraps and fits nothing (--no-trunc is
+The default table shows LOCK, KIND, HOLDERS, WAITERS, HELD FOR and OWNER,
+fitted to the terminal's width (80 columns when stdout is not a terminal,
+or COLUMNS when set): a row too wide cuts OWNER between words, then leaves
+out OWNER, KIND and HELD FOR in that order; LOCK and the counts stay. -o
+wide adds DIALECT, CONNECTED and HOST and cuts, wraps and fits nothing (--no-trunc is
 its alias).
 
 Metrics (-o prometheus): the Prometheus text format, as node_exporter's
@@ -502,8 +505,8 @@ with its arguments only when the holder ran with --record-command, and
 --data; HBase's server, table and purpose, a leader node's decoded leader,
 Curator's IP or kazoo's identifier, else the session). The default columns
 are fitted to the terminal's width (80 off a terminal) as ls's are: a row
-too wide cuts OWNER between words, then leaves out OWNER, AGE, MODE, STATE
-and CONNECTED in that order; SEQ and SESSION stay, and the heading wraps,
+too wide cuts OWNER between words, then leaves out OWNER, AGE, MODE,
+CONNECTED and STATE in that order; SEQ and SESSION stay, and the heading wraps,
 its path never cut. -o json prints the
 lock as ls does, and each waiter also carries blocked_by: its chain beyond
 the lock's queue, a list of hops {{\"lock\", \"node\", \"session\", \"owner\",
@@ -826,8 +829,8 @@ Examples:
 top shows the locks under PATH full screen, kept current from the live
 watch (as watch follows them): LOCK, HOLD and WAIT (how many), HELD (the
 oldest holding node's age), CONNECTED, WAITED (the oldest waiting node's
-age), OWNER and HOST (of the oldest holder; every member of the connect
-string is asked who is connected every 10 s). CONNECTED is yes, no (every
+age), OWNER and HOST (of the oldest holder; every member, as ls asks
+them, is asked who is connected every 10 s). CONNECTED is yes, no (every
 member answered and none lists the session), with how long it has been so
 across top's surveys once two have shown it (no 30s: a frozen or cut off
 client, which may still come back until its session expires), unknown when
@@ -835,7 +838,8 @@ some member did not answer, or - for a node without a session; HOST is the
 host its client connects from, disconnected when its session has no
 connection. OWNER shows the command as ps does.
 The columns fit the screen's width: a row too wide cuts OWNER between
-words, then leaves out HOST, WAITED, OWNER, HELD and CONNECTED in that order; LOCK and
+words, then leaves out HOST, WAITED, OWNER, HELD and CONNECTED in that
+order; LOCK and
 the counts stay, and a lock path wider than the screen wraps onto the next
 line, each line it goes on from ending in \u{21b5} (U+21B5). No path,
 sequence number, session id or pid is ever cut.

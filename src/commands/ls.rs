@@ -106,8 +106,10 @@ impl LsSort {
 }
 
 /// The columns of `ls`'s table; HELD FOR, CONNECTED, HOST and OWNER are of
-/// the oldest holder. A row too wide for the width gives up its owner,
-/// then KIND, then HELD FOR, then CONNECTED; the lock and its counts stay.
+/// the oldest holder. A row is a lock, not a contender: whether its holder
+/// is connected is in `-o wide`, beside its host, and in the JSON of every
+/// contender. A row too wide for the width gives up its owner, then KIND,
+/// then HELD FOR; the lock and its counts stay.
 const COLUMNS: &[Column] = &[
     Column::whole("LOCK"),
     Column::whole("KIND").goes(2),
@@ -115,7 +117,7 @@ const COLUMNS: &[Column] = &[
     Column::whole("HOLDERS"),
     Column::whole("WAITERS"),
     Column::whole("HELD FOR").goes(3),
-    Column::whole("CONNECTED").goes(4),
+    Column::whole("CONNECTED").wide(),
     Column::whole("HOST").wide(),
     Column::text("OWNER").goes(1),
 ];

@@ -159,6 +159,20 @@ pub async fn with_session_and_surveyor<T>(
     .await
 }
 
+/// Every member to ask who is connected: the connect string's, and those
+/// the ensemble's configuration names, read on a session of its own; for a
+/// command that keeps asking on no session of its own (`top`).
+pub(crate) async fn every_member(globals: &Globals) -> Result<Surveyor> {
+    with_session(globals, async |session| {
+        let mut surveyor = Surveyor::new(&globals.connect.hosts, globals.admin_port);
+        if let Some(config) = session.ensemble_config().await {
+            surveyor.add_configured(&config);
+        }
+        Ok(surveyor)
+    })
+    .await
+}
+
 async fn work_then_close<T>(
     session: Session,
     work: impl AsyncFnOnce(&Session) -> Result<T>,
@@ -385,15 +399,15 @@ pub(crate) fn chain_lines(hops: &[HopJson]) -> Vec<String> {
 pub(crate) const CHAIN_INDENT: usize = 6;
 
 /// The columns of a lock's table: one row per contender. A row too wide
-/// for the width gives up its owner, then AGE, MODE, STATE and CONNECTED;
+/// for the width gives up its owner, then AGE, MODE, CONNECTED and STATE;
 /// the sequence number and the session stay.
 pub(crate) const CONTENDER_COLUMNS: &[Column] = &[
     Column::whole("NODE").wide(),
     Column::whole("SEQ"),
     Column::whole("MODE").goes(3),
-    Column::whole("STATE").goes(4),
+    Column::whole("STATE").goes(5),
     Column::whole("SESSION"),
-    Column::whole("CONNECTED").goes(5),
+    Column::whole("CONNECTED").goes(4),
     Column::whole("CLIENT").wide(),
     Column::whole("AGE").goes(2),
     Column::whole("FENCE").wide(),

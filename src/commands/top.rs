@@ -41,10 +41,11 @@ use crate::output::{self, Column, Fitted, inert};
 use crate::run::Signals;
 use crate::usage::UsageError;
 use crate::watch::{LockWatch, Stale};
-use crate::zk::sessions::{Absences, Ask, Survey, Surveyor};
+use crate::zk::sessions::{Absences, Ask, Survey};
 
 use super::{
     CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, client_host, contender_connected, contender_row,
+    every_member,
 };
 
 /// What `top` was asked for.
@@ -109,6 +110,7 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
         .into());
     }
     let mut signals = Signals::catch_every_ending()?;
+    let surveyor = every_member(globals).await?;
     let (mut watch, first) = LockWatch::start(
         globals.connect.clone(),
         globals.admin_port,
@@ -146,7 +148,6 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
             }
         }
     };
-    let surveyor = Surveyor::new(&globals.connect.hosts, globals.admin_port);
     let show = async {
         let mut keys = EventStream::new();
         let mut redraw = tokio::time::interval(REDRAW);

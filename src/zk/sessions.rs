@@ -38,6 +38,10 @@ pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(3);
 /// The AdminServer's port when none is given: ZooKeeper's default.
 pub(crate) const DEFAULT_ADMIN_PORT: u16 = 8080;
 
+/// The most members ever asked: a configuration a server sends may name any
+/// number, and each costs a connection.
+const MAX_MEMBERS: usize = 256;
+
 /// Replies are cut at this size: a member with very many connections is
 /// still read in bounded memory.
 const MAX_REPLY: u64 = 64 << 20;
@@ -177,6 +181,9 @@ pub(crate) async fn survey(hosts: &Hosts, admin_port: u16, ask: Ask) -> Survey {
 #[derive(Clone, Debug)]
 pub struct Surveyor {
     members: Vec<(String, u16)>,
+    /// Members that cannot be asked, with why: every survey counts them as
+    /// silent.
+    unasked: Vec<String>,
     chroot: Option<String>,
     admin_port: u16,
 }
@@ -186,6 +193,7 @@ impl Surveyor {
     pub fn new(hosts: &Hosts, admin_port: u16) -> Surveyor {
         Surveyor {
             members: hosts.members(),
+            unasked: Vec::new(),
             chroot: hosts.chroot().map(str::to_owned),
             admin_port,
         }
@@ -193,22 +201,43 @@ impl Surveyor {
 
     /// Adds the members the ensemble's configuration (`/zookeeper/config`)
     /// names with a client address that are not asked yet, and returns a
-    /// surveyor of those alone.
+    /// surveyor of those alone. A member it names without a client address
+    /// is taken to be the connect string's member on its host; when the
+    /// connect string names none there, or the configuration names more
+    /// members than are ever asked, that member cannot be asked, and every
+    /// survey says so: nobody is called disconnected who may be connected
+    /// to it.
     pub fn add_configured(&mut self, config: &[u8]) -> Surveyor {
-        let added: Vec<(String, u16)> = configured_members(config)
-            .into_iter()
-            .filter(|member| !self.members.contains(member))
-            .collect();
-        self.members.extend(added.iter().cloned());
-        Surveyor {
-            members: added,
+        let mut added = Surveyor {
+            members: Vec::new(),
+            unasked: Vec::new(),
             ..self.clone()
+        };
+        for member in configured(config) {
+            let asked = self.members.len() + added.members.len();
+            match member.client {
+                _ if asked >= MAX_MEMBERS => added.unasked.push(format!(
+                    "{} ({}) is beyond the {MAX_MEMBERS} members zklock asks",
+                    member.name, member.host
+                )),
+                Some(client) if !self.members.contains(&client) => added.members.push(client),
+                Some(_) => {}
+                None if self.members.iter().any(|(host, _)| *host == member.host) => {}
+                None => added.unasked.push(format!(
+                    "{} ({}) has no client address in /zookeeper/config and is not in the \
+                     connect string",
+                    member.name, member.host
+                )),
+            }
         }
+        self.members.extend(added.members.iter().cloned());
+        self.unasked.extend(added.unasked.iter().cloned());
+        added
     }
 
-    /// True when there is nobody to ask.
+    /// True when there is nobody to ask, and nobody who cannot be.
     pub fn is_empty(&self) -> bool {
-        self.members.is_empty()
+        self.members.is_empty() && self.unasked.is_empty()
     }
 
     /// Asks every member about its sessions, in parallel.
@@ -234,35 +263,57 @@ impl Surveyor {
                 Err(why) => survey.silent.push(format!("{server} {why}")),
             }
         }
+        survey.silent.extend(self.unasked.iter().cloned());
         survey
     }
 }
 
-/// The members a dynamic configuration names with a client address, each
-/// `server.N=HOST:QUORUM:ELECTION[:ROLE][;[CLIENT_HOST:]CLIENT_PORT]`; a
-/// wildcard client host (`0.0.0.0`, `::`) is reached at the server's own
-/// host. A line without a client address says nothing to ask.
-fn configured_members(config: &[u8]) -> Vec<(String, u16)> {
+/// A member as a dynamic configuration names it, each line
+/// `server.N=HOST:QUORUM:ELECTION[:ROLE][;[CLIENT_HOST:]CLIENT_PORT]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Configured {
+    /// `server.N`, for messages.
+    name: String,
+    /// The server's own host.
+    host: String,
+    /// Where its clients connect; `None` when the line does not say. A
+    /// wildcard client host (`0.0.0.0`, `::`) is reached at `host`.
+    client: Option<(String, u16)>,
+}
+
+/// The members of a dynamic configuration; other lines are left out.
+fn configured(config: &[u8]) -> Vec<Configured> {
     let text = String::from_utf8_lossy(config);
     text.lines()
         .filter_map(|line| {
             let (key, value) = line.trim().split_once('=')?;
             key.strip_prefix("server.")?;
-            let (quorum, client) = value.split_once(';')?;
-            let server_host = split_host(quorum)?.0;
-            let client = client.trim();
-            let (host, port) = match client.parse::<u16>() {
-                Ok(port) => (server_host, port),
-                Err(_) => {
-                    let (host, rest) = split_host(client)?;
-                    let port = rest.strip_prefix(':')?.parse().ok()?;
-                    let wildcard = matches!(host, "0.0.0.0" | "::" | "0:0:0:0:0:0:0:0" | "");
-                    (if wildcard { server_host } else { host }, port)
-                }
+            let (quorum, client) = match value.split_once(';') {
+                Some((quorum, client)) => (quorum, Some(client.trim())),
+                None => (value, None),
             };
-            (port != 0 && !host.is_empty()).then(|| (host.to_owned(), port))
+            let host = split_host(quorum)?.0;
+            (!host.is_empty()).then(|| Configured {
+                name: key.to_owned(),
+                host: host.to_owned(),
+                client: client.and_then(|client| client_address(host, client)),
+            })
         })
         .collect()
+}
+
+/// The client address of a configuration line's `[CLIENT_HOST:]PORT`.
+fn client_address(server_host: &str, client: &str) -> Option<(String, u16)> {
+    let (host, port) = match client.parse::<u16>() {
+        Ok(port) => (server_host, port),
+        Err(_) => {
+            let (host, rest) = split_host(client)?;
+            let port = rest.strip_prefix(':')?.parse().ok()?;
+            let wildcard = matches!(host, "0.0.0.0" | "::" | "0:0:0:0:0:0:0:0" | "");
+            (if wildcard { server_host } else { host }, port)
+        }
+    };
+    (port != 0).then(|| (host.to_owned(), port))
 }
 
 /// The host at the start of `text` (a bracketed IPv6 address without its
@@ -707,16 +758,18 @@ server.3=[fd00::3]:2888:3888:observer;2183\n\
 server.4=zk4:2888:3888;[::]:2184\n\
 server.5=zk5:2888:3888:participant\n\
 version=100000000\n";
+        let clients: Vec<_> = configured(config).into_iter().map(|m| m.client).collect();
         assert_eq!(
-            configured_members(config),
+            clients,
             vec![
-                ("10.0.0.1".to_owned(), 2181),
-                ("zk2.clients".to_owned(), 2182),
-                ("fd00::3".to_owned(), 2183),
-                ("zk4".to_owned(), 2184),
+                Some(("10.0.0.1".to_owned(), 2181)),
+                Some(("zk2.clients".to_owned(), 2182)),
+                Some(("fd00::3".to_owned(), 2183)),
+                Some(("zk4".to_owned(), 2184)),
+                None,
             ]
         );
-        assert!(configured_members(b"").is_empty());
+        assert!(configured(b"").is_empty());
         let hosts = Hosts::parse("10.0.0.1:2181,zk9:2181/c").unwrap();
         let mut surveyor = Surveyor::new(&hosts, 8080);
         let added = surveyor.add_configured(config);
@@ -727,6 +780,27 @@ version=100000000\n";
         );
         assert_eq!(surveyor.members.len(), 5);
         assert_eq!(added.chroot.as_deref(), Some("/c"));
+        assert_eq!(
+            added.unasked.len(),
+            1,
+            "zk5 names no client address: {added:?}"
+        );
+        assert!(added.unasked[0].contains("server.5 (zk5)"));
+        // Named by the connect string on its host: asked there.
+        let mut surveyor = Surveyor::new(&Hosts::parse("zk5:2181").unwrap(), 8080);
+        assert!(
+            surveyor
+                .add_configured(b"server.5=zk5:2888:3888")
+                .is_empty()
+        );
+        // A configuration of very many members: the rest are not asked, and
+        // say so.
+        let many: String = (0..1000)
+            .map(|n| format!("server.{n}=h{n}:1:2;{}\n", 3000 + n))
+            .collect();
+        let added = Surveyor::new(&hosts, 8080).add_configured(many.as_bytes());
+        assert_eq!(added.members.len() + 2, MAX_MEMBERS);
+        assert_eq!(added.unasked.len(), 1000 + 2 - MAX_MEMBERS);
     }
 
     /// A survey at `at` in which every member answered, listing `listed`.

@@ -101,6 +101,26 @@ fn ls_stat_and_reap_dry_run_mark_each_session_connected_disconnected_or_unknown(
     );
     assert_eq!(connection_of(&contenders, &ttl_node), None, "no session");
 
+    let wide = env.zklock(["ls", "-o", "wide"]).run();
+    assert_eq!(
+        cell(&wide.stdout, "/locks/dead ").as_deref(),
+        Some("no"),
+        "{}",
+        wide.stdout
+    );
+    assert_eq!(
+        cell(&wide.stdout, "/locks/live ").as_deref(),
+        Some("yes"),
+        "{}",
+        wide.stdout
+    );
+    assert_eq!(
+        cell(&wide.stdout, "/locks/ttl ").as_deref(),
+        Some("-"),
+        "{}",
+        wide.stdout
+    );
+
     let stat: Lock = env
         .zklock(["stat", "/locks/dead", "-o", "json"])
         .run()
