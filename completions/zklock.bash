@@ -1540,7 +1540,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__reap)
-            opts="-y -C -H -o -q -v -h --older-than --session --all --empty --dry-run --yes --reason --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            opts="-y -C -H -o -q -v -h --older-than --session --all --disconnected-for --empty --dry-run --yes --reason --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1551,6 +1551,10 @@ _zklock() {
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --disconnected-for)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -3,7 +3,8 @@
 //! Reaping removes other clients' nodes on an ensemble other software shares,
 //! so it takes only what it can name with certainty: contender nodes that
 //! the one model ([`Lock`]) recognises by name and node type, chosen by age
-//! or session, and empty lock directories. Each is deleted only if it is
+//! or session or a session gone from every member for a while, and empty
+//! lock directories. Each is deleted only if it is
 //! still the node that was read (same czxid and owner session) at the data
 //! version it was read at ([`zk::delete`]); anything else is left alone and
 //! reported.
@@ -17,6 +18,14 @@
 //! deletes, with no other child and no data. Containers need no reaping:
 //! the server deletes them once their last child is gone. Never `/`,
 //! `/zookeeper`, the lock root or anything above it.
+//!
+//! A session no member lists is not dead: its client may be frozen or cut
+//! off and come back before the server expires it, and a Curator or kazoo
+//! holder that comes back does not notice that its node is gone. So a
+//! contender is chosen for its disconnected session only when every member
+//! answered every survey over the whole time asked for, none listing it,
+//! and once more just before the delete ([`ReapPlan::recheck`]); never on
+//! a survey some member did not answer, and never a node without a session.
 
 use std::time::Duration;
 
@@ -27,6 +36,7 @@ use crate::lock::end::{EndRecord, Ending};
 use crate::model::{Contender, Depth, Lock, LockKind, WalkProgress, walk};
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
+use crate::zk::sessions::{Absences, Ask, Connection, Survey, Surveyor};
 use crate::zk::{self, Session, path};
 
 /// Which contender nodes to reap; a node must match every selector given.
@@ -38,20 +48,30 @@ pub struct Selector {
     pub session: Option<i64>,
     /// Every contender node.
     pub all: bool,
+    /// Nodes whose session every member has left unlisted, in every survey,
+    /// for at least this long: only nodes with a session.
+    pub disconnected_for: Option<Duration>,
 }
 
 impl Selector {
     /// True when no selector is given: no contender is picked.
     pub fn is_empty(&self) -> bool {
-        !self.all && self.older_than.is_none() && self.session.is_none()
+        !self.all
+            && self.older_than.is_none()
+            && self.session.is_none()
+            && self.disconnected_for.is_none()
     }
 
+    /// Whether `contender` passes the selectors that its node alone
+    /// decides; `disconnected_for` also needs the surveys
+    /// ([`ReapPlan::watch_sessions`]).
     fn picks(&self, contender: &Contender) -> bool {
         !self.is_empty()
             && self
                 .older_than
                 .is_none_or(|age| contender.age_ms >= age.as_millis() as i64)
             && self.session.is_none_or(|id| contender.session() == id)
+            && (self.disconnected_for.is_none() || contender.session() != 0)
     }
 }
 
@@ -94,6 +114,12 @@ pub struct NodeToReap {
     pub age_ms: i64,
     /// Who the contender is, as `stat` shows it; null for a directory.
     pub owner: Option<String>,
+    /// Whether its session is connected, as the last survey said; null for
+    /// a directory or a node without a session.
+    pub connection: Option<Connection>,
+    /// How long every member has left its session unlisted, across the
+    /// surveys this reap made; null unless two have.
+    pub absent_ms: Option<i64>,
 }
 
 /// Everything a reap would delete under a path: contenders first, in the
@@ -189,6 +215,132 @@ pub(crate) fn node_to_reap(lock: &str, contender: &Contender, holds: bool) -> No
         session: Some(zk::format_session(contender.session())),
         age_ms: contender.age_ms,
         owner: Some(contender.owner_text()),
+        connection: None,
+        absent_ms: None,
+    }
+}
+
+impl NodeToReap {
+    /// The owner session of a contender; `None` for a directory or a node
+    /// without a session.
+    fn owner_session(&self) -> Option<i64> {
+        (self.what != ReapRole::EmptyDirectory && self.seen.owner != 0).then_some(self.seen.owner)
+    }
+}
+
+/// How often the members are asked again while sessions are watched: a
+/// quarter of the time asked for, within bounds, so that a session that
+/// comes back for a moment is likely seen.
+fn resurvey_interval(wanted: Duration) -> Duration {
+    (wanted / 4).clamp(Duration::from_millis(500), Duration::from_secs(10))
+}
+
+impl ReapPlan {
+    /// Marks each contender with whether its session is connected, as
+    /// `survey` says, and how long it has been gone, as `absences` say.
+    pub fn mark(&mut self, survey: &Survey, absences: &Absences) {
+        for node in &mut self.nodes {
+            if let Some(session) = node.owner_session() {
+                node.connection = Some(survey.connection(session));
+                node.absent_ms = absences
+                    .absent_for(session)
+                    .map(|absent| absent.as_millis() as i64);
+            }
+        }
+    }
+
+    /// For `--disconnected-for`: keeps the contenders whose session every
+    /// member leaves unlisted in `first` and in every survey after it until
+    /// `wanted` has passed (two surveys at least), and the directories
+    /// still emptied. `waited` hears how long the watch has gone on, and
+    /// how many sessions are still watched.
+    pub async fn watch_sessions(
+        &mut self,
+        surveyor: &Surveyor,
+        (first, absences): (&Survey, &mut Absences),
+        wanted: Duration,
+        mut waited: impl FnMut(Duration, usize),
+    ) -> Survey {
+        let started = tokio::time::Instant::now();
+        absences.record(first, self.sessions());
+        self.keep(|session| absences.is_absent(session));
+        let interval = resurvey_interval(wanted);
+        let mut last = first.clone();
+        loop {
+            let sessions = self.sessions().count();
+            if sessions == 0 {
+                return last;
+            }
+            let done = self
+                .sessions()
+                .all(|session| absences.absent_for(session).is_some_and(|a| a >= wanted));
+            if done {
+                return last;
+            }
+            waited(started.elapsed(), sessions);
+            tokio::time::sleep(interval).await;
+            last = surveyor.survey(Ask::Connections).await;
+            absences.record(&last, self.sessions());
+            self.keep(|session| absences.is_absent(session));
+        }
+    }
+
+    /// For `--disconnected-for`, just before the delete: asks the members
+    /// once more and takes out of the plan every contender whose session is
+    /// listed again, or whose listing is unknown, and each directory that
+    /// would not be emptied any more; returns those left alone, with why.
+    pub async fn recheck(
+        &mut self,
+        surveyor: &Surveyor,
+        absences: &mut Absences,
+        wanted: Duration,
+    ) -> Vec<Skipped> {
+        let survey = surveyor.survey(Ask::Connections).await;
+        absences.record(&survey, self.sessions());
+        let spared: Vec<(String, Connection)> = self
+            .nodes
+            .iter()
+            .filter_map(|node| {
+                let session = node.owner_session()?;
+                let gone = absences.absent_for(session).is_some_and(|a| a >= wanted);
+                (!gone).then(|| (node.path.clone(), survey.connection(session)))
+            })
+            .collect();
+        self.keep(|session| absences.absent_for(session).is_some_and(|a| a >= wanted));
+        self.mark(&survey, absences);
+        spared
+            .into_iter()
+            .map(|(path, connection)| Skipped {
+                path,
+                reason: match connection {
+                    Connection::Unknown => {
+                        "whether its session is connected is unknown now (a member did not answer)"
+                    }
+                    _ => "its session is connected again",
+                }
+                .to_owned(),
+            })
+            .collect()
+    }
+
+    /// The owner sessions of the contenders.
+    fn sessions(&self) -> impl Iterator<Item = i64> + '_ {
+        self.nodes.iter().filter_map(NodeToReap::owner_session)
+    }
+
+    /// Keeps the contenders whose session `stays` says, and the directories
+    /// of which no contender was taken out.
+    fn keep(&mut self, stays: impl Fn(i64) -> bool) {
+        let mut left: Vec<String> = Vec::new();
+        self.nodes.retain(|node| {
+            let kept = node.owner_session().is_none_or(&stays);
+            if !kept {
+                left.push(node.lock.clone());
+            }
+            kept
+        });
+        self.nodes
+            .retain(|node| node.what != ReapRole::EmptyDirectory || !left.contains(&node.path));
     }
 }
 
@@ -226,6 +378,8 @@ async fn empty_directories(
                     session: None,
                     age_ms: now.saturating_sub(stat.ctime),
                     owner: None,
+                    connection: None,
+                    absent_ms: None,
                 });
             }
         }
@@ -386,7 +540,7 @@ mod tests {
         let both = Selector {
             older_than: minute,
             session: Some(0x42),
-            all: false,
+            ..Default::default()
         };
         assert!(both.picks(&contender));
         assert!(
@@ -395,6 +549,20 @@ mod tests {
                 ..both
             }
             .picks(&contender)
+        );
+        let gone = Selector {
+            disconnected_for: minute,
+            ..both
+        };
+        assert!(gone.picks(&contender), "the surveys decide the rest");
+        contender.stat.ephemeral_owner = 0;
+        assert!(
+            !Selector {
+                session: None,
+                ..gone
+            }
+            .picks(&contender),
+            "a node without a session is never chosen for its absence"
         );
     }
 }

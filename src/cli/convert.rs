@@ -96,6 +96,7 @@ impl ReapCmdArgs {
             older_than: self.older_than,
             session: self.session,
             all: self.all,
+            disconnected_for: self.disconnected_for,
         };
         reap::check_selection(&selector, self.empty)?;
         Ok(reap::ReapArgs {

@@ -376,7 +376,7 @@ JSON, a lock: {\"path\", \"kind\", \"dialect\", \"holders\": [contender],
 \"waiters\": [contender]}, holders and waiters in queue order. A contender:
 {\"path\", \"name\", \"sequence\", \"mode\", \"session\", \"ctime_ms\", \"age_ms\",
 \"fence\", \"data\", \"owner\", \"waiting_on\", \"table_lock\", \"client\",
-\"watching\"}:
+\"watching\", \"connection\"}:
   sequence    the sequence suffix; null for kazoo's leases, which have
               none
   mode        exclusive, shared, or lease (a semaphore's contenders)
@@ -403,13 +403,27 @@ JSON, a lock: {\"path\", \"kind\", \"dialect\", \"holders\": [contender],
   watching    a waiter's session watches the node it waits on
               (true/false); null for holders and when unknown. A waiter
               that watches nothing will not wake when its turn comes
+  connection  connected (some member lists the session), disconnected
+              (every member answered and none lists it: its client is
+              frozen, cut off or gone, and it may still come back until
+              the server expires the session) or unknown (no answering
+              member lists it and some member did not answer); null for
+              a node without a session (persistent, TTL). The tables'
+              CONNECTED column says yes, no, unknown or -
 
-Sessions: every member of the connect string is asked at once, each within
-3 s, with the cons (and, for stat, wchc) four-letter words, or, when a
-member refuses them (4lw.commands.whitelist), its AdminServer's connections
-(and watches) commands over HTTP on --admin-port (default 8080). When a
-member answers neither, client stays null where that member could matter,
-and one note on stderr says why.
+Sessions: every member is asked at once, each within 3 s, with the cons
+(and, for stat, wchc) four-letter words, or, when a member refuses them
+(4lw.commands.whitelist), its AdminServer's connections (and watches)
+commands over HTTP on --admin-port (default 8080). The members are those of
+the connect string and those /zookeeper/config names with a client address
+(observers too), read once the session is open. A member the configuration
+names without one is taken to be the connect string's member on its host;
+where the connect string names none there, it cannot be asked, and counts
+as a member that did not answer (at most 256 members are asked; the rest
+count so too). One
+survey per command, however many locks. When a member answers neither,
+client stays null and connection is unknown where that member could
+matter, and one note on stderr says why.
 
 Reading: one session; reads go in multi-read batches of 64 (one request
 each; node by node on servers before 3.6), up to 16 batches in flight:
@@ -427,12 +441,16 @@ stderr when reading takes longer than a moment.";
         format!(
             "{EXAMPLES}\n\n\
 Columns: LOCK, KIND, DIALECT (-o wide), HOLDERS and WAITERS (how many; a
-kazoo semaphore shows holders/maximum), HELD FOR, HOST (-o wide) and OWNER
-(of the holder that has held it longest: HOST is the address its client
+kazoo semaphore shows holders/maximum), HELD FOR, CONNECTED (-o wide),
+HOST (-o wide) and OWNER (of the holder that has held it longest: CONNECTED
+is yes,
+no when every member answered and none lists its session, unknown when some
+member did not answer, - without a session; HOST is the address its client
 connects from, disconnected when its session has no connection now, - when
-unknown; OWNER is zklock's user@host pid, HBase's server and table, a leader
-node's decoded leader, Curator's IP or kazoo's identifier, else its
-session). HELD FOR is the age of that holder's node: ZooKeeper does not
+unknown; OWNER is zklock's user@host pid and the command as ps shows it
+(its arguments only when recorded with --record-command), HBase's server
+and table, a leader node's decoded leader, Curator's IP or kazoo's
+identifier, else its session). HELD FOR is the age of that holder's node: ZooKeeper does not
 record when a waiter got the lock, so for a holder that waited first it is
 an upper bound. -o json prints an array of locks,
 written out as they are read.
@@ -450,7 +468,7 @@ The default table shows LOCK, KIND, HOLDERS, WAITERS, HELD FOR and OWNER,
 fitted to the terminal's width (80 columns when stdout is not a terminal,
 or COLUMNS when set): a row too wide cuts OWNER between words, then leaves
 out OWNER, KIND and HELD FOR in that order; LOCK and the counts stay. -o
-wide adds DIALECT and HOST and cuts, wraps and fits nothing (--no-trunc is
+wide adds DIALECT, CONNECTED and HOST and cuts, wraps and fits nothing (--no-trunc is
 its alias).
 
 Metrics (-o prometheus): the Prometheus text format, as node_exporter's
@@ -540,17 +558,19 @@ Examples:
             "{EXAMPLES}\n\n\
 On a lock: its kind, dialect and every contender in queue order, holders
 first: NODE (relative to the lock; -o wide), SEQ, MODE, STATE (holding, or
-waiting on the contender of that SEQ; \"not connected\" when no member has
-a connection for the session, \"not watching\" for a waiter whose session
-sets no watch on the node it waits on), SESSION, CLIENT (address via
-server; -o wide), AGE, FENCE (the czxid, the fencing token; -o wide) and
-OWNER (zklock's user@host pid and --data,
-HBase's server, table and purpose, a leader node's decoded leader, Curator's
-IP or kazoo's identifier, else the session). The default columns are
-fitted to the terminal's width (80 off a terminal) as ls's are: a row too
-wide cuts OWNER between words, then leaves out OWNER, AGE, MODE and STATE
-in that order; SEQ and SESSION stay, and the heading wraps, its path never
-cut. -o json prints the
+waiting on the contender of that SEQ; \"not watching\" for a waiter whose
+session sets no watch on the node it waits on), SESSION, CONNECTED (yes;
+no when every member answered and none lists the session; unknown when
+some member did not answer; - for a node without a session), CLIENT
+(address via server; -o wide), AGE, FENCE (the czxid, the fencing token;
+-o wide) and OWNER (zklock's user@host pid, the command as ps shows it,
+with its arguments only when the holder ran with --record-command, and
+--data; HBase's server, table and purpose, a leader node's decoded leader,
+Curator's IP or kazoo's identifier, else the session). The default columns
+are fitted to the terminal's width (80 off a terminal) as ls's are: a row
+too wide cuts OWNER between words, then leaves out OWNER, AGE, MODE,
+CONNECTED and STATE in that order; SEQ and SESSION stay, and the heading wraps,
+its path never cut. -o json prints the
 lock as ls does, and each waiter also carries blocked_by: its chain beyond
 the lock's queue, a list of hops {{\"lock\", \"node\", \"session\", \"owner\",
 \"age_ms\", \"via\", \"loops\"}}. Its first hop is where the owner of the lock's
@@ -912,11 +932,18 @@ Examples:
 
 top shows the locks under PATH full screen, kept current from the live
 watch (as watch follows them): LOCK, HOLD and WAIT (how many), HELD (the
-oldest holding node's age), WAITED (the oldest waiting node's age), OWNER
-and HOST (of the oldest holder; the host its client connects from, asked of
-every member every 10 s, disconnected when its session has no connection).
+oldest holding node's age), CONNECTED, WAITED (the oldest waiting node's
+age), OWNER and HOST (of the oldest holder; every member, as ls asks
+them, is asked who is connected every 10 s). CONNECTED is yes, no (every
+member answered and none lists the session), with how long it has been so
+across top's surveys once two have shown it (no 30s: a frozen or cut off
+client, which may still come back until its session expires), unknown when
+some member did not answer, or - for a node without a session; HOST is the
+host its client connects from, disconnected when its session has no
+connection. OWNER shows the command as ps does.
 The columns fit the screen's width: a row too wide cuts OWNER between
-words, then leaves out HOST, WAITED, OWNER and HELD in that order; LOCK and
+words, then leaves out HOST, WAITED, OWNER, HELD and CONNECTED in that
+order; LOCK and
 the counts stay, and a lock path wider than the screen wraps onto the next
 line, each line it goes on from ending in \u{21b5} (U+21B5). No path,
 sequence number, session id or pid is ever cut.
@@ -925,8 +952,8 @@ by name (Enter ends the filter, Esc clears it); Up/Down or j/k choose a
 lock and Enter opens it (its wait chain as stat shows it, when its holder's
 owner waits on another lock under PATH: each hop, via what, on whom, to the
 root blocker or back round a cycle; then its queue as stat shows it, each
-contender named by its sequence number: SEQ, MODE, STATE, SESSION, AGE and
-OWNER; Up/Down choose a contender there, Esc goes back); q or Ctrl-C
+contender named by its sequence number: SEQ, MODE, STATE, SESSION,
+CONNECTED, AGE and OWNER; Up/Down choose a contender there, Esc goes back); q or Ctrl-C
 quits.
 Actions, on the lock chosen in the list or on the contender chosen in an
 opened lock: r releases (breaks) it, deleting its holders, or the
@@ -1032,6 +1059,8 @@ Examples:
   zklock reap --older-than 1h
   # every node of that session under /locks/app
   zklock reap --session 0x1000a2b3c4d0005 --yes app
+  # holds over an hour old whose sessions no member has listed for 5m
+  zklock reap --disconnected-for 5m --older-than 1h --dry-run
   # everything under /locks/old-app, directories too
   zklock reap --all --empty --yes old-app";
 
@@ -1042,8 +1071,28 @@ Examples:
 
 Selectors (a node must match every one given): --older-than DUR (the
 node's ctime is at least DUR ago, by this machine's clock), --session ID
-(its owner session, 0x... as zklock and zkCli print it, or decimal), --all
-(every contender). At least one, or --empty alone; otherwise exit 2.
+(its owner session, 0x... as zklock and zkCli print it, or decimal),
+--disconnected-for DUR (see below), --all (every contender). At least one,
+or --empty alone; otherwise exit 2. So --disconnected-for 5m --older-than
+1h takes the holds over an hour old whose sessions have been gone 5
+minutes, and --disconnected-for with --session only that session's nodes,
+once it has been gone that long.
+
+--disconnected-for DUR chooses the contenders whose session every member
+(as ls asks them: the connect string's and /zookeeper/config's, observers
+too) has left unlisted for at least DUR: reap asks every member at once,
+then again every quarter of DUR (between 0.5 s and 10 s) until DUR has
+passed, two surveys at least, and keeps a session only while every member
+answers every survey without listing it. A survey in which some member does
+not answer ends its run: unknown is never taken for gone. It never chooses
+a node without a session (persistent, TTL): --older-than serves those. Just
+before the delete (after the prompt), every member is asked once more, and
+a contender whose session is listed again, or unknown, is left alone and
+reported (its directory with it). A session no member lists is not dead: a
+frozen or cut off client comes back as long as the server has not expired
+the session, and a Curator or kazoo holder whose session comes back does
+not notice that its node is gone and goes on as if it held the lock. The
+prompt says so: breaking such a hold is a decision, not a cleanup.
 
 Only lock contender nodes are ever deleted: the holders and waiters ls and
 stat show, of every dialect (semaphore leases and their acquirers too). A
@@ -1101,7 +1150,11 @@ when a delete was refused. JSON: {{\"deleted\": [path], \"skipped\":
 \"deleted\": [], \"skipped\": []}}, where node = {{\"path\", \"what\" (holder,
 waiter, empty-directory), \"lock\", \"session\" (0x..., null for a
 directory), \"age_ms\", \"owner\" (as stat shows it; null for a
-directory)}}."
+directory), \"connection\" (connected, disconnected or unknown, as ls
+says; null for a directory or a node without a session), \"absent_ms\"
+(how long every member has left the session unlisted across reap's
+surveys; null unless two surveys have)}}. The table shows CONNECTED (yes,
+no with how long once known, unknown, -), as does the prompt."
         )
     }
 }

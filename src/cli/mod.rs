@@ -1231,6 +1231,13 @@ pub struct ReapCmdArgs {
     #[arg(long, conflicts_with_all = ["older_than", "session"])]
     pub all: bool,
 
+    /// Contender nodes whose session no member has listed for at least DUR
+    ///
+    /// Reap watches that long first, and asks again before the delete; never a node without a
+    /// session.
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub disconnected_for: Option<Duration>,
+
     /// Also delete empty lock directories
     ///
     /// See the manual for which.

@@ -19,7 +19,10 @@ use crate::output::{self, Column, Listing, Printer, Table};
 use crate::zk::Session;
 use crate::zk::sessions::{Ask, Survey};
 
-use super::{client_host, collect_locks, note_unreadable, show_progress, with_session_and_survey};
+use super::{
+    client_host, collect_locks, contender_connected, note_unreadable, show_progress,
+    with_session_and_survey,
+};
 
 /// What `ls` was asked for.
 #[derive(Debug)]
@@ -102,8 +105,11 @@ impl LsSort {
     }
 }
 
-/// The columns of `ls`'s table. A row too wide for the width gives up its
-/// owner, then KIND, then HELD FOR; the lock and its counts stay.
+/// The columns of `ls`'s table; HELD FOR, CONNECTED, HOST and OWNER are of
+/// the oldest holder. A row is a lock, not a contender: whether its holder
+/// is connected is in `-o wide`, beside its host, and in the JSON of every
+/// contender. A row too wide for the width gives up its owner, then KIND,
+/// then HELD FOR; the lock and its counts stay.
 const COLUMNS: &[Column] = &[
     Column::whole("LOCK"),
     Column::whole("KIND").goes(2),
@@ -111,6 +117,7 @@ const COLUMNS: &[Column] = &[
     Column::whole("HOLDERS"),
     Column::whole("WAITERS"),
     Column::whole("HELD FOR").goes(3),
+    Column::whole("CONNECTED").wide(),
     Column::whole("HOST").wide(),
     Column::text("OWNER").goes(1),
 ];
@@ -129,6 +136,7 @@ fn row(table: &mut Table<'_>, lock: &Lock) -> std::io::Result<()> {
         holders,
         lock.waiters.len().to_string(),
         oldest.map_or("-".to_owned(), |c| output::format_age_ms(c.age_ms)),
+        oldest.map_or("-".to_owned(), contender_connected),
         oldest.map_or("-".to_owned(), client_host),
         oldest.map_or("-".to_owned(), |c| c.owner_text()),
     ])

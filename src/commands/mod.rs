@@ -29,7 +29,7 @@ use crate::model::{self, Contender, Depth, Lock, WalkProgress};
 use crate::output::{self, Column, Printer, Progress, Table, counted};
 use crate::run::guard::Standby;
 use crate::usage::UsageError;
-use crate::zk::sessions::{self, Ask, Client, Survey};
+use crate::zk::sessions::{Ask, Client, Connection, Survey, Surveyor};
 use crate::zk::{self, Session};
 
 /// A subcommand with its checked arguments.
@@ -124,17 +124,54 @@ pub async fn with_session_and_survey<T>(
     ask: Ask,
     work: impl AsyncFnOnce(&Session, &Survey) -> Result<T>,
 ) -> Result<T> {
+    with_session_and_surveyor(globals, ask, async |session, _, survey| {
+        work(session, survey).await
+    })
+    .await
+}
+
+/// [`with_session_and_survey`], handing the work the [`Surveyor`] too, for
+/// a command that asks again. The members of the connect string are asked
+/// while the session opens; those the ensemble's configuration adds, once
+/// it is read.
+pub async fn with_session_and_surveyor<T>(
+    globals: &Globals,
+    ask: Ask,
+    work: impl AsyncFnOnce(&Session, &Surveyor, &Survey) -> Result<T>,
+) -> Result<T> {
+    let mut surveyor = Surveyor::new(&globals.connect.hosts, globals.admin_port);
     // The real failure first, alone and at once: a survey still asking a
     // server that is not there adds nothing to "cannot reach", and its
     // members' 3 s would outlast a short connect timeout.
-    let surveyed = async {
-        Ok::<_, zk::Error>(sessions::survey(&globals.connect.hosts, globals.admin_port, ask).await)
-    };
-    let (session, survey) = tokio::try_join!(zk::connect(&globals.connect), surveyed)?;
+    let surveyed = async { Ok::<_, zk::Error>(surveyor.survey(ask).await) };
+    let (session, mut survey) = tokio::try_join!(zk::connect(&globals.connect), surveyed)?;
+    if let Some(config) = session.ensemble_config().await {
+        let added = surveyor.add_configured(&config);
+        if !added.is_empty() {
+            survey.merge(added.survey(ask).await);
+        }
+    }
     if let Some(why) = survey.why_unknown() {
         globals.printer.note(&why);
     }
-    work_then_close(session, async |session| work(session, &survey).await).await
+    work_then_close(session, async |session| {
+        work(session, &surveyor, &survey).await
+    })
+    .await
+}
+
+/// Every member to ask who is connected: the connect string's, and those
+/// the ensemble's configuration names, read on a session of its own; for a
+/// command that keeps asking on no session of its own (`top`).
+pub(crate) async fn every_member(globals: &Globals) -> Result<Surveyor> {
+    with_session(globals, async |session| {
+        let mut surveyor = Surveyor::new(&globals.connect.hosts, globals.admin_port);
+        if let Some(config) = session.ensemble_config().await {
+            surveyor.add_configured(&config);
+        }
+        Ok(surveyor)
+    })
+    .await
 }
 
 async fn work_then_close<T>(
@@ -195,9 +232,9 @@ pub fn note_unreadable(printer: &Printer, walked: &WalkProgress) {
 /// `holding`, `waiting on SEQ` (the sequence number of the node it waits
 /// on, which the SEQ column shows: a node name is too long for a table that
 /// fits 80 columns), or `waiting for a lease`; with what is wrong when the
-/// ensemble says so: a session with no connection now (its client is gone,
-/// and its nodes stay until the session expires), or a waiter that does not
-/// watch the node it waits on (it will not wake).
+/// ensemble says so: a waiter that does not watch the node it waits on (it
+/// will not wake). Whether the session is connected has a column of its
+/// own ([`connected_cell`]).
 pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
     let mut state = match &contender.waiting_on {
         _ if holding => "holding".to_owned(),
@@ -207,12 +244,37 @@ pub fn state(lock: &str, contender: &Contender, holding: bool) -> String {
         ),
         None => "waiting for a lease".to_owned(),
     };
-    if contender.client.as_ref().is_some_and(|c| !c.connected) {
-        state += " (not connected)";
-    } else if !holding && contender.watching == Some(false) {
+    // A disconnected waiter watches nothing: that is no news of its own.
+    let disconnected = contender.connection() == Some(Connection::Disconnected);
+    if !holding && contender.watching == Some(false) && !disconnected {
         state += " (not watching)";
     }
     state
+}
+
+/// Whether a session is connected, as the CONNECTED columns show it: `yes`;
+/// `no`, with how long every member has left it unlisted once surveys have
+/// shown it gone for a while; `unknown` when some member did not answer;
+/// `-` for a node without a session.
+pub(crate) fn connected_cell(connection: Option<Connection>, absent_ms: Option<i64>) -> String {
+    match (connection, absent_ms) {
+        (None, _) => "-".to_owned(),
+        (Some(Connection::Connected), _) => "yes".to_owned(),
+        (Some(Connection::Disconnected), Some(absent)) => {
+            format!("no {}", output::format_age_ms(absent))
+        }
+        (Some(Connection::Disconnected), None) => "no".to_owned(),
+        (Some(Connection::Unknown), _) => "unknown".to_owned(),
+    }
+}
+
+/// [`connected_cell`] of a contender, its client as attached.
+pub(crate) fn contender_connected(contender: &Contender) -> String {
+    let absent = contender
+        .client
+        .as_ref()
+        .and_then(|client| client.absent_ms);
+    connected_cell(contender.connection(), absent)
 }
 
 /// A contender's sequence number as the SEQ column shows it, or `-`.
@@ -338,14 +400,15 @@ pub(crate) fn chain_lines(hops: &[HopJson]) -> Vec<String> {
 pub(crate) const CHAIN_INDENT: usize = 6;
 
 /// The columns of a lock's table: one row per contender. A row too wide
-/// for the width gives up its owner, then AGE, MODE and STATE; the
-/// sequence number and the session stay.
+/// for the width gives up its owner, then AGE, MODE, CONNECTED and STATE;
+/// the sequence number and the session stay.
 pub(crate) const CONTENDER_COLUMNS: &[Column] = &[
     Column::whole("NODE").wide(),
     Column::whole("SEQ"),
     Column::whole("MODE").goes(3),
-    Column::whole("STATE").goes(4),
+    Column::whole("STATE").goes(5),
     Column::whole("SESSION"),
+    Column::whole("CONNECTED").goes(4),
     Column::whole("CLIENT").wide(),
     Column::whole("AGE").goes(2),
     Column::whole("FENCE").wide(),
@@ -353,13 +416,14 @@ pub(crate) const CONTENDER_COLUMNS: &[Column] = &[
 ];
 
 /// The row of [`CONTENDER_COLUMNS`] for a contender of the lock at `lock`.
-pub(crate) fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 9] {
+pub(crate) fn contender_row(lock: &str, contender: &Contender, holding: bool) -> [String; 10] {
     [
         relative(lock, &contender.path).to_owned(),
         sequence(contender),
         contender.mode.as_str().to_owned(),
         state(lock, contender, holding),
         zk::format_session(contender.session()),
+        contender_connected(contender),
         client(contender),
         output::format_age_ms(contender.age_ms),
         contender.fence().to_string(),

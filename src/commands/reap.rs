@@ -1,5 +1,6 @@
 //! `zklock reap [PATH]`: delete stale contender nodes (by age, by session,
-//! or all) and, with `--empty`, empty lock directories, after a `--yes` or
+//! by a session gone from every member for a while, or all) and, with
+//! `--empty`, empty lock directories, after a `--yes` or
 //! a yes at the prompt; `--dry-run` only lists them. What to delete and how
 //! is decided in [`crate::admin::reap`]; this module asks, shows and
 //! reports.
@@ -16,11 +17,11 @@ use crate::lock::end::{EndHow, Ender, Ending};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::usage::UsageError;
 use crate::zk::Session;
-use crate::zk::sessions::{Ask, Survey};
+use crate::zk::sessions::{Absences, Ask, Connection, Survey, Surveyor};
 
 use super::{
-    NODE_ACTIONS, ask, connected_warning, cut_to_line, node_action_rows, node_sequence,
-    note_unreadable, show_progress, with_session_and_survey,
+    NODE_ACTIONS, ask, connected_cell, connected_warning, cut_to_line, node_action_rows,
+    node_sequence, note_unreadable, show_progress, with_session_and_surveyor,
 };
 
 /// What `reap` was asked for.
@@ -44,7 +45,8 @@ pub struct ReapArgs {
 pub(crate) fn check_selection(selector: &Selector, empty: bool) -> Result<(), UsageError> {
     if selector.is_empty() && !empty {
         return Err(UsageError::new(
-            "say what to reap: --older-than DUR, --session ID, --all, or --empty",
+            "say what to reap: --older-than DUR, --session ID, --disconnected-for DUR, --all, \
+             or --empty",
         ));
     }
     Ok(())
@@ -104,6 +106,7 @@ impl Report for DryRunReport {
             Column::whole("SEQ"),
             Column::whole("WHAT"),
             Column::whole("SESSION"),
+            Column::whole("CONNECTED").goes(3),
             Column::whole("AGE").goes(2),
             Column::text("OWNER").goes(1),
         ];
@@ -118,6 +121,7 @@ impl Report for DryRunReport {
                 node_sequence(&node.path).unwrap_or("-").to_owned(),
                 node.what.as_str().to_owned(),
                 node.session.clone().unwrap_or_else(|| "-".to_owned()),
+                connected_cell(node.connection, node.absent_ms),
                 output::format_age_ms(node.age_ms),
                 node.owner.clone().unwrap_or_else(|| "-".to_owned()),
             ])?;
@@ -143,21 +147,23 @@ fn summary(nodes: &[NodeToReap]) -> String {
 
 /// Reaps under the path: reads it, lists or confirms, deletes, reports.
 pub(crate) async fn run(globals: &Globals, args: ReapArgs) -> Result<ExitStatus> {
-    with_session_and_survey(globals, Ask::Connections, async |session, survey| {
-        reap(globals, session, survey, &args).await
-    })
+    with_session_and_surveyor(
+        globals,
+        Ask::Connections,
+        async |session, surveyor, survey| reap(globals, session, (surveyor, survey), &args).await,
+    )
     .await
 }
 
 async fn reap(
     globals: &Globals,
     session: &Session,
-    survey: &Survey,
+    (surveyor, survey): (&Surveyor, &Survey),
     args: &ReapArgs,
 ) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let progress = printer.progress();
-    let plan = reap::plan(
+    let mut plan = reap::plan(
         session,
         &args.path,
         &globals.root,
@@ -167,6 +173,28 @@ async fn reap(
     )
     .await?;
     drop(progress);
+    let mut absences = Absences::default();
+    let watched;
+    let survey = match args.selector.disconnected_for {
+        Some(wanted) => {
+            let progress = printer.progress();
+            watched = plan
+                .watch_sessions(
+                    surveyor,
+                    (survey, &mut absences),
+                    wanted,
+                    |waited, sessions| {
+                        if let Some(progress) = &progress {
+                            progress.set(watching(waited, wanted, sessions));
+                        }
+                    },
+                )
+                .await;
+            &watched
+        }
+        None => survey,
+    };
+    plan.mark(survey, &absences);
     tracing::info!(
         "read {} under {}: {} to reap",
         output::counted(plan.walked.nodes(), "node", "nodes"),
@@ -187,8 +215,17 @@ async fn reap(
         return Ok(ExitStatus::Success);
     }
     if !plan.nodes.is_empty() && !args.yes {
-        confirm(&args.path, &plan.nodes, survey).await?;
+        confirm(
+            &args.path,
+            &plan.nodes,
+            args.selector.disconnected_for.is_some(),
+        )
+        .await?;
     }
+    let spared = match args.selector.disconnected_for {
+        Some(wanted) => plan.recheck(surveyor, &mut absences, wanted).await,
+        None => Vec::new(),
+    };
     let total = plan.nodes.len() as u64;
     let bar = printer.progress_bar(total, &format!("deleting under {}", args.path));
     let ending = Ending {
@@ -209,6 +246,7 @@ async fn reap(
         mut skipped,
         gone,
     } = reaped;
+    skipped.extend(spared);
     let left_alone = !skipped.is_empty();
     skipped.extend(gone.into_iter().map(|path| Skipped {
         path,
@@ -237,12 +275,32 @@ fn report(
     })
 }
 
+/// The progress line while sessions are watched for `--disconnected-for`.
+fn watching(waited: std::time::Duration, wanted: std::time::Duration, sessions: usize) -> String {
+    format!(
+        "watching {} that no member lists: {} of {}",
+        output::counted(sessions, "session", "sessions"),
+        humantime::format_duration(std::time::Duration::from_secs(waited.as_secs())),
+        humantime::format_duration(wanted)
+    )
+}
+
+/// What a prompt says before breaking holds for their sessions' absence.
+const DISCONNECTED_WARNING: &str = "\
+warning: a session no member lists may still come back until the server
+expires it, and a Curator or kazoo holder whose session comes back does not
+notice that its node is gone: it goes on as if it held the lock. Breaking
+these holds is a decision, not a cleanup.
+";
+
 /// How many of the nodes to show before asking.
 const SHOWN_BEFORE_ASKING: usize = 20;
 
 /// Asks on the terminal whether to delete `nodes`; fails with a usage
 /// error (exit 2) when stdin is no terminal or the answer is not yes.
-async fn confirm(path: &str, nodes: &[NodeToReap], survey: &Survey) -> Result<()> {
+/// `disconnected` says they were chosen for their sessions' absence, which
+/// their holders may not survive knowing nothing of.
+async fn confirm(path: &str, nodes: &[NodeToReap], disconnected: bool) -> Result<()> {
     if !std::io::stdin().is_terminal() {
         return Err(UsageError::new(format!(
             "refusing to delete {} under {path} without --yes (stdin is not a terminal to ask \
@@ -265,16 +323,16 @@ async fn confirm(path: &str, nodes: &[NodeToReap], survey: &Survey) -> Result<()
         let Some(session) = &node.session else {
             continue;
         };
-        let client = i64::from_str_radix(session.trim_start_matches("0x"), 16)
-            .ok()
-            .and_then(|id| survey.client(id));
-        let state = match client {
-            Some(client) if client.connected => {
+        let state = match (node.connection, node.absent_ms) {
+            (Some(Connection::Connected), _) => {
                 connected += 1;
-                "CONNECTED"
+                "CONNECTED".to_owned()
             }
-            Some(_) => "not connected",
-            None => "connection unknown",
+            (Some(Connection::Disconnected), Some(absent)) => {
+                format!("not connected for {}", output::format_age_ms(absent))
+            }
+            (Some(Connection::Disconnected), None) => "not connected".to_owned(),
+            _ => "connection unknown".to_owned(),
         };
         let details = format!(
             "      session {session}  age {}  {state}  {}",
@@ -285,6 +343,9 @@ async fn confirm(path: &str, nodes: &[NodeToReap], survey: &Survey) -> Result<()
         question.push('\n');
     }
     question += &connected_warning(connected);
+    if disconnected {
+        question += DISCONNECTED_WARNING;
+    }
     if nodes.len() > SHOWN_BEFORE_ASKING {
         question += &format!(
             "  ... and {} more (--dry-run lists them all)\n",

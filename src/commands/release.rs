@@ -19,8 +19,8 @@ use crate::zk::sessions::{Ask, Survey};
 use crate::zk::{self, Session, path};
 
 use super::{
-    NODE_ACTIONS, ask, connected_warning, holder_line, node_action_rows, sequence, with_session,
-    with_session_and_survey,
+    NODE_ACTIONS, ask, connected_warning, contender_connected, holder_line, node_action_rows,
+    sequence, with_session, with_session_and_survey,
 };
 
 /// What `release` was asked for.
@@ -95,11 +95,7 @@ fn would_break_rows(table: &mut Table<'_>, holders: &[Contender]) -> std::io::Re
             sequence(holder),
             zk::format_session(holder.session()),
             output::format_age_ms(holder.age_ms),
-            match &holder.client {
-                Some(client) if client.connected => "yes".to_owned(),
-                Some(_) => "no".to_owned(),
-                None => "-".to_owned(),
-            },
+            contender_connected(holder),
             holder.owner_text(),
         ])?;
     }

@@ -1,7 +1,9 @@
 //! `zklock top [PATH]`: a live full-screen view of the locks under PATH,
 //! kept current from the live watch: holders, waiters, the oldest hold and
-//! wait, the holder's owner and host; sorted by contention or by hold age,
-//! filtered by name, one lock opened to its queue.
+//! wait, the holder's owner and host, and whether its session is connected
+//! (with how long it has been gone across the surveys top has made); sorted
+//! by contention or by hold age, filtered by name, one lock opened to its
+//! queue.
 //!
 //! From the view, the lock or contender chosen can be released, revoked or
 //! reaped, each confirmed in the view first ([`act`]); the global
@@ -44,9 +46,12 @@ use crate::output::{self, Column, Fitted, inert};
 use crate::run::Signals;
 use crate::usage::UsageError;
 use crate::watch::{LockWatch, Stale};
-use crate::zk::sessions::{self, Ask, Survey};
+use crate::zk::sessions::{Absences, Ask, Survey};
 
-use super::{CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, client_host, contender_row};
+use super::{
+    CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, client_host, contender_connected, contender_row,
+    every_member,
+};
 
 mod act;
 
@@ -62,7 +67,8 @@ pub struct TopArgs {
 /// How often the view is drawn again (ages grow without any change).
 const REDRAW: Duration = Duration::from_secs(1);
 
-/// How often the ensemble is asked who is connected, for the HOST column.
+/// How often the ensemble is asked who is connected, for the HOST and
+/// CONNECTED columns.
 const SURVEY_INTERVAL: Duration = Duration::from_secs(10);
 
 /// The order of the lines.
@@ -87,6 +93,8 @@ impl SortBy {
 struct View {
     path: String,
     survey: Option<Survey>,
+    /// How long each shown session has been gone, across the surveys.
+    absences: Absences,
     sort: SortBy,
     filter: String,
     /// Typing a filter after `/`.
@@ -127,6 +135,7 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
         .into());
     }
     let mut signals = Signals::catch_every_ending()?;
+    let surveyor = every_member(globals).await?;
     let (mut watch, first) = LockWatch::start(
         globals.connect.clone(),
         globals.admin_port,
@@ -141,6 +150,7 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
     let mut view = View {
         path: args.path.clone(),
         survey: None,
+        absences: Absences::default(),
         sort: SortBy::Contention,
         filter: String::new(),
         filtering: false,
@@ -196,8 +206,8 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
                 },
                 _ = redraw.tick() => {}
                 _ = survey_due.tick() => {
-                    let hosts = &globals.connect.hosts;
-                    view.survey = Some(sessions::survey(hosts, globals.admin_port, Ask::Connections).await);
+                    let survey = surveyor.survey(Ask::Connections).await;
+                    view.take_survey(survey, &locks.borrow());
                 }
                 signal = signals.next() => return Ok(ExitStatus::DiesOf(signal)),
             }
@@ -313,6 +323,29 @@ impl View {
         }
     }
 
+    /// Takes in a new survey, counting the absences of the sessions of
+    /// `locks`.
+    fn take_survey(&mut self, survey: Survey, locks: &Locks) {
+        let sessions = locks
+            .values()
+            .flat_map(Lock::contenders)
+            .map(Contender::session);
+        self.absences.record(&survey, sessions);
+        self.survey = Some(survey);
+    }
+
+    /// `contender` with its client as the last survey saw it, and how long
+    /// its session has been gone.
+    fn seen(&self, contender: &Contender) -> Contender {
+        let mut contender = contender.clone();
+        if let Some(survey) = &self.survey {
+            contender.attach_client(survey);
+            self.absences
+                .annotate(contender.session(), &mut contender.client);
+        }
+        contender
+    }
+
     /// The locks that pass the filter, in the chosen order.
     fn shown<'l>(&self, locks: &'l Locks, now_ms: i64) -> Vec<&'l Lock> {
         let mut shown: Vec<&Lock> = locks
@@ -399,14 +432,16 @@ impl Drop for Restore {
     }
 }
 
-/// The columns of the list of locks. A row too wide for the screen gives
-/// up HOST, then WAITED, then OWNER (after cutting it), then HELD; the
+/// The columns of the list of locks; HELD, CONNECTED, OWNER and HOST are
+/// of the oldest holder. A row too wide for the screen gives up HOST, then
+/// WAITED, then OWNER (after cutting it), then HELD, then CONNECTED; the
 /// lock and its counts stay, and a lock wider than the screen wraps.
 const LOCK_COLUMNS: &[Column] = &[
     Column::whole("LOCK"),
     Column::whole("HOLD"),
     Column::whole("WAIT"),
     Column::whole("HELD").goes(4),
+    Column::whole("CONNECTED").goes(5),
     Column::whole("WAITED").goes(2),
     Column::text("OWNER").goes(3),
     Column::whole("HOST").goes(1),
@@ -447,7 +482,7 @@ fn render(frame: &mut ratatui::Frame<'_>, view: &mut View, locks: &Locks) {
     frame.render_widget(Paragraph::new(panel).style(heading_style), under);
     frame.render_widget(Paragraph::new(keys), foot);
     match view.opened.as_ref().and_then(|path| locks.get(path)) {
-        Some(lock) => render_queue(frame, body, lock, (locks, &mut view.queue), now),
+        Some(lock) => render_queue(frame, body, lock, (view, locks), now),
         None => render_locks(frame, body, view, locks, now),
     }
 }
@@ -560,21 +595,22 @@ fn render_locks(
         .shown(locks, now)
         .into_iter()
         .map(|lock| {
-            let oldest = lock.holders.iter().max_by_key(|c| now - c.stat.ctime);
+            let oldest = lock
+                .holders
+                .iter()
+                .max_by_key(|c| now - c.stat.ctime)
+                .map(|c| view.seen(c));
             vec![
                 names::shown(&lock.path).into_owned(),
                 lock.holders.len().to_string(),
                 lock.waiters.len().to_string(),
                 age_text(oldest_age(&lock.holders, now)),
+                oldest.as_ref().map_or("-".to_owned(), contender_connected),
                 age_text(oldest_age(&lock.waiters, now)),
-                oldest.map_or("-".to_owned(), Contender::owner_text),
-                oldest.map_or("-".to_owned(), |c| {
-                    let mut c = c.clone();
-                    if let Some(survey) = &view.survey {
-                        c.attach_client(survey);
-                    }
-                    client_host(&c)
-                }),
+                oldest
+                    .as_ref()
+                    .map_or("-".to_owned(), Contender::owner_text),
+                oldest.as_ref().map_or("-".to_owned(), client_host),
             ]
         })
         .collect();
@@ -590,7 +626,7 @@ fn render_queue(
     frame: &mut ratatui::Frame<'_>,
     area: Rect,
     lock: &Lock,
-    (locks, chosen): (&Locks, &mut TableState),
+    (view, locks): (&mut View, &Locks),
     now: i64,
 ) {
     let width = usize::from(area.width);
@@ -614,10 +650,10 @@ fn render_queue(
     let rows: Vec<Vec<String>> = lock
         .standings()
         .map(|(contender, holds)| {
-            let mut contender = contender.clone();
+            let mut contender = view.seen(contender);
             contender.age_ms = now - contender.stat.ctime;
             contender_row(&lock.path, &contender, holds).to_vec()
         })
         .collect();
-    render_table(frame, queue, (CONTENDER_COLUMNS, rows), Some(chosen));
+    render_table(frame, queue, (CONTENDER_COLUMNS, rows), Some(&mut view.queue));
 }

@@ -279,6 +279,14 @@ impl Owner {
         serde_json::to_vec(self).expect("an owner record always serialises")
     }
 
+    /// The command as `ps` shows a command line: its words joined by
+    /// spaces; the program alone unless the record has its arguments.
+    /// `None` when the holder runs no command.
+    pub fn command_line(&self) -> Option<String> {
+        let argv = self.command.as_ref().filter(|argv| !argv.is_empty())?;
+        Some(argv.join(" "))
+    }
+
     /// A short description for people: `user@host pid N`.
     pub fn summary(&self) -> String {
         format!("{}@{} pid {}", self.user, self.host, self.pid)
@@ -383,5 +391,10 @@ mod tests {
         assert_eq!(Owner::recorded_command(&argv, false, true), argv);
         let script = vec!["curl -u me:S3CRET x".to_owned()];
         assert_eq!(Owner::recorded_command(&script, true, false), ["sh"]);
+        let shown = |command| Owner::of_this_process(command, None).command_line();
+        assert_eq!(shown(Some(argv.clone())).as_deref(), Some("mysql -pS3CRET"));
+        assert_eq!(shown(Some(vec!["mysql".into()])).as_deref(), Some("mysql"));
+        assert_eq!(shown(Some(Vec::new())), None);
+        assert_eq!(shown(None), None);
     }
 }

@@ -4,8 +4,11 @@
 //! A lock: `{"path", "kind", "dialect", "holders", "waiters"}`. A contender:
 //! `{"path", "name", "sequence", "mode", "session", "ctime_ms", "age_ms",
 //! "fence", "data", "owner", "waiting_on", "table_lock", "client",
-//! "watching"}`, and `dump` adds `"stat"`. `client` is `{"address",
-//! "server", "connected"}` or null when unknown; `watching` says whether a
+//! "watching", "connection"}`, and `dump` adds `"stat"`. `client` is
+//! `{"address", "server", "connected"}` (with `"absent_ms"` once surveys
+//! have shown the session gone) or null when unknown; `connection` is
+//! `connected`, `disconnected` or `unknown`, null for a node without a
+//! session; `watching` says whether a
 //! waiter's session watches the node it waits on (null when unknown). Derived fields (`data` as text, `owner`, `table_lock`) are
 //! computed while writing, so a lock in memory holds only the raw bytes.
 
@@ -19,7 +22,7 @@ use super::node::NodeStat;
 use crate::lock::ContenderMode;
 use crate::lock::Owner;
 use crate::zk;
-use crate::zk::sessions::Client;
+use crate::zk::sessions::{Client, Connection};
 
 /// A contender as JSON.
 #[derive(Serialize)]
@@ -38,6 +41,7 @@ pub struct ContenderJson<'a> {
     table_lock: Option<TableLock>,
     client: Option<&'a Client>,
     watching: Option<bool>,
+    connection: Option<Connection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stat: Option<NodeStat>,
 }
@@ -60,6 +64,7 @@ impl Contender {
             table_lock: self.table_lock(),
             client: self.client.as_ref(),
             watching: self.watching,
+            connection: self.connection(),
             stat: full_stat.then(|| NodeStat::from(&self.stat)),
         }
     }

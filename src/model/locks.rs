@@ -16,7 +16,7 @@ use crate::lock::semaphore::{self, AcquirerWait, Lease};
 use crate::lock::{
     ContenderKind, ContenderMode, Dialect, LockQueue, Owner, SemaphoreQueue, node, queue,
 };
-use crate::zk::sessions::{Client, Survey};
+use crate::zk::sessions::{Client, Connection, Survey};
 use crate::zk::{self, path};
 
 /// What kind of lock a directory is.
@@ -139,6 +139,12 @@ impl Contender {
         self.stat.czxid
     }
 
+    /// Whether its session is connected now, as far as its client says;
+    /// `None` for a node without a session (persistent or TTL).
+    pub fn connection(&self) -> Option<Connection> {
+        (self.session() != 0).then(|| Connection::of(self.client.as_ref()))
+    }
+
     /// zklock's owner record, when zklock made the node.
     pub fn owner(&self) -> Option<Owner> {
         Owner::parse(&self.data)
@@ -158,14 +164,19 @@ impl Contender {
 }
 
 /// Who a contender is, for people: zklock's owner record (`user@host pid N
-/// "data"`), HBase's decoded owner, a leader node's decoded leader, the data
-/// as text (Curator's IP address, kazoo's identifier), or else its session.
+/// COMMAND "data"`, the command as `ps` shows it, with its arguments only
+/// when the record has them), HBase's decoded owner, a leader node's decoded
+/// leader, the data as text (Curator's IP address, kazoo's identifier), or
+/// else its session.
 pub(crate) fn owner_text(dialect: Dialect, data: &[u8], session: i64) -> String {
     if let Some(owner) = Owner::parse(data) {
-        return match &owner.data {
-            Some(text) => format!("{} {text:?}", owner.summary()),
-            None => owner.summary(),
-        };
+        let command = owner.command_line();
+        let data = owner.data.as_ref().map(|data| format!("{data:?}"));
+        return [Some(owner.summary()), command, data]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
     }
     if dialect == Dialect::Hbase
         && let Some(table_lock) = hbase::decode(data)
@@ -925,6 +936,12 @@ mod tests {
         assert_eq!(
             contender.owner_text(),
             format!("{} \"v2\"", owner.summary())
+        );
+        let runs = Owner::of_this_process(Some(vec!["deploy".into(), "--to".into()]), None);
+        contender.data = runs.to_bytes();
+        assert_eq!(
+            contender.owner_text(),
+            format!("{} deploy --to", runs.summary())
         );
         contender.dialect = Dialect::Hbase;
         contender.data = b"PBUF\x2a\x05alter".to_vec();

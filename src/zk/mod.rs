@@ -349,6 +349,14 @@ impl Session {
             .map_err(|e| Error::op("get", path, e))
     }
 
+    /// The ensemble's configuration (`/zookeeper/config`, which no chroot
+    /// hides), or `None` when the server keeps none or will not say (a
+    /// server before 3.5, a standalone server, an ACL).
+    pub async fn ensemble_config(&self) -> Option<Vec<u8>> {
+        let (config, _) = self.retry.run(|| self.client.get_config()).await.ok()?;
+        (!config.is_empty()).then_some(config)
+    }
+
     /// A node's stat, or `None` when it does not exist, retrying through
     /// connection loss. Needs no read permission on the node.
     pub async fn stat(&self, path: &str) -> Result<Option<Stat>, Error> {

@@ -2,17 +2,24 @@
 //! the server it is connected to, and which nodes it watches, as the
 //! ensemble's members report them.
 //!
-//! Every member named in the connect string is asked once, all in parallel,
-//! each within one short deadline, so a slow or silent server costs at most
-//! [`ASK_TIMEOUT`] and never blocks the answer. A member answers through the
+//! Every member is asked once, all in parallel, each within one short
+//! deadline, so a slow or silent server costs at most [`ASK_TIMEOUT`] and
+//! never blocks the answer. The members are those of the connect string and
+//! those the ensemble's own configuration (`/zookeeper/config`) names with a
+//! client address, observers among them: a client may be connected to a
+//! server the connect string leaves out, and a session only a forgotten
+//! member lists would pass for disconnected. A member answers through the
 //! `cons` (and `wchc`) four-letter words when its `4lw.commands.whitelist`
 //! allows them, else through its AdminServer's `connections` (and
 //! `watches`) commands over HTTP. A session that no member lists while every
 //! member answered is not connected now: its client is gone or cut off, and
-//! the session lives on only until it expires.
+//! the session lives on only until it expires, or until its client comes
+//! back. [`Absences`] keeps how long each session has stayed so across the
+//! surveys one process makes, which is what breaking a lock of a
+//! disconnected session is decided on.
 
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use serde::Serialize;
@@ -31,6 +38,10 @@ pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(3);
 /// The AdminServer's port when none is given: ZooKeeper's default.
 pub(crate) const DEFAULT_ADMIN_PORT: u16 = 8080;
 
+/// The most members ever asked: a configuration a server sends may name any
+/// number, and each costs a connection.
+const MAX_MEMBERS: usize = 256;
+
 /// Replies are cut at this size: a member with very many connections is
 /// still read in bounded memory.
 const MAX_REPLY: u64 = 64 << 20;
@@ -43,6 +54,11 @@ pub struct Client {
     /// The member (`host:port` of the connect string) it is connected to.
     pub server: Option<String>,
     pub connected: bool,
+    /// How long every member has left the session unlisted, across the
+    /// surveys this process made ([`Absences`]); only once two surveys
+    /// have, and never while it is connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub absent_ms: Option<i64>,
 }
 
 impl Client {
@@ -50,6 +66,37 @@ impl Client {
     pub fn host(&self) -> Option<&str> {
         let address = self.address.as_deref()?;
         Some(address.rsplit_once(':').map_or(address, |(host, _)| host))
+    }
+}
+
+/// Whether a session has a connection now, as the members said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Connection {
+    /// Some member lists it.
+    Connected,
+    /// Every member answered, and none lists it.
+    Disconnected,
+    /// No answering member lists it, and some member did not answer.
+    Unknown,
+}
+
+impl Connection {
+    /// What `client` (as [`Survey::client`] gives it) says.
+    pub fn of(client: Option<&Client>) -> Connection {
+        match client {
+            Some(client) if client.connected => Connection::Connected,
+            Some(_) => Connection::Disconnected,
+            None => Connection::Unknown,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Connection::Connected => "connected",
+            Connection::Disconnected => "disconnected",
+            Connection::Unknown => "unknown",
+        }
     }
 }
 
@@ -73,6 +120,10 @@ pub struct Survey {
     chroot: Option<String>,
     /// Members that did not answer, with why.
     silent: Vec<String>,
+    /// When the first member was asked and the last answered; `None` for
+    /// a survey made of nothing.
+    asked: Option<Instant>,
+    answered: Option<Instant>,
 }
 
 impl Survey {
@@ -86,7 +137,13 @@ impl Survey {
             address: None,
             server: None,
             connected: false,
+            absent_ms: None,
         })
+    }
+
+    /// Whether `session` is connected now.
+    pub fn connection(&self, session: i64) -> Connection {
+        Connection::of(self.client(session).as_ref())
     }
 
     /// Whether `session` watches `path` (a path of this connection, below
@@ -116,29 +173,182 @@ impl Survey {
 /// Asks every member of `hosts` about its sessions, in parallel; the
 /// AdminServer is sought on `admin_port` of each member's host.
 pub(crate) async fn survey(hosts: &Hosts, admin_port: u16, ask: Ask) -> Survey {
-    let answers = join_all(
-        hosts
-            .members()
-            .iter()
-            .map(|(host, port)| within_timeout(ask_member(host, *port, admin_port, ask))),
-    )
-    .await;
-    let mut survey = Survey {
-        chroot: hosts.chroot().map(str::to_owned),
-        watches: (ask == Ask::ConnectionsAndWatches).then(HashMap::new),
-        ..Survey::default()
-    };
-    for ((host, port), answer) in hosts.members().iter().zip(answers) {
-        let server = format_server(host, *port);
-        match answer {
-            Ok(member) => survey.add(&server, member),
-            Err(why) => survey.silent.push(format!("{server} {why}")),
+    Surveyor::new(hosts, admin_port).survey(ask).await
+}
+
+/// Who is asked, and where: the members, the chroot their paths include,
+/// the AdminServer's port.
+#[derive(Clone, Debug)]
+pub struct Surveyor {
+    members: Vec<(String, u16)>,
+    /// Members that cannot be asked, with why: every survey counts them as
+    /// silent.
+    unasked: Vec<String>,
+    chroot: Option<String>,
+    admin_port: u16,
+}
+
+impl Surveyor {
+    /// The members of the connect string.
+    pub fn new(hosts: &Hosts, admin_port: u16) -> Surveyor {
+        Surveyor {
+            members: hosts.members(),
+            unasked: Vec::new(),
+            chroot: hosts.chroot().map(str::to_owned),
+            admin_port,
         }
     }
-    survey
+
+    /// Adds the members the ensemble's configuration (`/zookeeper/config`)
+    /// names with a client address that are not asked yet, and returns a
+    /// surveyor of those alone. A member it names without a client address
+    /// is taken to be the connect string's member on its host; when the
+    /// connect string names none there, or the configuration names more
+    /// members than are ever asked, that member cannot be asked, and every
+    /// survey says so: nobody is called disconnected who may be connected
+    /// to it.
+    pub fn add_configured(&mut self, config: &[u8]) -> Surveyor {
+        let mut added = Surveyor {
+            members: Vec::new(),
+            unasked: Vec::new(),
+            ..self.clone()
+        };
+        for member in configured(config) {
+            let asked = self.members.len() + added.members.len();
+            match member.client {
+                _ if asked >= MAX_MEMBERS => added.unasked.push(format!(
+                    "{} ({}) is beyond the {MAX_MEMBERS} members zklock asks",
+                    member.name, member.host
+                )),
+                Some(client) if !self.members.contains(&client) => added.members.push(client),
+                Some(_) => {}
+                None if self.members.iter().any(|(host, _)| *host == member.host) => {}
+                None => added.unasked.push(format!(
+                    "{} ({}) has no client address in /zookeeper/config and is not in the \
+                     connect string",
+                    member.name, member.host
+                )),
+            }
+        }
+        self.members.extend(added.members.iter().cloned());
+        self.unasked.extend(added.unasked.iter().cloned());
+        added
+    }
+
+    /// True when there is nobody to ask, and nobody who cannot be.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty() && self.unasked.is_empty()
+    }
+
+    /// Asks every member about its sessions, in parallel.
+    pub async fn survey(&self, ask: Ask) -> Survey {
+        let asked = Instant::now();
+        let answers = join_all(
+            self.members
+                .iter()
+                .map(|(host, port)| within_timeout(ask_member(host, *port, self.admin_port, ask))),
+        )
+        .await;
+        let mut survey = Survey {
+            chroot: self.chroot.clone(),
+            watches: (ask == Ask::ConnectionsAndWatches).then(HashMap::new),
+            asked: Some(asked),
+            answered: Some(Instant::now()),
+            ..Survey::default()
+        };
+        for ((host, port), answer) in self.members.iter().zip(answers) {
+            let server = format_server(host, *port);
+            match answer {
+                Ok(member) => survey.add(&server, member),
+                Err(why) => survey.silent.push(format!("{server} {why}")),
+            }
+        }
+        survey.silent.extend(self.unasked.iter().cloned());
+        survey
+    }
+}
+
+/// A member as a dynamic configuration names it, each line
+/// `server.N=HOST:QUORUM:ELECTION[:ROLE][;[CLIENT_HOST:]CLIENT_PORT]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Configured {
+    /// `server.N`, for messages.
+    name: String,
+    /// The server's own host.
+    host: String,
+    /// Where its clients connect; `None` when the line does not say. A
+    /// wildcard client host (`0.0.0.0`, `::`) is reached at `host`.
+    client: Option<(String, u16)>,
+}
+
+/// The members of a dynamic configuration; other lines are left out.
+fn configured(config: &[u8]) -> Vec<Configured> {
+    let text = String::from_utf8_lossy(config);
+    text.lines()
+        .filter_map(|line| {
+            let (key, value) = line.trim().split_once('=')?;
+            key.strip_prefix("server.")?;
+            let (quorum, client) = match value.split_once(';') {
+                Some((quorum, client)) => (quorum, Some(client.trim())),
+                None => (value, None),
+            };
+            let host = split_host(quorum)?.0;
+            (!host.is_empty()).then(|| Configured {
+                name: key.to_owned(),
+                host: host.to_owned(),
+                client: client.and_then(|client| client_address(host, client)),
+            })
+        })
+        .collect()
+}
+
+/// The client address of a configuration line's `[CLIENT_HOST:]PORT`.
+fn client_address(server_host: &str, client: &str) -> Option<(String, u16)> {
+    let (host, port) = match client.parse::<u16>() {
+        Ok(port) => (server_host, port),
+        Err(_) => {
+            let (host, rest) = split_host(client)?;
+            let port = rest.strip_prefix(':')?.parse().ok()?;
+            let wildcard = matches!(host, "0.0.0.0" | "::" | "0:0:0:0:0:0:0:0" | "");
+            (if wildcard { server_host } else { host }, port)
+        }
+    };
+    (port != 0).then(|| (host.to_owned(), port))
+}
+
+/// The host at the start of `text` (a bracketed IPv6 address without its
+/// brackets) and what follows it.
+fn split_host(text: &str) -> Option<(&str, &str)> {
+    match text.strip_prefix('[') {
+        Some(rest) => {
+            let (host, after) = rest.split_once(']')?;
+            Some((host, after))
+        }
+        None => {
+            let end = text.find(':').unwrap_or(text.len());
+            Some((&text[..end], &text[end..]))
+        }
+    }
 }
 
 impl Survey {
+    /// This survey with `other`'s members' answers added, as one survey of
+    /// all: it began when the first began and ended when the last ended.
+    pub fn merge(&mut self, other: Survey) {
+        self.clients.extend(other.clients);
+        match (&mut self.watches, other.watches) {
+            (Some(all), Some(watches)) => {
+                for (session, paths) in watches {
+                    all.entry(session).or_default().extend(paths);
+                }
+            }
+            (watches, _) => *watches = None,
+        }
+        self.silent.extend(other.silent);
+        self.asked = self.asked.min(other.asked).or(self.asked.or(other.asked));
+        self.answered = self.answered.max(other.answered);
+    }
+
     fn add(&mut self, server: &str, member: Member) {
         for (session, address) in member.connections {
             self.clients.insert(
@@ -147,6 +357,7 @@ impl Survey {
                     address: Some(address),
                     server: Some(server.to_owned()),
                     connected: true,
+                    absent_ms: None,
                 },
             );
         }
@@ -157,6 +368,79 @@ impl Survey {
                 }
             }
             (watches, _) => *watches = None,
+        }
+    }
+}
+
+/// How long each session of interest has stayed unlisted by every member,
+/// across the surveys this process made: the first and last such survey,
+/// and how many there were. A survey that lists the session, or in which
+/// some member did not answer, ends its run: "unknown" never counts as
+/// absent. Only the sessions the caller names are kept, so memory follows
+/// what is shown, not every session a survey leaves out.
+#[derive(Debug, Default)]
+pub struct Absences {
+    runs: HashMap<i64, Run>,
+}
+
+/// One session's unbroken run of surveys that left it unlisted.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    /// When the first of them had its last answer.
+    since: Instant,
+    /// When the latest of them was first asked.
+    until: Instant,
+    surveys: u32,
+}
+
+impl Absences {
+    /// Takes in `survey` for `sessions` (the others are forgotten).
+    pub fn record(&mut self, survey: &Survey, sessions: impl IntoIterator<Item = i64>) {
+        let (Some(asked), Some(answered)) = (survey.asked, survey.answered) else {
+            self.runs.clear();
+            return;
+        };
+        let mut runs = HashMap::new();
+        for session in sessions {
+            if session == 0 || survey.connection(session) != Connection::Disconnected {
+                continue;
+            }
+            let run = match self.runs.get(&session) {
+                Some(run) => Run {
+                    until: asked,
+                    surveys: run.surveys + 1,
+                    ..*run
+                },
+                None => Run {
+                    since: answered,
+                    until: asked,
+                    surveys: 1,
+                },
+            };
+            runs.insert(session, run);
+        }
+        self.runs = runs;
+    }
+
+    /// Whether every member left `session` unlisted in the last survey,
+    /// and in every one since its run began.
+    pub fn is_absent(&self, session: i64) -> bool {
+        self.runs.contains_key(&session)
+    }
+
+    /// How long `session` has been unlisted by every member in every survey
+    /// since the first that left it so; `None` unless two surveys have.
+    pub fn absent_for(&self, session: i64) -> Option<Duration> {
+        let run = self.runs.get(&session).filter(|run| run.surveys >= 2)?;
+        Some(run.until.saturating_duration_since(run.since))
+    }
+
+    /// `client` with how long its session has been absent.
+    pub fn annotate(&self, session: i64, client: &mut Option<Client>) {
+        if let Some(client) = client.as_mut().filter(|client| !client.connected) {
+            client.absent_ms = self
+                .absent_for(session)
+                .map(|absent| absent.as_millis() as i64);
         }
     }
 }
@@ -464,6 +748,106 @@ mod tests {
         assert!(survey.why_unknown().unwrap().contains("zk2:2181"));
         survey.add("zk3:2181", Member::default());
         assert_eq!(survey.watches(7, "/l/lock-0000000001"), None);
+    }
+
+    #[test]
+    fn members_come_from_the_configuration_with_their_client_addresses() {
+        let config = b"server.1=10.0.0.1:2888:3888:participant;0.0.0.0:2181\n\
+server.2=zk2:2888:3888:participant;zk2.clients:2182\n\
+server.3=[fd00::3]:2888:3888:observer;2183\n\
+server.4=zk4:2888:3888;[::]:2184\n\
+server.5=zk5:2888:3888:participant\n\
+version=100000000\n";
+        let clients: Vec<_> = configured(config).into_iter().map(|m| m.client).collect();
+        assert_eq!(
+            clients,
+            vec![
+                Some(("10.0.0.1".to_owned(), 2181)),
+                Some(("zk2.clients".to_owned(), 2182)),
+                Some(("fd00::3".to_owned(), 2183)),
+                Some(("zk4".to_owned(), 2184)),
+                None,
+            ]
+        );
+        assert!(configured(b"").is_empty());
+        let hosts = Hosts::parse("10.0.0.1:2181,zk9:2181/c").unwrap();
+        let mut surveyor = Surveyor::new(&hosts, 8080);
+        let added = surveyor.add_configured(config);
+        assert_eq!(
+            added.members.len(),
+            3,
+            "the connect string's member is not asked twice"
+        );
+        assert_eq!(surveyor.members.len(), 5);
+        assert_eq!(added.chroot.as_deref(), Some("/c"));
+        assert_eq!(
+            added.unasked.len(),
+            1,
+            "zk5 names no client address: {added:?}"
+        );
+        assert!(added.unasked[0].contains("server.5 (zk5)"));
+        // Named by the connect string on its host: asked there.
+        let mut surveyor = Surveyor::new(&Hosts::parse("zk5:2181").unwrap(), 8080);
+        assert!(
+            surveyor
+                .add_configured(b"server.5=zk5:2888:3888")
+                .is_empty()
+        );
+        // A configuration of very many members: the rest are not asked, and
+        // say so.
+        let many: String = (0..1000)
+            .map(|n| format!("server.{n}=h{n}:1:2;{}\n", 3000 + n))
+            .collect();
+        let added = Surveyor::new(&hosts, 8080).add_configured(many.as_bytes());
+        assert_eq!(added.members.len() + 2, MAX_MEMBERS);
+        assert_eq!(added.unasked.len(), 1000 + 2 - MAX_MEMBERS);
+    }
+
+    /// A survey at `at` in which every member answered, listing `listed`.
+    fn survey_at(at: Instant, listed: &[i64], silent: bool) -> Survey {
+        let mut survey = Survey {
+            asked: Some(at),
+            answered: Some(at + Duration::from_millis(10)),
+            ..Survey::default()
+        };
+        survey.add(
+            "zk1:2181",
+            Member {
+                connections: listed
+                    .iter()
+                    .map(|&s| (s, "10.0.0.5:1".to_owned()))
+                    .collect(),
+                watches: None,
+            },
+        );
+        if silent {
+            survey.silent.push("zk2:2181 did not answer".to_owned());
+        }
+        survey
+    }
+
+    #[test]
+    fn an_absence_counts_from_two_surveys_and_breaks_on_a_listing_or_a_silence() {
+        let t0 = Instant::now();
+        let second = Duration::from_secs(1);
+        let mut absences = Absences::default();
+        absences.record(&survey_at(t0, &[1], false), [1, 2, 3, 0]);
+        assert_eq!(absences.absent_for(2), None, "one survey is not enough");
+        absences.record(&survey_at(t0 + 5 * second, &[1, 3], false), [1, 2, 3]);
+        let two = absences.absent_for(2).unwrap();
+        assert!(two >= 4 * second && two < 5 * second, "{two:?}");
+        assert_eq!(absences.absent_for(1), None, "listed");
+        assert_eq!(absences.absent_for(3), None, "came back");
+        assert_eq!(absences.absent_for(0), None, "no session");
+        absences.record(&survey_at(t0 + 9 * second, &[1], true), [1, 2, 3]);
+        assert_eq!(absences.absent_for(2), None, "unknown ends the run");
+        absences.record(&survey_at(t0 + 10 * second, &[], false), [2]);
+        absences.record(&survey_at(t0 + 12 * second, &[], false), [2]);
+        let again = absences.absent_for(2).unwrap();
+        assert!(again < 2 * second, "a new run starts afresh: {again:?}");
+        let mut client = survey_at(t0, &[], false).client(2);
+        absences.annotate(2, &mut client);
+        assert_eq!(client.unwrap().absent_ms, Some(again.as_millis() as i64));
     }
 
     proptest::proptest! {

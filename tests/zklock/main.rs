@@ -51,6 +51,7 @@ mod interop;
 mod labels;
 mod layers;
 mod lockdelay;
+mod liveness;
 mod locks;
 mod log;
 mod modes;

@@ -78,6 +78,8 @@ pub struct Contender {
     pub client: Option<Client>,
     /// For a waiter: whether its session watches the node it waits on.
     pub watching: Option<bool>,
+    /// `connected`, `disconnected` or `unknown`; null without a session.
+    pub connection: Option<String>,
     /// Every stat field: present in `dump` only.
     #[serde(default)]
     pub stat: Option<NodeStat>,
@@ -110,6 +112,10 @@ pub struct Client {
     /// The member it is connected to, as the connect string names it.
     pub server: Option<String>,
     pub connected: bool,
+    /// How long the session has been gone across the surveys of one
+    /// process; absent until two surveys have shown it so.
+    #[serde(default)]
+    pub absent_ms: Option<i64>,
 }
 
 /// HBase's TableLock decoded from `PBUF` data; fields null when absent.
@@ -253,6 +259,11 @@ pub struct ReapNode {
     pub age_ms: i64,
     /// As stat shows it; null for a directory.
     pub owner: Option<String>,
+    /// `connected`, `disconnected` or `unknown`; null for a directory.
+    pub connection: Option<String>,
+    /// How long every member has left the session unlisted across reap's
+    /// surveys; null unless two surveys have.
+    pub absent_ms: Option<i64>,
 }
 
 /// Any command's failure with `-o json`, on stderr: `{"error", "exit_code",

@@ -67,6 +67,12 @@ pub struct ZkOptions {
     pub classpath: Vec<String>,
     /// The release to run; Debian's when `None`.
     pub release: Option<Release>,
+    /// In an ensemble: this member observes, and does not vote.
+    pub observer: bool,
+    /// In an ensemble: this member's server lines name each member's
+    /// client address (`;127.0.0.1:PORT`), as a dynamic configuration
+    /// does, so that `/zookeeper/config` carries them.
+    pub client_addresses: bool,
 }
 
 /// What ZooKeeper's AdminServer needs on the classpath: Jetty 9 and the
@@ -92,6 +98,18 @@ impl ZkOptions {
     /// Adds a JVM flag, e.g. `"-Dzookeeper.foo=bar"`.
     pub fn jvm_flag(mut self, flag: impl Into<String>) -> Self {
         self.jvm_flags.push(flag.into());
+        self
+    }
+
+    /// An observer of its ensemble ([`ZkOptions::observer`]).
+    pub fn observer(mut self) -> Self {
+        self.observer = true;
+        self.config("peerType=observer")
+    }
+
+    /// Server lines with client addresses ([`ZkOptions::client_addresses`]).
+    pub fn client_addresses(mut self) -> Self {
+        self.client_addresses = true;
         self
     }
 
@@ -780,7 +798,22 @@ impl ZkEnsemble {
                             .iter()
                             .find(|l| l.from == from && l.to == to)
                             .map_or(peer_ports(to), |l| (l.quorum.port(), l.election.port()));
-                        format!("server.{}=127.0.0.1:{quorum}:{election}", to + 1)
+                        let role = if members[to].observer {
+                            ":observer"
+                        } else if members[from].client_addresses {
+                            ":participant"
+                        } else {
+                            ""
+                        };
+                        let client = if members[from].client_addresses {
+                            format!(";127.0.0.1:{}", ports[3 * to])
+                        } else {
+                            String::new()
+                        };
+                        format!(
+                            "server.{}=127.0.0.1:{quorum}:{election}{role}{client}",
+                            to + 1
+                        )
                     })
                     .collect()
             };
