@@ -655,5 +655,10 @@ fn render_queue(
             contender_row(&lock.path, &contender, holds).to_vec()
         })
         .collect();
-    render_table(frame, queue, (CONTENDER_COLUMNS, rows), Some(&mut view.queue));
+    render_table(
+        frame,
+        queue,
+        (CONTENDER_COLUMNS, rows),
+        Some(&mut view.queue),
+    );
 }
