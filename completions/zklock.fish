@@ -25,7 +25,7 @@ function __fish_zklock_using_subcommand
 end
 
 complete -c zklock -n "__fish_zklock_needs_command" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_needs_command" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_needs_command" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -40,7 +40,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -l sasl-password-file -d 'Th
 complete -c zklock -n "__fish_zklock_needs_command" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_needs_command" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_needs_command" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -51,43 +51,45 @@ complete -c zklock -n "__fish_zklock_needs_command" -l tls -d 'Talk TLS to every
 complete -c zklock -n "__fish_zklock_needs_command" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_needs_command" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_needs_command" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_needs_command" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_needs_command" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_needs_command" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_needs_command" -s V -l version -d 'Print version'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "check" -d 'Tell whether each TOKEN\'s node holds its lock now, after a sync (exit 0 when all do, 1 when one does not): for the resource a lock guards, or the command before a write'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH: who waits on whom, certain or possible, and the release that breaks it (exit 1 when one is found)'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "history" -d 'Every hold of every lock, rebuilt offline from a ZooKeeper server\'s transaction logs, and how each ended'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "exporter" -d 'Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "top" -d 'Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "sem" -d 'Hold one of N leases of a semaphore; run COMMAND under it'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "release" -d 'Release by token, or break a lock (delete or revoke)'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "check" -d 'Tell whether each TOKEN\'s node holds its lock now'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "stat" -d 'Show one lock in full, or a plain node\'s stat'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "ls" -d 'List every lock under PATH, recursively'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "dump" -d 'Dump every lock and contender under PATH (JSON)'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "history" -d 'Every hold of every lock, from transaction logs'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "watch" -d 'Follow the locks under a path live'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "reap" -d 'Delete stale lock contender nodes'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "exporter" -d 'Serve the locks\' metrics for Prometheus'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "top" -d 'Watch the locks under PATH live, full screen'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_needs_command" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "man" -d 'Show a man page, zklock\'s or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s w -l timeout -d 'Give up after waiting DUR (exit 1, or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s E -l conflict-exit-code -d 'Exit code when not acquired' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l data -d 'Text to store in the lock node\'s owner record' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l dialect -d 'Whose node names to create, so that library\'s clients wait for us' -r -f -a "curator\t''
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l dialect -d 'Whose node names to make' -r -f -a "curator\t''
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lease -d 'With --detach: release after this long (a command under the lock is bounded by --max-hold)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lease -d 'With --detach: release after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l while-pid -d 'With --detach: release when process PID ends' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a node the server deletes DUR after use' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'SIGKILL this long after --kill-signal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l max-hold -d 'Stop the command after DUR; exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -102,41 +104,44 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -s n -l no-wait -d 'Give up at once if the lock is taken'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l record-command -d 'Record COMMAND\'s whole command line'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l allow-odd-name -d 'Take a lock whose name has odd characters'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c`'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l detach -d 'Hold in the background; print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l preserve-status -d 'With --max-hold: exit as the command did'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s w -l timeout -d 'Give up after waiting DUR (exit 1, or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s E -l conflict-exit-code -d 'Exit code when not acquired' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l data -d 'Text to store in the lock node\'s owner record' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l dialect -d 'Whose node names to create, so that library\'s clients wait for us' -r -f -a "curator\t''
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l dialect -d 'Whose node names to make' -r -f -a "curator\t''
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lease -d 'With --detach: release after this long (a command under the lock is bounded by --max-hold)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lease -d 'With --detach: release after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l while-pid -d 'With --detach: release when process PID ends' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a node the server deletes DUR after use' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'SIGKILL this long after --kill-signal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l max-hold -d 'Stop the command after DUR; exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -151,41 +156,44 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s n -l no-wait -d 'Give up at once if the lock is taken'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l record-command -d 'Record COMMAND\'s whole command line'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l allow-odd-name -d 'Take a lock whose name has odd characters'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c`'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l detach -d 'Hold in the background; print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l preserve-status -d 'With --max-hold: exit as the command did'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s w -l timeout -d 'Give up after waiting DUR (exit 1, or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s E -l conflict-exit-code -d 'Exit code when not acquired' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l data -d 'Text to store in the lock node\'s owner record' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l dialect -d 'Whose node names to create, so that library\'s clients wait for us' -r -f -a "curator\t''
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l dialect -d 'Whose node names to make' -r -f -a "curator\t''
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lease -d 'With --detach: release after this long (a command under the lock is bounded by --max-hold)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lease -d 'With --detach: release after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l while-pid -d 'With --detach: release when process PID ends' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a node the server deletes DUR after use' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'SIGKILL this long after --kill-signal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l max-hold -d 'Stop the command after DUR; exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -200,42 +208,45 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l detach -d 'Leave a background holder with the lock, print the token, exit'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s n -l no-wait -d 'Give up at once if the lock is taken'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l record-command -d 'Record COMMAND\'s whole command line'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l allow-odd-name -d 'Take a lock whose name has odd characters'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c`'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l detach -d 'Hold in the background; print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l preserve-status -d 'With --max-hold: exit as the command did'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-leases -d 'The most leases held at once, by all of the semaphore\'s clients together; every client must give the same number' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -s w -l timeout -d 'Give up after waiting this long (exit 1, or -E)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -s E -l conflict-exit-code -d 'Exit code when the lock is not acquired' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-leases -d 'The most leases held at once, by all clients' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s w -l timeout -d 'Give up after waiting DUR (exit 1, or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s E -l conflict-exit-code -d 'Exit code when not acquired' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l data -d 'Text to store in the lock node\'s owner record' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l dialect -d 'Whose node names to create, so that library\'s clients wait for us' -r -f -a "curator\t''
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l dialect -d 'Whose node names to make' -r -f -a "curator\t''
 kazoo\t''
 hbase\t''
 zk-recipe\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lease -d 'With --detach: release after this long (a command under the lock is bounded by --max-hold)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l while-pid -d 'With --detach: release when process PID ends (e.g. `--while-pid $$`)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l ttl -d 'Make a persistent lock node that the server deletes DUR after it was last used, print the token, exit (needs extendedTypesEnabled=true)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-signal -d 'Signal for the command\'s process group when the lock is lost [default: TERM]' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-after -d 'Wait this long after --kill-signal before SIGKILL [default: a fifth of the session timeout the server grants]' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-hold -d 'Stop the command once it has run DUR (--kill-signal, then SIGKILL after --kill-after), release, and exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lease -d 'With --detach: release after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l while-pid -d 'With --detach: release when process PID ends' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l ttl -d 'Make a node the server deletes DUR after use' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-signal -d 'Signal for the command when the lock is lost' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-after -d 'SIGKILL this long after --kill-signal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-hold -d 'Stop the command after DUR; exit 124' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -250,30 +261,31 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-password-file
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -s n -l no-wait -d 'Give up at once if the lock is taken (exit 1, or -E)'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l record-command -d 'Record COMMAND\'s whole command line in the owner record, which every client that can read the node sees [default: only the program\'s name]'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l allow-odd-name -d 'Take a lock whose name has white space at either end or an invisible character (to join a lock another library already uses under such a name)'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l shell -d 'Run COMMAND through `sh -c` (its words joined by spaces)'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l detach -d 'Leave a background holder with the lock, print the token, exit'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l preserve-status -d 'With --max-hold: exit with the stopped command\'s own status instead of 124'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -s n -l no-wait -d 'Give up at once if the lock is taken'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l record-command -d 'Record COMMAND\'s whole command line'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l allow-odd-name -d 'Take a lock whose name has odd characters'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l shell -d 'Run COMMAND through `sh -c`'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l detach -d 'Hold in the background; print the token, exit'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l preserve-status -d 'With --max-hold: exit as the command did'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete the holders still there after DUR' -r
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l reason -d 'Why: kept in the end record written into the lock directory with each delete, which watch, the exporter and the broken holder read' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l force-after -d 'With --revoke: delete holders left after DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l reason -d 'Why: kept in the end record of each delete' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand release" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -288,7 +300,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-password-
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -296,20 +308,20 @@ wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l holders -d 'TARGET is a lock: delete the nodes that hold it now'
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l revoke -d 'TARGET is a lock: ask its holders to let go by writing __REVOKE__ into their nodes'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l revoke -d 'TARGET is a lock: ask its holders to let go'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l if-exists -d 'A token whose node is already gone is no error'
-complete -c zklock -n "__fish_zklock_using_subcommand release" -s y -l yes -d 'With --holders or --revoke --force-after: delete without asking (needed when stdin is not a terminal)'
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l dry-run -d 'With --holders or --revoke: list the holders that would be broken, and do nothing'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -s y -l yes -d 'Delete without asking'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l dry-run -d 'List the holders that would be broken; do nothing'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand check" -l fence -d 'The fencing token the node must have (its czxid, $ZKLOCK_FENCE): a node made again under the same name has another; once per TOKEN, in order' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l fence -d 'The fencing token (czxid) the node must have' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand check" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -324,7 +336,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand check" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -335,11 +347,11 @@ complete -c zklock -n "__fish_zklock_using_subcommand check" -l tls -d 'Talk TLS
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand check" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand check" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand check" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -354,7 +366,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -365,12 +377,12 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls -d 'Talk TLS 
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l older-than -d 'Only locks held for at least DUR (by their oldest holder)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l owner -d 'Only locks one of whose holders\' owner (as shown) contains TEXT' -r
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l dialect -d 'Only locks of this dialect (mixed: contenders of several)' -r -f -a "curator\t''
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l older-than -d 'Only locks held for at least DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l owner -d 'Only locks where a holder\'s OWNER has TEXT' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l dialect -d 'Only locks of this dialect' -r -f -a "curator\t''
 kazoo\t''
 hbase\t''
 zk-recipe\t''
@@ -382,12 +394,12 @@ hadoop\t''
 helix\t''
 generic\t''
 mixed\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sort -d 'The order of the lines: path, age (longest held first) or waiters (most first) [default: path]' -r -f -a "path\t''
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sort -d 'The order of the lines [default: path]' -r -f -a "path\t''
 age\t''
 waiters\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l output-file -d 'With -o prometheus: write the metrics to FILE (replaced whole, atomically, as node_exporter\'s textfile collector needs) instead of stdout' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l output-file -d 'With -o prometheus: write the metrics to FILE' -r -F
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -402,7 +414,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-password-file 
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -416,11 +428,11 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls -d 'Talk TLS to
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -435,24 +447,24 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sessions -d 'Group the contenders by owner session: what each client holds or waits for'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sessions -d 'Group the contenders by owner session'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l min-age -d 'Only cycles that have stood at least DUR (since their youngest contender came)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l min-age -d 'Only cycles that have stood at least DUR' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -467,27 +479,27 @@ complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l sasl-passwor
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
-complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l certain -d 'Only certain cycles: every edge proven, no waiter that gives up by itself'
+complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l certain -d 'Only certain cycles'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand history" -l data-dir -d 'A ZooKeeper server\'s dataDir, or the version-2 directory in it: every log.* file there' -r -F
-complete -c zklock -n "__fish_zklock_using_subcommand history" -l log -d 'Transaction log files, read in the order of the zxids their names end in' -r -F
-complete -c zklock -n "__fish_zklock_using_subcommand history" -l since -d 'Only contenders alive at or after this time (RFC 3339 UTC, e.g. 2026-11-27T03:12:00Z) or this long ago (e.g. 2h)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand history" -l until -d 'Only contenders alive at or before this time, or this long ago; the reading stops there' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l data-dir -d 'A ZooKeeper server\'s dataDir' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l log -d 'Transaction log files' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l since -d 'Only contenders alive at or after TIME' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l until -d 'Only contenders alive at or before TIME' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand history" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -502,27 +514,27 @@ complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl-password-
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand history" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
-complete -c zklock -n "__fish_zklock_using_subcommand history" -l overlaps -d 'Instead of the holds, every span of time in which two sessions held a lock at once, one of them exclusively, by the rules each holder\'s own library follows'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l overlaps -d 'List overlapping holds instead of holds'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand history" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -l until -d 'Exit 0 once no lock under the path is held (free) or some lock is (held)' -r -f -a "free\t''
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l until -d 'Exit 0 once the path is free or held' -r -f -a "free\t''
 held\t''"
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -s w -l timeout -d 'Exit 1 if the watch is still going DUR after its first reading (connecting is bounded by --connect-timeout)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s w -l timeout -d 'Exit 1 if still watching DUR after the start' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l count -d 'Exit 0 after N changes' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -537,7 +549,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-password-fi
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -548,15 +560,15 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls -d 'Talk TLS
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session -d 'Contender nodes of this session (0x... or decimal)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l disconnected-for -d 'Contender nodes whose session no member has listed for at least DUR (reap watches that long first); never a node without a session' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l reason -d 'Why: kept in the end record written into each lock directory with its deletes' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l disconnected-for -d 'Contender nodes whose session no member has listed for at least DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l reason -d 'Why: kept in the end record of each delete' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -571,7 +583,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-password-fil
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -579,21 +591,21 @@ wide\t'A table of every column, with nothing cut or wrapped'
 json\t''
 prometheus\t'The Prometheus text format (`ls` only)'"
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l all -d 'Every contender node'
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l empty -d 'Also delete empty lock directories (see the man page for which)'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l empty -d 'Also delete empty lock directories'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l dry-run -d 'Only list what would be deleted'
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -s y -l yes -d 'Delete without asking (needed when stdin is not a terminal)'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -s y -l yes -d 'Delete without asking'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l listen -d 'The address to serve /metrics on' -r
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l max-locks -d 'The most locks with series of their own: the most contended first, kept while they exist; the rest are added up under lock="(other)"' -r
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l survey-interval -d 'How often to ask the ensemble\'s members who is connected (for disconnected holders), and to search the locks for wait-for cycles' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l listen -d 'Serve /metrics here' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l max-locks -d 'Locks with series of their own' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l survey-interval -d 'How often to survey sessions' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -608,7 +620,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl-password
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -619,11 +631,11 @@ complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l tls -d 'Talk 
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand top" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -638,7 +650,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl-password-file
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand top" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -649,11 +661,11 @@ complete -c zklock -n "__fish_zklock_using_subcommand top" -l tls -d 'Talk TLS t
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand top" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -668,7 +680,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-passw
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -679,11 +691,11 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls -d 'Ta
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
-complete -c zklock -n "__fish_zklock_using_subcommand man" -s H -l hosts -d 'ZooKeeper connect string: host:port[,host:port...][/chroot]; falls back to env ZK_HOSTS, then 127.0.0.1:2181' -r
+complete -c zklock -n "__fish_zklock_using_subcommand man" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l session-timeout -d 'Session timeout to ask the server for' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
@@ -698,7 +710,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-password-file
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand man" -l root -d 'Where lock names live: `deploy` means ROOT/deploy' -r
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l root -d 'Where locks live' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
@@ -709,26 +721,26 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls -d 'Talk TLS t
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l read-only -d 'Allow a read-only server (inspection commands only)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Print nothing but results and errors'
-complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'The same as -o wide: every column of a table, nothing cut or wrapped'
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it until a signal'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore (Curator\'s or kazoo\'s); run COMMAND under it, or hold it until a signal'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "release" -d 'Delete a lock node by its token, or break a lock: delete or revoke its holders'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "check" -d 'Tell whether each TOKEN\'s node holds its lock now, after a sync (exit 0 when all do, 1 when one does not): for the resource a lock guards, or the command before a write'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "stat" -d 'Show one lock in full (who holds, who waits on whom), or a plain node\'s stat and data'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "ls" -d 'List every lock under PATH, recursively: kind, dialect, holders, waiters, owner'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH with full stat and data (JSON)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH: who waits on whom, certain or possible, and the release that breaks it (exit 1 when one is found)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "history" -d 'Every hold of every lock, rebuilt offline from a ZooKeeper server\'s transaction logs, and how each ended'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "watch" -d 'Follow a lock (or every lock under a path) live: waiting, acquired, released, gone'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "reap" -d 'Delete stale lock contender nodes (by age, session, or all) and empty lock directories'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "exporter" -d 'Serve the metrics of the locks under PATH over HTTP for Prometheus, kept current live'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "top" -d 'Watch the locks under PATH live, full screen: holders, waiters, oldest hold and wait'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore; run COMMAND under it'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "release" -d 'Release by token, or break a lock (delete or revoke)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "check" -d 'Tell whether each TOKEN\'s node holds its lock now'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "stat" -d 'Show one lock in full, or a plain node\'s stat'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "ls" -d 'List every lock under PATH, recursively'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH (JSON)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "history" -d 'Every hold of every lock, from transaction logs'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "watch" -d 'Follow the locks under a path live'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "reap" -d 'Delete stale lock contender nodes'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "exporter" -d 'Serve the locks\' metrics for Prometheus'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "top" -d 'Watch the locks under PATH live, full screen'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "man" -d 'Print a man page: zklock\'s, or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "man" -d 'Show a man page, zklock\'s or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -f -a "bash zsh fish"
 complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man"
