@@ -86,8 +86,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l ttl -d 'Make a no
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-signal -d 'Signal for the command when the lock is lost' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l kill-after -d 'SIGKILL this long after --kill-signal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l max-hold -d 'Stop the command after DUR; exit 124' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l once-per -d 'Run COMMAND at most once per DUR, fleet-wide' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l lock-delay -d 'After an unclean end, wait DUR before running' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -117,7 +117,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l allow-odd-name -d
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l shell -d 'Run COMMAND through `sh -c`'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l detach -d 'Hold in the background; print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l preserve-status -d 'With --max-hold: exit as the command did'
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l once-per-even-on-failure -d 'With --once-per: count a run as it starts'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -138,8 +138,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l ttl -d 'Make a n
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-signal -d 'Signal for the command when the lock is lost' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l kill-after -d 'SIGKILL this long after --kill-signal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l max-hold -d 'Stop the command after DUR; exit 124' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l once-per -d 'Run COMMAND at most once per DUR, fleet-wide' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l lock-delay -d 'After an unclean end, wait DUR before running' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -169,7 +169,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l allow-odd-name -
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l shell -d 'Run COMMAND through `sh -c`'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l detach -d 'Hold in the background; print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l preserve-status -d 'With --max-hold: exit as the command did'
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l once-per-even-on-failure -d 'With --once-per: count a run as it starts'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -190,8 +190,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l ttl -d 'Make a n
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-signal -d 'Signal for the command when the lock is lost' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l kill-after -d 'SIGKILL this long after --kill-signal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l max-hold -d 'Stop the command after DUR; exit 124' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l once-per -d 'Run COMMAND at most once per DUR, fleet-wide' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l lock-delay -d 'After an unclean end, wait DUR before running' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -221,7 +221,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l allow-odd-name -
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l shell -d 'Run COMMAND through `sh -c`'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l detach -d 'Hold in the background; print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l preserve-status -d 'With --max-hold: exit as the command did'
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l once-per-even-on-failure -d 'With --once-per: count a run as it starts'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -243,8 +243,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l ttl -d 'Make a nod
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-signal -d 'Signal for the command when the lock is lost' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l kill-after -d 'SIGKILL this long after --kill-signal' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l max-hold -d 'Stop the command after DUR; exit 124' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l once-per -d 'Run COMMAND at most once per DUR across every contender of the lock, the window sliding from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lock-delay -d 'When the lock\'s last hold ended uncleanly (its holder crashed, was cut off or paused past its session, or was broken or reaped), hold the lock DUR from that end before the command runs (counted within -w; with -n, give up)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l once-per -d 'Run COMMAND at most once per DUR, fleet-wide' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l lock-delay -d 'After an unclean end, wait DUR before running' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -274,7 +274,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l allow-odd-name -d 
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l shell -d 'Run COMMAND through `sh -c`'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l detach -d 'Hold in the background; print the token, exit'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l preserve-status -d 'With --max-hold: exit as the command did'
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l once-per-even-on-failure -d 'With --once-per: count a run when it starts, whether it succeeds, fails or is killed'
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l once-per-even-on-failure -d 'With --once-per: count a run as it starts'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l read-only -d 'Allow a read-only server (inspection commands only)'
@@ -564,8 +564,8 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l no-trunc -d 'The
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l older-than -d 'Contender nodes created at least DUR ago' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session -d 'Contender nodes of this session (0x... or decimal)' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l disconnected-for -d 'Contender nodes whose session no member has listed for at least DUR' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l session -d 'Contender nodes of this session' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l disconnected-for -d 'Contender nodes whose session is gone DUR' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l reason -d 'Why: kept in the end record of each delete' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s H -l hosts -d 'ZooKeeper servers' -r

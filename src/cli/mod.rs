@@ -1103,17 +1103,25 @@ pub struct LockCmdArgs {
     #[arg(long)]
     pub preserve_status: bool,
 
-    /// Run COMMAND at most once per DUR across every contender of the lock, the window sliding
-    /// from the server-stamped start of the last run that succeeded; the others exit 1 (or -E)
+    /// Run COMMAND at most once per DUR, fleet-wide
+    ///
+    /// The window slides from the server-stamped start of the last run that succeeded, across
+    /// every contender of the lock; the others exit 1 (or the code -E gives).
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub once_per: Option<Duration>,
 
-    /// With --once-per: count a run when it starts, whether it succeeds, fails or is killed
-    #[arg(long, requires = "once_per")]
+    /// With --once-per: count a run as it starts
+    ///
+    /// The run counts whether it succeeds, fails or is killed.
+    // Shown by `--help` alone: a name this wide would push every option's
+    // help onto a line of its own in `-h`.
+    #[arg(long, requires = "once_per", hide_short_help = true)]
     pub once_per_even_on_failure: bool,
-    /// When the lock's last hold ended uncleanly (its holder crashed, was cut off or paused
-    /// past its session, or was broken or reaped), hold the lock DUR from that end before the
-    /// command runs (counted within -w; with -n, give up)
+    /// After an unclean end, wait DUR before running
+    ///
+    /// When the lock's last hold ended uncleanly (its holder crashed, was cut off or paused past
+    /// its session, or was broken or reaped), hold the lock DUR from that end before the command
+    /// runs (counted within -w; with -n, give up).
     #[arg(long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "ttl")]
     pub lock_delay: Option<Duration>,
 
@@ -1223,7 +1231,9 @@ pub struct ReapCmdArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub older_than: Option<Duration>,
 
-    /// Contender nodes of this session (0x... or decimal)
+    /// Contender nodes of this session
+    ///
+    /// ID is 0x... (as zklock shows sessions) or decimal.
     #[arg(long, value_parser = parse_session_arg, value_name = "ID")]
     pub session: Option<i64>,
 
@@ -1231,9 +1241,9 @@ pub struct ReapCmdArgs {
     #[arg(long, conflicts_with_all = ["older_than", "session"])]
     pub all: bool,
 
-    /// Contender nodes whose session no member has listed for at least DUR
+    /// Contender nodes whose session is gone DUR
     ///
-    /// Reap watches that long first, and asks again before the delete; never a node without a
+    /// Those whose session no member has listed for at least DUR. Reap watches that long first, and asks again before the delete; never a node without a
     /// session.
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub disconnected_for: Option<Duration>,

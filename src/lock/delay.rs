@@ -284,7 +284,7 @@ mod tests {
             on_arrival(&read(b"", stat(0, 0, 3, 3)), Some(&stat(1, 1, 4, 3)), now),
             LastEnd::Unclean(now)
         );
-        let missing = Err(zk::Error::op("get", "/l", zookeeper_client::Error::NoNode));
+        let missing = Err(zk::Error::no_node("get", "/l"));
         assert_eq!(
             on_arrival(&missing, Some(&stat(1, 1, 4, 3)), now),
             LastEnd::Unclean(now)

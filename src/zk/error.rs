@@ -93,6 +93,13 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error a read of a missing node gives: for the unit tests of the
+    /// layers above, which never name the client crate.
+    #[cfg(test)]
+    pub(crate) fn no_node(op: &'static str, path: &str) -> Error {
+        Error::op(op, path, zkc::Error::NoNode)
+    }
+
     /// An operation error for `op` on `path`.
     pub fn op(op: &'static str, path: &str, cause: zkc::Error) -> Error {
         Error::Operation {
