@@ -188,7 +188,10 @@ async fn print_lock(
     listing.close(printed)?;
     if printer.format == output::Format::Table && !detached.is_empty() {
         printer.line("")?;
-        printer.line("Detached holders, which outlive the process that started them:")?;
+        printer.paragraph(
+            "Detached holders, which outlive the process that started them:",
+            CHAIN_INDENT,
+        )?;
         for line in detached {
             printer.paragraph(&line, CHAIN_INDENT)?;
         }

@@ -248,8 +248,12 @@ fn reap_from_top_deletes_a_contender_whose_session_is_cut_off() {
     dead.signal(libc::SIGSTOP);
     proxy.cut();
     wait_until(WAIT, "the server notices the holder is gone", || {
-        let stat = env.zklock(["stat", "/locks/delta"]).run();
-        stat.stdout.contains("(not connected)")
+        let stat: support::json::Lock = env
+            .zklock(["stat", "/locks/delta", "-o", "json"])
+            .run()
+            .assert_success()
+            .json();
+        stat.holders[0].connection.as_deref() == Some("disconnected")
     });
 
     let tmux = top_on(&env, &[], "/locks/delta");
