@@ -33,6 +33,7 @@ use serde::Serialize;
 
 use crate::clock;
 use crate::lock::end::{EndRecord, Ending};
+use crate::lock::once::LastRuns;
 use crate::model::{Contender, Depth, Lock, LockKind, WalkProgress, walk};
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
@@ -406,9 +407,10 @@ fn may_reap_directory(dir: &str, root: &str) -> bool {
 /// has children or is gone is not deleted. A reap that stops on an error
 /// still says what it did before: the error comes with the outcomes so far.
 ///
-/// Each contender's directory takes the end record of `ending`, unless this
-/// reap deletes that directory too: a record would change the version it
-/// is deleted at. A deleted directory is no hold and has none.
+/// Each contender's directory takes the end record of `ending`, keeping
+/// the lock's last counted `--once-per` run, unless this reap deletes that
+/// directory too: a record would change the version it is deleted at. A
+/// deleted directory is no hold and has none, nor a last run.
 pub async fn execute(
     session: &Session,
     nodes: &[NodeToReap],
@@ -420,13 +422,18 @@ pub async fn execute(
     let (dirs, contenders): (Vec<&NodeToReap>, Vec<&NodeToReap>) = nodes
         .iter()
         .partition(|node| node.what == ReapRole::EmptyDirectory);
+    let seen: Vec<Seen> = contenders.iter().map(|node| node.seen.clone()).collect();
+    let runs = match LastRuns::of(session, &seen).await {
+        Ok(runs) => runs,
+        Err(err) => return (reaped, Err(err)),
+    };
     // Neither into a directory this reap deletes, nor for one.
     let records = |dir: &str, nodes: &[&Seen]| {
         let reaped_too = dirs
             .iter()
             .any(|reaped| reaped.path == dir || nodes.iter().any(|node| node.path == reaped.path));
         (!reaped_too)
-            .then(|| ending.record_in(dir, nodes))
+            .then(|| ending.record_in(dir, nodes, &runs))
             .flatten()
     };
     for (batch, are_dirs) in [(&contenders, false), (&dirs, true)] {

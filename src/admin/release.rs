@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::reap::Skipped;
 use crate::lock::end::Ending;
 use crate::lock::hold::REVOKE;
+use crate::lock::once::LastRuns;
 use crate::lock::{ContenderKind, ContenderMode, Dialect, Owner, node, semaphore};
 use crate::model::{self, Contender, LockKind};
 use crate::usage::UsageError;
@@ -192,15 +193,18 @@ fn refuse_leader(path: &str, kind: LockKind) -> UsageError {
 
 /// Deletes the nodes, each only if it is still at the version seen (with
 /// the shared batched delete, which retries through connection loss), with
-/// the end record of `ending`; a node that changed or went meanwhile is
-/// reported, not deleted.
+/// the end record of `ending`, which keeps the lock's last counted
+/// `--once-per` run; a node that changed or went meanwhile is reported, not
+/// deleted.
 async fn delete_all(
     session: &Session,
     nodes: impl IntoIterator<Item = Seen>,
     ending: &Ending,
     report: &mut Released,
 ) -> Result<(), zk::Error> {
-    let records = |dir: &str, nodes: &[&Seen]| ending.record_in(dir, nodes);
+    let nodes: Vec<Seen> = nodes.into_iter().collect();
+    let runs = LastRuns::of(session, &nodes).await?;
+    let records = |dir: &str, nodes: &[&Seen]| ending.record_in(dir, nodes, &runs);
     delete::delete_seen(session, nodes, &records, |node, deletion| {
         match deletion.left_alone_because() {
             None => report.deleted.push(node.path.clone()),

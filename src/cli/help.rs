@@ -133,8 +133,8 @@ lock directory, never a host's clock; a leader change switches clocks, so
 choose a window a little under the period (55m for an hourly job). A run
 counts when the command exits 0, or, with --once-per-even-on-failure, when
 it starts (a failure or a kill counts too). The last run is kept in the end
-record, which every end of a --once-per contender carries forward; an end
-without the flag, a break or a reap forgets it. The window belongs to the
+record, which every end of a --once-per contender, a break and a reap
+carry forward; an end without the flag forgets it. The window belongs to the
 lock: two jobs under one lock suppress each other. stat shows the last run.
 rlock and sem refuse it (shared holders could all find the window open).
 

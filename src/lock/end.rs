@@ -18,6 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::name::{self, ContenderKind, Dialect};
+use super::once::LastRuns;
 use super::owner::Owner;
 use super::semaphore;
 use crate::zk::delete::Seen;
@@ -156,14 +157,26 @@ impl Ending {
         })
     }
 
-    /// The record of this end of `nodes`, as the bytes written into `dir`
-    /// in the transaction that deletes them; `None` when their directory
-    /// takes no record ([`directory_for`]).
-    pub(crate) fn record_in(&self, dir: &str, nodes: &[&Seen]) -> Option<Vec<u8>> {
-        nodes
-            .iter()
-            .all(|node| directory_for(&node.path) == Some(dir))
-            .then(|| self.record(nodes.iter().map(|node| (node.path.as_str(), node.owner))))
+    /// The write of this end of `nodes` into `dir`, in the transaction
+    /// that deletes them, keeping the last counted run `runs` read there
+    /// and made at the version read; `None` when their directory takes no
+    /// record ([`directory_for`]) or was not read.
+    pub(crate) fn record_in(
+        &self,
+        dir: &str,
+        nodes: &[&Seen],
+        runs: &LastRuns,
+    ) -> Option<DirWrite> {
+        let (ran, version) = runs.in_dir(dir)?;
+        let nodes_of = |node: &&Seen| directory_for(&node.path) == Some(dir);
+        nodes.iter().all(nodes_of).then(|| DirWrite {
+            dir: dir.to_owned(),
+            data: self.record_keeping(
+                nodes.iter().map(|node| (node.path.as_str(), node.owner)),
+                ran,
+            ),
+            version: Some(version),
+        })
     }
 
     /// The record of this end for `nodes` (path and owner session each),

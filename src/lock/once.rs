@@ -14,10 +14,13 @@
 //! The window belongs to the lock, not to the command: two jobs under one
 //! lock suppress each other.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
-use super::end::{EndHow, EndRecord, Ender, Ending, Ran};
+use super::end::{EndHow, EndRecord, Ender, Ending, Ran, directory_for};
 use super::hold::HeldLock;
+use crate::zk::batch::{self, Batcher};
+use crate::zk::delete::Seen;
 use crate::zk::{self, DirWrite, Session};
 
 /// How many times a write that must keep the last run is tried against a
@@ -67,7 +70,7 @@ impl OncePer {
 /// now starting when it counts at once, else the last one.
 pub(crate) async fn open(lock: &HeldLock, once: OncePer, by: &Ender) -> Result<Window, zk::Error> {
     let held = lock.held();
-    let dir = super::end::directory_for(&held.node).unwrap_or(&held.lock);
+    let dir = directory_for(&held.node).unwrap_or(&held.lock);
     let window = stamp(lock.session(), dir, once, by).await?;
     lock.keep_last_run(match &window {
         Window::Closed { last, .. } => Some(last.clone()),
@@ -103,6 +106,49 @@ const CONTAINER_OWNER: i64 = i64::MIN;
 pub(crate) async fn last_run_of(session: &Session, dir: &str) -> Option<Ran> {
     let (data, _) = session.get_data(dir).await.ok()?;
     last_run(&data)
+}
+
+/// The last counted run each lock directory names, and the version it was
+/// read at: what an end by another hand (a break, a reap) keeps in the
+/// record it writes, at that version, so that a run recorded in between is
+/// not overwritten: the write is refused then, the directory keeps its
+/// data, and the nodes are deleted alone.
+#[derive(Debug, Default)]
+pub(crate) struct LastRuns(HashMap<String, (Option<Ran>, i32)>);
+
+impl LastRuns {
+    /// Reads the directories of `nodes` that take an end record, in
+    /// multi-reads. A directory gone or unreadable is left out: no record
+    /// goes into it, which keeps whatever it holds.
+    pub(crate) async fn of(session: &Session, nodes: &[Seen]) -> Result<LastRuns, zk::Error> {
+        let mut dirs: Vec<String> = nodes
+            .iter()
+            .filter_map(|node| directory_for(&node.path))
+            .map(str::to_owned)
+            .collect();
+        dirs.sort_unstable();
+        dirs.dedup();
+        let batcher = Batcher::new(session);
+        let mut runs = HashMap::new();
+        for chunk in dirs.chunks(batch::BATCH) {
+            for (dir, read) in chunk.iter().zip(batcher.read(chunk).await?) {
+                match read {
+                    Ok((data, stat)) => {
+                        runs.insert(dir.clone(), (last_run(&data), stat.version));
+                    }
+                    Err(err) if err.is_no_node() || err.is_no_auth() => {}
+                    Err(err) => return Err(err),
+                }
+            }
+        }
+        Ok(LastRuns(runs))
+    }
+
+    /// The last run `dir` names and the version it was read at; `None`
+    /// when it was not read.
+    pub(crate) fn in_dir(&self, dir: &str) -> Option<(Option<Ran>, i32)> {
+        self.0.get(dir).cloned()
+    }
 }
 
 /// The later of two runs.
@@ -199,7 +245,7 @@ pub(crate) async fn delete_keeping(
     ending: &Ending,
     kept: Option<Ran>,
 ) -> Result<(), zk::Error> {
-    let Some(dir) = super::end::directory_for(node) else {
+    let Some(dir) = directory_for(node) else {
         return session.delete_own(node, None).await;
     };
     let mut tries = 0;

@@ -36,7 +36,7 @@ use futures::stream::{self, FuturesUnordered, StreamExt};
 use zookeeper_client as zkc;
 
 use super::batch::{self, Batcher};
-use super::{Class, Error, Session, class_of, path};
+use super::{Class, DirWrite, Error, Session, class_of, path};
 
 /// Deletes per multi request.
 pub(crate) const BATCH: usize = 128;
@@ -118,11 +118,13 @@ impl Deletion {
 /// reported, and the first error is returned.
 ///
 /// `records` says what to write into a directory in the transaction that
-/// deletes the given nodes of it; `None` for nothing ([`no_records`]).
+/// deletes the given nodes of it, and at which version; `None` for nothing
+/// ([`no_records`]). A write refused at its version leaves the directory
+/// as it was and the nodes are deleted alone.
 pub(crate) async fn delete_seen(
     session: &Session,
     nodes: impl IntoIterator<Item = Seen>,
-    records: &impl Fn(&str, &[&Seen]) -> Option<Vec<u8>>,
+    records: &impl Fn(&str, &[&Seen]) -> Option<DirWrite>,
     mut on_done: impl FnMut(&Seen, Deletion),
 ) -> Result<(), Error> {
     let batcher = Batcher::new(session);
@@ -211,7 +213,7 @@ async fn confirm(
 }
 
 /// Writes nothing into any directory.
-pub(crate) fn no_records(_: &str, _: &[&Seen]) -> Option<Vec<u8>> {
+pub(crate) fn no_records(_: &str, _: &[&Seen]) -> Option<DirWrite> {
     None
 }
 
@@ -219,8 +221,8 @@ pub(crate) fn no_records(_: &str, _: &[&Seen]) -> Option<Vec<u8>> {
 /// it there, in the order the directories first come.
 fn directory_writes(
     batch: &[Seen],
-    records: &impl Fn(&str, &[&Seen]) -> Option<Vec<u8>>,
-) -> Vec<(String, Vec<u8>)> {
+    records: &impl Fn(&str, &[&Seen]) -> Option<DirWrite>,
+) -> Vec<DirWrite> {
     let mut dirs: Vec<(&str, Vec<&Seen>)> = Vec::new();
     for node in batch {
         let dir = path::parent(&node.path).unwrap_or("/");
@@ -230,24 +232,24 @@ fn directory_writes(
         }
     }
     dirs.into_iter()
-        .filter_map(|(dir, nodes)| records(dir, &nodes).map(|data| (dir.to_owned(), data)))
+        .filter_map(|(dir, nodes)| records(dir, &nodes))
         .collect()
 }
 
 /// Sends the deletes of `batch` now, as one multi request behind what
 /// `records` writes into their directories, and returns the wait for their
 /// outcomes.
-fn delete_batch<'s, R: Fn(&str, &[&Seen]) -> Option<Vec<u8>>>(
+fn delete_batch<'s, R: Fn(&str, &[&Seen]) -> Option<DirWrite>>(
     session: &'s Session,
     batch: Vec<Seen>,
     records: &R,
 ) -> Result<impl Future<Output = Result<Vec<(Seen, Deletion)>, Error>> + use<'s, R>, Error> {
     let writes = directory_writes(&batch, records);
     let mut writer = session.client().new_multi_writer();
-    for (dir, data) in &writes {
+    for write in &writes {
         writer
-            .add_set_data(dir, data, None)
-            .map_err(|e| Error::op("write", dir, e))?;
+            .add_set_data(&write.dir, &write.data, write.version)
+            .map_err(|e| Error::op("write", &write.dir, e))?;
     }
     for node in &batch {
         writer
@@ -263,8 +265,9 @@ fn delete_batch<'s, R: Fn(&str, &[&Seen]) -> Option<Vec<u8>>>(
                 .map(|node| (node, Deletion::Deleted))
                 .collect()),
             Err(zkc::MultiWriteError::OperationFailed { index, source }) if index < written => {
-                // A directory refused its record (or went): nothing was
-                // done; the deletes go alone.
+                // A directory refused its record, changed since the
+                // version it is written at, or went: nothing was done; the
+                // deletes go alone.
                 tracing::info!("deleting without the directories' records after {source}");
                 one_by_one(session, batch, 0).await
             }

@@ -361,3 +361,54 @@ fn without_the_flag_no_request_is_added_and_with_it_the_window_costs_a_read_and_
         "{once:?}"
     );
 }
+
+#[test]
+fn a_break_by_release_and_a_reap_keep_the_last_run() {
+    let env = TestEnv::new();
+    let once = |extra: &[&str], command: &[&str]| {
+        let mut args = vec!["lock", "-E", "3", "--once-per", "1h"];
+        args.extend(extra);
+        args.extend(["b", "--"]);
+        args.extend(command);
+        env.zklock(args)
+    };
+    let end_in = |dir: &str| {
+        let (data, _) = env.zk().get(dir);
+        serde_json::from_slice::<serde_json::Value>(&data).expect("an end record")["zklock_end"]
+            .clone()
+    };
+    let holds = || !env.zk().children_if_any("/locks/b").is_empty();
+    // A --once-per holder whose run counts when it starts, broken mid-run.
+    let mut holder = once(&["--once-per-even-on-failure"], &["sleep", "60"]).spawn();
+    let last = support::wait_for(WAIT, "the run recorded at its start", || {
+        ran_in(&env, "/locks/b")
+    });
+    env.zklock(["release", "--holders", "--yes", "b"])
+        .run()
+        .assert_success();
+    holder.wait(WAIT).assert_code(4);
+    let ended = end_in("/locks/b");
+    assert_eq!(ended["how"], "broken", "{ended}");
+    assert_eq!(ended["ran"], last, "{ended}");
+    once(&[], &["true"]).run().assert_code(3);
+
+    // A later holder without the flag, broken: the window stays closed.
+    let mut holder = env.zklock(["lock", "b", "--", "sleep", "60"]).spawn();
+    wait_until(WAIT, "the holder holds", holds);
+    env.zklock(["release", "--holders", "--yes", "b"])
+        .run()
+        .assert_success();
+    holder.wait(WAIT).assert_code(4);
+    assert_eq!(end_in("/locks/b")["ran"], last);
+    once(&[], &["true"]).run().assert_code(3);
+
+    // A detached holder reaped: the same.
+    env.zklock(["lock", "b", "--detach"]).run().assert_success();
+    env.zklock(["reap", "--all", "--yes", "b"])
+        .run()
+        .assert_success();
+    let ended = end_in("/locks/b");
+    assert_eq!(ended["how"], "reaped", "{ended}");
+    assert_eq!(ended["ran"], last, "{ended}");
+    once(&[], &["true"]).run().assert_code(3);
+}
