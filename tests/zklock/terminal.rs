@@ -934,18 +934,16 @@ fn reaps_progress_bar_shows_after_300_ms_and_is_cleared() {
     let nodes: Vec<String> = (0..3)
         .map(|_| holder.create_ephemeral_sequential("/locks/reaped/lock-", b""))
         .collect();
-    // The walk reads the contenders once; the deletes begin by reading
-    // them again, to delete only what was shown.
-    let first = format!("{}{}", env.chroot(), nodes[0]);
+    // The walk reads the contenders and their directory once; the deletes
+    // begin by reading the directory again (its end record may name a last
+    // run to keep), then the contenders, to delete only what was shown.
+    let directory = format!("{}/locks/reaped", env.chroot());
     let reads = std::cell::Cell::new(0);
     let deletes_begin = |message: &ClientMessage| {
-        let ClientMessage::Request {
-            path, multi_paths, ..
-        } = message
-        else {
+        let ClientMessage::Request { multi_paths, .. } = message else {
             return false;
         };
-        if path.as_ref() == Some(&first) || multi_paths.contains(&first) {
+        if multi_paths.contains(&directory) {
             reads.set(reads.get() + 1);
         }
         reads.get() == 2
