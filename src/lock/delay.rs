@@ -38,14 +38,6 @@ pub(crate) enum LastEnd {
     Unclean(Instant),
 }
 
-/// True for the ends a holder makes itself: it had finished when it let go.
-fn is_clean(how: EndHow) -> bool {
-    match how {
-        EndHow::Released | EndHow::GaveUp | EndHow::MaxHold => true,
-        EndHow::Broken | EndHow::Reaped => false,
-    }
-}
-
 /// True for the ends only a holder makes (a waiter gives up, it never
 /// releases).
 fn ends_a_hold(how: EndHow) -> bool {
@@ -89,7 +81,7 @@ pub(super) fn on_arrival(
 /// True when the last change of the children of the directory whose
 /// `data` and `stat` these are was the transaction of a clean end record.
 fn last_change_was_clean(data: &[u8], stat: &zk::Stat) -> bool {
-    stat.pzxid == stat.mzxid && EndRecord::parse(data).is_some_and(|record| is_clean(record.how))
+    stat.pzxid == stat.mzxid && EndRecord::parse(data).is_some_and(|record| record.how.is_clean())
 }
 
 /// The last end before our lease after a wait for room, from the leases'
@@ -122,7 +114,7 @@ pub(super) fn after_wait(data: Option<&[u8]>, gone: &str, alone: bool, seen: Ins
     let clean = data
         .and_then(EndRecord::parse)
         .filter(|record| record.nodes.iter().any(|ended| ended.node == name))
-        .is_some_and(|record| is_clean(record.how) && (alone || ends_a_hold(record.how)));
+        .is_some_and(|record| record.how.is_clean() && (alone || ends_a_hold(record.how)));
     if clean {
         LastEnd::Clean
     } else {

@@ -59,6 +59,15 @@ impl EndHow {
             EndHow::Reaped => "reaped",
         }
     }
+
+    /// True for the ends a holder makes itself: it had finished when it let
+    /// go. A break or a reap ends a hold whose holder may still be at work.
+    pub(crate) fn is_clean(self) -> bool {
+        match self {
+            EndHow::Released | EndHow::GaveUp | EndHow::MaxHold => true,
+            EndHow::Broken | EndHow::Reaped => false,
+        }
+    }
 }
 
 /// Who ended it: the zklock process that wrote the record.

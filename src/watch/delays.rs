@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use crate::lock::Owner;
+use crate::lock::end::EndHow;
 
 use super::events::{EventKind, How, LockEvent};
 
@@ -58,7 +59,7 @@ impl Delays {
 
 /// True for the ends a zklock holder makes itself, known by its record.
 fn is_clean(how: Option<How>) -> bool {
-    matches!(how, Some(How::Released | How::GaveUp | How::MaxHold))
+    how.and_then(How::recorded).is_some_and(EndHow::is_clean)
 }
 
 /// The lock-delay the contender of `event` keeps, in milliseconds, from its

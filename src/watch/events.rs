@@ -171,6 +171,19 @@ impl From<EndHow> for How {
 }
 
 impl How {
+    /// How the end record this came from said the hold ended; `None` for
+    /// what a client tells without one.
+    pub(crate) fn recorded(self) -> Option<EndHow> {
+        match self {
+            How::Released => Some(EndHow::Released),
+            How::GaveUp => Some(EndHow::GaveUp),
+            How::MaxHold => Some(EndHow::MaxHold),
+            How::Broken => Some(EndHow::Broken),
+            How::Reaped => Some(EndHow::Reaped),
+            How::DeletedWhileSessionAlive | How::SessionEnded | How::Revoked | How::Unknown => None,
+        }
+    }
+
     /// The name used in output and as the exporter's `how` label.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
