@@ -57,8 +57,6 @@ public class WriteTxnLog {
         long time = 1_780_000_000_000L;
         long session = 0x1000000000000L;
         long[] sequence = new long[100];
-        String data = "{\"zklock\":{\"version\":1,\"user\":\"deploy\",\"host\":\"build-07.example.com\","
-            + "\"pid\":424242,\"command\":\"./deploy.sh --prod\",\"since_ms\":1780000000000}}";
         while (written < target) {
             session++;
             time += 3;
@@ -66,11 +64,13 @@ public class WriteTxnLog {
             String dirPath = "/locks/lock-" + lock;
             String node = String.format("%s/_c_%s-lock-%010d", dirPath,
                 "8f2e6b1c-5a3d-4e7f-9b0a-1c2d3e4f5a6b", sequence[lock]++);
+            int pid = 100000 + (int) (session % 800000);
+            String data = ownerRecord(pid, time);
             append(session, 0, time, ZooDefs.OpCode.createSession, new CreateSessionTxn(30000));
             append(session, 1, time + 1, ZooDefs.OpCode.create,
                 new CreateTxn(node, data.getBytes(StandardCharsets.UTF_8), ZooDefs.Ids.OPEN_ACL_UNSAFE, true, 1));
             if (session % 10 == 0) {
-                String end = "{\"zklock_end\":{\"version\":1,\"how\":\"broken\",\"reason\":\"bench\"}}";
+                String end = endRecord(node.substring(dirPath.length() + 1), session, pid + 7);
                 List<Txn> ops = new ArrayList<>();
                 ops.add(new Txn(ZooDefs.OpCode.setData,
                     bytesOf(new SetDataTxn(dirPath, end.getBytes(StandardCharsets.UTF_8), 1))));
@@ -84,5 +84,25 @@ public class WriteTxnLog {
         log.commit();
         log.close();
         System.out.println("WROTE " + zxid + " transactions, " + written + " bytes");
+    }
+
+    // The owner record zklock writes into its node, in its field order: the
+    // shape history parses for every contender.
+    static String ownerRecord(int pid, long time) {
+        String boot = "\"boot_id\":\"a7c828d0-3d77-43fe-b1d5-22b3f5e21c95\",\"pid_ns\":\"pid:[4026531836]\"";
+        return "{\"tool\":\"zklock\",\"version\":\"0.1.0\",\"host\":\"build-07.example.com\","
+            + "\"pid\":" + pid + ",\"user\":\"deploy\",\"command\":[\"./deploy.sh\"],"
+            + "\"time\":\"" + java.time.Instant.ofEpochMilli(time) + "\",\"data\":null,"
+            + "\"identity\":{" + boot + ",\"group\":" + (pid + 1) + ",\"group_start\":133779},"
+            + "\"lineage\":{" + boot + ",\"processes\":[{\"pid\":" + pid + ",\"start\":133777},"
+            + "{\"pid\":10988,\"start\":133777},{\"pid\":1572,\"start\":7537}]}}";
+    }
+
+    // The end record `zklock release` writes into the lock directory when it
+    // breaks `node` of `session`.
+    static String endRecord(String node, long session, int pid) {
+        return "{\"zklock_end\":{\"version\":1,\"nodes\":[{\"node\":\"" + node + "\",\"session\":\"0x"
+            + Long.toHexString(session) + "\"}],\"how\":\"broken\",\"by\":{\"user\":\"ops\","
+            + "\"host\":\"bastion\",\"pid\":" + pid + "},\"reason\":\"bench\",\"ran\":null}}";
     }
 }

@@ -144,7 +144,10 @@ fn hold_row(table: &mut Table<'_>, hold: &Hold) -> std::io::Result<()> {
         span(hold.waited_ms()),
         span(hold.held_ms()),
         how_text(hold),
-        owner_text(hold.dialect, &hold.data, hold.session),
+        hold.owner.as_deref().map_or_else(
+            || owner_text(hold.dialect, &hold.data, hold.session),
+            Owner::text,
+        ),
     ])
 }
 
@@ -275,8 +278,8 @@ struct HoldJson<'a> {
     mode: ContenderMode,
     session: String,
     fence: i64,
-    owner: Option<Owner>,
-    data: Option<String>,
+    owner: Option<&'a Owner>,
+    data: DataText<'a>,
     created_ms: i64,
     holding_ms: Option<i64>,
     ended_ms: Option<i64>,
@@ -301,8 +304,8 @@ impl HoldJson<'_> {
             mode: hold.mode,
             session: zk::format_session(hold.session),
             fence: hold.fence,
-            owner: Owner::parse(&hold.data),
-            data: output::data_text(&hold.data),
+            owner: hold.owner.as_deref(),
+            data: DataText(&hold.data),
             created_ms: hold.created_ms,
             holding_ms: hold.holding_ms,
             ended_ms: end.map(|end| end.at_ms),
@@ -315,6 +318,16 @@ impl HoldJson<'_> {
             held_ms: hold.held_ms(),
             set: hold.set(),
         }
+    }
+}
+
+/// A contender's data as text, as it is written out: a table never needs
+/// it so.
+struct DataText<'a>(&'a [u8]);
+
+impl Serialize for DataText<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        output::data_text(self.0).serialize(serializer)
     }
 }
 

@@ -92,8 +92,13 @@ impl<'a> Jute<'a> {
     /// A length-prefixed UTF-8 string (a path); bytes that are not UTF-8
     /// are kept as U+FFFD, as they cannot name a node the server made.
     pub(crate) fn string(&mut self, what: &'static str) -> Result<String, JuteError> {
+        // Checked as UTF-8 first, which is quicker where (as nearly always)
+        // it is; only a path that is not is read again, lossily.
         self.buffer(what)
-            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+            .map(|bytes| match std::str::from_utf8(bytes) {
+                Ok(text) => text.to_owned(),
+                Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+            })
     }
 
     /// A vector's count; jute writes a null vector as -1, read here as

@@ -42,7 +42,9 @@ impl Scope {
     /// internal lock kazoo keeps beside a semaphore at the path.
     fn covers(&self, dir: &str) -> bool {
         path::is_at_or_below(dir, &self.path)
-            || dir == crate::lock::semaphore::kazoo_lock_path(&self.path)
+            || dir
+                .strip_suffix(crate::lock::semaphore::KAZOO_LOCK_SUFFIX)
+                .is_some_and(|semaphore| semaphore == self.path)
     }
 }
 
@@ -153,6 +155,9 @@ pub(crate) struct Hold {
     pub fence: i64,
     /// The data it was created with: whose it is.
     pub data: Vec<u8>,
+    /// The data read as zklock's owner record, when it is one: read once,
+    /// as the node joins.
+    pub owner: Option<Box<Owner>>,
     pub created_ms: i64,
     /// When the queue rules first let it hold; `None` if they never did.
     pub holding_ms: Option<i64>,
@@ -187,11 +192,11 @@ pub(crate) enum Found {
 struct Live {
     session: i64,
     ephemeral: bool,
-    /// Made by zklock: its owner record is its data.
-    zklock: bool,
     fence: i64,
     created_ms: i64,
     data: Vec<u8>,
+    /// Made by zklock when its data is an owner record.
+    owner: Option<Box<Owner>>,
     holding_ms: Option<i64>,
 }
 
@@ -213,6 +218,7 @@ impl Live {
             session: self.session,
             fence: self.fence,
             data: self.data,
+            owner: self.owner,
             created_ms: self.created_ms,
             holding_ms: self.holding_ms,
             end,
@@ -395,10 +401,10 @@ impl Replay {
             Live {
                 session,
                 ephemeral,
-                zklock: Owner::parse(data).is_some(),
                 fence: stat.czxid,
                 created_ms: stat.ctime,
                 data: data.to_vec(),
+                owner: Owner::parse(data).map(Box::new),
                 holding_ms: None,
             },
         );
@@ -510,7 +516,7 @@ impl Replay {
             let seen = Seen {
                 session: live.session,
                 fence: live.fence,
-                zklock: live.zklock,
+                zklock: live.owner.is_some(),
                 holding: live.holding_ms.is_some(),
             };
             (entry, seen)

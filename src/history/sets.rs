@@ -5,7 +5,6 @@
 //! ties their nodes together, so only zklock's holds name a set.
 
 use super::replay::Hold;
-use crate::lock::Owner;
 use crate::zk;
 
 impl Hold {
@@ -13,7 +12,7 @@ impl Hold {
     /// session, and the pid and creation time of its owner record; `None`
     /// for a node whose data is no owner record.
     pub(crate) fn set(&self) -> Option<String> {
-        let owner = Owner::parse(&self.data)?;
+        let owner = self.owner.as_deref()?;
         Some(format!(
             "{} pid {} {}",
             zk::format_session(self.session),
@@ -36,6 +35,7 @@ mod tests {
             mode: ContenderMode::Exclusive,
             session,
             fence: 1,
+            owner: Owner::parse(&data).map(Box::new),
             data,
             created_ms: 0,
             holding_ms: None,

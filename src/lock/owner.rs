@@ -287,6 +287,19 @@ impl Owner {
         Some(argv.join(" "))
     }
 
+    /// Who this is, for people: `user@host pid N COMMAND "data"`, the
+    /// command as `ps` shows it, with its arguments only when the record
+    /// has them.
+    pub fn text(&self) -> String {
+        let command = self.command_line();
+        let data = self.data.as_ref().map(|data| format!("{data:?}"));
+        [Some(self.summary()), command, data]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// A short description for people: `user@host pid N`.
     pub fn summary(&self) -> String {
         format!("{}@{} pid {}", self.user, self.host, self.pid)

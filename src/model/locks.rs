@@ -170,13 +170,7 @@ impl Contender {
 /// else its session.
 pub(crate) fn owner_text(dialect: Dialect, data: &[u8], session: i64) -> String {
     if let Some(owner) = Owner::parse(data) {
-        let command = owner.command_line();
-        let data = owner.data.as_ref().map(|data| format!("{data:?}"));
-        return [Some(owner.summary()), command, data]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" ");
+        return owner.text();
     }
     if dialect == Dialect::Hbase
         && let Some(table_lock) = hbase::decode(data)

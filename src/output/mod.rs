@@ -267,7 +267,7 @@ fn is_unsafe(c: char) -> bool {
 /// `\u{202e}`, `\u{200b}`), so the text stays on one line and reads as it
 /// is stored.
 pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(is_unsafe) {
+    if text.bytes().all(|b| (b' '..0x7f).contains(&b)) || !text.chars().any(is_unsafe) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -302,7 +302,12 @@ pub fn inert_json(json: String) -> String {
 /// `json` with every unsafe character but the newlines of pretty JSON
 /// (outside strings it has only newlines and spaces) written as `\uXXXX`.
 fn json_escaped(json: &str) -> std::borrow::Cow<'_, str> {
-    if !json.chars().any(is_unsafe) {
+    // serde_json escapes every C0 control inside a string, and writes none
+    // but newlines outside one, so ASCII without DEL, nearly every
+    // document, is safe as it is; found by the fast scans of whole slices.
+    if (json.is_ascii() && !json.as_bytes().contains(&0x7f))
+        || !json.chars().any(|c| is_unsafe(c) && c != '\n')
+    {
         return std::borrow::Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 16);
@@ -511,6 +516,8 @@ pub struct JsonStream<W: Write> {
     indent: &'static str,
     close: &'static str,
     elements: u64,
+    /// The element being written, reused from one to the next.
+    element: Vec<u8>,
 }
 
 impl<W: Write> JsonStream<W> {
@@ -541,6 +548,7 @@ impl<W: Write> JsonStream<W> {
             indent,
             close,
             elements: 0,
+            element: Vec::new(),
         }
     }
 
@@ -553,18 +561,26 @@ impl<W: Write> JsonStream<W> {
     }
 
     /// Writes one element of the array.
+    ///
+    /// The element is made whole in a buffer kept from one to the next, laid
+    /// out already at its depth, then escaped and written at once: serde_json's
+    /// many small writes would otherwise each cross the escaping. Nothing is
+    /// flushed: the writer's buffer decides when stdout is written, as it
+    /// does for a table's rows.
     pub fn push(&mut self, element: &impl Serialize) -> anyhow::Result<()> {
         self.open()?;
+        self.element.clear();
         let separator: &[u8] = if self.elements == 0 { b"\n" } else { b",\n" };
-        self.out.write_all(separator)?;
-        self.out.write_all(self.indent.as_bytes())?;
-        let indented = Indented {
-            out: &mut self.out,
-            indent: self.indent.as_bytes(),
-        };
-        let mut inert = InertJson::new(indented);
-        serde_json::to_writer_pretty(&mut inert, element)?;
-        inert.flush()?;
+        self.element.extend_from_slice(separator);
+        self.element.extend_from_slice(self.indent.as_bytes());
+        let layout = Nested::at(self.indent.len() / NESTED_INDENT.len());
+        element.serialize(&mut serde_json::Serializer::with_formatter(
+            &mut self.element,
+            layout,
+        ))?;
+        // serde_json writes nothing but UTF-8.
+        let text = std::str::from_utf8(&self.element)?;
+        self.out.write_all(json_escaped(text).as_bytes())?;
         self.elements += 1;
         Ok(())
     }
@@ -594,6 +610,100 @@ impl<W: Write> JsonStream<W> {
         writeln!(self.out, "{}", self.close)?;
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+/// One level of indentation in pretty JSON, as serde_json writes it.
+const NESTED_INDENT: &str = "  ";
+
+/// serde_json's pretty layout begun `depth` levels in, so that an element
+/// of a streamed array comes out indented as it would inside the whole
+/// document: each value on a line of its own, a level deeper than its
+/// container, and `: ` after each key.
+struct Nested {
+    depth: usize,
+    /// Whether the container being written has had a value yet.
+    has_value: bool,
+}
+
+impl Nested {
+    fn at(depth: usize) -> Nested {
+        Nested {
+            depth,
+            has_value: false,
+        }
+    }
+
+    fn open<W: ?Sized + Write>(&mut self, out: &mut W, mark: &[u8]) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        out.write_all(mark)
+    }
+
+    fn close<W: ?Sized + Write>(&mut self, out: &mut W, mark: &[u8]) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            out.write_all(b"\n")?;
+            self.indent(out)?;
+        }
+        out.write_all(mark)
+    }
+
+    fn next<W: ?Sized + Write>(&mut self, out: &mut W, first: bool) -> std::io::Result<()> {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(out)
+    }
+
+    fn indent<W: ?Sized + Write>(&self, out: &mut W) -> std::io::Result<()> {
+        (0..self.depth).try_for_each(|_| out.write_all(NESTED_INDENT.as_bytes()))
+    }
+}
+
+impl serde_json::ser::Formatter for Nested {
+    fn begin_array<W: ?Sized + Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.open(out, b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.close(out, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.next(out, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _out: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.open(out, b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.close(out, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.next(out, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        out.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _out: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
     }
 }
 
@@ -660,31 +770,6 @@ impl Write for StdoutBeside<'_> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         std::io::stdout().flush()
-    }
-}
-
-/// A writer that indents every line after the first: pretty JSON nested
-/// inside a streamed document. (Pretty JSON has no raw newline inside a
-/// string, so every newline starts a line.)
-struct Indented<'w, W: Write> {
-    out: &'w mut W,
-    indent: &'w [u8],
-}
-
-impl<W: Write> Write for Indented<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        for (i, line) in buf.split(|&b| b == b'\n').enumerate() {
-            if i > 0 {
-                self.out.write_all(b"\n")?;
-                self.out.write_all(self.indent)?;
-            }
-            self.out.write_all(line)?;
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
     }
 }
 
@@ -803,11 +888,12 @@ mod tests {
     #[test]
     fn a_streamed_document_prints_as_pretty_json_would() {
         let elements = [
-            serde_json::json!({"a": [1, {"b": "x\ny"}], "c": null}),
+            serde_json::json!({"a": [1, {"b": "x\ny"}], "c": null, "d": {}, "e": [[], {"f": []}]}),
             serde_json::json!([]),
+            serde_json::json!({}),
             serde_json::json!("s"),
         ];
-        for count in [0, 1, 3] {
+        for count in [0, 1, 4] {
             let some = &elements[..count];
             let whole = Document {
                 path: "/l",

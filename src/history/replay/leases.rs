@@ -158,10 +158,10 @@ impl Replay {
         let live = Live {
             session: txn.session,
             ephemeral: true,
-            zklock: Owner::parse(&create.data).is_some(),
             fence: txn.zxid,
             created_ms: acquirer.as_ref().map_or(txn.time_ms, |(_, queued)| *queued),
             data: create.data.clone(),
+            owner: Owner::parse(&create.data).map(Box::new),
             holding_ms: holds_now.then_some(txn.time_ms),
         };
         if let Some((node, _)) = acquirer.filter(|_| !holds_now) {
