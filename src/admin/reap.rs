@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::clock;
 use crate::lock::end::{EndRecord, Ending};
 use crate::lock::once::LastRuns;
-use crate::model::{Contender, Depth, Lock, LockKind, WalkProgress, walk};
+use crate::model::{Contender, Depth, Lock, LockKind, Runs, WalkProgress, walk};
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
 use crate::zk::sessions::{Absences, Ask, Connection, Survey, Surveyor};
@@ -166,7 +166,7 @@ pub async fn plan(
     let mut nodes = Vec::new();
     // Lock directories this reap empties, with the contenders it deletes.
     let mut emptied = Vec::new();
-    let walked = walk(session, start, Depth::Tree, progress, |lock| {
+    let walked = walk(session, start, Depth::Tree, Runs::Skip, progress, |lock| {
         let before = nodes.len();
         nodes.extend(contenders_to_reap(&lock, selector));
         let picked = nodes.len() - before;

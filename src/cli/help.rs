@@ -134,8 +134,10 @@ choose a window a little under the period (55m for an hourly job). A run
 counts when the command exits 0, or, with --once-per-even-on-failure, when
 it starts (a failure or a kill counts too). The last run is kept in the end
 record, which every end of a --once-per contender, a break and a reap
-carry forward; an end without the flag forgets it. The window belongs to the
-lock: two jobs under one lock suppress each other. stat shows the last run.
+carry forward; an end without the flag or by an older zklock forgets it, and
+so does removing the directory (by hand or with reap --empty). The window
+belongs to the lock: two jobs under one lock suppress each other. stat and
+ls show the last run; ls lists an idle --once-per lock too.
 rlock and sem refuse it (shared holders could all find the window open).
 
 When zklock ends a hold or a wait itself (a release, a give-up, a
@@ -361,7 +363,8 @@ record, is not one. Elections and leader nodes are shown, never reaped or
 released: deleting one deposes a service's leader.
 
 A lock with no contender left is
-not a lock any more (it is shown as a plain node). kind is mutex,
+not a lock any more (it is shown as a plain node), except that ls lists an
+idle --once-per lock (see ls). kind is mutex,
 read-write (some contender reads or writes), semaphore, election or leader;
 dialect is the
 contenders' library, or mixed when several libraries queue on one node: they
@@ -372,8 +375,10 @@ holds the internal mutex (it waits for a lease to go); acquirers queued on
 the internal mutex wait, the first for a free lease, the others on the node
 ahead.
 
-JSON, a lock: {\"path\", \"kind\", \"dialect\", \"holders\": [contender],
-\"waiters\": [contender]}, holders and waiters in queue order. A contender:
+JSON, a lock: {\"path\", \"kind\", \"dialect\", \"last_run\", \"holders\":
+[contender], \"waiters\": [contender]}, holders and waiters in queue order;
+last_run (ls and stat only) is the last counted --once-per run {\"at_ms\",
+\"per_ms\", \"by\", \"window_opens_at_ms\"}, or null. A contender:
 {\"path\", \"name\", \"sequence\", \"mode\", \"session\", \"ctime_ms\", \"age_ms\",
 \"fence\", \"data\", \"owner\", \"waiting_on\", \"table_lock\", \"client\",
 \"watching\", \"connection\"}:
@@ -463,6 +468,15 @@ default, printed as read), age (longest held first, free locks last) or
 waiters (most first; these two read everything before printing).
 --no-headers leaves out the header line. The default root absent (a fresh
 cluster) or empty is no error: no locks, exit 0, an empty table or [].
+
+--once-per locks: -o json gives each lock its last counted run, last_run
+(as stat does; null when none). An idle --once-per lock, whose directory
+is empty between runs and keeps the run in its end record, is listed with
+0 holders and 0 waiters, its kind and dialect those of the nodes the record
+names; the filters leave it out as any free lock. For this the listing
+reads, in its batches, the data of every lock directory whose contenders'
+ends are recorded there and of every empty node under PATH: one more read
+each. -o prometheus reads neither and lists no idle lock.
 
 The default table shows LOCK, KIND, HOLDERS, WAITERS, HELD FOR and OWNER,
 fitted to the terminal's width (80 columns when stdout is not a terminal,

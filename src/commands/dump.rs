@@ -10,7 +10,9 @@ use serde::{Serialize, Serializer};
 use crate::clock;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
-use crate::model::{self, Contender, Depth, Lock, LockDialect, LockKind, WalkProgress, WithStats};
+use crate::model::{
+    self, Contender, Depth, Lock, LockDialect, LockKind, Runs, WalkProgress, WithStats,
+};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::sessions::{Ask, Survey};
 use crate::zk::{self, Session};
@@ -180,7 +182,8 @@ pub(crate) async fn run(globals: &Globals, args: DumpArgs) -> Result<ExitStatus>
         if !args.sessions {
             return stream(session, &args.path, survey, time_ms, printer).await;
         }
-        let (walked, locks) = collect_locks(session, &args.path, survey, printer).await?;
+        let (walked, locks) =
+            collect_locks(session, &args.path, Runs::Skip, survey, printer).await?;
         printer.report(&SessionDump::new(args.path.clone(), time_ms, locks))?;
         Ok(walked)
     })
@@ -203,6 +206,7 @@ async fn stream(
         session,
         path,
         Depth::Tree,
+        Runs::Skip,
         |p| show_progress(progress.as_ref(), path, p),
         |mut lock| {
             lock.attach_clients(survey);

@@ -12,7 +12,7 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::model::cycles::count_cycles;
 use crate::model::waitfor::GraphBuilder;
-use crate::model::{self, Depth, Lock, LockDialect, WalkProgress, is_absent};
+use crate::model::{self, Depth, Lock, LockDialect, Runs, WalkProgress, is_absent};
 use crate::names;
 use crate::output::prometheus::{self, Exposition, LockFigures, LockGauges};
 use crate::output::{self, Column, Listing, Printer, Table};
@@ -183,6 +183,7 @@ async fn list(
             session,
             &args.path,
             Depth::Tree,
+            Runs::Read,
             |p| show_progress(progress.as_ref(), &args.path, p),
             |mut lock| {
                 lock.attach_clients(survey);
@@ -191,7 +192,7 @@ async fn list(
         )
         .await
     } else {
-        match collect_locks(session, &args.path, survey, printer).await {
+        match collect_locks(session, &args.path, Runs::Read, survey, printer).await {
             Ok((walked, mut locks)) => {
                 args.sort.apply(&mut locks);
                 locks
@@ -229,6 +230,7 @@ async fn export(
         session,
         &args.path,
         Depth::Tree,
+        Runs::Skip,
         |_| {},
         |mut lock| {
             lock.attach_clients(survey);

@@ -25,7 +25,7 @@ use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::lock::end::Ran;
 use crate::model::chains::HopJson;
-use crate::model::{self, Contender, Depth, Lock, WalkProgress};
+use crate::model::{self, Contender, Depth, Lock, Runs, WalkProgress};
 use crate::output::{self, Column, Printer, Progress, Table, counted};
 use crate::run::guard::Standby;
 use crate::usage::UsageError;
@@ -183,11 +183,13 @@ async fn work_then_close<T>(
     result
 }
 
-/// Every lock under `path`, in path order, each contender with its client
-/// from `survey`, with a progress line while the walk is slow.
-pub async fn collect_locks(
+/// Every lock under `path`, in path order, with its last `--once-per` run
+/// when `runs` asks, each contender with its client from `survey`, with a
+/// progress line while the walk is slow.
+pub(crate) async fn collect_locks(
     session: &Session,
     path: &str,
+    runs: Runs,
     survey: &Survey,
     printer: &Printer,
 ) -> Result<(WalkProgress, Vec<Lock>)> {
@@ -197,6 +199,7 @@ pub async fn collect_locks(
         session,
         path,
         Depth::Tree,
+        runs,
         |p| show_progress(progress.as_ref(), path, p),
         |mut lock| {
             lock.attach_clients(survey);
@@ -445,20 +448,6 @@ fn client(contender: &Contender) -> String {
         Some(_) => "not connected".to_owned(),
         None => "-".to_owned(),
     }
-}
-
-/// A `--once-per` lock's last counted run as JSON: when it started and
-/// when its window opens again (on the server's clock), its window, and
-/// who ran it; `null` when none counted.
-pub(crate) fn last_run_json(ran: Option<&Ran>) -> serde_json::Value {
-    ran.map_or(serde_json::Value::Null, |ran| {
-        serde_json::json!({
-            "at_ms": ran.at_ms,
-            "per_ms": ran.per_ms,
-            "by": ran.by,
-            "window_opens_at_ms": ran.opens_at_ms(),
-        })
-    })
 }
 
 /// A `--once-per` lock's last counted run, for people.

@@ -10,14 +10,14 @@ use crate::lock::end::Ran;
 use crate::lock::once;
 use crate::model::chains::{HopJson, chain, chains_under};
 use crate::model::waitfor::GraphBuilder;
-use crate::model::{self, ListedLock, LockKind, LockSummary, LockWindows, NodeStat};
+use crate::model::{self, ListedLock, LockKind, LockSummary, LockWindows, NodeStat, last_run_json};
 use crate::output::{self, Column, Printer, Report, Table};
 use crate::zk::Session;
 use crate::zk::sessions::{Ask, Survey};
 
 use super::{
-    CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, contender_row, last_run_json, last_run_line,
-    show_progress, with_session_and_survey,
+    CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, contender_row, last_run_line, show_progress,
+    with_session_and_survey,
 };
 
 /// What `stat` was asked for.

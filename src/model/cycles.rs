@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::waitfor::{Cycle, Doubt, GraphBuilder, WaitGraph};
-use super::{Depth, WalkProgress};
+use super::{Depth, Runs, WalkProgress};
 use crate::zk::Session;
 
 /// How many wait-for cycles stand among the locks, by whether each is
@@ -37,7 +37,7 @@ pub(crate) async fn wait_graph(
     progress: impl FnMut(&WalkProgress),
 ) -> Result<(WalkProgress, WaitGraph)> {
     let mut graph = GraphBuilder::default();
-    let walked = super::walk(session, path, Depth::Tree, progress, |lock| {
+    let walked = super::walk(session, path, Depth::Tree, Runs::Skip, progress, |lock| {
         graph.add(&lock);
         Ok(())
     })

@@ -1,7 +1,9 @@
 //! The JSON form of locks and contenders, documented in the man
 //! pages of `ls`, `stat` and `dump`.
 //!
-//! A lock: `{"path", "kind", "dialect", "holders", "waiters"}`. A contender:
+//! A lock: `{"path", "kind", "dialect", "last_run", "holders", "waiters"}`,
+//! `last_run` only from a walk that read it (`ls`), null when none counted.
+//! A contender:
 //! `{"path", "name", "sequence", "mode", "session", "ctime_ms", "age_ms",
 //! "fence", "data", "owner", "waiting_on", "table_lock", "client",
 //! "watching", "connection"}`, and `dump` adds `"stat"`. `client` is
@@ -17,10 +19,11 @@ use std::borrow::Cow;
 use serde::{Serialize, Serializer};
 
 use super::hbase::TableLock;
-use super::locks::{Contender, Lock, LockDialect, LockKind};
+use super::locks::{Contender, LastRun, Lock, LockDialect, LockKind};
 use super::node::NodeStat;
 use crate::lock::ContenderMode;
 use crate::lock::Owner;
+use crate::lock::end::Ran;
 use crate::zk;
 use crate::zk::sessions::{Client, Connection};
 
@@ -76,6 +79,8 @@ struct LockJson<'a> {
     path: &'a str,
     kind: LockKind,
     dialect: LockDialect,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_run: Option<serde_json::Value>,
     holders: Vec<ContenderJson<'a>>,
     waiters: Vec<ContenderJson<'a>>,
 }
@@ -86,6 +91,10 @@ impl Lock {
             path: &self.path,
             kind: self.kind,
             dialect: self.dialect,
+            last_run: match &self.last_run {
+                LastRun::Unread => None,
+                LastRun::Read(ran) => Some(last_run_json(ran.as_ref())),
+            },
             holders: self.holders.iter().map(|c| c.json(full_stat)).collect(),
             waiters: self.waiters.iter().map(|c| c.json(full_stat)).collect(),
         }
@@ -105,4 +114,18 @@ impl Serialize for WithStats<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.json(true).serialize(serializer)
     }
+}
+
+/// A `--once-per` lock's last counted run as JSON: when it started and
+/// when its window opens again (on the server's clock), its window, and
+/// who ran it; `null` when none counted.
+pub(crate) fn last_run_json(ran: Option<&Ran>) -> serde_json::Value {
+    ran.map_or(serde_json::Value::Null, |ran| {
+        serde_json::json!({
+            "at_ms": ran.at_ms,
+            "per_ms": ran.per_ms,
+            "by": ran.by,
+            "window_opens_at_ms": ran.opens_at_ms(),
+        })
+    })
 }

@@ -10,7 +10,10 @@
 //!   is read and only when the sibling exists; the sibling is its part;
 //! - contender children: a mutex, read-write lock or election;
 //! - no children and the well-known name of a leader node (`leaders`): a
-//!   leader node, confirmed once read (ephemeral, with that service's data).
+//!   leader node, confirmed once read (ephemeral, with that service's data);
+//! - when the walk reads last runs ([`Runs::Read`]), no children and an end
+//!   record in its data that keeps a `--once-per` run: an emptied lock, idle
+//!   between runs, confirmed once read.
 //!
 //! Children that are none of these are not contenders: they are walked into
 //! (a lock may live below them) but never counted. Names only pick what to
@@ -21,8 +24,9 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::leaders;
-use super::locks::{self, Lock, NodeRead, QueueReading, Reads};
+use super::locks::{self, LastRun, Lock, NodeRead, QueueReading, Reads};
 use crate::lock::Dialect;
+use crate::lock::end::{EndRecord, directory_for};
 use crate::lock::name;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS};
 use crate::zk::path;
@@ -35,6 +39,16 @@ pub(crate) enum Depth {
     Lock,
     /// Everything at or below the start (`ls`, `dump`).
     Tree,
+}
+
+/// Whether a walk reads each lock's last counted `--once-per` run too: the
+/// data of every lock directory that takes an end record, and of every
+/// empty node, where an emptied lock keeps it. Only `ls` lists them; every
+/// other walk sends no more requests than it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Runs {
+    Skip,
+    Read,
 }
 
 /// Directory path → its children's names, as listed.
@@ -85,6 +99,8 @@ enum Shape {
     KazooSemaphore,
     /// A leader node of this service, itself the one node read.
     Leader(Dialect),
+    /// An empty node, a lock when its data keeps a last run.
+    Idle,
 }
 
 /// A lock directory found in the listing, and the nodes to read for it.
@@ -102,19 +118,29 @@ pub(crate) struct Site {
     /// makes it on the first acquire, so a node with a number for data and
     /// hex-named children but no such sibling is some application's cache.
     lock_beside_listed: bool,
+    /// What the walk reads of the last run; with [`Runs::Read`] every lock
+    /// built says so, found or not.
+    runs: Runs,
+    /// Whether the directory itself is read first, for the end record in
+    /// its data.
+    reads_dir: bool,
 }
 
 impl Site {
     /// The full paths of the nodes to read, in order.
     pub(crate) fn reads(&self) -> impl Iterator<Item = String> + '_ {
-        self.groups
-            .iter()
-            .flat_map(|(dir, names)| names.iter().map(move |name| path::join(dir, name)))
+        let dir = self.reads_dir.then(|| self.path.clone());
+        dir.into_iter().chain(
+            self.groups
+                .iter()
+                .flat_map(|(dir, names)| names.iter().map(move |name| path::join(dir, name))),
+        )
     }
 
     /// How many nodes [`Site::reads`] yields.
     pub(crate) fn read_count(&self) -> usize {
-        self.groups.iter().map(|(_, names)| names.len()).sum()
+        let nodes: usize = self.groups.iter().map(|(_, names)| names.len()).sum();
+        nodes + usize::from(self.reads_dir)
     }
 
     /// True when this is the lock at `path`.
@@ -138,6 +164,15 @@ impl Site {
     /// (`None` for a node that was gone by then).
     pub(crate) fn build(&self, reads: Vec<Option<NodeRead>>, now_ms: i64) -> Vec<Lock> {
         let mut reads = reads.into_iter();
+        let record = if self.reads_dir {
+            reads
+                .next()
+                .flatten()
+                .and_then(|dir| EndRecord::parse(&dir.data))
+        } else {
+            None
+        };
+        let ran = record.as_ref().and_then(|record| record.ran.clone());
         let mut groups: Vec<Reads> = self
             .groups
             .iter()
@@ -174,15 +209,28 @@ impl Site {
                     None => vec![locks::queue_lock(path, take(3), now_ms)],
                 }
             }
+            Shape::Idle => vec![record.and_then(|record| locks::idle_lock(path, record))],
         };
-        locks.into_iter().flatten().collect()
+        let mut locks: Vec<Lock> = locks.into_iter().flatten().collect();
+        if self.runs == Runs::Read {
+            for lock in &mut locks {
+                lock.last_run = LastRun::Read(ran.clone());
+            }
+        }
+        locks
     }
 }
 
 /// The lock directories in `listing`, in path order (component by
-/// component: `/a`, `/a/b`, `/a-b`). With [`Depth::Lock`] only `start`
-/// itself can be one.
-pub(crate) fn find_sites(mut listing: ChildrenByDir, start: &str, depth: Depth) -> Vec<Site> {
+/// component: `/a`, `/a/b`, `/a-b`), and with [`Runs::Read`] the empty nodes
+/// that may be idle locks. With [`Depth::Lock`] only `start` itself can be
+/// one.
+pub(crate) fn find_sites(
+    mut listing: ChildrenByDir,
+    start: &str,
+    depth: Depth,
+    runs: Runs,
+) -> Vec<Site> {
     let mut dirs: Vec<String> = listing
         .keys()
         .filter(|dir| in_scope(dir, start, depth))
@@ -193,10 +241,59 @@ pub(crate) fn find_sites(mut listing: ChildrenByDir, start: &str, depth: Depth) 
     dirs.into_iter()
         .filter_map(|dir| {
             let children = listing.remove(&dir)?;
+            let idle = (runs == Runs::Read && children.is_empty() && may_be_idle(&dir))
+                .then(|| dir.clone());
             let lock_beside_in_scope = in_scope(&semaphore::kazoo_lock_path(&dir), start, depth);
             site_of(dir, children, &mut listing, lock_beside_in_scope)
+                .or_else(|| idle.map(Site::idle))
+                .map(|site| site.reading(runs))
         })
         .collect()
+}
+
+/// Whether the empty node at `dir` may be an emptied lock: not the root,
+/// whose data takes no record, nor a kazoo semaphore's lease, which is
+/// listed (its name is no contender's) but is its semaphore's part.
+fn may_be_idle(dir: &str) -> bool {
+    dir != "/" && semaphore::parse_lease(path::basename(dir)).is_none()
+}
+
+impl Site {
+    /// The empty node at `dir`, to be read for an end record.
+    fn idle(dir: String) -> Site {
+        Site {
+            path: dir,
+            shape: Shape::Idle,
+            groups: Vec::new(),
+            lock_beside_in_scope: false,
+            lock_beside_listed: false,
+            runs: Runs::Skip,
+            reads_dir: false,
+        }
+    }
+
+    /// This site, read as `runs` asks: with [`Runs::Read`] its directory
+    /// too when its own contenders' ends are recorded there
+    /// ([`directory_for`]; not a semaphore's, an election's or a leader
+    /// node's), or when it is an empty node.
+    fn reading(self, runs: Runs) -> Site {
+        let records_here = |(dir, names): &(String, Vec<String>)| {
+            names
+                .iter()
+                .any(|name| directory_for(&path::join(dir, name)) == Some(self.path.as_str()))
+        };
+        let reads_dir = runs == Runs::Read
+            && match self.shape {
+                Shape::Idle => true,
+                Shape::Queue => self.groups.iter().any(records_here),
+                _ => false,
+            };
+        Site {
+            runs,
+            reads_dir,
+            ..self
+        }
+    }
 }
 
 fn in_scope(dir: &str, start: &str, depth: Depth) -> bool {
@@ -261,6 +358,8 @@ fn site_of(
             shape: Shape::Leader(dialect),
             lock_beside_in_scope,
             lock_beside_listed: false,
+            runs: Runs::Skip,
+            reads_dir: false,
         });
     }
     if children.iter().any(|c| c == CURATOR_LEASES)
@@ -281,6 +380,8 @@ fn site_of(
             shape: Shape::CuratorSemaphore,
             lock_beside_in_scope,
             lock_beside_listed: false,
+            runs: Runs::Skip,
+            reads_dir: false,
         });
     }
     let kazoo_leases = leases(&children, Dialect::Kazoo);
@@ -308,6 +409,8 @@ fn site_of(
             shape: Shape::KazooSemaphore,
             lock_beside_in_scope,
             lock_beside_listed,
+            runs: Runs::Skip,
+            reads_dir: false,
         });
     }
     (!own.is_empty()).then(|| Site {
@@ -316,6 +419,8 @@ fn site_of(
         shape: Shape::Queue,
         lock_beside_in_scope,
         lock_beside_listed: false,
+        runs: Runs::Skip,
+        reads_dir: false,
     })
 }
 
@@ -384,6 +489,7 @@ mod tests {
             ]),
             "/l",
             Depth::Tree,
+            Runs::Skip,
         );
         assert_eq!(
             paths(&sites),
@@ -415,6 +521,7 @@ mod tests {
             ]),
             "/l",
             Depth::Tree,
+            Runs::Skip,
         );
         assert_eq!(paths(&sites), [("/l/s", Shape::KazooSemaphore)]);
         assert_eq!(
@@ -437,6 +544,7 @@ mod tests {
             ]),
             "/l/s",
             Depth::Lock,
+            Runs::Skip,
         );
         assert_eq!(paths(&sites), [("/l/s", Shape::KazooSemaphore)]);
     }
@@ -447,6 +555,7 @@ mod tests {
             listing(&[("/l/x-__lock__", &["lock-0000000001"]), ("/l/x", &[])]),
             "/l/x",
             Depth::Tree,
+            Runs::Skip,
         );
         assert_eq!(paths(&sites), [("/l/x", Shape::KazooSemaphore)]);
         let unconfirmed = sites[0].build(vec![read(b"config", 1), read(b"", 2)], 0);
@@ -478,6 +587,7 @@ mod tests {
             ]),
             "/",
             Depth::Tree,
+            Runs::Skip,
         );
         assert_eq!(
             paths(&sites),
@@ -496,11 +606,92 @@ mod tests {
         assert!(sites[0].build(vec![persistent], 0).is_empty());
         assert!(sites[0].build(vec![read(b"not json", 5)], 0).is_empty());
         assert!(sites[0].build(vec![None], 0).is_empty());
-        let stat_of_one = find_sites(listing(&[("/controller", &[])]), "/controller", Depth::Lock);
+        let stat_of_one = find_sites(
+            listing(&[("/controller", &[])]),
+            "/controller",
+            Depth::Lock,
+            Runs::Skip,
+        );
         assert_eq!(
             paths(&stat_of_one),
             [("/controller", Shape::Leader(Dialect::Kafka))]
         );
+    }
+
+    #[test]
+    fn reading_runs_reads_lock_directories_that_take_a_record_and_empty_nodes() {
+        let lock = format!("_c_{UUID}-lock-0000000001");
+        let candidate = format!("_c_{UUID}-latch-0000000001");
+        let walk = |runs| {
+            find_sites(
+                listing(&[
+                    ("/", &["l"]),
+                    ("/l", &["a", "e", "k", "k-__lock__", "idle"]),
+                    ("/l/a", &[&lock]),
+                    ("/l/e", &[&candidate]),
+                    ("/l/k", &[HEX]),
+                    (&format!("/l/k/{HEX}"), &[]),
+                    ("/l/k-__lock__", &[]),
+                    ("/l/idle", &[]),
+                ]),
+                "/",
+                Depth::Tree,
+                runs,
+            )
+        };
+        let read: Vec<Vec<String>> = walk(Runs::Read)
+            .iter()
+            .map(|site| site.reads().collect())
+            .collect();
+        assert_eq!(
+            read,
+            [
+                vec!["/l/a".to_owned(), format!("/l/a/{lock}")],
+                vec![format!("/l/e/{candidate}")],
+                vec![format!("/l/idle")],
+                vec!["/l/k".to_owned(), format!("/l/k/{HEX}")],
+            ]
+        );
+        let sites = walk(Runs::Skip);
+        assert_eq!(
+            paths(&sites),
+            [
+                ("/l/a", Shape::Queue),
+                ("/l/e", Shape::Queue),
+                ("/l/k", Shape::KazooSemaphore)
+            ]
+        );
+        assert!(sites.iter().all(|site| !site.reads_dir));
+    }
+
+    #[test]
+    fn an_empty_node_is_a_lock_only_with_a_record_that_keeps_a_run() {
+        use crate::lock::end::{EndHow, Ender, Ending, Ran};
+        let by = Ender {
+            user: "u".into(),
+            host: "h".into(),
+            pid: 7,
+        };
+        let ran = Ran {
+            at_ms: 5,
+            per_ms: 60_000,
+            by: by.clone(),
+        };
+        let ending = Ending::new(EndHow::Released, by);
+        let site = find_sites(listing(&[("/l/s", &[])]), "/l/s", Depth::Tree, Runs::Read).remove(0);
+        let written = ending.record_keeping([("/l/s/write-0000000003", 1)], Some(ran.clone()));
+        let idle = site.build(vec![read(&written, 1)], 0);
+        assert_eq!(idle.len(), 1);
+        assert_eq!(idle[0].path, "/l/s");
+        assert_eq!(idle[0].kind, locks::LockKind::ReadWrite);
+        assert_eq!(idle[0].dialect.as_str(), "hbase");
+        assert!(idle[0].holders.is_empty() && idle[0].waiters.is_empty());
+        assert_eq!(idle[0].last_run, LastRun::Read(Some(ran)));
+        let no_run = ending.record([("/l/s/lock-0000000003", 1)]);
+        for data in [&no_run[..], b"", br#"{"x":1}"#] {
+            assert!(site.build(vec![read(data, 1)], 0).is_empty());
+        }
+        assert!(site.build(vec![None], 0).is_empty());
     }
 
     #[test]
@@ -514,6 +705,7 @@ mod tests {
             ]),
             "/l",
             Depth::Tree,
+            Runs::Skip,
         )
         .remove(0);
         let not_a_semaphore = site.build(vec![read(b"config", 1), read(b"", 2), read(b"", 3)], 0);

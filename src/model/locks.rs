@@ -12,6 +12,7 @@ use serde::{Serialize, Serializer};
 
 use super::hbase::{self, TableLock};
 use super::leaders;
+use crate::lock::end::{EndRecord, Ran};
 use crate::lock::semaphore::{self, AcquirerWait, Lease};
 use crate::lock::{
     ContenderKind, ContenderMode, Dialect, LockQueue, Owner, SemaphoreQueue, node, queue,
@@ -200,6 +201,19 @@ pub struct Lock {
     pub waiters: Vec<Contender>,
     /// A kazoo semaphore's maximum number of leases.
     pub max_leases: Option<u32>,
+    /// Its last counted `--once-per` run, when the walk was asked to read it.
+    pub(crate) last_run: LastRun,
+}
+
+/// What a walk learnt of a lock's last counted `--once-per` run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum LastRun {
+    /// The walk did not look: only `ls` pays the reads.
+    #[default]
+    Unread,
+    /// The run the end record in its directory keeps; `None` when none
+    /// counted, or its directory takes no record.
+    Read(Option<Ran>),
 }
 
 impl Lock {
@@ -420,6 +434,7 @@ impl LockSummary {
             holders: contenders(holders),
             waiters: contenders(waiters),
             max_leases: self.max_leases,
+            last_run: LastRun::Unread,
         }
     }
 }
@@ -435,6 +450,30 @@ fn queue_kind(queue: &LockQueue) -> LockKind {
     } else {
         LockKind::Mutex
     }
+}
+
+/// The emptied lock at `path` whose directory keeps `record`: listed for
+/// its last counted `--once-per` run, `None` when the record keeps none. It
+/// has no contender left to tell what it is, but the record names the nodes
+/// whose end it wrote, and they do; a record that names none (a run that
+/// counted as it started, whose holder's session expired) is taken for
+/// what `lock` makes by default, a Curator mutex.
+pub(crate) fn idle_lock(path: &str, record: EndRecord) -> Option<Lock> {
+    let ran = record.ran?;
+    let last = LockQueue::from_children(record.nodes.into_iter().map(|ended| ended.node));
+    let dialect = match last.contenders() {
+        [] => LockDialect::One(Dialect::Curator),
+        ended => LockDialect::of(ended.iter().map(|c| c.dialect)),
+    };
+    Some(Lock {
+        path: path.to_owned(),
+        kind: queue_kind(&last),
+        dialect,
+        holders: Vec::new(),
+        waiters: Vec::new(),
+        max_leases: None,
+        last_run: LastRun::Read(Some(ran)),
+    })
 }
 
 /// The leader node at `path` of `dialect`'s service, from its read; `None`
@@ -465,6 +504,7 @@ pub(crate) fn leader_lock(
         holders: vec![leader],
         waiters: Vec::new(),
         max_leases: None,
+        last_run: LastRun::Unread,
     })
 }
 
@@ -578,6 +618,7 @@ fn semaphore_lock(
         holders,
         waiters,
         max_leases,
+        last_run: LastRun::Unread,
     })
 }
 

@@ -24,8 +24,8 @@ mod walk;
 #[cfg(test)]
 mod properties;
 
-pub(crate) use json::{ContenderJson, WithStats};
-pub(crate) use layout::Depth;
+pub(crate) use json::{ContenderJson, WithStats, last_run_json};
+pub(crate) use layout::{Depth, Runs};
 pub(crate) use locks::{Contender, Lock, LockDialect, LockKind, LockSummary, owner_text};
 pub(crate) use node::NodeStat;
 pub(crate) use walk::{

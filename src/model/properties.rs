@@ -202,7 +202,7 @@ proptest! {
             listing.insert(path::join("/l", sub), grandchildren);
         }
         listing.insert("/l".to_owned(), children);
-        for site in layout::find_sites(listing, "/l", Depth::Tree) {
+        for site in layout::find_sites(listing, "/l", Depth::Tree, layout::Runs::Read) {
             let mut reads = reads.iter().cycle().cloned();
             let nodes: Vec<Option<NodeRead>> = (0..site.read_count()).map(|_| reads.next().flatten()).collect();
             for lock in site.build(nodes, now_ms) {

@@ -29,7 +29,7 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use super::locks::{Contender, Lock, LockKind, LockSummary};
+use super::locks::{Contender, LastRun, Lock, LockKind, LockSummary};
 use crate::lock::{self, Lineage, Owner, queue};
 
 /// How a contender's owner is known to wait elsewhere.
@@ -288,6 +288,7 @@ impl GraphBuilder {
                 holders: focus.holders,
                 waiters: focus.waiters,
                 max_leases: summary.max_leases,
+                last_run: LastRun::Unread,
             };
             let graph = &mut self.graph;
             graph.add_lock(&lock, &mut self.by_path, &mut self.queue_edges);
@@ -956,6 +957,7 @@ mod tests {
                 .collect(),
             waiters,
             max_leases: None,
+            last_run: LastRun::Unread,
         }
     }
 
@@ -1222,6 +1224,7 @@ mod tests {
             holders: holders.iter().map(lease).collect(),
             waiters: waiting.iter().map(lease).collect(),
             max_leases: Some(max),
+            last_run: LastRun::Unread,
         }
     }
 

@@ -12,11 +12,13 @@
 //! 2. *Read*: the data and stat of every contender are read in path order
 //!    through an ordered window, and each lock goes to the caller as soon as
 //!    its last node is read. Only the locks inside the window are in memory
-//!    at once, however large the tree.
+//!    at once, however large the tree. A walk asked for last runs
+//!    ([`Runs::Read`]) reads in the same window the lock directories whose
+//!    data takes an end record, and every empty node listed.
 
 use futures::stream::{self, FuturesUnordered, Stream, StreamExt, TryStreamExt};
 
-use super::layout::{self, ChildrenByDir, Depth};
+use super::layout::{self, ChildrenByDir, Depth, Runs};
 use super::locks::{ContenderState, Lock, LockSummary, NodeRead, QueueReading};
 use crate::clock;
 use crate::zk::batch::{BATCH, Batcher, DataRead};
@@ -39,7 +41,8 @@ const PROGRESS_EVERY: u64 = 256;
 pub struct WalkProgress {
     /// Directories listed.
     pub listed: u64,
-    /// Nodes read: contenders, leases, kazoo semaphore nodes.
+    /// Nodes read: contenders, leases, kazoo semaphore nodes, and the lock
+    /// directories and empty nodes read for last runs.
     pub read: u64,
     /// Locks handed over.
     pub locks: u64,
@@ -62,17 +65,25 @@ pub(crate) fn is_absent(err: &anyhow::Error, path: &str) -> bool {
 }
 
 /// Reads every lock at `start` or, with [`Depth::Tree`], below it, and
-/// hands each to `on_lock` in path order; `progress` hears how far the walk
-/// has come every few hundred nodes. Fails when `start` does not exist (exit
-/// 6) or cannot be listed; nodes that go while the walk runs are left out.
+/// hands each to `on_lock` in path order, with its last `--once-per` run
+/// when `runs` asks; `progress` hears how far the walk has come every few
+/// hundred nodes. Fails when `start` does not exist (exit 6) or cannot be
+/// listed; nodes that go while the walk runs are left out.
 pub(crate) async fn walk(
     session: &Session,
     start: &str,
     depth: Depth,
+    runs: Runs,
     progress: impl FnMut(&WalkProgress),
     on_lock: impl FnMut(Lock) -> anyhow::Result<()>,
 ) -> anyhow::Result<WalkProgress> {
-    walk_with_dirs(session, start, depth, progress, |_, _| {}, on_lock).await
+    let walk = Walk {
+        start,
+        depth,
+        runs,
+        left_out: None,
+    };
+    walk_sites(session, walk, progress, |_, _| {}, on_lock).await
 }
 
 /// [`walk`], also telling `on_dir` of every directory it listed, with its
@@ -90,6 +101,7 @@ pub(crate) async fn walk_with_dirs(
     let walk = Walk {
         start,
         depth,
+        runs: Runs::Skip,
         left_out: None,
     };
     walk_sites(session, walk, progress, on_dir, on_lock).await
@@ -110,16 +122,18 @@ pub(crate) async fn walk_around(
     let walk = Walk {
         start,
         depth: Depth::Tree,
+        runs: Runs::Skip,
         left_out: left_out.queue_dir(),
     };
     walk_sites(session, walk, progress, |_, _| {}, on_lock).await
 }
 
-/// Where a walk goes: from `start` as deep as `depth`, leaving out the
-/// queue whose directory is `left_out`.
+/// Where a walk goes: from `start` as deep as `depth`, reading last runs as
+/// `runs` asks, leaving out the queue whose directory is `left_out`.
 struct Walk<'a> {
     start: &'a str,
     depth: Depth,
+    runs: Runs,
     left_out: Option<QueueDir>,
 }
 
@@ -138,6 +152,7 @@ async fn walk_sites(
     Walk {
         start,
         depth,
+        runs,
         left_out,
     }: Walk<'_>,
     mut progress: impl FnMut(&WalkProgress),
@@ -152,7 +167,7 @@ async fn walk_sites(
     for (dir, children) in &listing {
         on_dir(dir, children);
     }
-    let mut sites = layout::find_sites(listing, start, depth);
+    let mut sites = layout::find_sites(listing, start, depth, runs);
     if let Some(left_out) = left_out_path {
         // Only what is not a contender of the queue was kept of its
         // directory, which could pass for another kind of lock there.
@@ -188,6 +203,7 @@ pub(crate) async fn read_lock(session: &Session, path: &str) -> anyhow::Result<O
         session,
         path,
         Depth::Lock,
+        Runs::Skip,
         |_| {},
         |lock| {
             if lock.path == path {
@@ -234,7 +250,7 @@ pub(crate) async fn list_lock<'s>(
         .get(path)
         .map(|children| layout::not_contenders(children))
         .unwrap_or_default();
-    let Some(site) = layout::find_sites(listing, path, Depth::Lock).pop() else {
+    let Some(site) = layout::find_sites(listing, path, Depth::Lock, Runs::Skip).pop() else {
         return Ok(None);
     };
     let contenders = match site.into_queue() {

@@ -271,6 +271,7 @@ mod tests {
                 holders: Vec::new(),
                 waiters: Vec::new(),
                 max_leases: None,
+                last_run: crate::model::locks::LastRun::Unread,
             };
             Churn {
                 nodes: Vec::new(),

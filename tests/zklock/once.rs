@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use support::proxy::{ClientMessage, FaultProxy, op};
 use support::{TestEnv, Zklock, wait_until};
+use zookeeper_client as zkc;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -288,17 +289,7 @@ fn stat_shows_the_last_run_and_when_the_window_opens() {
     let runner = ran.pid();
     ran.wait(WAIT).assert_success();
     let last = ran_in(&env, "/locks/s").expect("the run counted");
-    let at = last["at_ms"].as_i64().expect("at_ms");
-    let assert_shown = |shown: &serde_json::Value| {
-        assert_eq!(shown["last_run"]["at_ms"], at, "{shown}");
-        assert_eq!(shown["last_run"]["by"]["pid"], runner, "{shown}");
-        assert_eq!(shown["last_run"]["per_ms"], 90 * 60_000, "{shown}");
-        assert_eq!(
-            shown["last_run"]["window_opens_at_ms"],
-            at + 90 * 60_000,
-            "{shown}"
-        );
-    };
+    let assert_shown = |shown: &serde_json::Value| assert_last_run(shown, &last, runner);
     let stat = || {
         let shown = env.zklock(["-o", "json", "stat", "s"]).run();
         shown.assert_success();
@@ -325,6 +316,172 @@ fn stat_shows_the_last_run_and_when_the_window_opens() {
     assert!(lock["last_run"].is_null(), "{lock}");
     holder.signal(libc::SIGTERM);
     holder.wait(WAIT).assert_success();
+}
+
+/// Asserts that `shown` has `last` for its `last_run`, run by `runner`, as
+/// `stat` and `ls` write it.
+fn assert_last_run(shown: &serde_json::Value, last: &serde_json::Value, runner: u32) {
+    let at = last["at_ms"].as_i64().expect("at_ms");
+    assert_eq!(shown["last_run"]["at_ms"], at, "{shown}");
+    assert_eq!(shown["last_run"]["by"]["pid"], runner, "{shown}");
+    assert_eq!(shown["last_run"]["per_ms"], 90 * 60_000, "{shown}");
+    assert_eq!(
+        shown["last_run"]["window_opens_at_ms"],
+        at + 90 * 60_000,
+        "{shown}"
+    );
+}
+
+/// The locks `ls -o json` lists under the root, by path.
+fn listed(env: &TestEnv) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let run = env.zklock(["-o", "json", "ls"]).run();
+    run.assert_success();
+    let locks: Vec<serde_json::Value> = run.json();
+    locks
+        .into_iter()
+        .map(|lock| (lock["path"].as_str().expect("a path").to_owned(), lock))
+        .collect()
+}
+
+#[test]
+fn ls_lists_an_idle_once_per_lock_with_its_last_run() {
+    let env = TestEnv::new();
+    let mut ran = env
+        .zklock(["lock", "--once-per", "90m", "s", "--", "true"])
+        .spawn();
+    let runner = ran.pid();
+    ran.wait(WAIT).assert_success();
+    let last = ran_in(&env, "/locks/s").expect("the run counted");
+    // Empty nodes beside it whose data is no end record are no locks.
+    env.zk().create("/locks/config", br#"{"x":1}"#);
+    env.zk().create_with(
+        "/locks/parent",
+        b"",
+        &zkc::CreateMode::Container.with_acls(zkc::Acls::anyone_all()),
+    );
+    let locks = listed(&env);
+    assert_eq!(locks.keys().collect::<Vec<_>>(), ["/locks/s"], "{locks:?}");
+    let idle = &locks["/locks/s"];
+    assert_eq!(idle["holders"], serde_json::json!([]), "{idle}");
+    assert_eq!(idle["waiters"], serde_json::json!([]), "{idle}");
+    assert_eq!(idle["kind"], "mutex", "{idle}");
+    assert_last_run(idle, &last, runner);
+    let table = env.zklock(["ls", "--held"]).run();
+    assert!(!table.stdout.contains("/locks/s"), "{}", table.stdout);
+    let table = env.zklock(["ls"]).run();
+    let row = table
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("/locks/s "));
+    let counts: Vec<&str> = row
+        .unwrap_or_else(|| panic!("no row for the idle lock: {}", table.stdout))
+        .split_whitespace()
+        .skip(2)
+        .take(2)
+        .collect();
+    assert_eq!(counts, ["0", "0"], "{}", table.stdout);
+
+    // Held, it is listed with its holder and the same last run.
+    let mut holder = env.zklock(["lock", "s"]).spawn();
+    holder.next_line(WAIT);
+    let mut plain = env.zklock(["lock", "plain"]).spawn();
+    plain.next_line(WAIT);
+    let locks = listed(&env);
+    assert_eq!(
+        locks["/locks/s"]["holders"].as_array().map(Vec::len),
+        Some(1)
+    );
+    assert_last_run(&locks["/locks/s"], &last, runner);
+    // A lock never run under --once-per has none.
+    assert!(locks["/locks/plain"]["last_run"].is_null(), "{locks:?}");
+    for running in [&mut holder, &mut plain] {
+        running.signal(libc::SIGTERM);
+        running.wait(WAIT).assert_success();
+    }
+}
+
+#[test]
+fn a_kazoo_semaphore_keeps_its_listing_and_shows_no_last_run() {
+    let env = TestEnv::new();
+    let mut holder = env
+        .zklock([
+            "sem",
+            "--dialect",
+            "kazoo",
+            "k",
+            "--max-leases",
+            "2",
+            "--",
+            "sleep",
+            "60",
+        ])
+        .spawn();
+    wait_until(WAIT, "the lease is taken", || {
+        !env.zk().children_if_any("/locks/k").is_empty()
+    });
+    let locks = listed(&env);
+    assert_eq!(locks.keys().collect::<Vec<_>>(), ["/locks/k"], "{locks:?}");
+    let semaphore = &locks["/locks/k"];
+    assert_eq!(semaphore["kind"], "semaphore", "{semaphore}");
+    assert_eq!(semaphore["holders"].as_array().map(Vec::len), Some(1));
+    assert!(semaphore["last_run"].is_null(), "{semaphore}");
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT);
+    wait_until(WAIT, "the lease is gone", || {
+        env.zk().children_if_any("/locks/k").is_empty()
+    });
+    // Emptied, its node holds its maximum, no end record: no lock.
+    assert!(listed(&env).is_empty());
+}
+
+#[test]
+fn only_ls_listing_reads_lock_directories_and_empty_nodes() {
+    let env = TestEnv::new();
+    env.zklock(["lock", "--once-per", "90m", "idle", "--", "true"])
+        .run()
+        .assert_success();
+    let mut holder = env
+        .zklock(["lock", "--once-per", "90m", "held", "--", "sleep", "60"])
+        .spawn();
+    wait_until(WAIT, "the holder holds", || {
+        !env.zk().children_if_any("/locks/held").is_empty()
+    });
+    let proxy = FaultProxy::start(env.servers());
+    // How many times one zklock asked for each of `paths` (below the test's
+    // chroot), in any request: the listing asks for each once, a read of
+    // its data once more.
+    let asked = |args: &[&str], paths: &[&str]| -> (Vec<usize>, String) {
+        let before = proxy.client_messages().len();
+        let run = Zklock::new(args).hosts(proxy.hosts(&env)).run();
+        run.assert_success();
+        let sent = proxy.client_messages()[before..].to_vec();
+        let times = paths
+            .iter()
+            .map(|wanted| {
+                sent.iter()
+                    .map(|message| match message {
+                        ClientMessage::Request {
+                            path, multi_paths, ..
+                        } => {
+                            let single = path.iter().filter(|p| p.ends_with(wanted)).count();
+                            single + multi_paths.iter().filter(|p| p.ends_with(wanted)).count()
+                        }
+                        ClientMessage::Connect { .. } => 0,
+                    })
+                    .sum()
+            })
+            .collect();
+        (times, run.stdout)
+    };
+    let dirs = ["/locks/idle", "/locks/held"];
+    let (listing, _) = asked(&["-o", "json", "ls"], &dirs);
+    assert_eq!(listing, [2, 2], "ls lists and reads each");
+    let (metrics, text) = asked(&["ls", "-o", "prometheus"], &dirs);
+    assert_eq!(metrics, [1, 1], "ls -o prometheus only lists them");
+    assert!(!text.contains("/locks/idle"), "{text}");
+    assert!(text.contains("/locks/held"), "{text}");
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT);
 }
 
 #[test]
