@@ -353,7 +353,9 @@ impl Replay {
     /// create would; the creating session of a persistent node is not in a
     /// snapshot and reads as 0.
     pub(crate) fn seed(&mut self, path: &str, data: &[u8], stat: &zk::Stat) {
-        self.join(path, data, stat, stat.ephemeral_owner);
+        if !self.seed_lease(path, data, stat) {
+            self.join(path, data, stat, stat.ephemeral_owner);
+        }
     }
 
     /// Once the snapshot is read: who holds in each queue, from its node's
@@ -721,6 +723,16 @@ mod tests {
                 .apply(&txn, &mut |found| sort(found, out, overlaps));
         }
 
+        /// Seeds the replay with a snapshot of `nodes` (path, data, stat)
+        /// taken at `zxid`; the transactions fed next come after it.
+        pub(super) fn snapshot(&mut self, nodes: &[(&str, &[u8], zk::Stat)], zxid: i64) {
+            for (path, data, stat) in nodes {
+                self.replay.seed(path, data, stat);
+            }
+            self.replay.seeded(zxid);
+            self.zxid = zxid;
+        }
+
         fn create(&mut self, session: i64, name: &str) {
             self.txn(session, 1, create(&format!("/l/{name}"), b"", true));
         }
@@ -996,7 +1008,7 @@ mod tests {
         assert_eq!(feed.finish()[0].end, None);
     }
 
-    fn snapshot_stat(owner: i64, czxid: i64, ctime: i64) -> zk::Stat {
+    pub(super) fn snapshot_stat(owner: i64, czxid: i64, ctime: i64) -> zk::Stat {
         zk::Stat {
             czxid,
             mzxid: czxid,

@@ -841,9 +841,20 @@ fn snapshotting(release: Option<&Release>, method: Option<&str>) -> ZkServer {
 /// snapshot picks it; the snapshot's suffix is `method`'s. Returns the
 /// server, the snapshot and `--since`.
 fn from_snapshot(release: Option<Release>, method: Option<&str>) -> (ZkServer, PathBuf, String) {
+    from_snapshot_held(release, method, (Library::Kazoo, "mutex"))
+}
+
+/// [`from_snapshot`] of a hold `library` takes in `mode` (a semaphore's
+/// lease, its node in the snapshot with nothing in the logs left to say
+/// it is one but its place and name).
+fn from_snapshot_held(
+    release: Option<Release>,
+    method: Option<&str>,
+    (library, mode): (Library, &str),
+) -> (ZkServer, PathBuf, String) {
     let server = snapshotting(release.as_ref(), method);
     let env = TestEnv::with_server(&server);
-    let (holder, node, session) = holding(&env, Library::Kazoo, "/s", "mutex", &[]);
+    let (holder, node, session) = holding(&env, library, "/s", mode, &[]);
     let stat = env.zk().exists(&node).expect("the held node");
     wait_until(WAIT, "a snapshot taken after the hold began", || {
         churn(&env, 5);
@@ -945,6 +956,24 @@ fn a_cut_off_or_changed_snapshot_names_the_file_and_offset() {
 #[test]
 fn a_cut_off_or_changed_snappy_snapshot_names_the_file_and_offset() {
     damaged_snapshot(Some("snappy"));
+}
+
+#[test]
+fn a_kazoo_lease_taken_before_a_snapshot_on_3_8() {
+    from_snapshot_held(
+        Some(Release::of("3.8")),
+        None,
+        (Library::Kazoo, "semaphore"),
+    );
+}
+
+#[test]
+fn a_curator_lease_taken_before_a_gzip_snapshot_on_3_9() {
+    from_snapshot_held(
+        Some(Release::of("3.9")),
+        Some("gz"),
+        (Library::Curator, "semaphore"),
+    );
 }
 
 #[test]

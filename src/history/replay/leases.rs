@@ -34,7 +34,7 @@ use crate::lock::end::EndRecord;
 use crate::lock::queue::QueueEntry;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS};
 use crate::lock::{ContenderMode, Dialect, Owner};
-use crate::zk::path;
+use crate::zk::{self, path};
 
 /// At most this many semaphores' maxima are remembered at once.
 const MAXIMA: usize = 4096;
@@ -167,11 +167,48 @@ impl Replay {
         if let Some((node, _)) = acquirer.filter(|_| !holds_now) {
             self.leases.pending.insert(create.path.clone(), node);
         }
+        self.add_lease(&create.path, site, live);
+        true
+    }
+
+    /// A node of the snapshot the replay starts from, when it is a lease:
+    /// held since its creation, as far as the snapshot tells (it cannot
+    /// tell when a waiting Curator lease began to hold, as it cannot for a
+    /// queue's holder). The hold of the internal lock that made a kazoo
+    /// lease is long gone by then, so a kazoo lease is known instead by the
+    /// maximum its semaphore's data gives, seen earlier in the snapshot: a
+    /// parent comes before its children there. True when it was a lease.
+    pub(super) fn seed_lease(&mut self, full: &str, data: &[u8], stat: &zk::Stat) -> bool {
+        if stat.ephemeral_owner == 0 {
+            self.note_data(full, data);
+            return false;
+        }
+        let Some(site) = site(full).filter(|site| self.scope.covers(&site.semaphore)) else {
+            return false;
+        };
+        if site.dialect == Dialect::Kazoo && !self.leases.maxima.contains_key(&site.semaphore) {
+            return false;
+        }
+        let live = Live {
+            session: stat.ephemeral_owner,
+            ephemeral: true,
+            fence: stat.czxid,
+            created_ms: stat.ctime,
+            data: data.to_vec(),
+            owner: Owner::parse(data).map(Box::new),
+            holding_ms: Some(stat.ctime),
+        };
+        self.add_lease(full, site, live);
+        true
+    }
+
+    /// Keeps `live` as a lease of `site` at `full`, under its session too,
+    /// whose close ends it.
+    fn add_lease(&mut self, full: &str, site: Site, live: Live) {
         self.sessions
-            .entry(txn.session)
+            .entry(live.session)
             .or_default()
-            .insert(create.path.clone());
-        let name = path::basename(&create.path).to_owned();
+            .insert(full.to_owned());
         let lease = LiveLease {
             dialect: site.dialect,
             live,
@@ -180,9 +217,8 @@ impl Replay {
             .live
             .entry(site.semaphore.clone())
             .or_default()
-            .insert(name, lease);
+            .insert(path::basename(full).to_owned(), lease);
         self.leases.touched.push(site.semaphore);
-        true
     }
 
     /// The node of `internal_lock` that `session` holds, with when it was
@@ -525,6 +561,53 @@ mod tests {
         );
         let nodes: Vec<&str> = overlap.holders.iter().map(|h| h.node.as_str()).collect();
         assert_eq!(nodes, [HEX[0], HEX[2]]);
+    }
+
+    #[test]
+    fn leases_alive_in_the_snapshot_hold_from_their_creation_until_the_log_ends_them() {
+        use super::super::tests::snapshot_stat;
+        let mut feed = Feed::new();
+        let (_, curator_lease) = curator(0);
+        let kazoo_lease = format!("/s/{}", HEX[0]);
+        let stranger = format!("/t/{}", HEX[1]);
+        feed.snapshot(
+            &[
+                ("/s", b"2", snapshot_stat(0, 1, 1000)),
+                (&curator_lease, b"", snapshot_stat(A, 3, 3000)),
+                (&kazoo_lease, b"", snapshot_stat(B, 4, 4000)),
+                // Hex-named under a node whose data is no maximum: no lease.
+                ("/t", b"config", snapshot_stat(0, 5, 5000)),
+                (&stranger, b"", snapshot_stat(C, 6, 6000)),
+            ],
+            10,
+        );
+        feed.txn(A, 1, delete(&curator_lease)); // 11
+        feed.txn(B, 1, Op::CloseSession); // 12
+        feed.txn(C, 1, delete(&stranger)); // 13
+        let (out, _) = feed.finish_all();
+        let curator_name = curator_lease.rsplit('/').next().unwrap();
+        assert_eq!(
+            leases(&out),
+            [
+                (
+                    curator_name,
+                    Some(How::Released),
+                    3000,
+                    Some(3000),
+                    Some(11000)
+                ),
+                (
+                    HEX[0],
+                    Some(How::ClosedByClient),
+                    4000,
+                    Some(4000),
+                    Some(12000)
+                ),
+            ]
+        );
+        let kazoo = out.iter().find(|h| h.node == HEX[0]).unwrap();
+        assert_eq!((kazoo.fence, kazoo.session), (4, B));
+        assert!(out.iter().all(|h| h.lock != "/t"), "{out:#?}");
     }
 
     #[test]
