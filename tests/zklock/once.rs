@@ -280,15 +280,21 @@ fn once_per_is_refused_where_a_window_could_open_twice_or_nothing_runs() {
         .assert_code(5);
 }
 
-#[test]
-fn stat_shows_the_last_run_and_when_the_window_opens() {
-    let env = TestEnv::new();
+/// Runs `true` under `lock --once-per 90m s`: the pid that ran it and the
+/// run its end record keeps.
+fn run_once_per_90m(env: &TestEnv) -> (u32, serde_json::Value) {
     let mut ran = env
         .zklock(["lock", "--once-per", "90m", "s", "--", "true"])
         .spawn();
     let runner = ran.pid();
     ran.wait(WAIT).assert_success();
-    let last = ran_in(&env, "/locks/s").expect("the run counted");
+    (runner, ran_in(env, "/locks/s").expect("the run counted"))
+}
+
+#[test]
+fn stat_shows_the_last_run_and_when_the_window_opens() {
+    let env = TestEnv::new();
+    let (runner, last) = run_once_per_90m(&env);
     let assert_shown = |shown: &serde_json::Value| assert_last_run(shown, &last, runner);
     let stat = || {
         let shown = env.zklock(["-o", "json", "stat", "s"]).run();
@@ -346,12 +352,7 @@ fn listed(env: &TestEnv) -> std::collections::BTreeMap<String, serde_json::Value
 #[test]
 fn ls_lists_an_idle_once_per_lock_with_its_last_run() {
     let env = TestEnv::new();
-    let mut ran = env
-        .zklock(["lock", "--once-per", "90m", "s", "--", "true"])
-        .spawn();
-    let runner = ran.pid();
-    ran.wait(WAIT).assert_success();
-    let last = ran_in(&env, "/locks/s").expect("the run counted");
+    let (runner, last) = run_once_per_90m(&env);
     // Empty nodes beside it whose data is no end record are no locks.
     env.zk().create("/locks/config", br#"{"x":1}"#);
     env.zk().create_with(
