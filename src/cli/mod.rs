@@ -1014,6 +1014,9 @@ pub struct LockCmdArgs {
     pub no_wait: bool,
 
     /// Give up after waiting DUR (exit 1, or -E)
+    ///
+    /// DUR counts from the session; connecting is bounded by --connect-timeout. The owner
+    /// record states the moment, for `deadlocks`.
     #[arg(short = 'w', long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "no_wait")]
     pub timeout: Option<Duration>,
 

@@ -160,12 +160,16 @@ pub(crate) async fn take(
         let (command, data) = request.recorded.clone();
         let owner = Owner::of_this_process(command, data)
             .in_group(group)
-            .with_deadline(request.timeout.filter(|_| !request.no_wait))
             .in_lineage(request.detached.clone())
             .with_lock_delay(request.lock_delay);
         (owner, nesting::hints())
     });
     let session = session.map_err(failed)?;
+    // `-w` counts from the session, as the connect has its own timeout;
+    // the record states the same moment, so that whoever reads it
+    // (`deadlocks`) knows when this waiter really gives up.
+    let patience = Patience::new(request.no_wait, request.timeout);
+    let owner = owner.with_deadline(request.timeout.filter(|_| !request.no_wait));
     let enclosing = nesting::proven(&session, hints).await;
     let owner = owner.nested_in(enclosing.iter().map(|hold| hold.node.clone()).collect());
     let margin = match refusal(request, &session, &owner).await {
@@ -176,7 +180,6 @@ pub(crate) async fn take(
         }
     };
     let evidence = LeaderEvidence::track(&session);
-    let patience = Patience::new(request.no_wait, request.timeout);
     let ender = Ender::of_owner(&owner);
     let mut holds = Vec::new();
     let mut ends = Vec::new();

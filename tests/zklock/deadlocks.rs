@@ -1531,3 +1531,44 @@ fn deadlocks_says_so_when_there_is_no_cycle() {
     run.assert_code(1);
     assert!(!run.stderr.contains("no "), "{run:?}");
 }
+
+/// A waiter's `-w` counts from its session, the connect being bounded by
+/// `--connect-timeout`, and the deadline its owner record states, which
+/// `deadlocks` trusts, is that same moment: after a slow connect the
+/// record does not claim a give-up before the waiter even queued.
+#[test]
+fn a_waiter_s_recorded_deadline_is_when_it_gives_up_after_a_slow_connect() {
+    let env = TestEnv::new();
+    let mut holder = env.zklock(["lock", "d"]).spawn();
+    holder.next_line(WAIT);
+    let proxy = FaultProxy::start(env.servers());
+    proxy.freeze();
+    let started = std::time::Instant::now();
+    let mut waiter = support::Zklock::new(["lock", "-w", "2s", "d", "--", "true"])
+        .hosts(proxy.hosts(&env))
+        .spawn();
+    // The stimulus: a handshake held back 1.5 s, within the connect timeout.
+    std::thread::sleep(Duration::from_millis(1500));
+    proxy.pass();
+    wait_for_children(env.zk(), "/locks/d", 2);
+    let waiting = env
+        .zk()
+        .children("/locks/d")
+        .into_iter()
+        // The later sequence: the names' prefixes are each process's own.
+        .max_by_key(|name| name.rsplit('-').next().unwrap_or_default().to_owned())
+        .expect("the waiter's node");
+    let (data, stat) = env.zk().get(&format!("/locks/d/{waiting}"));
+    let owner: Value = serde_json::from_slice(&data).expect("an owner record");
+    let deadline = owner["deadline_ms"].as_i64().expect("deadline_ms");
+    assert!(
+        deadline >= stat.ctime + 1500,
+        "the record gives up at {deadline}, {} ms after the node was made",
+        deadline - stat.ctime
+    );
+    let run = waiter.wait(WAIT);
+    run.assert_code(1);
+    assert!(started.elapsed() >= Duration::from_millis(3400), "{run:?}");
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
