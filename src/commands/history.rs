@@ -69,7 +69,7 @@ pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStat
             }
             let pushed = match &found {
                 Found::Hold(hold) if !args.overlaps => {
-                    listing.push(&HoldJson::of(hold), |table| hold_row(table, hold))
+                    listing.push(&Deferred(hold), |table| hold_row(table, hold))
                 }
                 Found::Overlap(overlap) => listing.push(&OverlapJson::of(overlap), |table| {
                     overlap_row(table, overlap)
@@ -279,7 +279,7 @@ struct HoldJson<'a> {
     session: String,
     fence: i64,
     owner: Option<&'a Owner>,
-    data: DataText<'a>,
+    data: Option<String>,
     created_ms: i64,
     holding_ms: Option<i64>,
     ended_ms: Option<i64>,
@@ -305,7 +305,7 @@ impl HoldJson<'_> {
             session: zk::format_session(hold.session),
             fence: hold.fence,
             owner: hold.owner.as_deref(),
-            data: DataText(&hold.data),
+            data: output::data_text(&hold.data),
             created_ms: hold.created_ms,
             holding_ms: hold.holding_ms,
             ended_ms: end.map(|end| end.at_ms),
@@ -321,13 +321,13 @@ impl HoldJson<'_> {
     }
 }
 
-/// A contender's data as text, as it is written out: a table never needs
-/// it so.
-struct DataText<'a>(&'a [u8]);
+/// A hold made into [`HoldJson`] only as it is written out: a table never
+/// needs it so.
+struct Deferred<'a>(&'a Hold);
 
-impl Serialize for DataText<'_> {
+impl Serialize for Deferred<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        output::data_text(self.0).serialize(serializer)
+        HoldJson::of(self.0).serialize(serializer)
     }
 }
 

@@ -349,10 +349,14 @@ impl Replay {
         }
     }
 
-    /// A node of the snapshot the replay starts from joins its queue as a
-    /// create would; the creating session of a persistent node is not in a
-    /// snapshot and reads as 0.
+    /// A node of the snapshot the replay starts from joins its queue, or
+    /// its semaphore's leases, as a create would; the creating session of a
+    /// persistent node is not in a snapshot and reads as 0.
     pub(crate) fn seed(&mut self, path: &str, data: &[u8], stat: &zk::Stat) {
+        if stat.ephemeral_owner == 0 {
+            // A maximum a kazoo semaphore keeps, as a create's is noted.
+            self.note_data(path, data);
+        }
         if !self.seed_lease(path, data, stat) {
             self.join(path, data, stat, stat.ephemeral_owner);
         }

@@ -180,7 +180,6 @@ impl Replay {
     /// parent comes before its children there. True when it was a lease.
     pub(super) fn seed_lease(&mut self, full: &str, data: &[u8], stat: &zk::Stat) -> bool {
         if stat.ephemeral_owner == 0 {
-            self.note_data(full, data);
             return false;
         }
         let Some(site) = site(full).filter(|site| self.scope.covers(&site.semaphore)) else {
