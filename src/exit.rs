@@ -270,6 +270,7 @@ pub fn cause_for(err: &anyhow::Error) -> &'static str {
                         "session_lost"
                     }
                     AcquireError::MaxLeasesDiffer { .. } => "max_leases_differ",
+                    AcquireError::Unkept { .. } => ONCE_PER_DIRECTORY,
                 })
             } else if let Some(err) = cause.downcast_ref::<LogError>() {
                 Some(match (err.is_damage(), err.in_snapshot()) {
@@ -299,6 +300,10 @@ pub const MAX_HOLD: &str = "max_hold";
 /// (an outcome, not an error, but reported as one).
 pub const RAN_RECENTLY: &str = "ran_recently";
 
+/// The cause of a `--once-per` lock refused at once: its directory was not
+/// made persistent by `--once-per` and cannot be made again (exit 2).
+const ONCE_PER_DIRECTORY: &str = "once_per_directory";
+
 /// The cause of a lock not handed over: `--no-wait` found a lock-delay
 /// pending, or it would outlast `--timeout` (an outcome, not an error, but
 /// reported as one).
@@ -306,7 +311,7 @@ pub const LOCK_DELAY: &str = "lock_delay";
 
 /// Every word [`cause_for`] gives, with what it means: the list the man
 /// page prints.
-pub const CAUSES: [(&str, &str); 29] = [
+pub const CAUSES: [(&str, &str); 30] = [
     (
         "usage",
         "a bad flag, path, duration, host string or profile",
@@ -377,6 +382,11 @@ pub const CAUSES: [(&str, &str); 29] = [
     (
         "max_leases_differ",
         "a semaphore's clients disagree on its size",
+    ),
+    (
+        ONCE_PER_DIRECTORY,
+        "--once-per found a lock directory it did not make persistent, which it cannot make \
+         again (it has contenders, or another program's data)",
     ),
     ("read_only", "a read-only server cannot do what was asked"),
     (

@@ -159,34 +159,57 @@ async fn within_window(
     args: &LockArgs,
     lock: &HeldLock,
     once: OncePer,
-) -> Result<Option<Ran>, zk::Error> {
+) -> Result<Option<Ran>, lock::AcquireError> {
+    let dir = &lock.held().lock;
     match lock::once::open(lock, once, &Ender::of_this_process()).await? {
-        Window::Open { run, .. } => Ok(Some(run)),
-        Window::Closed { last, opens_at_ms } => {
-            let window = (once.per, opens_at_ms);
-            say_ran_recently(&globals.printer, args, &lock.held().lock, &last, window);
+        Window::Open {
+            run, disbelieved, ..
+        } => {
+            if let Some(future) = disbelieved {
+                say_not_believed(&globals.printer, dir, &future, &run);
+            }
+            Ok(Some(run))
+        }
+        Window::Closed {
+            last,
+            opens_at_ms,
+            now_ms,
+        } => {
+            let window = (once.per, opens_at_ms, now_ms);
+            say_ran_recently(&globals.printer, args, dir, &last, window);
             Ok(None)
         }
     }
 }
 
-/// Says that the command ran within the window `per`: when (on the
-/// server's clock), by whom, and when the window opens again.
+/// Says that the command ran within the window `per`: how long ago (on the
+/// server's clock, which read `now_ms`), by whom, and when the window opens
+/// again. That is what every host but one finds each time a fleet's cron
+/// line fires, and the exit code tells it: off a terminal it goes only to
+/// the `-v` log (and to stderr with `-o json`, whose reader asked for the
+/// document), so that cron mails nobody.
 fn say_ran_recently(
     printer: &Printer,
     args: &LockArgs,
     lock: &str,
     last: &Ran,
-    (per, opens_at_ms): (Duration, i64),
+    (per, opens_at_ms, now_ms): (Duration, i64, i64),
 ) {
     let status = ExitStatus::NotAcquired(args.conflict_exit_code);
     let message = format!(
-        "the command ran under {lock} at {} (server time) by {}, within --once-per {}: \
-         the window opens at {}",
-        output::format_local_ms(last.at_ms),
+        "{lock} ran {} by {}; its --once-per {} window opens {}",
+        from_now(last.at_ms, now_ms),
         last.by.summary(),
         humantime::format_duration(per),
-        output::format_local_ms(opens_at_ms),
+        from_now(opens_at_ms, now_ms),
+    );
+    tracing::info!(
+        event = "ran_recently",
+        lock,
+        ran_at_ms = last.at_ms,
+        window_opens_at_ms = opens_at_ms,
+        "{}",
+        output::inert(&message)
     );
     let details = serde_json::json!({
         "ran_at_ms": last.at_ms,
@@ -201,8 +224,48 @@ fn say_ran_recently(
             exit::RAN_RECENTLY,
             details,
         ),
-        Format::Table => printer.note(&message),
+        Format::Table if std::io::stderr().is_terminal() => printer.note(&message),
+        Format::Table => {}
     }
+}
+
+/// The moment `at_ms` said from `now_ms` (both on the server's clock), to
+/// the second: "3m 12s ago", "in 52m 48s".
+fn from_now(at_ms: i64, now_ms: i64) -> String {
+    let seconds = |ms: i64| Duration::from_secs(ms.unsigned_abs() / 1000);
+    match at_ms.checked_sub(now_ms) {
+        Some(ahead) if ahead >= 0 => {
+            format!("in {}", humantime::format_duration(seconds(ahead)))
+        }
+        Some(behind) => format!("{} ago", humantime::format_duration(seconds(behind))),
+        None => format!("at {}", output::format_local_ms(at_ms)),
+    }
+}
+
+/// Says that the run the directory recorded, `future`, starts more than
+/// the window ahead of the server's clock (`run` starts now), so it was not
+/// believed and the command runs: a forged record, or a leader's clock that
+/// jumped. Not an outcome anyone expects, so it is said wherever stderr
+/// goes, as well as in the `-v` log.
+fn say_not_believed(printer: &Printer, lock: &str, future: &Ran, run: &Ran) {
+    let message = format!(
+        "{lock} records a --once-per run at {} by {}, more than the window ({}) ahead of the \
+         server's clock ({}): not believed (a forged record, or a leader's clock that jumped); \
+         the command runs",
+        output::format_local_ms(future.at_ms),
+        future.by.summary(),
+        humantime::format_duration(Duration::from_millis(run.per_ms)),
+        output::format_local_ms(run.at_ms),
+    );
+    tracing::warn!(
+        event = "future_run_ignored",
+        lock,
+        ran_at_ms = future.at_ms,
+        server_now_ms = run.at_ms,
+        "{}",
+        output::inert(&message)
+    );
+    printer.note(&message);
 }
 
 /// What is done with the lock once it is ours.

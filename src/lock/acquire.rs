@@ -117,6 +117,14 @@ pub(crate) enum AcquireError {
         stored: u32,
         asked: u32,
     },
+    /// `--once-per` found a lock directory it did not make persistent and
+    /// may not make again.
+    #[error(
+        "{path} cannot keep a --once-per window: the window lives in a lock directory that \
+         --once-per made persistent itself (a container, which `zklock lock` and Curator make, \
+         goes once idle, and the last run with it; no client can tell the two apart), and {why}"
+    )]
+    Unkept { path: String, why: once::Unkept },
 }
 
 impl AcquireError {
@@ -129,7 +137,9 @@ impl AcquireError {
             AcquireError::SessionEnded(_) | AcquireError::LeaderSilent { .. } => {
                 zk::Failure::Unreachable
             }
-            AcquireError::MaxLeasesDiffer { .. } => zk::Failure::Unusable,
+            AcquireError::MaxLeasesDiffer { .. } | AcquireError::Unkept { .. } => {
+                zk::Failure::Unusable
+            }
         }
     }
 }
@@ -448,7 +458,8 @@ impl<'s> Contention<'s> {
                 }
                 Err(err) if err.is_no_node() && attempt < CREATE_ATTEMPTS => {
                     if self.spec.keeps_last_run {
-                        once::make_directory(self.session, &self.spec.path).await?;
+                        let by = &self.spec.ender;
+                        once::make_directory(self.session, &self.spec.path, by).await?;
                     } else {
                         self.session.make_ancestors(&self.spec.path).await?;
                     }

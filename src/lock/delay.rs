@@ -80,8 +80,13 @@ pub(super) fn on_arrival(
 
 /// True when the last change of the children of the directory whose
 /// `data` and `stat` these are was the transaction of a clean end record.
+/// A record that names no node speaks of no end: the one a `--once-per`
+/// directory is made with, whose create leaves `pzxid` at `mzxid` too, tells
+/// nothing of the hold before (a removed container's, say).
 fn last_change_was_clean(data: &[u8], stat: &zk::Stat) -> bool {
-    stat.pzxid == stat.mzxid && EndRecord::parse(data).is_some_and(|record| record.how.is_clean())
+    stat.pzxid == stat.mzxid
+        && EndRecord::parse(data)
+            .is_some_and(|record| record.how.is_clean() && !record.nodes.is_empty())
 }
 
 /// The last end before our lease after a wait for room, from the leases'
@@ -274,6 +279,12 @@ mod tests {
         // may have deleted it emptied, with its record.
         assert_eq!(
             on_arrival(&read(b"", stat(0, 0, 3, 3)), Some(&stat(1, 1, 4, 3)), now),
+            LastEnd::Unclean(now)
+        );
+        // Nor one --once-per made (again) with a record that names no node.
+        let made = Ending::new(EndHow::Released, Ender::of_this_process()).record([]);
+        assert_eq!(
+            on_arrival(&read(&made, stat(0, 0, 3, 3)), Some(&stat(1, 1, 4, 3)), now),
             LastEnd::Unclean(now)
         );
         let missing = Err(zk::Error::no_node("get", "/l"));

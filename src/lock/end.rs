@@ -127,6 +127,33 @@ pub(crate) struct EndRecord {
     pub by: Ender,
     pub reason: Option<String>,
     pub ran: Option<Ran>,
+    /// The directory is a persistent node that `--once-per` made itself:
+    /// the only kind that keeps a window. A client cannot tell a container
+    /// (which the server removes once idle, record and all) from a
+    /// persistent node by its stat, so the maker says so here. Absent from
+    /// the records of zklocks before it, which read as unmarked.
+    #[serde(default)]
+    pub made_persistent: bool,
+}
+
+/// What an end record carries forward from the one it replaces: the lock's
+/// last counted `--once-per` run, and the mark of a directory `--once-per`
+/// made persistent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Kept {
+    pub ran: Option<Ran>,
+    pub made_persistent: bool,
+}
+
+impl Kept {
+    /// What the record in a directory's `data` carries forward; nothing
+    /// when it holds none.
+    pub(crate) fn in_data(data: &[u8]) -> Kept {
+        EndRecord::parse(data).map_or_else(Kept::default, |record| Kept {
+            ran: record.ran,
+            made_persistent: record.made_persistent,
+        })
+    }
 }
 
 /// The document in the directory's data: the record under a key of its
@@ -167,22 +194,23 @@ impl Ending {
     }
 
     /// The write of this end of `nodes` into `dir`, in the transaction
-    /// that deletes them, keeping the last counted run `runs` read there
-    /// and made at the version read; `None` when their directory takes no
-    /// record ([`directory_for`]) or was not read.
+    /// that deletes them, keeping what `runs` read there (the last counted
+    /// run, the mark of a `--once-per` directory) and made at the version
+    /// read; `None` when their directory takes no record
+    /// ([`directory_for`]) or was not read.
     pub(crate) fn record_in(
         &self,
         dir: &str,
         nodes: &[&Seen],
         runs: &LastRuns,
     ) -> Option<DirWrite> {
-        let (ran, version) = runs.in_dir(dir)?;
+        let (kept, version) = runs.in_dir(dir)?;
         let nodes_of = |node: &&Seen| directory_for(&node.path) == Some(dir);
         nodes.iter().all(nodes_of).then(|| DirWrite {
             dir: dir.to_owned(),
             data: self.record_keeping(
                 nodes.iter().map(|node| (node.path.as_str(), node.owner)),
-                ran,
+                kept,
             ),
             version: Some(version),
         })
@@ -191,15 +219,14 @@ impl Ending {
     /// The record of this end for `nodes` (path and owner session each),
     /// as the bytes written into their directory.
     pub(crate) fn record<'a>(&self, nodes: impl IntoIterator<Item = (&'a str, i64)>) -> Vec<u8> {
-        self.record_keeping(nodes, None)
+        self.record_keeping(nodes, Kept::default())
     }
 
-    /// The record of this end for `nodes`, keeping `ran`, the lock's last
-    /// counted `--once-per` run.
+    /// The record of this end for `nodes`, carrying `kept` forward.
     pub(crate) fn record_keeping<'a>(
         &self,
         nodes: impl IntoIterator<Item = (&'a str, i64)>,
-        ran: Option<Ran>,
+        kept: Kept,
     ) -> Vec<u8> {
         EndRecord {
             version: VERSION,
@@ -213,7 +240,8 @@ impl Ending {
             how: self.how,
             by: self.by.clone(),
             reason: self.reason.clone(),
-            ran,
+            ran: kept.ran,
+            made_persistent: kept.made_persistent,
         }
         .to_bytes()
     }
@@ -304,7 +332,7 @@ mod tests {
         let bytes = ending(EndHow::Released, None).record([("/l/_c_x-lock-0000000001", 0x1f)]);
         assert_eq!(
             String::from_utf8(bytes).unwrap(),
-            r#"{"zklock_end":{"version":1,"nodes":[{"node":"_c_x-lock-0000000001","session":"0x1f"}],"how":"released","by":{"user":"u","host":"h","pid":123},"reason":null,"ran":null}}"#
+            r#"{"zklock_end":{"version":1,"nodes":[{"node":"_c_x-lock-0000000001","session":"0x1f"}],"how":"released","by":{"user":"u","host":"h","pid":123},"reason":null,"ran":null,"made_persistent":false}}"#
         );
         let broken = ending(EndHow::Broken, Some("stuck")).record([("/l/a-0000000002", 2)]);
         assert!(
@@ -333,6 +361,23 @@ mod tests {
         }
         let future = br#"{"zklock_end":{"version":2,"nodes":[],"how":"released","by":{"user":"u","host":"h","pid":1},"reason":null,"ran":null}}"#;
         assert_eq!(EndRecord::parse(future), None);
+    }
+
+    #[test]
+    fn a_record_of_an_older_zklock_reads_as_unmarked_and_carries_its_run() {
+        let older = br#"{"zklock_end":{"version":1,"nodes":[],"how":"released","by":{"user":"u","host":"h","pid":1},"reason":null,"ran":{"at_ms":5,"per_ms":9,"by":{"user":"u","host":"h","pid":1}}}}"#;
+        let kept = Kept::in_data(older);
+        assert!(!kept.made_persistent);
+        assert_eq!(kept.ran.map(|ran| ran.at_ms), Some(5));
+        let marked = ending(EndHow::Released, None).record_keeping(
+            [],
+            Kept {
+                ran: None,
+                made_persistent: true,
+            },
+        );
+        assert!(Kept::in_data(&marked).made_persistent);
+        assert_eq!(Kept::in_data(b"{\"db\":1}"), Kept::default());
     }
 
     #[test]

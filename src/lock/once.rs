@@ -11,21 +11,40 @@
 //! the later of the run the directory names and its own, at the version it
 //! read, so that no give-up or failed run forgets the window.
 //!
+//! The record lasts only as long as its directory, and the server removes
+//! a container directory once it is idle, record and all: the window would
+//! open again a minute after the last run. No client can tell a container
+//! from a persistent node (the server shows both with `ephemeralOwner` 0),
+//! and a mark in a child node would break go-zookeeper's lock, which fails
+//! on a child name it cannot parse. So the window is kept only in a
+//! directory `--once-per` made persistent itself and marked so in its end
+//! record ([`claim_directory`]): an unmarked one is made again, persistent
+//! and marked, when nothing is lost by it (no child, no data but an end
+//! record, whose run the new one keeps); any other is refused.
+//!
+//! A recorded run is believed only up to the window's length ahead of the
+//! server's clock: a new leader's clock may lag the old one's by a little,
+//! but a run further ahead was forged or stamped by a clock that jumped,
+//! and would close the window for ever.
+//!
 //! The window belongs to the lock, not to the command: two jobs under one
 //! lock suppress each other.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::time::Duration;
 
-use super::end::{EndHow, EndRecord, Ender, Ending, Ran, directory_for};
+use super::acquire::AcquireError;
+use super::end::{EndHow, EndRecord, Ender, Ending, Kept, Ran, directory_for};
 use super::hold::HeldLock;
 use crate::zk::batch::{self, Batcher};
 use crate::zk::delete::Seen;
-use crate::zk::{self, DirWrite, Session};
+use crate::zk::{self, Class, DirWrite, Session};
 
-/// How many times a write that must keep the last run is tried against a
-/// directory that changed between its read and its write: each change is
-/// another contender's end, so the tries run out only under a storm of them.
+/// How many times a write that must keep the last run (or make the
+/// directory again) is tried against a directory that changed between its
+/// read and its write: each change is another contender's end or remake, so
+/// the tries run out only under a storm of them.
 const TRIES: u32 = 16;
 
 /// What `--once-per` asks.
@@ -41,12 +60,22 @@ pub struct OncePer {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Window {
     /// Open: `run` is the run the holder would start now; `last` the last
-    /// counted one, if any, which an end that does not count keeps.
-    Open { run: Ran, last: Option<Ran> },
+    /// counted one, if any, which an end that does not count keeps;
+    /// `disbelieved`, a run the directory named more than the window ahead
+    /// of the server's clock, which no longer counts.
+    Open {
+        run: Ran,
+        last: Option<Ran>,
+        disbelieved: Option<Ran>,
+    },
     /// Closed by the last counted run `last`, until `opens_at_ms`: its
     /// start and the window asked now, which may differ from the one it
-    /// ran under.
-    Closed { last: Ran, opens_at_ms: i64 },
+    /// ran under; `now_ms` is the server's clock as the holder read it.
+    Closed {
+        last: Ran,
+        opens_at_ms: i64,
+        now_ms: i64,
+    },
 }
 
 impl Ran {
@@ -65,10 +94,146 @@ impl OncePer {
     }
 }
 
+/// Why a lock directory cannot keep a `--once-per` window: `--once-per`
+/// did not make it, and cannot make it again without losing what it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unkept {
+    /// It has children: contenders of a lock that another client made.
+    Contended(i32),
+    /// Its data is no end record: another program's.
+    ForeignData,
+    /// Another client changed it (made it again, or wrote over its mark)
+    /// between our reading and our use of it.
+    Changed,
+}
+
+impl fmt::Display for Unkept {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unkept::Contended(children) => write!(
+                f,
+                "it has {children} children now, so it cannot be made again: run the job once the \
+                 lock is idle (--once-per then makes the directory again, persistent), or under a \
+                 lock name of its own"
+            ),
+            Unkept::ForeignData => f.write_str(
+                "it holds another program's data, which --once-per leaves alone: run the job \
+                 under a lock name of its own",
+            ),
+            Unkept::Changed => f.write_str(
+                "another client changed it (made it again, or wrote over its mark) while this \
+                 contender queued: run the job again",
+            ),
+        }
+    }
+}
+
+/// Makes sure the lock directory `dir` keeps a `--once-per` window, before
+/// we queue in it: one `--once-per` made persistent and marked is kept as
+/// it is; a missing one is made so (and its missing ancestors, containers);
+/// an unmarked one with no child, whose data is empty or an end record, is
+/// made again so in one transaction at the version read, keeping the
+/// record's last run; `by` makes them. Anything else is refused: it may be
+/// a container, which would lose the window once idle.
+///
+/// Contenders racing to make it again all read it again after a write that
+/// finds it changed, and settle on the one that was made. A racer whose
+/// read came before another's remake may still delete that new directory
+/// while it is empty and at version 0, but nothing is lost then: both made
+/// it from the same read, with the same last run, and no run has stamped
+/// the new one yet.
+pub(crate) async fn claim_directory(
+    session: &Session,
+    dir: &str,
+    by: &Ender,
+) -> Result<(), AcquireError> {
+    for _ in 0..TRIES {
+        let claimed = match session.get_data(dir).await {
+            Err(err) if err.is_no_node() => make_directory(session, dir, by).await,
+            Err(err) => return Err(err.into()),
+            Ok((data, stat)) => match claim(&data, stat.num_children) {
+                Claim::Marked => return Ok(()),
+                Claim::Refused(why) => {
+                    return Err(AcquireError::Unkept {
+                        path: dir.to_owned(),
+                        why,
+                    });
+                }
+                Claim::MakeAgain(kept) => {
+                    let marked = marked_record(by, kept.ran);
+                    session.remake_persistent(dir, stat.version, &marked).await
+                }
+            },
+        };
+        match claimed {
+            Ok(true) => return Ok(()),
+            // Read again: made by us or another, changed meanwhile, or an
+            // answer lost with the connection.
+            Ok(false) => {}
+            Err(err) if err.class() == Class::Recoverable => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Err(AcquireError::Unkept {
+        path: dir.to_owned(),
+        why: Unkept::Changed,
+    })
+}
+
+/// What [`claim_directory`] does with a lock directory it read.
+#[derive(Debug, PartialEq, Eq)]
+enum Claim {
+    /// `--once-per` made it persistent: it keeps the window.
+    Marked,
+    /// Made by another client, but nothing would be lost by making it
+    /// again: no child, and no data but an end record, whose run this
+    /// carries over.
+    MakeAgain(Kept),
+    /// Made by another client, and not ours to make again.
+    Refused(Unkept),
+}
+
+/// What to do with the lock directory whose `data` this is and which has
+/// `children` children.
+fn claim(data: &[u8], children: i32) -> Claim {
+    let record = EndRecord::parse(data);
+    if record.as_ref().is_some_and(|record| record.made_persistent) {
+        return Claim::Marked;
+    }
+    if children > 0 {
+        return Claim::Refused(Unkept::Contended(children));
+    }
+    match record {
+        Some(record) => Claim::MakeAgain(Kept {
+            ran: record.ran,
+            made_persistent: false,
+        }),
+        None if data.is_empty() => Claim::MakeAgain(Kept::default()),
+        None => Claim::Refused(Unkept::ForeignData),
+    }
+}
+
+/// The data a directory `--once-per` makes starts with: a record that
+/// names no node, and so speaks of no end, marking it persistent and
+/// keeping `ran`.
+fn marked_record(by: &Ender, ran: Option<Ran>) -> Vec<u8> {
+    Ending::new(EndHow::Released, by.clone()).record_keeping(
+        [],
+        Kept {
+            ran,
+            made_persistent: true,
+        },
+    )
+}
+
 /// The window of the lock `lock` holds (its first), as [`stamp`] finds it;
 /// from here on the hold's end record keeps the last counted run: the run
 /// now starting when it counts at once, else the last one.
-pub(crate) async fn open(lock: &HeldLock, once: OncePer, by: &Ender) -> Result<Window, zk::Error> {
+pub(crate) async fn open(
+    lock: &HeldLock,
+    once: OncePer,
+    by: &Ender,
+) -> Result<Window, AcquireError> {
     let held = lock.held();
     let dir = directory_for(&held.node).unwrap_or(&held.lock);
     let window = stamp(lock.session(), dir, once, by).await?;
@@ -81,25 +246,27 @@ pub(crate) async fn open(lock: &HeldLock, once: OncePer, by: &Ender) -> Result<W
 }
 
 /// Makes the lock directory `dir` of a `--once-per` lock, and its missing
-/// ancestors: the directory a persistent node, not a container, which the
-/// server removes once empty, and the last run with it. A create that finds
-/// it there, or loses its answer, is no failure: the caller's own create
-/// tells.
-pub(crate) async fn make_directory(session: &Session, dir: &str) -> Result<(), zk::Error> {
+/// ancestors: the directory a persistent node, marked so
+/// ([`claim_directory`]), its ancestors containers. True when this create
+/// made it; one that finds it there, or loses its answer, is no failure:
+/// the caller reads or creates again and tells.
+pub(crate) async fn make_directory(
+    session: &Session,
+    dir: &str,
+    by: &Ender,
+) -> Result<bool, zk::Error> {
     if let Some(parent) = zk::path::parent(dir).filter(|parent| *parent != "/") {
         session.make_ancestors(parent).await?;
     }
     match session
-        .create_node(dir, &[], zk::Lifetime::Persistent)
+        .create_node(dir, &marked_record(by, None), zk::Lifetime::Persistent)
         .await
     {
-        Err(err) if err.class() == zk::Class::Normal && !err.is_node_exists() => Err(err),
-        _ => Ok(()),
+        Ok(_) => Ok(true),
+        Err(err) if err.class() == Class::Normal && !err.is_node_exists() => Err(err),
+        Err(_) => Ok(false),
     }
 }
-
-/// The owner ZooKeeper gives a container node in its stat.
-const CONTAINER_OWNER: i64 = i64::MIN;
 
 /// The last counted run of the lock at `dir`, for those who look; `None`
 /// when there is none, or the directory cannot be read.
@@ -108,13 +275,14 @@ pub(crate) async fn last_run_of(session: &Session, dir: &str) -> Option<Ran> {
     last_run(&data)
 }
 
-/// The last counted run each lock directory names, and the version it was
-/// read at: what an end by another hand (a break, a reap) keeps in the
-/// record it writes, at that version, so that a run recorded in between is
-/// not overwritten: the write is refused then, the directory keeps its
-/// data, and the nodes are deleted alone.
+/// What each lock directory's end record carries forward (the last counted
+/// run, the mark of a `--once-per` directory), and the version it was read
+/// at: what an end by another hand (a break, a reap) keeps in the record it
+/// writes, at that version, so that a run recorded in between is not
+/// overwritten: the write is refused then, the directory keeps its data,
+/// and the nodes are deleted alone.
 #[derive(Debug, Default)]
-pub(crate) struct LastRuns(HashMap<String, (Option<Ran>, i32)>);
+pub(crate) struct LastRuns(HashMap<String, (Kept, i32)>);
 
 impl LastRuns {
     /// Reads the directories of `nodes` that take an end record, in
@@ -134,7 +302,7 @@ impl LastRuns {
             for (dir, read) in chunk.iter().zip(batcher.read(chunk).await?) {
                 match read {
                     Ok((data, stat)) => {
-                        runs.insert(dir.clone(), (last_run(&data), stat.version));
+                        runs.insert(dir.clone(), (Kept::in_data(&data), stat.version));
                     }
                     Err(err) if err.is_no_node() || err.is_no_auth() => {}
                     Err(err) => return Err(err),
@@ -144,9 +312,9 @@ impl LastRuns {
         Ok(LastRuns(runs))
     }
 
-    /// The last run `dir` names and the version it was read at; `None`
-    /// when it was not read.
-    pub(crate) fn in_dir(&self, dir: &str) -> Option<(Option<Ran>, i32)> {
+    /// What `dir`'s record carries forward and the version it was read at;
+    /// `None` when it was not read.
+    pub(crate) fn in_dir(&self, dir: &str) -> Option<(Kept, i32)> {
         self.0.get(dir).cloned()
     }
 }
@@ -167,34 +335,40 @@ pub(crate) fn last_run(data: &[u8]) -> Option<Ran> {
 /// The window of the lock directory `dir`, which we hold now, on the
 /// leader's clock; `by` would run. Under `even_on_failure` an open window
 /// is closed at once by a record of the run, written before the command
-/// starts, so that a run that crashes counts too.
+/// starts, so that a run that crashes counts too. A run the directory names
+/// more than the window ahead of the server's clock is not believed, and
+/// is taken out of the record at once, so that no end writes it back.
+///
+/// The directory must be one [`claim_directory`] would keep: our node in
+/// it since we queued, it was claimed before, but another client may have
+/// made it again (a container) or written over its mark meanwhile.
 pub(crate) async fn stamp(
     session: &Session,
     dir: &str,
     once: OncePer,
     by: &Ender,
-) -> Result<Window, zk::Error> {
+) -> Result<Window, AcquireError> {
     let mut tries = 0;
     loop {
         tries += 1;
         let (data, stat) = session.get_data(dir).await?;
-        if stat.ephemeral_owner == CONTAINER_OWNER && tries == 1 {
-            tracing::warn!(
-                "{dir} is a container node, which the server removes once it is empty, and the \
-                 last --once-per run with it: make it a persistent node"
-            );
-        }
+        let Some(record) = EndRecord::parse(&data).filter(|record| record.made_persistent) else {
+            return Err(AcquireError::Unkept {
+                path: dir.to_owned(),
+                why: Unkept::Changed,
+            });
+        };
         let now = match session.set_data_at("stamp", dir, &data, stat.version).await {
             Ok(now) => now,
             Err(err) if err.is_bad_version() && tries < TRIES => continue,
-            Err(err) => return Err(err),
+            Err(err) => return Err(err.into()),
         };
-        let last = last_run(&data);
         let run = Ran {
             at_ms: now.mtime,
             per_ms: once.per_ms(),
             by: by.clone(),
         };
+        let (last, disbelieved) = believed(record.ran.clone(), &run);
         if let Some(last) = last.clone() {
             let opens_at_ms = Ran {
                 per_ms: run.per_ms,
@@ -202,42 +376,64 @@ pub(crate) async fn stamp(
             }
             .opens_at_ms();
             if now.mtime < opens_at_ms {
-                return Ok(Window::Closed { last, opens_at_ms });
+                return Ok(Window::Closed {
+                    last,
+                    opens_at_ms,
+                    now_ms: now.mtime,
+                });
             }
         }
-        if !once.even_on_failure {
-            return Ok(Window::Open { run, last });
-        }
-        let record = with_run(&data, run.clone());
+        let recorded = match (once.even_on_failure, &disbelieved) {
+            (true, _) => Some(run.clone()),
+            (false, Some(_)) => None,
+            (false, None) => {
+                return Ok(Window::Open {
+                    run,
+                    last,
+                    disbelieved,
+                });
+            }
+        };
+        let record = EndRecord {
+            ran: recorded,
+            ..record
+        };
         match session
-            .set_data_at("record the run in", dir, &record, now.version)
+            .set_data_at("record the run in", dir, &record.to_bytes(), now.version)
             .await
         {
-            Ok(_) => return Ok(Window::Open { run, last }),
+            Ok(_) => {
+                return Ok(Window::Open {
+                    run,
+                    last,
+                    disbelieved,
+                });
+            }
             Err(err) if err.is_bad_version() && tries < TRIES => continue,
-            Err(err) => return Err(err),
+            Err(err) => return Err(err.into()),
         }
     }
 }
 
-/// The directory's `data` with `run` as its last counted run: the end
-/// record there, or, where there is none, a record that names no node (and
-/// so speaks of no end) to carry it.
-fn with_run(data: &[u8], run: Ran) -> Vec<u8> {
-    match EndRecord::parse(data) {
-        Some(record) => EndRecord {
-            ran: Some(run),
-            ..record
-        }
-        .to_bytes(),
-        None => Ending::new(EndHow::Released, run.by.clone()).record_keeping([], Some(run)),
+/// The recorded run `ran`, as `now` (the run that would start, on the
+/// server's clock, under the window asked) sees it: believed, or, when it
+/// starts more than the window ahead of now, not (the second of the pair).
+/// A new leader's clock may lag the old one's, so a run a little ahead is
+/// believed; one further ahead would keep the window shut for ever.
+fn believed(ran: Option<Ran>, now: &Ran) -> (Option<Ran>, Option<Ran>) {
+    let bound = now
+        .at_ms
+        .saturating_add(i64::try_from(now.per_ms).unwrap_or(i64::MAX));
+    match ran {
+        Some(ran) if ran.at_ms > bound => (None, Some(ran)),
+        ran => (ran, None),
     }
 }
 
 /// Deletes our node at `node` with the end record of `ending`, keeping the
-/// later of `kept` and the last counted run its directory names now: read,
-/// then written with the delete at the version read, again when another
-/// end came in between. A directory that takes no record, or refuses it,
+/// later of `kept` and the last counted run its directory names now, and
+/// its mark of a `--once-per` directory: read, then written with the delete
+/// at the version read, again when another end came in between. A directory that takes no record, or refuses it,
 /// gets a plain delete, as every end does.
 pub(crate) async fn delete_keeping(
     session: &Session,
@@ -252,10 +448,14 @@ pub(crate) async fn delete_keeping(
     loop {
         tries += 1;
         let (data, stat) = session.get_data(dir).await?;
-        let ran = later(kept.clone(), last_run(&data));
+        let previous = Kept::in_data(&data);
+        let kept = Kept {
+            ran: later(kept.clone(), previous.ran),
+            ..previous
+        };
         let write = DirWrite {
             dir: dir.to_owned(),
-            data: ending.record_keeping([(node, session.id())], ran),
+            data: ending.record_keeping([(node, session.id())], kept),
             version: Some(stat.version),
         };
         match session.delete_own(node, Some(&write)).await {
@@ -291,17 +491,51 @@ mod tests {
     }
 
     #[test]
-    fn a_run_is_recorded_over_any_data() {
-        let ending = Ending::new(EndHow::GaveUp, ran(1).by);
-        let previous = ending.record([("/l/_c_x-lock-0000000001", 1)]);
-        let kept = EndRecord::parse(&with_run(&previous, ran(3))).unwrap();
-        assert_eq!(kept.how, EndHow::GaveUp);
-        assert_eq!(kept.ran, Some(ran(3)));
-        assert!(kept.names("/l/_c_x-lock-0000000001", 1));
-        for data in [&b""[..], b"not a record"] {
-            let fresh = EndRecord::parse(&with_run(data, ran(4))).unwrap();
-            assert!(fresh.nodes.is_empty());
-            assert_eq!(fresh.ran, Some(ran(4)));
+    fn only_a_marked_directory_is_kept_and_only_an_idle_one_of_ours_made_again() {
+        let by = ran(1).by;
+        let marked = marked_record(&by, Some(ran(3)));
+        assert_eq!(claim(&marked, 0), Claim::Marked);
+        assert_eq!(claim(&marked, 4), Claim::Marked);
+        // Another zklock's end record, or none: made again, keeping the run.
+        let ending = Ending::new(EndHow::Released, by);
+        let unmarked = ending.record_keeping(
+            [("/l/_c_x-lock-0000000001", 1)],
+            Kept {
+                ran: Some(ran(3)),
+                made_persistent: false,
+            },
+        );
+        let kept_run = Kept {
+            ran: Some(ran(3)),
+            made_persistent: false,
+        };
+        assert_eq!(claim(&unmarked, 0), Claim::MakeAgain(kept_run));
+        assert_eq!(claim(b"", 0), Claim::MakeAgain(Kept::default()));
+        // Contenders in it, or another program's data: refused.
+        assert_eq!(claim(&unmarked, 2), Claim::Refused(Unkept::Contended(2)));
+        assert_eq!(claim(b"", 1), Claim::Refused(Unkept::Contended(1)));
+        for data in [&b"{\"db\":\"prod\"}"[..], b"3", b"\xff"] {
+            assert_eq!(claim(data, 0), Claim::Refused(Unkept::ForeignData));
         }
+    }
+
+    #[test]
+    fn a_run_up_to_the_window_ahead_is_believed_and_one_further_is_not() {
+        // Now is 10 000 under a window of 1000.
+        let now = ran(10_000);
+        assert_eq!(believed(Some(ran(11_000)), &now), (Some(ran(11_000)), None));
+        assert_eq!(believed(Some(ran(11_001)), &now), (None, Some(ran(11_001))));
+        assert_eq!(believed(Some(ran(5)), &now), (Some(ran(5)), None));
+        assert_eq!(believed(None, &now), (None, None));
+        let far = Ran {
+            at_ms: i64::MAX,
+            ..ran(0)
+        };
+        assert_eq!(believed(Some(far.clone()), &now), (None, Some(far)));
+        let endless = Ran {
+            per_ms: u64::MAX,
+            ..ran(i64::MAX)
+        };
+        assert_eq!(believed(Some(ran(i64::MAX)), &endless).1, None);
     }
 }

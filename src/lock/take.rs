@@ -19,6 +19,7 @@ use super::end::Ender;
 use super::hold::{HeldLock, Hold, Loss, give_up};
 use super::name::{ContenderKind, Dialect};
 use super::nesting::{self, Enclosing};
+use super::once;
 use super::owner::{Detachment, Owner};
 use super::queue::LockQueue;
 use crate::model::{self, Contender, Lock, chains, cycles};
@@ -279,13 +280,19 @@ impl One<'_> {
             return Ok((Hold::reentered(hold), None));
         }
         let request = self.request;
+        let ender = Ender::of_owner(self.owner);
+        if request.keeps_last_run {
+            once::claim_directory(session, self.lock, &ender)
+                .await
+                .map_err(failed)?;
+        }
         let spec = LockSpec {
             path: self.lock.to_owned(),
             kind: request.kind,
             dialect: request.dialect,
             data: self.owner.to_bytes(),
             ttl: request.ttl,
-            ender: Ender::of_owner(self.owner),
+            ender,
             keeps_last_run: request.keeps_last_run,
         };
         let mut acquisition = Acquisition::new(session, spec, request.max_leases);

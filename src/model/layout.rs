@@ -666,7 +666,7 @@ mod tests {
 
     #[test]
     fn an_empty_node_is_a_lock_only_with_a_record_that_keeps_a_run() {
-        use crate::lock::end::{EndHow, Ender, Ending, Ran};
+        use crate::lock::end::{EndHow, Ender, Ending, Kept, Ran};
         let by = Ender {
             user: "u".into(),
             host: "h".into(),
@@ -679,7 +679,12 @@ mod tests {
         };
         let ending = Ending::new(EndHow::Released, by);
         let site = find_sites(listing(&[("/l/s", &[])]), "/l/s", Depth::Tree, Runs::Read).remove(0);
-        let written = ending.record_keeping([("/l/s/write-0000000003", 1)], Some(ran.clone()));
+        // As a --once-per directory's record is: marked as made persistent.
+        let kept = Kept {
+            ran: Some(ran.clone()),
+            made_persistent: true,
+        };
+        let written = ending.record_keeping([("/l/s/write-0000000003", 1)], kept);
         let idle = site.build(vec![read(&written, 1)], 0);
         assert_eq!(idle.len(), 1);
         assert_eq!(idle[0].path, "/l/s");

@@ -1,6 +1,7 @@
 //! Requests the lock and semaphore recipes make beyond plain reads:
 //! creating nodes (one of a given lifetime, a contender's sequential node,
-//! the missing directories above a lock), deleting our own node, writing
+//! the missing directories above a lock, a lock directory made again as a
+//! persistent node), deleting our own node, writing
 //! at a version, and listing children with a watch on them.
 
 use std::future::Future;
@@ -163,6 +164,48 @@ impl Session {
             tracing::info!("server has no container nodes; creating persistent ones");
         }
         Ok(())
+    }
+
+    /// Makes the childless node at `path` again as a persistent node
+    /// holding `data`, with the ACL it has now: one transaction deletes it
+    /// while it is still at `version` and creates it anew, so that nobody
+    /// ever finds it missing, and nothing is done when it changed
+    /// meanwhile. True when it was made again; false when it had changed (a
+    /// write, a child, gone, or made again by another), for the caller to
+    /// read it again. One attempt: an answer lost with the connection is a
+    /// recoverable error, after which the caller reads it again too.
+    pub async fn remake_persistent(
+        &self,
+        path: &str,
+        version: i32,
+        data: &[u8],
+    ) -> Result<bool, Error> {
+        let acl = match self.retry().run(|| self.client().get_acl(path)).await {
+            Ok((acl, _)) => acl,
+            Err(zkc::Error::NoNode) => return Ok(false),
+            Err(err) => return Err(Error::op("read the ACL of", path, err)),
+        };
+        let options = zkc::CreateMode::Persistent.with_acls(zkc::Acls::new(&acl));
+        let mut multi = self.client().new_multi_writer();
+        multi
+            .add_delete(path, Some(version))
+            .and_then(|()| multi.add_create(path, data, &options))
+            .map_err(|err| Error::op("make again", path, err))?;
+        match multi.commit().await {
+            Ok(_) => Ok(true),
+            Err(zkc::MultiWriteError::OperationFailed {
+                source:
+                    zkc::Error::NoNode
+                    | zkc::Error::BadVersion
+                    | zkc::Error::NotEmpty
+                    | zkc::Error::NodeExists,
+                ..
+            }) => Ok(false),
+            Err(
+                zkc::MultiWriteError::OperationFailed { source, .. }
+                | zkc::MultiWriteError::RequestFailed { source },
+            ) => Err(Error::op("make again", path, source)),
+        }
     }
 
     /// Sends a delete of `path` (any version) before returning, with

@@ -32,6 +32,7 @@ struct EndRecord {
     by: By,
     reason: Option<String>,
     ran: Option<serde_json::Value>,
+    made_persistent: bool,
 }
 
 #[derive(Debug, Deserialize, PartialEq, Eq)]

@@ -378,3 +378,23 @@ fn watch_shows_a_holder_keeping_its_delay_after_an_unclean_end_only() {
     holder.wait(WAIT).assert_success();
     expect(&mut watching, "released", &token);
 }
+
+#[test]
+fn a_directory_once_per_makes_or_makes_again_owes_the_whole_delay_and_its_clean_release_none() {
+    let env = TestEnv::new();
+    let delay = Duration::from_secs(3);
+    // Missing (the server may have removed an emptied container and its
+    // record), and made by hand, empty, on a Curator holder's unclean end:
+    // neither tells how the last hold ended, and the directory --once-per
+    // makes of either must not say "clean" for them.
+    end_uncleanly(&env, "/locks/by-hand");
+    for lock in ["missing", "by-hand"] {
+        let once = ["-w", "30s", "--lock-delay", "3s", "--once-per", "1h"];
+        assert_whole_delay(delay_of(reporting(&env, lock, &once).spawn()), delay);
+        // Its own release is clean: the next holder keeps no delay.
+        assert_eq!(
+            delay_of(reporting(&env, lock, &["-n", "--lock-delay", "3s"]).spawn()),
+            0
+        );
+    }
+}

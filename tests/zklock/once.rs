@@ -8,9 +8,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use support::cotenants::CoTenants;
+use support::peers::{self, Library, acquired, peer};
 use support::proxy::{ClientMessage, FaultProxy, op};
-use support::{TestEnv, Zklock, wait_until};
+use support::{Run, Running, TestEnv, ZkOptions, ZkServer, Zklock, digest_acl, wait_until};
 use zookeeper_client as zkc;
+
+use crate::terminal::{on_terminal, shown_lines, spinner_mark};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -486,7 +490,7 @@ fn only_ls_listing_reads_lock_directories_and_empty_nodes() {
 }
 
 #[test]
-fn without_the_flag_no_request_is_added_and_with_it_the_window_costs_a_read_and_a_write() {
+fn without_the_flag_no_request_is_added_and_with_it_the_window_costs_two_reads_and_a_write() {
     let env = TestEnv::new();
     let proxy = FaultProxy::start(env.servers());
     // The requests (their types) one zklock sends besides pings.
@@ -509,15 +513,20 @@ fn without_the_flag_no_request_is_added_and_with_it_the_window_costs_a_read_and_
         !plain.contains(&op::GET_DATA) && !plain.contains(&op::SET_DATA),
         "a lock without --once-per read or wrote its directory: {plain:?}"
     );
-    let once = sent_by(&["lock", "--once-per", "1h", "q", "--", "true"]);
-    let count = |wanted: i32| once.iter().filter(|op| **op == wanted).count();
-    // The window's read and write before the command, the read before the
-    // end record.
-    assert_eq!(
-        (count(op::GET_DATA), count(op::SET_DATA)),
-        (2, 1),
-        "{once:?}"
-    );
+    // The read of the directory's mark before queueing (which finds it
+    // missing at first and makes it), the window's read and write before
+    // the command, the read before the end record; the same in a directory
+    // it made before (the second run finds the window closed).
+    let args = ["lock", "-E", "0", "--once-per", "1h", "q", "--", "true"];
+    for _ in 0..2 {
+        let once = sent_by(&args);
+        let count = |wanted: i32| once.iter().filter(|op| **op == wanted).count();
+        assert_eq!(
+            (count(op::GET_DATA), count(op::SET_DATA)),
+            (3, 1),
+            "{once:?}"
+        );
+    }
 }
 
 #[test]
@@ -569,4 +578,393 @@ fn a_break_by_release_and_a_reap_keep_the_last_run() {
     assert_eq!(ended["how"], "reaped", "{ended}");
     assert_eq!(ended["ran"], last, "{ended}");
     once(&[], &["true"]).run().assert_code(3);
+}
+
+/// The end record in `dir`, which must hold one.
+#[track_caller]
+fn record_in(env: &TestEnv, dir: &str) -> serde_json::Value {
+    let (data, _) = env.zk().get(dir);
+    let record: serde_json::Value = serde_json::from_slice(&data)
+        .unwrap_or_else(|e| panic!("{dir} holds no record ({e}): {data:?}"));
+    record["zklock_end"].clone()
+}
+
+/// The `-v` log events named `event` in a run's stderr (with
+/// `ZKLOCK_LOG_FORMAT=json`).
+fn events(run: &Run, event: &str) -> Vec<serde_json::Value> {
+    run.stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["event"] == event)
+        .collect()
+}
+
+/// An emptied container of the test's own: the server removes it at its
+/// next container check, so its going marks one.
+fn emptied_container(env: &TestEnv) -> String {
+    let path = format!("/check-{}", support::unique());
+    let container = zkc::CreateMode::Container.with_acls(zkc::Acls::anyone_all());
+    env.zk().create_with(&path, b"", &container);
+    env.zk().create(&format!("{path}/child"), b"");
+    env.zk().delete(&format!("{path}/child"));
+    path
+}
+
+/// Waits until the server's container check has run since now.
+fn a_container_check_passes(env: &TestEnv) {
+    let path = emptied_container(env);
+    wait_until(WAIT, "the server's container check", || {
+        env.zk().exists(&path).is_none()
+    });
+}
+
+/// How often the container tests' own server removes emptied containers:
+/// seldom enough for a round of releases and `--once-per` runs to fall
+/// between two checks, often enough to wait for a few.
+const CONTAINER_CHECK_MS: u32 = 5000;
+
+/// Who made a lock directory before `--once-per` first ran in it: a
+/// container (`zklock lock`, Curator) or a persistent node (kazoo, a person
+/// with zkCli, here with an ACL of their own).
+#[derive(Clone, Copy, Debug)]
+enum Maker {
+    Zklock,
+    Curator,
+    Kazoo,
+    ByHand,
+}
+
+impl Maker {
+    /// Makes `/locks/NAME` as this maker does, holding it (by a process,
+    /// returned) where the maker is a lock.
+    fn make(self, env: &TestEnv, name: &str) -> Option<Running> {
+        let dir = format!("/locks/{name}");
+        match self {
+            Maker::Zklock => {
+                let mut holder = env.zklock(["lock", name]).spawn();
+                holder.next_line(WAIT);
+                Some(holder)
+            }
+            Maker::Curator | Maker::Kazoo => {
+                let library = match self {
+                    Maker::Curator => Library::Curator,
+                    _ => Library::Kazoo,
+                };
+                let mut holder = peer(env, library, &dir, "mutex", &[]);
+                acquired(&mut holder, WAIT);
+                Some(holder)
+            }
+            Maker::ByHand => {
+                let acl = [
+                    zkc::Acl::new(zkc::Permission::ALL, zkc::AuthId::new("world", "anyone")),
+                    digest_acl("ops", "secret", zkc::Permission::ADMIN),
+                ];
+                let persistent = zkc::CreateMode::Persistent.with_acls(zkc::Acls::new(&acl));
+                env.zk().create_with(&dir, b"", &persistent);
+                None
+            }
+        }
+    }
+}
+
+/// `zklock lock -E 3 --once-per 1h NAME -- true`.
+fn once_an_hour(env: &TestEnv, name: &str) -> Zklock {
+    env.zklock(["lock", "-E", "3", "--once-per", "1h", name, "--", "true"])
+}
+
+#[test]
+fn a_directory_another_client_made_is_made_again_persistent_and_keeps_its_window_past_the_container_check()
+ {
+    let options = ZkOptions::default().jvm_flag(format!(
+        "-Dznode.container.checkIntervalMs={CONTAINER_CHECK_MS}"
+    ));
+    let server = ZkServer::with_options(&options);
+    let env = TestEnv::with_server(&server);
+    env.zk().mkdir_p("/locks");
+    let makers = [Maker::Zklock, Maker::Curator, Maker::Kazoo, Maker::ByHand];
+    // Each maker's directory, used and emptied, must still be there when
+    // --once-per first comes: a round in which the server's check came
+    // between the releases and the runs proves nothing of a container (it
+    // may have gone first), and another round begins.
+    let mut round = 0;
+    let names = loop {
+        round += 1;
+        assert!(
+            round <= 4,
+            "the server's container check came between the releases and the runs of every round"
+        );
+        let names: Vec<String> = makers
+            .iter()
+            .map(|maker| format!("{maker:?}-{round}").to_lowercase())
+            .collect();
+        let holders: Vec<Running> = makers
+            .iter()
+            .zip(&names)
+            .filter_map(|(maker, name)| maker.make(&env, name))
+            .collect();
+        // What the issue rests on: the server shows a container to clients
+        // as it shows a persistent node.
+        for name in &names {
+            let (_, stat) = env.zk().get(&format!("/locks/{name}"));
+            assert_eq!(stat.ephemeral_owner, 0, "{name}");
+        }
+        a_container_check_passes(&env);
+        let no_check_since = emptied_container(&env);
+        for holder in &holders {
+            holder.signal(libc::SIGTERM);
+        }
+        for mut holder in holders {
+            holder.wait(WAIT).assert_success();
+        }
+        for name in &names {
+            once_an_hour(&env, name).run().assert_success();
+        }
+        if env.zk().exists(&no_check_since).is_some() {
+            break names;
+        }
+    };
+    let made_by_hand = format!("/locks/{}", names[3]);
+    let mut runs = Vec::new();
+    for name in &names {
+        let dir = format!("/locks/{name}");
+        let record = record_in(&env, &dir);
+        assert_eq!(record["made_persistent"], true, "{dir}: {record}");
+        runs.push(record["ran"].clone());
+        assert!(!runs[runs.len() - 1].is_null(), "{dir}: {record}");
+    }
+    // The ACL a person gave the directory is the ACL it has now.
+    let acl = env.zk().get_acl(&made_by_hand);
+    assert!(
+        acl.contains(&digest_acl("ops", "secret", zkc::Permission::ADMIN)),
+        "{acl:?}"
+    );
+    assert_eq!(acl.len(), 2, "{acl:?}");
+    // Idle past the server's check, every directory is still there with its
+    // run, and the window is closed.
+    a_container_check_passes(&env);
+    for (name, ran) in names.iter().zip(&runs) {
+        assert_eq!(ran_in(&env, &format!("/locks/{name}")).as_ref(), Some(ran));
+        once_an_hour(&env, name).run().assert_code(3);
+    }
+}
+
+#[test]
+fn a_directory_with_contenders_or_another_programs_data_is_refused_at_once_and_left_alone() {
+    let env = TestEnv::new();
+    let _cotenants = CoTenants::create(&env);
+    let mut holder = peer(&env, Library::Curator, "/locks/held", "mutex", &[]);
+    let node = acquired(&mut holder, WAIT);
+    let before = CoTenants::snapshot(&env);
+    let held_before = env.zk().get("/locks/held");
+    let refused = |lock: &str| {
+        let run = env
+            .zklock([
+                "-o",
+                "json",
+                "lock",
+                "-w",
+                "1m",
+                "--once-per",
+                "1h",
+                lock,
+                "--",
+                "true",
+            ])
+            .run();
+        run.assert_code(2);
+        let error = json_error(&run.stderr);
+        assert_eq!(error["cause"], "once_per_directory", "{lock}: {error}");
+        // At once: no wait for the holder's release.
+        assert!(run.elapsed < Duration::from_secs(20), "{lock}: {run:?}");
+    };
+    // A Curator holder's container, and the co-tenants' nodes named as
+    // locks: a container holding application data, nodes with children,
+    // with data, or both.
+    for lock in [
+        "/locks/held",
+        "/app/cache-parent",
+        "/cache/shards",
+        "/app/config",
+        "/kafka/brokers/topics/orders/partitions/0/state",
+    ] {
+        refused(lock);
+    }
+    assert_eq!(
+        env.zk().children("/locks/held"),
+        [node.rsplit('/').next().unwrap()]
+    );
+    let held_after = env.zk().get("/locks/held");
+    assert_eq!(
+        (held_after.0, held_after.1.mzxid),
+        (held_before.0, held_before.1.mzxid)
+    );
+    assert_eq!(CoTenants::snapshot(&env), before);
+    peers::release(holder);
+}
+
+#[test]
+fn contenders_racing_to_make_a_directory_again_run_once_and_settle_on_one() {
+    let env = TestEnv::new();
+    let scratch = support::Scratch::new();
+    let log = scratch.file("runs");
+    let job = format!("echo run >> {}", log.to_str().expect("a UTF-8 path"));
+    env.zk().mkdir_p("/locks");
+    for round in 1..=4 {
+        // Made by hand, persistent and empty: the first contender makes it
+        // again, and the others must find that one, not a third.
+        let dir = format!("/locks/race-{round}");
+        let by_hand = env.zk().create(&dir, b"").czxid;
+        let mut racers: Vec<Running> = (0..6)
+            .map(|_| {
+                env.zklock([
+                    "lock",
+                    "-E",
+                    "3",
+                    "-w",
+                    "30s",
+                    "--once-per",
+                    "1h",
+                    &dir,
+                    "--",
+                    "sh",
+                    "-c",
+                    &job,
+                ])
+                .spawn()
+            })
+            .collect();
+        let mut codes: Vec<Option<i32>> = racers.iter_mut().map(|r| r.wait(WAIT).code).collect();
+        codes.sort_unstable();
+        assert_eq!(
+            codes,
+            [Some(0), Some(3), Some(3), Some(3), Some(3), Some(3)]
+        );
+        let ran = std::fs::read_to_string(&log).expect("the runs' log");
+        assert_eq!(ran.lines().count(), round, "one run per round: {ran}");
+        let (_, stat) = env.zk().get(&dir);
+        assert_ne!(stat.czxid, by_hand, "{dir} was not made again");
+        let record = record_in(&env, &dir);
+        assert_eq!(record["made_persistent"], true, "{record}");
+        assert!(!record["ran"].is_null(), "{record}");
+    }
+}
+
+/// Writes into the `--once-per` directory `dir` a record whose last run
+/// began at `at_ms` (as anyone who may write the directory can, or a leader
+/// whose clock jumped), keeping the rest of the record.
+fn forge_run(env: &TestEnv, dir: &str, at_ms: i64) {
+    let mut record = serde_json::json!({ "zklock_end": record_in(env, dir) });
+    record["zklock_end"]["ran"] = serde_json::json!({
+        "at_ms": at_ms,
+        "per_ms": 3_600_000,
+        "by": {"user": "mallory", "host": "elsewhere", "pid": 1},
+    });
+    env.zk().set(dir, record.to_string().as_bytes());
+}
+
+#[test]
+fn a_recorded_run_more_than_the_window_ahead_is_not_believed_and_one_less_is() {
+    let env = TestEnv::new();
+    const HOUR_MS: i64 = 3_600_000;
+    let once = |command: &str| {
+        env.zklock([
+            "-v",
+            "-o",
+            "json",
+            "lock",
+            "-E",
+            "3",
+            "--once-per",
+            "1h",
+            "f",
+            "--",
+            command,
+        ])
+        .json_log()
+    };
+    once("true").run().assert_success();
+    // More than the window ahead: 2100, or a minute past the bound.
+    for (ahead, command, ran) in [
+        (4_102_444_800_000 - server_now_ms(&env), "false", false),
+        (HOUR_MS + 60_000, "true", true),
+    ] {
+        let forged = server_now_ms(&env) + ahead;
+        forge_run(&env, "/locks/f", forged);
+        let mut running = once(command).spawn();
+        let pid = running.pid();
+        let run = running.wait(WAIT);
+        run.assert_code(if ran { 0 } else { 1 });
+        let ignored = events(&run, "future_run_ignored");
+        assert_eq!(ignored.len(), 1, "{run:?}");
+        assert_eq!(ignored[0]["ran_at_ms"], forged, "{run:?}");
+        // Not written back: the run that counted now, or none.
+        let last = ran_in(&env, "/locks/f");
+        match ran {
+            true => assert_eq!(last.map(|l| l["by"]["pid"].clone()), Some(pid.into())),
+            false => assert_eq!(last, None),
+        }
+    }
+    // Less than the window ahead: a new leader's clock may lag, so it is
+    // believed, and the window stays closed until an hour after it.
+    let forged = server_now_ms(&env) + HOUR_MS - 60_000;
+    forge_run(&env, "/locks/f", forged);
+    let run = once("true").run();
+    run.assert_code(3);
+    let error = json_error(&run.stderr);
+    assert_eq!(error["window_opens_at_ms"], forged + HOUR_MS, "{error}");
+    assert!(events(&run, "future_run_ignored").is_empty(), "{run:?}");
+    assert_eq!(
+        ran_in(&env, "/locks/f").map(|l| l["at_ms"].clone()),
+        Some(forged.into())
+    );
+}
+
+#[test]
+fn a_closed_window_is_silent_off_a_terminal_and_a_short_line_on_one() {
+    let env = TestEnv::new();
+    // The guide's crontab line, on every host but the one that ran.
+    let cron = env.zklock([
+        "lock",
+        "-E",
+        "0",
+        "--once-per",
+        "55m",
+        "report",
+        "--",
+        "true",
+    ]);
+    cron.run().assert_success();
+    let suppressed = cron.run();
+    suppressed.assert_success();
+    assert_eq!(
+        (suppressed.stdout.as_str(), suppressed.stderr.as_str()),
+        ("", "")
+    );
+    // -v logs it.
+    let logged = env
+        .zklock([
+            "-v",
+            "lock",
+            "-E",
+            "0",
+            "--once-per",
+            "55m",
+            "report",
+            "--",
+            "true",
+        ])
+        .json_log()
+        .run();
+    logged.assert_success();
+    let told = events(&logged, "ran_recently");
+    assert_eq!(told.len(), 1, "{logged:?}");
+    assert_eq!(told[0]["lock"], "/locks/report", "{logged:?}");
+    // At a terminal, besides the spinner of the (short) wait for the lock,
+    // one line that names the lock.
+    let shown: Vec<String> = shown_lines(&on_terminal(&cron, &[]).stdout)
+        .into_iter()
+        .filter(|line| !spinner_mark(line))
+        .collect();
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert!(shown[0].contains("/locks/report"), "{shown:#?}");
 }

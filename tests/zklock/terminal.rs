@@ -391,7 +391,7 @@ fn at_60_columns_the_spinner_shows_the_holder_and_its_age_first() {
 
 /// The lines a terminal showed, without escapes, empty lines or the
 /// terminal's own echo of Ctrl-C.
-fn shown_lines(output: &str) -> Vec<String> {
+pub(crate) fn shown_lines(output: &str) -> Vec<String> {
     without_escapes(output)
         .split(['\r', '\n'])
         .map(str::trim)
@@ -482,7 +482,7 @@ fn spinner_like(row: &str) -> bool {
 /// Whether `row` shows a part of the spinner's line that nothing else
 /// zklock writes does: its frame, its progress, or a piece of
 /// [`LOUD_OWNER`].
-fn spinner_mark(row: &str) -> bool {
+pub(crate) fn spinner_mark(row: &str) -> bool {
     row.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c))
         || row.contains("s/30s]")
         || shows_piece_of(row, LOUD_OWNER)
