@@ -849,6 +849,43 @@ fn contenders_racing_to_make_a_directory_again_run_once_and_settle_on_one() {
     }
 }
 
+#[test]
+fn the_directory_of_an_older_zklock_is_made_again_keeping_its_last_run() {
+    let env = TestEnv::new();
+    // What a zklock before the mark left in the persistent directory it made:
+    // an end record with the last run, and no mark.
+    let at_ms = server_now_ms(&env) - 60_000;
+    let older = serde_json::json!({"zklock_end": {
+        "version": 1,
+        "nodes": [{"node": "_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-lock-0000000004", "session": "0x1"}],
+        "how": "released",
+        "by": {"user": "ops", "host": "h", "pid": 7},
+        "reason": null,
+        "ran": {"at_ms": at_ms, "per_ms": 3_600_000, "by": {"user": "ops", "host": "h", "pid": 7}},
+    }});
+    env.zk().mkdir_p("/locks");
+    env.zk().create("/locks/old", older.to_string().as_bytes());
+    let run = env
+        .zklock([
+            "-o",
+            "json",
+            "lock",
+            "-E",
+            "3",
+            "--once-per",
+            "1h",
+            "old",
+            "--",
+            "true",
+        ])
+        .run();
+    run.assert_code(3);
+    assert_eq!(json_error(&run.stderr)["ran_at_ms"], at_ms);
+    let record = record_in(&env, "/locks/old");
+    assert_eq!(record["made_persistent"], true, "{record}");
+    assert_eq!(record["ran"]["at_ms"], at_ms, "{record}");
+}
+
 /// Writes into the `--once-per` directory `dir` a record whose last run
 /// began at `at_ms` (as anyone who may write the directory can, or a leader
 /// whose clock jumped), keeping the rest of the record.
@@ -883,12 +920,14 @@ fn a_recorded_run_more_than_the_window_ahead_is_not_believed_and_one_less_is() {
         .json_log()
     };
     once("true").run().assert_success();
-    // More than the window ahead: 2100, or a minute past the bound.
+    // More than the window ahead: 2100 (with a run that fails), or a minute
+    // past the bound.
+    const IN_2100_MS: i64 = 4_102_444_800_000;
     for (ahead, command, ran) in [
-        (4_102_444_800_000 - server_now_ms(&env), "false", false),
-        (HOUR_MS + 60_000, "true", true),
+        (None, "false", false),
+        (Some(HOUR_MS + 60_000), "true", true),
     ] {
-        let forged = server_now_ms(&env) + ahead;
+        let forged = ahead.map_or(IN_2100_MS, |ahead| server_now_ms(&env) + ahead);
         forge_run(&env, "/locks/f", forged);
         let mut running = once(command).spawn();
         let pid = running.pid();
