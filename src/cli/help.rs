@@ -135,19 +135,33 @@ counts when the command exits 0, or, with --once-per-even-on-failure, when
 it starts (a failure or a kill counts too). The last run is kept in the end
 record, which every end of a --once-per contender, a break and a reap
 carry forward; an end without the flag or by an older zklock forgets it, and
-so does removing the directory (by hand or with reap --empty). The window
-belongs to the lock: two jobs under one lock suppress each other. stat and
-ls show the last run; ls lists an idle --once-per lock too.
+so does removing the directory (by hand or with reap --empty). The window is
+kept only in a lock directory --once-per made persistent itself, marked so
+in its end record (made_persistent): the server removes an idle container
+(what zklock lock and Curator make), record and all, and shows it to
+clients as it shows a persistent node. Before queueing, a contender makes a
+missing directory so; makes an unmarked one with no child and no data but an
+end record again, in one transaction at the version read (same ACL, same
+last run); and exits 2 at once on any other (contenders of another lock,
+another program's data; JSON cause once_per_directory). A run recorded more
+than the window ahead of the server's clock (forged, or a leader's clock
+that jumped) is not believed: zklock says so, drops it from the record and
+runs; one less than that ahead is believed. A closed window is the expected
+outcome on every host but one: off a terminal zklock prints nothing for it
+(the exit code tells it; -v logs it, and -o json prints its JSON error), at
+a terminal one line. The window belongs to the lock: two jobs under one lock
+suppress each other. stat and ls show the last run; ls lists an idle
+--once-per lock too.
 rlock and sem refuse it (shared holders could all find the window open).
 
 When zklock ends a hold or a wait itself (a release, a give-up, a
 --max-hold stop), it writes an end record into the lock directory's data in
 the same transaction as the delete: {\"zklock_end\": {\"version\": 1,
 \"nodes\": [{\"node\", \"session\"}], \"how\", \"by\": {\"user\", \"host\", \"pid\"},
-\"reason\", \"ran\"}}, how being released, gave_up, max_hold, broken
-(zklock release) or reaped (zklock reap), and ran the last counted
---once-per run ({\"at_ms\", \"per_ms\", \"by\"}, on the server's clock) or
-null. watch, the exporter and a holder
+\"reason\", \"ran\", \"made_persistent\"}}, how being released, gave_up,
+max_hold, broken (zklock release) or reaped (zklock reap), ran the last
+counted --once-per run ({\"at_ms\", \"per_ms\", \"by\"}, on the server's
+clock) or null, and made_persistent true in a directory --once-per made. watch, the exporter and a holder
 whose lock was broken read it. Never where a library reads the directory's
 data (a kazoo semaphore's node holds its maximum, an election belongs to its
 service); a directory whose ACL refuses the write gets a plain delete.
