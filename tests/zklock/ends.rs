@@ -120,7 +120,7 @@ fn a_release_a_give_up_and_a_max_hold_stop_each_leave_their_record() {
     assert!(
         text.starts_with(r#"{"zklock_end":{"version":1,"nodes":[{"node":""#)
             && text.contains(r#""how":"released","by":{"user":""#)
-            && text.ends_with(r#","reason":null,"ran":null}}"#),
+            && text.ends_with(r#","reason":null,"ran":null,"made_persistent":false}}"#),
         "{text}"
     );
     let record = record_in(&env, "/locks/r");
