@@ -112,9 +112,13 @@ impl fmt::Display for Unkept {
         match self {
             Unkept::Contended(children) => write!(
                 f,
-                "it has {children} children now, so it cannot be made again: run the job once the \
-                 lock is idle (--once-per then makes the directory again, persistent), or under a \
-                 lock name of its own"
+                "it is not empty ({}), so it cannot be made again: run the job once the lock is \
+                 idle (--once-per then makes the directory again, persistent), or under a lock \
+                 name of its own",
+                match children {
+                    1 => "a child".to_owned(),
+                    n => format!("{n} children"),
+                }
             ),
             Unkept::ForeignData => f.write_str(
                 "it holds another program's data, which --once-per leaves alone: run the job \
