@@ -196,9 +196,14 @@ fn say_ran_recently(
     (per, opens_at_ms, now_ms): (Duration, i64, i64),
 ) {
     let status = ExitStatus::NotAcquired(args.conflict_exit_code);
+    // A run recorded ahead of the server's clock (a leader's that lags the
+    // last one's) is believed up to the window's length ahead.
+    let ran = match from_now(last.at_ms, now_ms) {
+        ahead if last.at_ms > now_ms => format!("{ahead} (ahead of the server's clock)"),
+        ago => ago,
+    };
     let message = format!(
-        "{lock} ran {} by {}; its --once-per {} window opens {}",
-        from_now(last.at_ms, now_ms),
+        "{lock} ran {ran} by {}; its --once-per {} window opens {}",
         last.by.summary(),
         humantime::format_duration(per),
         from_now(opens_at_ms, now_ms),

@@ -421,8 +421,11 @@ fn a_kazoo_semaphore_keeps_its_listing_and_shows_no_last_run() {
             "60",
         ])
         .spawn();
-    wait_until(WAIT, "the lease is taken", || {
+    // The lease is made while zklock holds the semaphore's internal lock
+    // beside it, which is a lock of its own until let go.
+    wait_until(WAIT, "the lease is taken and the internal lock let go", || {
         !env.zk().children_if_any("/locks/k").is_empty()
+            && env.zk().children_if_any("/locks/k-__lock__").is_empty()
     });
     let locks = listed(&env);
     assert_eq!(locks.keys().collect::<Vec<_>>(), ["/locks/k"], "{locks:?}");
