@@ -423,10 +423,14 @@ fn a_kazoo_semaphore_keeps_its_listing_and_shows_no_last_run() {
         .spawn();
     // The lease is made while zklock holds the semaphore's internal lock
     // beside it, which is a lock of its own until let go.
-    wait_until(WAIT, "the lease is taken and the internal lock let go", || {
-        !env.zk().children_if_any("/locks/k").is_empty()
-            && env.zk().children_if_any("/locks/k-__lock__").is_empty()
-    });
+    wait_until(
+        WAIT,
+        "the lease is taken and the internal lock let go",
+        || {
+            !env.zk().children_if_any("/locks/k").is_empty()
+                && env.zk().children_if_any("/locks/k-__lock__").is_empty()
+        },
+    );
     let locks = listed(&env);
     assert_eq!(locks.keys().collect::<Vec<_>>(), ["/locks/k"], "{locks:?}");
     let semaphore = &locks["/locks/k"];
@@ -613,12 +617,22 @@ fn emptied_container(env: &TestEnv) -> String {
     path
 }
 
-/// Waits until the server's container check has run since now.
+/// Waits until the server's container check has run since now (it may
+/// still be removing what it found).
 fn a_container_check_passes(env: &TestEnv) {
     let path = emptied_container(env);
     wait_until(WAIT, "the server's container check", || {
         env.zk().exists(&path).is_none()
     });
+}
+
+/// Waits until every container emptied before now is gone, or never will
+/// be: a check removes what it found one after the other, and the server
+/// runs one check at a time, so once a container emptied after a check
+/// began its removals is gone, that check is over.
+fn every_emptied_container_is_removed(env: &TestEnv) {
+    a_container_check_passes(env);
+    a_container_check_passes(env);
 }
 
 /// How often the container tests' own server removes emptied containers:
@@ -675,6 +689,16 @@ fn once_an_hour(env: &TestEnv, name: &str) -> Zklock {
     env.zklock(["lock", "-E", "3", "--once-per", "1h", name, "--", "true"])
 }
 
+/// Lets every holder go (SIGTERM), all at once, and waits for each.
+fn release_all(holders: Vec<Running>) {
+    for holder in &holders {
+        holder.signal(libc::SIGTERM);
+    }
+    for mut holder in holders {
+        holder.wait(WAIT).assert_success();
+    }
+}
+
 #[test]
 fn a_directory_another_client_made_is_made_again_persistent_and_keeps_its_window_past_the_container_check()
  {
@@ -685,40 +709,56 @@ fn a_directory_another_client_made_is_made_again_persistent_and_keeps_its_window
     let env = TestEnv::with_server(&server);
     env.zk().mkdir_p("/locks");
     let makers = [Maker::Zklock, Maker::Curator, Maker::Kazoo, Maker::ByHand];
-    // Each maker's directory, used and emptied, must still be there when
-    // --once-per first comes: a round in which the server's check came
-    // between the releases and the runs proves nothing of a container (it
-    // may have gone first), and another round begins.
+    let named = |tag: &str| -> Vec<String> {
+        makers
+            .iter()
+            .map(|maker| format!("{maker:?}-{tag}").to_lowercase())
+            .collect()
+    };
+    let make_all = |names: &[String]| -> Vec<Running> {
+        let holders = makers
+            .iter()
+            .zip(names)
+            .filter_map(|(maker, name)| maker.make(&env, name))
+            .collect();
+        // What all this rests on: the server shows a container to clients
+        // as it shows a persistent node.
+        for name in names {
+            let (_, stat) = env.zk().get(&format!("/locks/{name}"));
+            assert_eq!(stat.ephemeral_owner, 0, "{name}");
+        }
+        holders
+    };
+    // Used, then left idle past the server's check: the containers are
+    // gone, kazoo's and the person's directories are not; --once-per runs
+    // in each.
+    let idle = named("idle");
+    release_all(make_all(&idle));
+    every_emptied_container_is_removed(&env);
+    let left: Vec<bool> = idle
+        .iter()
+        .map(|name| env.zk().exists(&format!("/locks/{name}")).is_some())
+        .collect();
+    assert_eq!(left, [false, false, true, true], "{idle:?}");
+    for name in &idle {
+        once_an_hour(&env, name).run().assert_success();
+    }
+    // Used and emptied, and found by --once-per before the check: a round
+    // in which the check came between the releases and the runs proves
+    // nothing of a container (it may have gone first), and another round
+    // begins.
     let mut round = 0;
-    let names = loop {
+    let fresh = loop {
         round += 1;
         assert!(
             round <= 4,
             "the server's container check came between the releases and the runs of every round"
         );
-        let names: Vec<String> = makers
-            .iter()
-            .map(|maker| format!("{maker:?}-{round}").to_lowercase())
-            .collect();
-        let holders: Vec<Running> = makers
-            .iter()
-            .zip(&names)
-            .filter_map(|(maker, name)| maker.make(&env, name))
-            .collect();
-        // What the issue rests on: the server shows a container to clients
-        // as it shows a persistent node.
-        for name in &names {
-            let (_, stat) = env.zk().get(&format!("/locks/{name}"));
-            assert_eq!(stat.ephemeral_owner, 0, "{name}");
-        }
+        let names = named(&round.to_string());
+        let holders = make_all(&names);
         a_container_check_passes(&env);
         let no_check_since = emptied_container(&env);
-        for holder in &holders {
-            holder.signal(libc::SIGTERM);
-        }
-        for mut holder in holders {
-            holder.wait(WAIT).assert_success();
-        }
+        release_all(holders);
         for name in &names {
             once_an_hour(&env, name).run().assert_success();
         }
@@ -726,26 +766,27 @@ fn a_directory_another_client_made_is_made_again_persistent_and_keeps_its_window
             break names;
         }
     };
-    let made_by_hand = format!("/locks/{}", names[3]);
     let mut runs = Vec::new();
-    for name in &names {
+    for name in idle.iter().chain(&fresh) {
         let dir = format!("/locks/{name}");
         let record = record_in(&env, &dir);
         assert_eq!(record["made_persistent"], true, "{dir}: {record}");
+        assert!(!record["ran"].is_null(), "{dir}: {record}");
         runs.push(record["ran"].clone());
-        assert!(!runs[runs.len() - 1].is_null(), "{dir}: {record}");
     }
-    // The ACL a person gave the directory is the ACL it has now.
-    let acl = env.zk().get_acl(&made_by_hand);
-    assert!(
-        acl.contains(&digest_acl("ops", "secret", zkc::Permission::ADMIN)),
-        "{acl:?}"
-    );
-    assert_eq!(acl.len(), 2, "{acl:?}");
+    // The ACL a person gave each directory is the ACL it has now.
+    for name in [&idle[3], &fresh[3]] {
+        let acl = env.zk().get_acl(&format!("/locks/{name}"));
+        assert!(
+            acl.contains(&digest_acl("ops", "secret", zkc::Permission::ADMIN)),
+            "{name}: {acl:?}"
+        );
+        assert_eq!(acl.len(), 2, "{name}: {acl:?}");
+    }
     // Idle past the server's check, every directory is still there with its
     // run, and the window is closed.
-    a_container_check_passes(&env);
-    for (name, ran) in names.iter().zip(&runs) {
+    every_emptied_container_is_removed(&env);
+    for (name, ran) in idle.iter().chain(&fresh).zip(&runs) {
         assert_eq!(ran_in(&env, &format!("/locks/{name}")).as_ref(), Some(ran));
         once_an_hour(&env, name).run().assert_code(3);
     }
