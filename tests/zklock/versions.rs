@@ -333,13 +333,13 @@ fn v3_5_ensemble_of_three() {
 /// AdminServer (3.5 and later) instead, on a dedicated server of `line`.
 fn survey_through_the_admin_server(line: &'static str) {
     let release = Release::of(line);
-    let admin = support::free_ports(1)[0];
     let server = support::ZkServer::with_options(
         &ZkOptions::default()
             .release(&release)
             .harness_words_only()
-            .admin_server(admin),
+            .admin_server(),
     );
+    let admin = server.admin_port();
     let env = TestEnv::with_server(&server);
     named(&release.to_string(), || {
         let _holder = holds(&env, "lock", "adm", &[]);
