@@ -518,7 +518,12 @@ fn an_admin_server_that_answers_for_another_member_is_rejected() {
     let third = ensemble.server(2).admin_port();
     let run = env.zklock(["ls", "-o", "json"]).args(at(third)).run();
     run.assert_success();
-    assert!(run.stderr.contains("is that of server.3"), "{}", run.stderr);
+    let whose = format!(
+        "is that of server.3, whose client port is {}, not {}",
+        ensemble.server(2).port(),
+        second.port()
+    );
+    assert!(run.stderr.contains(&whose), "{}", run.stderr);
     assert_eq!(connections(&env, &at(third), &[&node]), unknown(1));
 
     let wrong_id = Impostor::start(vec![
