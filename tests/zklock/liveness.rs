@@ -9,6 +9,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use support::json::{Contender, Lock, ReapDryRun, ReapReport, ReapSkipped};
+use support::peers::{Library, acquired, peer};
 use support::proxy::FaultProxy;
 use support::tmux::{Tmux, command_line};
 use support::{
@@ -301,6 +302,40 @@ fn a_session_that_comes_back_before_the_delete_is_spared() {
         tmux.screen()
     );
     assert!(env.zk().exists(&node).is_some(), "spared");
+}
+
+/// A frozen holder (SIGSTOP) keeps its connection open, and the server
+/// lists it until the session expires and takes the node with it: it shows
+/// connected all along, so `--disconnected-for` can never find it.
+#[test]
+fn a_frozen_holder_shows_connected_until_its_session_expires() {
+    let env = TestEnv::new();
+    let mut holder = peer(
+        &env,
+        Library::Kazoo,
+        "/locks/frozen",
+        "mutex",
+        &["--session-timeout-ms", "10000"],
+    );
+    let node = acquired(&mut holder, WAIT);
+    holder.signal(libc::SIGSTOP);
+    let mut seen = 0;
+    wait_until(WAIT, "the server expires the frozen session", || {
+        let contenders = ls_contenders(&env, None);
+        if contenders.iter().all(|c| c.path != node) {
+            return true;
+        }
+        assert_eq!(
+            connection_of(&contenders, &node).as_deref(),
+            Some("connected"),
+            "after {seen} observations"
+        );
+        seen += 1;
+        false
+    });
+    assert!(seen > 0, "the node was gone before ls saw it");
+    holder.signal(libc::SIGCONT);
+    holder.kill();
 }
 
 #[test]
