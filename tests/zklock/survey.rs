@@ -634,3 +634,75 @@ fn members_the_configuration_names_without_an_address_and_nobody_asked_leave_the
         Some("connected")
     );
 }
+
+/// `{"connections":[...]}` of `count` connections with sessions from 1 on,
+/// then `last`'s: some 55 bytes a connection.
+fn many_connections(count: u64, last: i64) -> String {
+    let mut body = String::from(r#"{"connections":["#);
+    for session in (1..=count).map(|n| n as i64).chain([last]) {
+        body += &format!(r#"{{"session_id":{session},"remote_socket_address":"10.0.0.1:4"}},"#);
+    }
+    body.pop();
+    body + "]}"
+}
+
+/// An AdminServer's answer is outside input. One over the limit (128 MiB
+/// of connections) is no answer: refused whole, never kept, and the survey
+/// is unknown, where a list cut short would have left sessions out. One
+/// just under it (15 MiB, some 280,000 connections, the holder's last) is
+/// read whole, in memory near its size.
+#[test]
+fn an_admin_server_answer_over_the_limit_is_refused_in_bounded_memory() {
+    let server = support::ZkServer::with_options(&ZkOptions::default().harness_words_only());
+    let env = TestEnv::with_server(&server);
+    let holder = env.connect();
+    holder.mkdir_p("/locks/flood");
+    let node = holder.create_ephemeral_sequential("/locks/flood/lock-", b"");
+    let under = many_connections(280_000, holder.session_id());
+    assert!(under.len() < 16 << 20, "{} bytes", under.len());
+    let flood_chunk = many_connections(10_000, holder.session_id());
+    let flood: Body = Arc::new(move |out| {
+        out.write_all(br#"{"connections":["#)?;
+        let entries = flood_chunk
+            .trim_start_matches(r#"{"connections":["#)
+            .trim_end_matches("]}");
+        let mut written = 0;
+        while written < support::proxy::FLOOD {
+            out.write_all(entries.as_bytes())?;
+            out.write_all(b",")?;
+            written += entries.len() as u64 + 1;
+        }
+        out.write_all(br#"{}]}"#)
+    });
+    let ls = |impostor: &Impostor| {
+        env.zklock(["ls", "-o", "json"])
+            .args(["--admin-port", &impostor.port.to_string()])
+    };
+    let over = Impostor::start(vec![
+        ("configuration", configuration(server.port(), 0)),
+        ("connections", flood),
+    ]);
+    let (run, peak) = crate::hostile::run_measuring_memory(&ls(&over));
+    run.assert_success();
+    assert!(
+        run.stderr.contains("an answer over 16384 KiB"),
+        "{}",
+        run.stderr
+    );
+    let locks: Vec<Lock> = run.json();
+    assert_eq!(locks[0].holders[0].connection.as_deref(), Some("unknown"));
+    // Measured: 35 MB, of which the answer is 16 MiB at most.
+    assert!(peak < 48 << 20, "zklock grew to {peak} bytes");
+
+    let under = Impostor::start(vec![
+        ("configuration", configuration(server.port(), 0)),
+        ("connections", Impostor::text(under)),
+    ]);
+    let (run, peak) = crate::hostile::run_measuring_memory(&ls(&under));
+    run.assert_success();
+    let locks: Vec<Lock> = run.json();
+    assert_eq!(locks[0].holders[0].path, node);
+    assert_eq!(locks[0].holders[0].connection.as_deref(), Some("connected"));
+    // Measured: 58 MB, of which the answer is 16 MiB at most.
+    assert!(peak < 80 << 20, "zklock grew to {peak} bytes");
+}

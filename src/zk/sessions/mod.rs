@@ -184,6 +184,9 @@ impl Survey {
     fn add(&mut self, server: String, lists: Lists) {
         let index = self.servers.len();
         self.servers.push(server);
+        // Reserved in one go: a map doubled step by step holds its old
+        // table and its new one at once, for a list of every connection.
+        self.clients.reserve(lists.connections.len());
         for (session, address) in lists.connections {
             self.clients.insert(session, (address, index));
         }
