@@ -489,14 +489,14 @@ fn v3_4_a_lone_server_proves_its_list_whole_and_an_ensemble_cannot() {
     named(&release.to_string(), || {
         let server = release_server(&release);
         let path = format!("/v3_4-{}/cut", support::unique());
-        let (mut alone, _proxy, _) = cut_off_on_3_4(&server.address(), &path);
+        let (alone, _proxy, _) = cut_off_on_3_4(&server.address(), &path);
         support::wait_until(WAIT, "the lone server drops the cut connection", || {
             connection_on_3_4(&server.connect_string(), &path).as_deref() == Some("disconnected")
         });
         alone.signal(libc::SIGCONT);
 
         let ensemble = ZkEnsemble::start_with(3, &ZkOptions::default().release(&release));
-        let (mut member, _proxy, node) = cut_off_on_3_4(&ensemble.server(0).address(), "/cut");
+        let (member, _proxy, node) = cut_off_on_3_4(&ensemble.server(0).address(), "/cut");
         let servers = ensemble.connect_string();
         support::wait_until(WAIT, "no member lists the cut holder", || {
             connection_on_3_4(&servers, "/cut").as_deref() != Some("connected")
