@@ -766,7 +766,7 @@ impl GlobalArgs {
                      and this session has none: add --auth, --sasl or a TLS client certificate",
                 ));
             }
-            let admin_ports = AdminPorts::parse(&self.admin_port)?;
+            let admin_ports = AdminPorts::new(&self.admin_port);
             (hosts, self.root.clone(), secured, acl, admin_ports)
         };
         let format = format_or(self.output, default_format);

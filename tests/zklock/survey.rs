@@ -320,6 +320,21 @@ fn admin_ports_per_member_are_taken_from_flags_the_variable_a_profile_and_the_ex
             "through {way}"
         );
     }
+    // A value the option refuses is refused in a profile too, by its line.
+    let bad = scratch.file("bad.toml");
+    std::fs::write(
+        &bad,
+        "[clusters.here]\nadmin-port = [\"zk:2181=8081\", \"nope\"]\n",
+    )
+    .expect("write the profile");
+    let run = Zklock::new(["-C", "here", "ls"])
+        .no_hosts()
+        .env("ZKLOCK_CONFIG", &bad)
+        .run();
+    run.assert_code(2);
+    let at = format!("{}:2: admin-port", bad.display());
+    assert!(run.stderr.contains(&at), "{}", run.stderr);
+
     let disconnected = |address: &str, lock: &str| {
         crate::monitoring::served(address, "zklock_lock_disconnected_holders", lock)
     };

@@ -26,7 +26,6 @@
 use std::collections::{HashMap, HashSet};
 
 use super::super::hosts::{format_server, parse_address};
-use crate::usage::UsageError;
 use crate::zk::Error;
 
 /// The AdminServer's port when none is given: ZooKeeper's default.
@@ -59,31 +58,46 @@ impl Default for AdminPorts {
     }
 }
 
+/// One `--admin-port` value: `PORT` for every member not named, or
+/// `HOST:CLIENTPORT=PORT` for one member, its host and client port as the
+/// connect string writes them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum AdminPort {
+    Every(u16),
+    Member((String, u16), u16),
+}
+
+impl AdminPort {
+    pub(crate) fn parse(value: &str) -> Result<AdminPort, String> {
+        let bad = |why: String| {
+            format!("{why}: write PORT for every member, or HOST:CLIENTPORT=PORT for one")
+        };
+        match value.rsplit_once('=') {
+            None => port(value).map(AdminPort::Every).map_err(bad),
+            Some((member, admin)) => {
+                let admin = port(admin).map_err(bad)?;
+                let member = parse_address(member.trim()).map_err(bad)?;
+                Ok(AdminPort::Member(member, admin))
+            }
+        }
+    }
+}
+
 impl AdminPorts {
-    /// Reads `--admin-port` values: `PORT` for every member not named
-    /// (the last such value wins), `HOST:CLIENTPORT=PORT` for one member,
-    /// its host and client port as the connect string writes them.
-    pub fn parse<S: AsRef<str>>(values: &[S]) -> Result<AdminPorts, UsageError> {
+    /// The ports `values` give: the last bare `PORT` for every member not
+    /// named, and the last port given for each member named.
+    pub(crate) fn new(values: &[AdminPort]) -> AdminPorts {
         let mut ports = AdminPorts::default();
         for value in values {
-            let value = value.as_ref();
-            let bad = |why: String| {
-                UsageError::new(format!(
-                    "--admin-port {value:?}: {why}; write PORT for every member, or \
-                     HOST:CLIENTPORT=PORT for one"
-                ))
-            };
-            match value.rsplit_once('=') {
-                None => ports.every = port(value).map_err(bad)?,
-                Some((member, admin)) => {
-                    let admin = port(admin).map_err(bad)?;
-                    let member = parse_address(member.trim()).map_err(bad)?;
-                    ports.named.retain(|(named, _)| !is_member(named, &member));
-                    ports.named.push((member, admin));
+            match value {
+                AdminPort::Every(every) => ports.every = *every,
+                AdminPort::Member(member, admin) => {
+                    ports.named.retain(|(named, _)| !is_member(named, member));
+                    ports.named.push((member.clone(), *admin));
                 }
             }
         }
-        Ok(ports)
+        ports
     }
 
     /// The AdminServer port of the member at `host:port`.
@@ -417,23 +431,28 @@ mod tests {
             .collect()
     }
 
+    fn admin_ports(values: &[&str]) -> AdminPorts {
+        let values: Vec<AdminPort> = values
+            .iter()
+            .map(|value| AdminPort::parse(value).unwrap())
+            .collect();
+        AdminPorts::new(&values)
+    }
+
     #[test]
     fn admin_ports_are_given_for_every_member_or_one_at_a_time() {
-        let ports = AdminPorts::parse(&["9000", "zk1:2181=8081", "[fd00::2]:2182=8082"]).unwrap();
+        let ports = admin_ports(&["9000", "zk1:2181=8081", "[fd00::2]:2182=8082"]);
         assert_eq!(ports.of("zk1", 2181), 8081);
         assert_eq!(ports.of("ZK1", 2181), 8081, "host names ignore case");
         assert_eq!(ports.of("fd00::2", 2182), 8082);
         assert_eq!(ports.of("zk1", 2182), 9000, "another client port");
         assert_eq!(ports.of("zk3", 2181), 9000);
-        assert_eq!(
-            AdminPorts::parse::<&str>(&[]).unwrap().of("zk1", 2181),
-            8080
-        );
+        assert_eq!(admin_ports(&[]).of("zk1", 2181), 8080);
         // The last value for one member wins; a bare port, the last too.
-        let ports = AdminPorts::parse(&["zk1:2181=1", "7", "zk1:2181=2", "8"]).unwrap();
+        let ports = admin_ports(&["zk1:2181=1", "7", "zk1:2181=2", "8"]);
         assert_eq!((ports.of("zk1", 2181), ports.of("zk2", 2181)), (2, 8));
         // A host without a port is on 2181, as in the connect string.
-        assert_eq!(AdminPorts::parse(&["zk1=5"]).unwrap().of("zk1", 2181), 5);
+        assert_eq!(admin_ports(&["zk1=5"]).of("zk1", 2181), 5);
         for bad in [
             "",
             "0",
@@ -445,7 +464,7 @@ mod tests {
             "zk1:2181=0",
             "[::1=80",
         ] {
-            let err = AdminPorts::parse(&[bad]).unwrap_err().to_string();
+            let err = AdminPort::parse(bad).unwrap_err();
             assert!(err.contains("HOST:CLIENTPORT=PORT"), "{bad:?}: {err}");
         }
     }
@@ -507,7 +526,7 @@ version=100000000\n";
         let config = b"server.1=10.0.0.1:2888:3888:participant;0.0.0.0:2181\n\
 server.2=zk2:2888:3888:participant;zk2:2182\n\
 server.5=zk5:2888:3888:participant\n";
-        let ports = AdminPorts::parse(&["zk2:2182=8082"]).unwrap();
+        let ports = admin_ports(&["zk2:2182=8082"]);
         let members = Members::new(
             connect(&[("10.0.0.1", 2181), ("zk9", 2181)]),
             &ports,
@@ -678,7 +697,7 @@ server.5=zk5:2888:3888:participant\n";
             let ensemble = Ensemble::read(Ok(config.into_bytes()));
             let members = Members::new(connect(&[("h", 1)]), &AdminPorts::default(), ensemble);
             let _ = members.ensemble.unheard(&members.asked, &[heard(&members.asked[0], None)]);
-            let _ = AdminPorts::parse(&[value]);
+            let _ = AdminPort::parse(&value);
         }
     }
 }

@@ -31,7 +31,7 @@ use super::{Hosts, Session};
 use ask::{Budget, Lists, ask_member};
 use members::{Ensemble, Heard, Members};
 
-pub(crate) use members::AdminPorts;
+pub(crate) use members::{AdminPort, AdminPorts};
 
 /// How long one member may take to answer, four-letter words and
 /// AdminServer together: long enough for a loaded server's first HTTP
