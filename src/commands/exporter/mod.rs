@@ -86,7 +86,7 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
     connect.read_only = true;
     // Who is asked who is connected: the members as each new watch's
     // session reads them; nobody before the first.
-    let (members, surveyor) = tokio::sync::watch::channel(None);
+    let (members, mut surveyor) = tokio::sync::watch::channel(None);
     let follow = async {
         let mut backoff = Duration::from_secs(1);
         loop {
@@ -148,11 +148,17 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
     };
     let survey = async {
         loop {
-            let asked = surveyor.borrow().clone();
-            if let Some(asked) = asked {
-                let survey = asked.survey(Ask::Connections).await;
-                lock(&state).set_survey(survey);
-            }
+            let asked = surveyor.borrow_and_update().clone();
+            let Some(asked) = asked else {
+                // The first survey as soon as the first watch knows whom to
+                // ask, not an interval later.
+                if surveyor.changed().await.is_err() {
+                    return;
+                }
+                continue;
+            };
+            let survey = asked.survey(Ask::Connections).await;
+            lock(&state).set_survey(survey);
             tokio::time::sleep(args.survey_interval).await;
         }
     };
