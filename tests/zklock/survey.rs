@@ -589,6 +589,18 @@ fn an_unreadable_configuration_makes_the_survey_unknown_unless_the_server_runs_a
     assert_eq!(seen[3].as_deref(), Some("unknown"), "{nodes:?}");
     let run = env.zklock(["ls"]).run();
     assert!(run.stderr.contains("/zookeeper/config"), "{}", run.stderr);
+    let stat: Lock = env
+        .zklock(["-o", "json", "stat", "/locks/cut"])
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(stat.holders[0].connection.as_deref(), Some("unknown"));
+    let planned = dry_run(&env, &none);
+    assert!(planned.would_delete.is_empty(), "{planned:#?}");
+    assert_eq!(
+        spared_as_unknown(&planned.skipped),
+        [holders.cut.1.as_str()]
+    );
     let reaped = reap(&env, &none, 10);
     assert!(reaped.deleted.is_empty(), "{reaped:#?}");
     assert_eq!(spared_as_unknown(&reaped.skipped), [holders.cut.1.as_str()]);
