@@ -41,7 +41,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -l sasl-service -d 'The serv
 complete -c zklock -n "__fish_zklock_needs_command" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_needs_command" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_needs_command" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_needs_command" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_needs_command" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -105,7 +105,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-service -d '
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand lock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand lock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand lock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -157,7 +157,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-service -d 
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand rlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -209,7 +209,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-service -d 
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand wlock" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -262,7 +262,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-service -d 'T
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand sem" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand sem" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand sem" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -301,7 +301,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-service -
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand release" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand release" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand release" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -337,7 +337,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl-service -d 
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand check" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand check" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand check" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -367,7 +367,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-service -d '
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand stat" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand stat" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand stat" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -415,7 +415,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-service -d 'Th
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand ls" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand ls" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand ls" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -448,7 +448,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-service -d '
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand dump" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand dump" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand dump" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -480,7 +480,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l sasl-service
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand deadlocks" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -515,7 +515,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl-service -
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand history" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand history" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand history" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -550,7 +550,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-service -d 
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand watch" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand watch" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand watch" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -584,7 +584,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-service -d '
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand reap" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand reap" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand reap" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -621,7 +621,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl-service 
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand exporter" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -651,7 +651,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl-service -d 'T
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand top" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand top" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -681,7 +681,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-servi
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand completions" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand completions" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'
@@ -711,7 +711,7 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-service -d 'T
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l root -d 'Where locks live' -r
-complete -c zklock -n "__fish_zklock_using_subcommand man" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`) for who is behind each session when a member refuses the cons and wchc four-letter words' -r
+complete -c zklock -n "__fish_zklock_using_subcommand man" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l retries -d 'Retries of a request after a connection loss' -r
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
 wide\t'A table of every column, with nothing cut or wrapped'

@@ -22,10 +22,12 @@
 //! A session no member lists is not dead: its client may be frozen or cut
 //! off and come back before the server expires it, and a Curator or kazoo
 //! holder that comes back does not notice that its node is gone. So a
-//! contender is chosen for its disconnected session only when every member
-//! answered every survey over the whole time asked for, none listing it,
-//! and once more just before the delete ([`ReapPlan::recheck`]); never on
-//! a survey some member did not answer, and never a node without a session.
+//! contender is chosen for its disconnected session only when every survey
+//! over the whole time asked for had every member's own list and the lists
+//! covered the ensemble, none listing it, and once more just before the
+//! delete ([`ReapPlan::recheck`]); never on a survey that could not tell
+//! (such a contender is spared and reported), and never a node without a
+//! session.
 
 use std::time::Duration;
 
@@ -130,6 +132,12 @@ pub struct NodeToReap {
 #[derive(Debug, Default)]
 pub struct ReapPlan {
     pub nodes: Vec<NodeToReap>,
+    /// Contenders every other selector chose that `--disconnected-for` left
+    /// alone, with why: a survey could not tell whether their session was
+    /// connected, or, at the last look, it was connected again. (Those
+    /// whose session was found connected while they were watched are
+    /// simply not chosen.)
+    pub spared: Vec<Skipped>,
     /// How far the walk came, and what it could not read.
     pub walked: WalkProgress,
 }
@@ -187,7 +195,11 @@ pub async fn plan(
     .await?;
     emptied.sort_by(|a, b| b.dir.split('/').cmp(a.dir.split('/')));
     nodes.extend(empty_directories(session, emptied).await?);
-    Ok(ReapPlan { nodes, walked })
+    Ok(ReapPlan {
+        nodes,
+        spared: Vec::new(),
+        walked,
+    })
 }
 
 /// The contenders of `lock` that `selector` picks, in the order to delete
@@ -253,8 +265,9 @@ impl ReapPlan {
     /// For `--disconnected-for`: keeps the contenders whose session every
     /// member leaves unlisted in `first` and in every survey after it until
     /// `wanted` has passed (two surveys at least), and the directories
-    /// still emptied. `waited` hears how long the watch has gone on, and
-    /// how many sessions are still watched.
+    /// still emptied; spares each that a survey could not tell about.
+    /// `waited` hears how long the watch has gone on, and how many sessions
+    /// are still watched.
     pub async fn watch_sessions(
         &mut self,
         surveyor: &Surveyor,
@@ -263,8 +276,12 @@ impl ReapPlan {
         mut waited: impl FnMut(Duration, usize),
     ) -> Survey {
         let started = tokio::time::Instant::now();
-        absences.record(first, self.sessions());
-        self.keep(|session| absences.is_absent(session));
+        self.take_in(
+            first,
+            absences,
+            |absences, session| absences.is_absent(session),
+            false,
+        );
         let interval = resurvey_interval(wanted);
         let mut last = first.clone();
         loop {
@@ -281,47 +298,65 @@ impl ReapPlan {
             waited(started.elapsed(), sessions);
             tokio::time::sleep(interval).await;
             last = surveyor.survey(Ask::Connections).await;
-            absences.record(&last, self.sessions());
-            self.keep(|session| absences.is_absent(session));
+            self.take_in(
+                &last,
+                absences,
+                |absences, session| absences.is_absent(session),
+                false,
+            );
         }
     }
 
     /// For `--disconnected-for`, just before the delete: asks the members
-    /// once more and takes out of the plan every contender whose session is
-    /// listed again, or whose listing is unknown, and each directory that
-    /// would not be emptied any more; returns those left alone, with why.
+    /// once more and spares every contender whose session is listed again,
+    /// or whose listing is unknown, and drops each directory that would not
+    /// be emptied any more.
     pub async fn recheck(
         &mut self,
         surveyor: &Surveyor,
         absences: &mut Absences,
         wanted: Duration,
-    ) -> Vec<Skipped> {
+    ) {
         let survey = surveyor.survey(Ask::Connections).await;
-        absences.record(&survey, self.sessions());
-        let spared: Vec<(String, Connection)> = self
-            .nodes
-            .iter()
-            .filter_map(|node| {
-                let session = node.owner_session()?;
-                let gone = absences.absent_for(session).is_some_and(|a| a >= wanted);
-                (!gone).then(|| (node.path.clone(), survey.connection(session)))
-            })
-            .collect();
-        self.keep(|session| absences.absent_for(session).is_some_and(|a| a >= wanted));
+        let gone = |absences: &Absences, session| {
+            absences.absent_for(session).is_some_and(|a| a >= wanted)
+        };
+        self.take_in(&survey, absences, gone, true);
         self.mark(&survey, absences);
-        spared
-            .into_iter()
-            .map(|(path, connection)| Skipped {
-                path,
-                reason: match connection {
-                    Connection::Unknown => {
-                        "whether its session is connected is unknown now (a member did not answer)"
-                    }
-                    _ => "its session is connected again",
-                }
-                .to_owned(),
-            })
-            .collect()
+    }
+
+    /// Takes in `survey` for `--disconnected-for`: keeps the contenders
+    /// whose session `stays`, by `absences` with this survey counted, and
+    /// the directories still emptied. Of those taken out, one the survey
+    /// could not tell about is spared with why, and at the `last_look` one
+    /// whose session is connected again too; one found connected before
+    /// that is simply not chosen.
+    fn take_in(
+        &mut self,
+        survey: &Survey,
+        absences: &mut Absences,
+        stays: impl Fn(&Absences, i64) -> bool,
+        last_look: bool,
+    ) {
+        absences.record(survey, self.sessions());
+        let absences = &*absences;
+        for node in self.keep(|session| stays(absences, session)) {
+            let Some(session) = node.owner_session() else {
+                continue;
+            };
+            let reason = match survey.connection(session) {
+                Connection::Unknown => format!(
+                    "whether its session is connected is unknown ({})",
+                    survey.doubts().unwrap_or_default()
+                ),
+                Connection::Connected if last_look => "its session is connected again".to_owned(),
+                _ => continue,
+            };
+            self.spared.push(Skipped {
+                path: node.path,
+                reason,
+            });
+        }
     }
 
     /// The owner sessions of the contenders.
@@ -330,18 +365,17 @@ impl ReapPlan {
     }
 
     /// Keeps the contenders whose session `stays` says, and the directories
-    /// of which no contender was taken out.
-    fn keep(&mut self, stays: impl Fn(i64) -> bool) {
-        let mut left: Vec<String> = Vec::new();
+    /// of which no contender was taken out; returns the contenders taken
+    /// out.
+    fn keep(&mut self, stays: impl Fn(i64) -> bool) -> Vec<NodeToReap> {
+        let (kept, out): (Vec<NodeToReap>, Vec<NodeToReap>) = std::mem::take(&mut self.nodes)
+            .into_iter()
+            .partition(|node| node.owner_session().is_none_or(&stays));
+        self.nodes = kept;
         self.nodes.retain(|node| {
-            let kept = node.owner_session().is_none_or(&stays);
-            if !kept {
-                left.push(node.lock.clone());
-            }
-            kept
+            node.what != ReapRole::EmptyDirectory || !out.iter().any(|gone| gone.lock == node.path)
         });
-        self.nodes
-            .retain(|node| node.what != ReapRole::EmptyDirectory || !left.contains(&node.path));
+        out
     }
 }
 

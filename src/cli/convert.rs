@@ -28,6 +28,7 @@ use crate::model::LockDialect;
 use crate::output::{Format, Printer};
 use crate::run::parse_signal;
 use crate::usage::UsageError;
+use crate::zk::sessions::AdminPorts;
 use crate::zk::{
     self, Auth, ConnectOptions, Hosts, NodeAcl, RetryPolicy, SaslConfig, Secret, Secured, TlsConfig,
 };
@@ -733,14 +734,16 @@ fn resolve_or_root(root: &str, path: Option<String>) -> Result<String, UsageErro
 
 impl GlobalArgs {
     /// The checked global options; `offline` skips the connection settings
-    /// (hosts, root, auth), which are then the built-in defaults.
+    /// (hosts, root, auth, AdminServer ports), which are then the built-in
+    /// defaults.
     fn into_globals(self, default_format: Format, offline: bool) -> Result<Globals, UsageError> {
-        let (hosts, root, secured, acl) = if offline {
+        let (hosts, root, secured, acl, admin_ports) = if offline {
             (
                 DEFAULT_HOSTS.to_owned(),
                 DEFAULT_ROOT.to_owned(),
                 Secured::default(),
                 NodeAcl::default(),
+                AdminPorts::default(),
             )
         } else {
             let hosts = self
@@ -763,7 +766,8 @@ impl GlobalArgs {
                      and this session has none: add --auth, --sasl or a TLS client certificate",
                 ));
             }
-            (hosts, self.root.clone(), secured, acl)
+            let admin_ports = AdminPorts::new(&self.admin_port);
+            (hosts, self.root.clone(), secured, acl, admin_ports)
         };
         let format = format_or(self.output, default_format);
         Ok(Globals {
@@ -778,7 +782,7 @@ impl GlobalArgs {
                 patience: None,
             },
             root,
-            admin_port: self.admin_port,
+            admin_ports,
             printer: Printer {
                 wide: self.no_trunc || matches!(self.output, Some(OutputFormat::Wide)),
                 ..Printer::new(format, self.quiet)

@@ -423,26 +423,36 @@ last_run (ls and stat only) is the last counted --once-per run {\"at_ms\",
               (true/false); null for holders and when unknown. A waiter
               that watches nothing will not wake when its turn comes
   connection  connected (some member lists the session), disconnected
-              (every member answered and none lists it: its client is
-              frozen, cut off or gone, and it may still come back until
-              the server expires the session) or unknown (no answering
-              member lists it and some member did not answer); null for
-              a node without a session (persistent, TTL). The tables'
-              CONNECTED column says yes, no, unknown or -
+              (every member's own list is in hand, they cover the
+              ensemble, and none lists it: its client is gone or cut
+              off, and it may still come back until the server expires
+              the session) or unknown (no list names it, and some
+              member gave no list proven its own, or some member may
+              have gone unasked); null for a node without a session
+              (persistent, TTL). The tables' CONNECTED column says yes,
+              no, unknown or -
 
 Sessions: every member is asked at once, each within 3 s, with the cons
-(and, for stat, wchc) four-letter words, or, when a member refuses them
-(4lw.commands.whitelist), its AdminServer's connections (and watches)
-commands over HTTP on --admin-port (default 8080). The members are those of
-the connect string and those /zookeeper/config names with a client address
-(observers too), read once the session is open. A member the configuration
-names without one is taken to be the connect string's member on its host;
-where the connect string names none there, it cannot be asked, and counts
-as a member that did not answer (at most 256 members are asked; the rest
-count so too). One
-survey per command, however many locks. When a member answers neither,
-client stays null and connection is unknown where that member could
-matter, and one note on stderr says why.
+(and, for stat, wchc) four-letter words on its client port, or, when it
+refuses them (4lw.commands.whitelist: srvr alone by default since 3.5),
+its AdminServer's connections (and watches) commands over HTTP, on its
+--admin-port: PORT for every member (default 8080), HOST:CLIENTPORT=PORT
+for one (repeatable), since members sharing a host listen on different
+ports and /zookeeper/config names none. An AdminServer's list counts for a
+member only when the same AdminServer's configuration gives that member's
+client port, and the server id /zookeeper/config gives its address where
+it gives one: another member's list would leave out every session
+connected to this one. The members are those of the connect string and
+those /zookeeper/config names with a client address (observers too), read
+once the session is open. A server it names without one is heard from when
+an AdminServer proved its id, or as one of the members on its host that
+answered cons, one member for one server. An empty /zookeeper/config is a
+standalone server's; where it cannot be read (3.4 keeps none; an ACL), the
+lists are whole only when every member says (srvr) that it runs alone. At
+most 256 members are asked. One survey per command, however many locks.
+When a member gives no list of its own, or the lists do not cover the
+ensemble, connection is unknown for every session no list names, client
+is null, and one note on stderr says why.
 
 Reading: one session; reads go in multi-read batches of 64 (one request
 each; node by node on servers before 3.6), up to 16 batches in flight:
@@ -463,8 +473,9 @@ Columns: LOCK, KIND, DIALECT (-o wide), HOLDERS and WAITERS (how many; a
 kazoo semaphore shows holders/maximum), HELD FOR, CONNECTED (-o wide),
 HOST (-o wide) and OWNER (of the holder that has held it longest: CONNECTED
 is yes,
-no when every member answered and none lists its session, unknown when some
-member did not answer, - without a session; HOST is the address its client
+no when every member's own list is in hand and none lists its session,
+unknown when they are not (see Sessions), - without a session; HOST is the
+address its client
 connects from, disconnected when its session has no connection now, - when
 unknown; OWNER is zklock's user@host pid and the command as ps shows it
 (its arguments only when recorded with --record-command), HBase's server
@@ -588,8 +599,9 @@ On a lock: its kind, dialect and every contender in queue order, holders
 first: NODE (relative to the lock; -o wide), SEQ, MODE, STATE (holding, or
 waiting on the contender of that SEQ; \"not watching\" for a waiter whose
 session sets no watch on the node it waits on), SESSION, CONNECTED (yes;
-no when every member answered and none lists the session; unknown when
-some member did not answer; - for a node without a session), CLIENT
+no when every member's own list is in hand and none lists the session;
+unknown when they are not, as ls --help says; - for a node without a
+session), CLIENT
 (address via server; -o wide), AGE, FENCE (the czxid, the fencing token;
 -o wide) and OWNER (zklock's user@host pid, the command as ps shows it,
 with its arguments only when the holder ran with --record-command, and
@@ -963,10 +975,12 @@ watch (as watch follows them): LOCK, HOLD and WAIT (how many), HELD (the
 oldest holding node's age), CONNECTED, WAITED (the oldest waiting node's
 age), OWNER and HOST (of the oldest holder; every member, as ls asks
 them, is asked who is connected every 10 s). CONNECTED is yes, no (every
-member answered and none lists the session), with how long it has been so
+member's own list is in hand and none lists the session), with how long it
+has been so
 across top's surveys once two have shown it (no 30s: a frozen or cut off
 client, which may still come back until its session expires), unknown when
-some member did not answer, or - for a node without a session; HOST is the
+the lists are not whole (as ls --help says), or - for a node without a
+session; HOST is the
 host its client connects from, disconnected when its session has no
 connection. OWNER shows the command as ps does.
 The columns fit the screen's width: a row too wide cuts OWNER between
@@ -1045,14 +1059,15 @@ zklock_hold_duration_seconds and zklock_wait_duration_seconds (1 ms to a
 day), and zklock_exporter_connected, zklock_exporter_last_update_seconds
 (when the figures were last known current) and
 zklock_exporter_locks_aggregated. A figure it cannot know is absent, never
-0: disconnected holders until the first session survey, and wherever some
-member could not be asked; deadlock cycles until the first cycle search.
+0: disconnected holders until the first session survey, and whenever the
+members' lists are not whole (as ls --help says); deadlock cycles until
+the first cycle search.
 
 --max-locks N (default 500): at most N locks get series of their own, the
 most contended first; a lock keeps its series while it exists, and the rest
 are added up under lock=\"(other)\". --survey-interval DUR (default 30s):
-how often every member is asked who is connected (cons, or the AdminServer
-on --admin-port), and how often the locks are read whole and searched for
+how often every member is asked who is connected (cons, or its AdminServer
+on its --admin-port), and how often the locks are read whole and searched for
 wait-for cycles as deadlocks does (on a session of its own; a search that
 fails leaves the last count served).
 
@@ -1107,20 +1122,28 @@ minutes, and --disconnected-for with --session only that session's nodes,
 once it has been gone that long.
 
 --disconnected-for DUR chooses the contenders whose session every member
-(as ls asks them: the connect string's and /zookeeper/config's, observers
-too) has left unlisted for at least DUR: reap asks every member at once,
-then again every quarter of DUR (between 0.5 s and 10 s) until DUR has
-passed, two surveys at least, and keeps a session only while every member
-answers every survey without listing it. A survey in which some member does
-not answer ends its run: unknown is never taken for gone. It never chooses
-a node without a session (persistent, TTL): --older-than serves those. Just
-before the delete (after the prompt), every member is asked once more, and
-a contender whose session is listed again, or unknown, is left alone and
-reported (its directory with it). A session no member lists is not dead: a
-frozen or cut off client comes back as long as the server has not expired
-the session, and a Curator or kazoo holder whose session comes back does
-not notice that its node is gone and goes on as if it held the lock. The
-prompt says so: breaking such a hold is a decision, not a cleanup.
+(as ls asks them, and as its --help says when their lists count) has left
+unlisted for at least DUR: reap asks every member at once, then again
+every quarter of DUR (between 0.5 s and 10 s) until DUR has passed, two
+surveys at least, and keeps a session only while every survey has every
+member's own list, covering the ensemble, without it. A survey that cannot
+tell ends its run: unknown is never taken for gone, and a contender whose
+session a survey could not tell about is left alone and reported (exit
+10; --dry-run lists it under skipped). It never chooses a node without a
+session (persistent, TTL): --older-than serves those. Just before the
+delete (after the prompt), every member is asked once more, and a
+contender whose session is listed again, or unknown, is left alone and
+reported (its directory with it). It finds a holder whose connection is
+gone while the server keeps its session: a killed client, or one cut off
+by a network that reset its connection, under a long session timeout. A
+frozen holder (SIGSTOP, a paused VM) keeps its connection open, and its
+member lists it until the session expires and takes the node with it: it
+shows connected all along, and --disconnected-for cannot find it. A
+session no member lists is not dead either: a cut off client comes back as
+long as the server has not expired the session, and a Curator or kazoo
+holder whose session comes back does not notice that its node is gone and
+goes on as if it held the lock. The prompt says so: breaking such a hold is
+a decision, not a cleanup.
 
 Only lock contender nodes are ever deleted: the holders and waiters ls and
 stat show, of every dialect (semaphore leases and their acquirers too). A

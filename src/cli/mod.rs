@@ -21,6 +21,7 @@ use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum, Valu
 
 use crate::usage::UsageError;
 use crate::zk::Secret;
+use crate::zk::sessions::AdminPort;
 pub use convert::parse_duration;
 use convert::{parse_reason, parse_session_arg, parse_signal_arg};
 pub use generate::{command, completion_script, man_page, man_pages};
@@ -694,19 +695,25 @@ pub struct GlobalArgs {
     )]
     pub root: String,
 
-    /// The ensemble members' AdminServer port, asked (`connections`, `watches`) for who is behind
-    /// each session when a member refuses the cons and wchc four-letter words
+    /// The ensemble members' AdminServer port, asked (`connections`, `watches`, `configuration`)
+    /// who is behind each session when a member refuses the cons and wchc four-letter words: PORT
+    /// for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or
+    /// comma-separated) [default: 8080]
+    ///
+    /// An AdminServer's answer counts for a member only when its `configuration` gives that
+    /// member's client port (and server id): members that share a host need a port each.
     #[arg(
         long,
         global = true,
         help_heading = CONNECTION,
         hide_short_help = true,
         env = "ZKLOCK_ADMIN_PORT",
-        default_value_t = crate::zk::sessions::DEFAULT_ADMIN_PORT,
-        value_name = "PORT",
+        value_delimiter = ',',
+        value_parser = AdminPort::parse,
+        value_name = "[MEMBER=]PORT",
         hide_env_values = true
     )]
-    pub admin_port: u16,
+    pub(crate) admin_port: Vec<AdminPort>,
 
     /// Retries of a request after a connection loss
     #[arg(long, global = true,

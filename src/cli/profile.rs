@@ -25,8 +25,8 @@ pub(super) const FILE_EXPLAINED: &str = "The configuration file, in TOML. Each \
     [clusters.NAME] table is a profile that -C/--cluster NAME or ZKLOCK_CLUSTER selects; \
     its keys are global options, by their long names without the dashes in front (hosts, \
     root, session-timeout, connect-timeout, auth-file, tls, tls-ca, tls-cert, tls-key, \
-    sasl, sasl-user, sasl-password-file, acl, ...): a string or number for an option \
-    that takes a value, true for a switch, an array for a repeatable option. A flag or a \
+    sasl, sasl-user, sasl-password-file, acl, admin-port, ...): a string or number for an \
+    option that takes a value, true for a switch, an array for a repeatable option. A flag or a \
     variable overrides the profile. An unknown profile or key, a value an option refuses, \
     or a file that is not TOML is a usage error (exit 2) naming the file and the line. \
     The file is read only when a profile is selected. Keep secrets in the files a \

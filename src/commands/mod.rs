@@ -116,9 +116,8 @@ pub async fn with_session<T>(
 }
 
 /// [`with_session`], asking every ensemble member who is behind its sessions
-/// while the session opens, so the survey costs no time beyond the connect
-/// (it is bounded by a short timeout per member). When some member could not
-/// say, the reason is noted once.
+/// once the session is open (each member within a short timeout). When the
+/// answer is unknown for some sessions, why is noted once.
 pub async fn with_session_and_survey<T>(
     globals: &Globals,
     ask: Ask,
@@ -131,45 +130,22 @@ pub async fn with_session_and_survey<T>(
 }
 
 /// [`with_session_and_survey`], handing the work the [`Surveyor`] too, for
-/// a command that asks again. The members of the connect string are asked
-/// while the session opens; those the ensemble's configuration adds, once
-/// it is read.
+/// a command that asks again. The session is opened first, alone: a survey
+/// of servers that are not there adds nothing to "cannot reach", and the
+/// session reads who the members are (`/zookeeper/config`).
 pub async fn with_session_and_surveyor<T>(
     globals: &Globals,
     ask: Ask,
     work: impl AsyncFnOnce(&Session, &Surveyor, &Survey) -> Result<T>,
 ) -> Result<T> {
-    let mut surveyor = Surveyor::new(&globals.connect.hosts, globals.admin_port);
-    // The real failure first, alone and at once: a survey still asking a
-    // server that is not there adds nothing to "cannot reach", and its
-    // members' 3 s would outlast a short connect timeout.
-    let surveyed = async { Ok::<_, zk::Error>(surveyor.survey(ask).await) };
-    let (session, mut survey) = tokio::try_join!(zk::connect(&globals.connect), surveyed)?;
-    if let Some(config) = session.ensemble_config().await {
-        let added = surveyor.add_configured(&config);
-        if !added.is_empty() {
-            survey.merge(added.survey(ask).await);
-        }
-    }
-    if let Some(why) = survey.why_unknown() {
-        globals.printer.note(&why);
-    }
-    work_then_close(session, async |session| {
-        work(session, &surveyor, &survey).await
-    })
-    .await
-}
-
-/// Every member to ask who is connected: the connect string's, and those
-/// the ensemble's configuration names, read on a session of its own; for a
-/// command that keeps asking on no session of its own (`top`).
-pub(crate) async fn every_member(globals: &Globals) -> Result<Surveyor> {
     with_session(globals, async |session| {
-        let mut surveyor = Surveyor::new(&globals.connect.hosts, globals.admin_port);
-        if let Some(config) = session.ensemble_config().await {
-            surveyor.add_configured(&config);
+        let surveyor =
+            Surveyor::of_ensemble(session, &globals.connect.hosts, &globals.admin_ports).await;
+        let survey = surveyor.survey(ask).await;
+        if let Some(why) = survey.why_unknown() {
+            globals.printer.note(&why);
         }
-        Ok(surveyor)
+        work(session, &surveyor, &survey).await
     })
     .await
 }

@@ -80,14 +80,14 @@ impl Report for ReapReport {
     }
 }
 
-/// What reap would do (`--dry-run`).
+/// What reap would do (`--dry-run`), and what it would leave alone.
 #[derive(Debug, Serialize)]
 pub(crate) struct DryRunReport {
     #[serde(skip)]
     path: String,
     would_delete: Vec<NodeToReap>,
     deleted: [String; 0],
-    skipped: [Skipped; 0],
+    skipped: Vec<Skipped>,
 }
 
 impl Report for DryRunReport {
@@ -206,11 +206,18 @@ async fn reap(
         printer.note(&format!("nothing to reap under {}", args.path));
     }
     if args.dry_run {
+        if let Some(first) = plan.spared.first() {
+            printer.note(&format!(
+                "{} left alone (-o json lists each): {}",
+                output::counted(plan.spared.len(), "contender", "contenders"),
+                first.reason
+            ));
+        }
         printer.report(&DryRunReport {
             path: args.path.clone(),
             would_delete: plan.nodes,
             deleted: [],
-            skipped: [],
+            skipped: plan.spared,
         })?;
         return Ok(ExitStatus::Success);
     }
@@ -222,10 +229,9 @@ async fn reap(
         )
         .await?;
     }
-    let spared = match args.selector.disconnected_for {
-        Some(wanted) => plan.recheck(surveyor, &mut absences, wanted).await,
-        None => Vec::new(),
-    };
+    if let Some(wanted) = args.selector.disconnected_for {
+        plan.recheck(surveyor, &mut absences, wanted).await;
+    }
     let total = plan.nodes.len() as u64;
     let bar = printer.progress_bar(total, &format!("deleting under {}", args.path));
     let ending = Ending {
@@ -246,7 +252,7 @@ async fn reap(
         mut skipped,
         gone,
     } = reaped;
-    skipped.extend(spared);
+    skipped.extend(plan.spared);
     let left_alone = !skipped.is_empty();
     skipped.extend(gone.into_iter().map(|path| Skipped {
         path,

@@ -50,7 +50,6 @@ use crate::zk::sessions::{Absences, Ask, Survey};
 
 use super::{
     CHAIN_INDENT, CONTENDER_COLUMNS, chain_lines, client_host, contender_connected, contender_row,
-    every_member,
 };
 
 mod act;
@@ -135,13 +134,13 @@ pub(crate) async fn run(globals: &Globals, args: TopArgs) -> Result<ExitStatus> 
         .into());
     }
     let mut signals = Signals::catch_every_ending()?;
-    let surveyor = every_member(globals).await?;
     let (mut watch, first) = LockWatch::start(
         globals.connect.clone(),
-        globals.admin_port,
+        &globals.admin_ports,
         args.path.clone(),
     )
     .await?;
+    let surveyor = watch.surveyor().clone();
     let locks = RefCell::new(Locks::new());
     let mut stale = Stale::default();
     stale.note(&first);

@@ -61,7 +61,7 @@ pub(crate) async fn run(globals: &Globals, args: WatchArgs) -> Result<ExitStatus
     // Connecting is bounded by --connect-timeout; --timeout counts from the
     // first reading, so a state that already holds is always seen.
     let started = tokio::select! {
-        started = LockWatch::start(globals.connect.clone(), globals.admin_port, args.target.clone()) => started?,
+        started = LockWatch::start(globals.connect.clone(), &globals.admin_ports, args.target.clone()) => started?,
         signal = signals.next() => return Ok(ExitStatus::on_signal(signal)),
     };
     let (mut watch, first) = started;

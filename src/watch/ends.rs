@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use crate::lock::end::{self, EndRecord};
 use crate::lock::hold::REVOKE;
-use crate::zk::sessions::{self, Ask, Survey};
-use crate::zk::{ConnectOptions, Hosts, Session};
+use crate::zk::Session;
+use crate::zk::sessions::{Ask, Survey, Surveyor};
 
 use super::events::{EndedBy, EventKind, Evidence, HoldEnd, How, LockEvent};
 
@@ -105,18 +105,21 @@ impl Timings {
 
 /// Asks the ensemble about sessions, at most once per [`SURVEY_INTERVAL`].
 pub(super) struct SessionProbe {
-    hosts: Hosts,
-    admin_port: u16,
+    surveyor: Surveyor,
     last: Option<Instant>,
 }
 
 impl SessionProbe {
-    pub(super) fn new(connect: &ConnectOptions, admin_port: u16) -> SessionProbe {
+    pub(super) fn new(surveyor: Surveyor) -> SessionProbe {
         SessionProbe {
-            hosts: connect.hosts.clone(),
-            admin_port,
+            surveyor,
             last: None,
         }
+    }
+
+    /// Who is asked.
+    pub(super) fn surveyor(&self) -> &Surveyor {
+        &self.surveyor
     }
 
     /// A survey taken now, or as soon as the interval allows; `None` when
@@ -126,7 +129,7 @@ impl SessionProbe {
             tokio::time::sleep_until((last + SURVEY_INTERVAL).into()).await;
         }
         self.last = Some(Instant::now());
-        let survey = sessions::survey(&self.hosts, self.admin_port, Ask::Connections);
+        let survey = self.surveyor.survey(Ask::Connections);
         tokio::time::timeout(SURVEY_WAIT, survey).await.ok()
     }
 

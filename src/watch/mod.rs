@@ -49,6 +49,7 @@ use crate::clock;
 use crate::model::layout::Depth;
 use crate::model::locks::NodeRead;
 use crate::model::{Lock, LockKind, read_lock, walk_with_dirs};
+use crate::zk::sessions::{AdminPorts, Surveyor};
 use crate::zk::{self, ConnectOptions, Session, path};
 
 pub(crate) use delays::lock_delay_ms;
@@ -172,20 +173,22 @@ impl LockWatch {
     /// Connects, starts watching `target` (which need not exist yet) and
     /// reads its locks; returns the watch and the current state as events:
     /// `holding` and `queued` for each contender, then `watching`.
-    /// The ensemble's members are asked about sessions on `admin_port`
-    /// when their four-letter words are refused.
+    /// Whether the session of a hold that ended lives is asked of the
+    /// ensemble's members, as the session reads them, each at its port of
+    /// `admin_ports` when it refuses the four-letter words.
     pub(crate) async fn start(
         connect: ConnectOptions,
-        admin_port: u16,
+        admin_ports: &AdminPorts,
         target: String,
     ) -> anyhow::Result<(LockWatch, Vec<LockEvent>)> {
         let session = zk::connect(&connect).await?;
         let feed = arm(&session, &target).await?;
+        let surveyor = Surveyor::of_ensemble(&session, &connect.hosts, admin_ports).await;
         let mut watch = LockWatch {
             states: session.session_states(),
             timings: Timings::default(),
             delays: delays::Delays::default(),
-            probe: SessionProbe::new(&connect, admin_port),
+            probe: SessionProbe::new(surveyor),
             connected: Arc::new(AtomicBool::new(true)),
             connect,
             session,
@@ -309,6 +312,12 @@ impl LockWatch {
                 return Ok(Some(self.delays.mark(events)));
             }
         }
+    }
+
+    /// Who is asked whether a session lives: the members as the watch's
+    /// first session read them.
+    pub(crate) fn surveyor(&self) -> &Surveyor {
+        self.probe.surveyor()
     }
 
     /// True while the session is connected (and so the locks as read are

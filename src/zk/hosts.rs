@@ -168,6 +168,13 @@ pub(crate) fn format_server(host: &str, port: u16) -> String {
     }
 }
 
+/// One server as the connect string writes it, `host[:port]` (a port left
+/// out is 2181), as its host and port; a `tcp://` or `tcp+tls://` prefix
+/// says nothing here.
+pub(crate) fn parse_address(text: &str) -> Result<(String, u16), String> {
+    parse_server(text).map(|server| (server.host, server.port))
+}
+
 fn parse_server(server: &str) -> Result<Server, String> {
     let (protocol, server) = Protocol::split(server);
     if server.is_empty() {

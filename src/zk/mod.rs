@@ -350,11 +350,15 @@ impl Session {
     }
 
     /// The ensemble's configuration (`/zookeeper/config`, which no chroot
-    /// hides), or `None` when the server keeps none or will not say (a
-    /// server before 3.5, a standalone server, an ACL).
-    pub async fn ensemble_config(&self) -> Option<Vec<u8>> {
-        let (config, _) = self.retry.run(|| self.client.get_config()).await.ok()?;
-        (!config.is_empty()).then_some(config)
+    /// hides): empty on a standalone server, an error where the server
+    /// keeps none (before 3.5) or will not say (an ACL).
+    pub async fn ensemble_config(&self) -> Result<Vec<u8>, Error> {
+        let (config, _) = self
+            .retry
+            .run(|| self.client.get_config())
+            .await
+            .map_err(|e| Error::op("get", "/zookeeper/config", e))?;
+        Ok(config)
     }
 
     /// A node's stat, or `None` when it does not exist, retrying through

@@ -360,7 +360,7 @@ fn malformed_host_strings_are_a_usage_error() {
 
 /// Runs `zklock` to its end, watching its peak resident memory (VmHWM);
 /// returns the run and that peak, in bytes.
-fn run_measuring_memory(zklock: &support::Zklock) -> (Run, u64) {
+pub fn run_measuring_memory(zklock: &support::Zklock) -> (Run, u64) {
     let mut running = zklock.spawn();
     let status = format!("/proc/{}/status", running.pid());
     let mut peak = 0;

@@ -8,7 +8,8 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use support::json::{Contender, Lock, ReapDryRun};
+use support::json::{Contender, Lock, ReapDryRun, ReapReport, ReapSkipped};
+use support::peers::{Library, acquired, peer};
 use support::proxy::FaultProxy;
 use support::tmux::{Tmux, command_line};
 use support::{
@@ -56,7 +57,7 @@ fn ls_contenders(env: &TestEnv, hosts: Option<&str>) -> Vec<Contender> {
 }
 
 /// The `connection` of the contender at `node`.
-fn connection_of(contenders: &[Contender], node: &str) -> Option<String> {
+pub fn connection_of(contenders: &[Contender], node: &str) -> Option<String> {
     contenders
         .iter()
         .find(|c| c.path == node)
@@ -66,7 +67,7 @@ fn connection_of(contenders: &[Contender], node: &str) -> Option<String> {
 }
 
 /// The CONNECTED cell of the first row of `table` that contains `row`.
-fn cell(table: &str, row: &str) -> Option<String> {
+pub fn cell(table: &str, row: &str) -> Option<String> {
     let header = table.lines().find(|line| line.contains("CONNECTED"))?;
     let at = header.find("CONNECTED")?;
     let row = table.lines().find(|line| line.contains(row))?;
@@ -244,16 +245,33 @@ fn reap_disconnected_for_chooses_nothing_while_a_member_does_not_answer() {
         Some("connected")
     );
 
+    // The contender is left alone, and said to be: listed under `skipped`
+    // by the dry run, and a reap exits 10 for it.
     let planned = dry_run(&env, &["--disconnected-for", "1s"]);
     assert!(planned.would_delete.is_empty(), "{planned:#?}");
-    let reaped: serde_json::Value = env
+    assert_eq!(spared_as_unknown(&planned.skipped), [dead_node.as_str()]);
+    let reaped: ReapReport = env
         .zklock(["-o", "json", "reap", "--disconnected-for", "1s", "--yes"])
         .run()
-        .assert_success()
+        .assert_code(10)
         .json();
-    assert_eq!(reaped["deleted"], serde_json::json!([]), "{reaped}");
+    assert!(reaped.deleted.is_empty(), "{reaped:#?}");
+    assert_eq!(spared_as_unknown(&reaped.skipped), [dead_node.as_str()]);
     assert!(env.zk().exists(&dead_node).is_some());
     live.kill();
+}
+
+/// The nodes of `skipped` left alone because whether their session is
+/// connected was unknown.
+pub fn spared_as_unknown(skipped: &[ReapSkipped]) -> Vec<&str> {
+    skipped
+        .iter()
+        .filter(|s| {
+            s.reason
+                .starts_with("whether its session is connected is unknown")
+        })
+        .map(|s| s.path.as_str())
+        .collect()
 }
 
 #[test]
@@ -284,6 +302,40 @@ fn a_session_that_comes_back_before_the_delete_is_spared() {
         tmux.screen()
     );
     assert!(env.zk().exists(&node).is_some(), "spared");
+}
+
+/// A frozen holder (SIGSTOP) keeps its connection open, and the server
+/// lists it until the session expires and takes the node with it: it shows
+/// connected all along, so `--disconnected-for` can never find it.
+#[test]
+fn a_frozen_holder_shows_connected_until_its_session_expires() {
+    let env = TestEnv::new();
+    let mut holder = peer(
+        &env,
+        Library::Kazoo,
+        "/locks/frozen",
+        "mutex",
+        &["--session-timeout-ms", "10000"],
+    );
+    let node = acquired(&mut holder, WAIT);
+    holder.signal(libc::SIGSTOP);
+    let mut seen = 0;
+    wait_until(WAIT, "the server expires the frozen session", || {
+        let contenders = ls_contenders(&env, None);
+        if contenders.iter().all(|c| c.path != node) {
+            return true;
+        }
+        assert_eq!(
+            connection_of(&contenders, &node).as_deref(),
+            Some("connected"),
+            "after {seen} observations"
+        );
+        seen += 1;
+        false
+    });
+    assert!(seen > 0, "the node was gone before ls saw it");
+    holder.signal(libc::SIGCONT);
+    holder.kill();
 }
 
 #[test]

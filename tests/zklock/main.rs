@@ -71,6 +71,7 @@ mod serving;
 mod sessions;
 mod several;
 mod soak;
+mod survey;
 mod tables;
 mod terminal;
 mod top_actions;

@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use support::peers::{Library, acquired, peer, peer_on};
 use support::proxy::FaultProxy;
-use support::{
-    Blackhole, Lock, Running, TestEnv, ZkOptions, ZkServer, free_ports, wait_for, wait_until,
-};
+use support::{Blackhole, Lock, Running, TestEnv, ZkOptions, ZkServer, wait_for, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -153,12 +151,8 @@ fn a_holder_cut_off_while_frozen_shows_as_disconnected_until_its_session_expires
 
 #[test]
 fn with_four_letter_words_off_the_admin_server_answers() {
-    let admin = free_ports(1)[0];
-    let server = ZkServer::with_options(
-        &ZkOptions::default()
-            .harness_words_only()
-            .admin_server(admin),
-    );
+    let server = ZkServer::with_options(&ZkOptions::default().harness_words_only().admin_server());
+    let admin = server.admin_port();
     assert!(
         server.four_letter("cons").contains("not in the whitelist"),
         "cons must be refused for this test"

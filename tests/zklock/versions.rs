@@ -333,13 +333,13 @@ fn v3_5_ensemble_of_three() {
 /// AdminServer (3.5 and later) instead, on a dedicated server of `line`.
 fn survey_through_the_admin_server(line: &'static str) {
     let release = Release::of(line);
-    let admin = support::free_ports(1)[0];
     let server = support::ZkServer::with_options(
         &ZkOptions::default()
             .release(&release)
             .harness_words_only()
-            .admin_server(admin),
+            .admin_server(),
     );
+    let admin = server.admin_port();
     let env = TestEnv::with_server(&server);
     named(&release.to_string(), || {
         let _holder = holds(&env, "lock", "adm", &[]);
@@ -447,6 +447,75 @@ fn v3_4_zklock_reads_its_peers_locks() {
                 peers::release(theirs);
             });
         }
+    });
+}
+
+/// A kazoo holder of `path` on 3.4 reached through a proxy, frozen and cut
+/// off: its session lives on a minute with no connection. Returns it and
+/// the proxy, to be kept, and its node.
+fn cut_off_on_3_4(server: &str, path: &str) -> (Running, FaultProxy, String) {
+    let proxy = FaultProxy::start(server);
+    let mut holder = peers::peer_on(
+        &proxy.address(),
+        Library::NewestKazoo,
+        path,
+        "mutex",
+        &["--session-timeout-ms", "60000"],
+    );
+    let node = acquired(&mut holder, WAIT);
+    holder.signal(libc::SIGSTOP);
+    proxy.cut();
+    (holder, proxy, node)
+}
+
+/// The `connection` `ls PATH` gives the one contender under `path`, as
+/// `servers` are asked.
+fn connection_on_3_4(servers: &str, path: &str) -> Option<String> {
+    let locks: Vec<Lock> = support::Zklock::new(["-o", "json", "ls", path])
+        .hosts(servers)
+        .run()
+        .assert_success()
+        .json();
+    locks.first()?.holders.first()?.connection.clone()
+}
+
+/// 3.4 keeps no `/zookeeper/config`, so nothing says who the members are.
+/// A standalone 3.4 server says it runs alone (`srvr`), and a session it no
+/// longer lists is disconnected; on a 3.4 ensemble such a session is
+/// unknown, and `reap --disconnected-for` leaves it alone (exit 10).
+#[test]
+fn v3_4_a_lone_server_proves_its_list_whole_and_an_ensemble_cannot() {
+    let release = Release::of("3.4");
+    named(&release.to_string(), || {
+        let server = release_server(&release);
+        let path = format!("/v3_4-{}/cut", support::unique());
+        let (alone, _proxy, _) = cut_off_on_3_4(&server.address(), &path);
+        support::wait_until(WAIT, "the lone server drops the cut connection", || {
+            connection_on_3_4(&server.connect_string(), &path).as_deref() == Some("disconnected")
+        });
+        alone.signal(libc::SIGCONT);
+
+        let ensemble = ZkEnsemble::start_with(3, &ZkOptions::default().release(&release));
+        let (member, _proxy, node) = cut_off_on_3_4(&ensemble.server(0).address(), "/cut");
+        let servers = ensemble.connect_string();
+        support::wait_until(WAIT, "no member lists the cut holder", || {
+            connection_on_3_4(&servers, "/cut").as_deref() != Some("connected")
+        });
+        assert_eq!(
+            connection_on_3_4(&servers, "/cut").as_deref(),
+            Some("unknown")
+        );
+        let run = support::Zklock::new(["-o", "json", "reap", "/cut", "--disconnected-for", "1s"])
+            .args(["--yes"])
+            .hosts(&servers)
+            .run();
+        run.assert_code(10);
+        assert!(run.stderr.contains("/zookeeper/config"), "{}", run.stderr);
+        let reaped: support::json::ReapReport = run.json();
+        assert!(reaped.deleted.is_empty(), "{reaped:#?}");
+        let left = support::Zk::connect(&servers);
+        assert!(left.exists(&node).is_some(), "{node} was deleted");
+        member.signal(libc::SIGCONT);
     });
 }
 

@@ -33,7 +33,7 @@ use crate::model::is_absent;
 use crate::run::Signals;
 use crate::serve::{self, Limits};
 use crate::watch::LockWatch;
-use crate::zk::sessions::{self, Ask};
+use crate::zk::sessions::Ask;
 use crate::zk::{self, ConnectOptions};
 
 use http::Published;
@@ -84,10 +84,14 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
     // its quorum) may serve it too.
     let mut connect = globals.connect.clone();
     connect.read_only = true;
+    // Who is asked who is connected: the members as each new watch's
+    // session reads them; nobody before the first.
+    let (members, mut surveyor) = tokio::sync::watch::channel(None);
     let follow = async {
         let mut backoff = Duration::from_secs(1);
         loop {
-            let started = LockWatch::start(connect.clone(), globals.admin_port, args.path.clone());
+            let started =
+                LockWatch::start(connect.clone(), &globals.admin_ports, args.path.clone());
             tokio::pin!(started);
             let (mut watch, first) = tokio::select! {
                 started = &mut started => match started {
@@ -110,6 +114,7 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
                 }
             };
             backoff = Duration::from_secs(1);
+            members.send_replace(Some(watch.surveyor().clone()));
             lock(&state).restart(&watch, &first, clock::now_ms());
             // The changed locks are copied out of the watch at most once per
             // rendering, not after every change.
@@ -143,8 +148,16 @@ pub(crate) async fn run(globals: &Globals, args: ExporterArgs) -> Result<ExitSta
     };
     let survey = async {
         loop {
-            let survey =
-                sessions::survey(&connect.hosts, globals.admin_port, Ask::Connections).await;
+            let asked = surveyor.borrow_and_update().clone();
+            let Some(asked) = asked else {
+                // The first survey as soon as the first watch knows whom to
+                // ask, not an interval later.
+                if surveyor.changed().await.is_err() {
+                    return;
+                }
+                continue;
+            };
+            let survey = asked.survey(Ask::Connections).await;
             lock(&state).set_survey(survey);
             tokio::time::sleep(args.survey_interval).await;
         }

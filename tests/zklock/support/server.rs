@@ -73,6 +73,8 @@ pub struct ZkOptions {
     /// client address (`;127.0.0.1:PORT`), as a dynamic configuration
     /// does, so that `/zookeeper/config` carries them.
     pub client_addresses: bool,
+    /// Serves the AdminServer on a port of its own ([`ZkServer::admin_port`]).
+    pub admin: bool,
 }
 
 /// What ZooKeeper's AdminServer needs on the classpath: Jetty 9 and the
@@ -126,8 +128,9 @@ impl ZkOptions {
     }
 
     /// Serves the AdminServer (HTTP commands such as `connections`) on
-    /// 127.0.0.1:`port`.
-    pub fn admin_server(mut self, port: u16) -> Self {
+    /// 127.0.0.1, on a port the harness chooses with the server's others
+    /// ([`ZkServer::admin_port`]).
+    pub fn admin_server(mut self) -> Self {
         let missing: Vec<&str> = ADMIN_SERVER_JARS
             .iter()
             .copied()
@@ -139,16 +142,33 @@ impl ZkOptions {
         );
         self.classpath
             .extend(ADMIN_SERVER_JARS.iter().map(|jar| jar.to_string()));
-        self.config("admin.enableServer=true")
-            .config(format!("admin.serverPort={port}"))
-            .config("admin.serverAddress=127.0.0.1")
+        self.admin = true;
+        self
     }
 
     /// Allows only the four-letter words the harness itself uses (`conf`,
     /// `srvr`, `mntr`, `ruok`): `cons` and `wchc` are refused, as on a
-    /// server with the default whitelist.
+    /// server with the default whitelist (`srvr`; zklock sends none of the
+    /// other three).
     pub fn harness_words_only(self) -> Self {
-        self.config("4lw.commands.whitelist=conf,srvr,mntr,ruok")
+        self.four_letter_words(&[])
+    }
+
+    /// Allows the four-letter words the harness uses and `words` besides
+    /// (`cons`, `wchc`), and no other.
+    pub fn four_letter_words(self, words: &[&str]) -> Self {
+        let mut allowed = vec!["conf", "srvr", "mntr", "ruok"];
+        allowed.extend_from_slice(words);
+        self.config(format!("4lw.commands.whitelist={}", allowed.join(",")))
+    }
+
+    /// Makes `super` with `password` ZooKeeper's super user, whom no ACL
+    /// refuses (`--auth digest:super:PASSWORD`).
+    pub fn super_user(self, password: &str) -> Self {
+        let digest = super::digest::digest_id("super", password);
+        self.jvm_flag(format!(
+            "-Dzookeeper.DigestAuthenticationProvider.superDigest={digest}"
+        ))
     }
 
     /// Lets a member that lost its quorum serve read-only clients
@@ -425,6 +445,8 @@ enum StartError {
 /// [`ZkEnsemble`]. Dropping it kills Java and removes its directory.
 pub struct ZkServer {
     port: u16,
+    /// Its AdminServer's port, when it serves one.
+    admin_port: Option<u16>,
     dir: PathBuf,
     myid: Option<u32>,
     /// What runs: a fetched release, or Debian's when `None`.
@@ -453,14 +475,17 @@ impl ZkServer {
         let supervisor = Supervisor::spawn(&dir, &cfg, &java_command(&dir, options));
         let mut server = ZkServer {
             port: 0,
+            admin_port: None,
             dir,
             myid: None,
             release: options.release.clone(),
             supervisor: Mutex::new(supervisor),
         };
         for attempt in 1..=START_ATTEMPTS {
-            server.port = free_ports(1)[0];
-            let mut config = base_config(&server.data_dir(), server.port);
+            let ports = free_ports(2);
+            server.port = ports[0];
+            server.admin_port = options.admin.then_some(ports[1]);
+            let mut config = base_config(&server.data_dir(), server.port, server.admin_port);
             config.extend(options.config.iter().cloned());
             write_config(&cfg, &config);
             server.launch();
@@ -479,6 +504,13 @@ impl ZkServer {
     /// The client port.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The AdminServer's port; panics unless the server was started with
+    /// [`ZkOptions::admin_server`].
+    pub fn admin_port(&self) -> u16 {
+        self.admin_port
+            .unwrap_or_else(|| panic!("{} serves no AdminServer", self.address()))
     }
 
     /// `127.0.0.1:PORT`.
@@ -657,18 +689,26 @@ impl Drop for ZkServer {
     }
 }
 
-fn base_config(data_dir: &Path, port: u16) -> Vec<String> {
-    vec![
+fn base_config(data_dir: &Path, port: u16, admin_port: Option<u16>) -> Vec<String> {
+    let mut config = vec![
         "tickTime=200".to_owned(),
         format!("dataDir={}", data_dir.display()),
         format!("clientPort={port}"),
         "clientPortAddress=127.0.0.1".to_owned(),
-        "admin.enableServer=false".to_owned(),
         "extendedTypesEnabled=true".to_owned(),
         "4lw.commands.whitelist=*".to_owned(),
         "minSessionTimeout=400".to_owned(),
         "maxSessionTimeout=60000".to_owned(),
-    ]
+    ];
+    match admin_port {
+        Some(admin_port) => config.extend([
+            "admin.enableServer=true".to_owned(),
+            format!("admin.serverPort={admin_port}"),
+            "admin.serverAddress=127.0.0.1".to_owned(),
+        ]),
+        None => config.push("admin.enableServer=false".to_owned()),
+    }
+    config
 }
 
 fn write_config(path: &Path, lines: &[String]) {
@@ -770,8 +810,9 @@ impl ZkEnsemble {
         assert!(n >= 1, "an ensemble needs at least one server");
         let label = test_name();
         for attempt in 1..=START_ATTEMPTS {
-            let ports = free_ports(3 * n);
-            let peer_ports = |i: usize| (ports[3 * i + 1], ports[3 * i + 2]);
+            let ports = free_ports(4 * n);
+            let peer_ports = |i: usize| (ports[4 * i + 1], ports[4 * i + 2]);
+            let admin_port = |i: usize| members[i].admin.then_some(ports[4 * i + 3]);
             let links: Vec<PeerLink> = (0..n)
                 .flat_map(|from| {
                     (0..n)
@@ -806,7 +847,7 @@ impl ZkEnsemble {
                             ""
                         };
                         let client = if members[from].client_addresses {
-                            format!(";127.0.0.1:{}", ports[3 * to])
+                            format!(";127.0.0.1:{}", ports[4 * to])
                         } else {
                             String::new()
                         };
@@ -824,7 +865,7 @@ impl ZkEnsemble {
                     let data = dir.join("data");
                     std::fs::create_dir(&data).expect("create the data dir");
                     std::fs::write(data.join("myid"), format!("{myid}\n")).expect("write myid");
-                    let mut config = base_config(&data, ports[3 * i]);
+                    let mut config = base_config(&data, ports[4 * i], admin_port(i));
                     config.extend([
                         "initLimit=50".to_owned(),
                         "syncLimit=10".to_owned(),
@@ -837,7 +878,8 @@ impl ZkEnsemble {
                     let supervisor =
                         Supervisor::spawn(&dir, &cfg, &java_command(&dir, &members[i]));
                     ZkServer {
-                        port: ports[3 * i],
+                        port: ports[4 * i],
+                        admin_port: admin_port(i),
                         dir,
                         myid: Some(myid),
                         release: members[i].release.clone(),
