@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
+use crate::lock::delay::Delayed;
 use crate::lock::end::{EndHow, Ender, Ran};
 use crate::lock::nesting;
 use crate::lock::once::{OncePer, Window};
@@ -382,13 +383,13 @@ fn show(
         (Event::Leases(semaphore, max_leases), Some(line)) => {
             line.set_parts(describe_lease_wait(semaphore, max_leases));
         }
-        (Event::Delaying(lock, left), _) => {
+        (Event::Delaying(delayed), _) => {
             let message = format!(
-                "lock-delay: the last hold of {lock} ended uncleanly; holding it {} before \
-                 going on",
-                humantime::format_duration(left)
+                "lock-delay: {}; holding it {} before going on",
+                delayed.why(),
+                humantime::format_duration(delayed.left)
             );
-            *spinner = printer.spinner(&message, Some(left));
+            *spinner = printer.spinner(&message, Some(delayed.left));
         }
         (Event::Waited, _) => *spinner = None,
         (Event::Reentered(held), _) => tracing::info!(
@@ -405,9 +406,9 @@ fn show(
 fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld {
     let (status, message) = match not_taken {
         NotTaken::Failed(err) => return NotHeld::Failed(err),
-        NotTaken::Delayed { lock, left } => {
+        NotTaken::Delayed(delayed) => {
             let status = ExitStatus::NotAcquired(args.conflict_exit_code);
-            let message = lock_delay_pending(args, &lock, left);
+            let message = lock_delay_pending(args, &delayed);
             say_why_not(printer, &message, status, exit::LOCK_DELAY);
             return NotHeld::GaveUp {
                 status,
@@ -467,16 +468,16 @@ fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld 
 }
 
 /// Why a lock that was free is not ours: `-n` or `-w` leaves no time for
-/// the lock-delay its last hold's unclean end asks for.
-fn lock_delay_pending(args: &LockArgs, lock: &str, left: Duration) -> String {
-    let left = humantime::format_duration(left);
+/// the lock-delay an earlier hold's unclean or unknown end asks for.
+fn lock_delay_pending(args: &LockArgs, delayed: &Delayed) -> String {
+    let why = delayed.why();
+    let left = humantime::format_duration(delayed.left);
     match args.timeout {
         Some(timeout) if !args.no_wait => format!(
-            "the last hold of {lock} ended uncleanly, and its --lock-delay ({left} more) would \
-             outlast the --timeout of {}",
+            "{why}, and its --lock-delay ({left} more) would outlast the --timeout of {}",
             humantime::format_duration(timeout)
         ),
-        _ => format!("the last hold of {lock} ended uncleanly: {left} of its --lock-delay is left"),
+        _ => format!("{why}: {left} of its --lock-delay is left"),
     }
 }
 

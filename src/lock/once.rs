@@ -7,26 +7,20 @@
 //! directory's data back unchanged, at the version it read: the stat of
 //! that write carries the leader's time of the moment it holds (its own
 //! node's `ctime` is as old as its wait). The last counted run lives in the
-//! end record, which every end of a `--once-per` contender writes keeping
-//! the later of the run the directory names and its own, at the version it
-//! read, so that no give-up or failed run forgets the window.
+//! end record, which every end writes over the record before it, keeping
+//! its run (a `--once-per` hold's end the later of that and its own), at
+//! the version it read, so that no give-up, failed run or break forgets
+//! the window.
 //!
 //! The window belongs to the lock, not to the command: two jobs under one
 //! lock suppress each other.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
-use super::end::{EndHow, EndRecord, Ender, Ending, Ran, directory_for};
+use super::end::directory_for;
+use super::end::{DirData, DirRead, EndHow, EndRecord, Ender, Ending, Ran, TRIES, Unclean};
 use super::hold::HeldLock;
-use crate::zk::batch::{self, Batcher};
-use crate::zk::delete::Seen;
-use crate::zk::{self, DirWrite, Session};
-
-/// How many times a write that must keep the last run is tried against a
-/// directory that changed between its read and its write: each change is
-/// another contender's end, so the tries run out only under a storm of them.
-const TRIES: u32 = 16;
+use crate::zk::{self, Session};
 
 /// What `--once-per` asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,57 +102,6 @@ pub(crate) async fn last_run_of(session: &Session, dir: &str) -> Option<Ran> {
     last_run(&data)
 }
 
-/// The last counted run each lock directory names, and the version it was
-/// read at: what an end by another hand (a break, a reap) keeps in the
-/// record it writes, at that version, so that a run recorded in between is
-/// not overwritten: the write is refused then, the directory keeps its
-/// data, and the nodes are deleted alone.
-#[derive(Debug, Default)]
-pub(crate) struct LastRuns(HashMap<String, (Option<Ran>, i32)>);
-
-impl LastRuns {
-    /// Reads the directories of `nodes` that take an end record, in
-    /// multi-reads. A directory gone or unreadable is left out: no record
-    /// goes into it, which keeps whatever it holds.
-    pub(crate) async fn of(session: &Session, nodes: &[Seen]) -> Result<LastRuns, zk::Error> {
-        let mut dirs: Vec<String> = nodes
-            .iter()
-            .filter_map(|node| directory_for(&node.path))
-            .map(str::to_owned)
-            .collect();
-        dirs.sort_unstable();
-        dirs.dedup();
-        let batcher = Batcher::new(session);
-        let mut runs = HashMap::new();
-        for chunk in dirs.chunks(batch::BATCH) {
-            for (dir, read) in chunk.iter().zip(batcher.read(chunk).await?) {
-                match read {
-                    Ok((data, stat)) => {
-                        runs.insert(dir.clone(), (last_run(&data), stat.version));
-                    }
-                    Err(err) if err.is_no_node() || err.is_no_auth() => {}
-                    Err(err) => return Err(err),
-                }
-            }
-        }
-        Ok(LastRuns(runs))
-    }
-
-    /// The last run `dir` names and the version it was read at; `None`
-    /// when it was not read.
-    pub(crate) fn in_dir(&self, dir: &str) -> Option<(Option<Ran>, i32)> {
-        self.0.get(dir).cloned()
-    }
-}
-
-/// The later of two runs.
-fn later(a: Option<Ran>, b: Option<Ran>) -> Option<Ran> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(if b.at_ms > a.at_ms { b } else { a }),
-        (a, b) => a.or(b),
-    }
-}
-
 /// The last counted run the lock directory's data names.
 pub(crate) fn last_run(data: &[u8]) -> Option<Ran> {
     EndRecord::parse(data).and_then(|record| record.ran)
@@ -208,9 +151,15 @@ pub(crate) async fn stamp(
         if !once.even_on_failure {
             return Ok(Window::Open { run, last });
         }
-        let record = with_run(&data, run.clone());
+        let read = DirRead { data, stat: now };
+        let Some(record) = with_run(&read, run.clone()) else {
+            return Err(zk::Error::Unsupported(format!(
+                "{dir} holds data that is no end record (an application's): the run cannot be \
+                 recorded there, and zklock never writes over it"
+            )));
+        };
         match session
-            .set_data_at("record the run in", dir, &record, now.version)
+            .set_data_at("record the run in", dir, &record.to_bytes(), now.version)
             .await
         {
             Ok(_) => return Ok(Window::Open { run, last }),
@@ -220,49 +169,26 @@ pub(crate) async fn stamp(
     }
 }
 
-/// The directory's `data` with `run` as its last counted run: the end
-/// record there, or, where there is none, a record that names no node (and
-/// so speaks of no end) to carry it.
-fn with_run(data: &[u8], run: Ran) -> Vec<u8> {
-    match EndRecord::parse(data) {
-        Some(record) => EndRecord {
-            ran: Some(run),
-            ..record
-        }
-        .to_bytes(),
-        None => Ending::new(EndHow::Released, run.by.clone()).record_keeping([], Some(run)),
-    }
-}
-
-/// Deletes our node at `node` with the end record of `ending`, keeping the
-/// later of `kept` and the last counted run its directory names now: read,
-/// then written with the delete at the version read, again when another
-/// end came in between. A directory that takes no record, or refuses it,
-/// gets a plain delete, as every end does.
-pub(crate) async fn delete_keeping(
-    session: &Session,
-    node: &str,
-    ending: &Ending,
-    kept: Option<Ran>,
-) -> Result<(), zk::Error> {
-    let Some(dir) = directory_for(node) else {
-        return session.delete_own(node, None).await;
+/// The directory as `read` (at the moment of the run, `read.stat.mtime`)
+/// with `run` as its last counted run: the end record there, or, where
+/// there is none, a record that names no node (and so speaks of no end) to
+/// carry it, whose evidence counts every delete so far as an end of which
+/// nothing is known, seen then. `None` over an application's data.
+fn with_run(read: &DirRead, run: Ran) -> Option<EndRecord> {
+    let mut record = match read.data() {
+        DirData::Record(record) => *record,
+        DirData::Empty => Ending::new(EndHow::Released, run.by.clone()).record([], None, None),
+        DirData::Other => return None,
     };
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        let (data, stat) = session.get_data(dir).await?;
-        let ran = later(kept.clone(), last_run(&data));
-        let write = DirWrite {
-            dir: dir.to_owned(),
-            data: ending.record_keeping([(node, session.id())], ran),
-            version: Some(stat.version),
+    if record.evidence.is_none() {
+        let seen = Unclean {
+            at_ms: read.stat.mtime,
+            unknown: true,
         };
-        match session.delete_own(node, Some(&write)).await {
-            Err(err) if err.is_bad_version() && tries < TRIES => {}
-            done => return done,
-        }
+        record.evidence = read.evidence(0, true, Some(seen));
     }
+    record.ran = Some(run);
+    Some(record)
 }
 
 #[cfg(test)]
@@ -281,27 +207,46 @@ mod tests {
         }
     }
 
+    fn read(data: &[u8]) -> DirRead {
+        DirRead {
+            data: data.to_vec(),
+            stat: zk::Stat {
+                cversion: 6,
+                num_children: 2,
+                mtime: 500,
+                ..zk::test_stat(1, 0)
+            },
+        }
+    }
+
     #[test]
-    fn the_later_run_is_kept() {
-        assert_eq!(later(Some(ran(5)), Some(ran(9))), Some(ran(9)));
-        assert_eq!(later(Some(ran(9)), Some(ran(5))), Some(ran(9)));
-        assert_eq!(later(None, Some(ran(5))), Some(ran(5)));
-        assert_eq!(later(None, None), None);
+    fn a_window_opens_its_length_after_the_run() {
         assert_eq!(ran(5).opens_at_ms(), 1005);
     }
 
     #[test]
-    fn a_run_is_recorded_over_any_data() {
+    fn a_run_is_recorded_over_a_record_or_nothing_never_over_other_data() {
         let ending = Ending::new(EndHow::GaveUp, ran(1).by);
-        let previous = ending.record([("/l/_c_x-lock-0000000001", 1)]);
-        let kept = EndRecord::parse(&with_run(&previous, ran(3))).unwrap();
+        let previous = ending
+            .record([("/l/_c_x-lock-0000000001", 1)], None, None)
+            .to_bytes();
+        let kept = with_run(&read(&previous), ran(3)).unwrap();
         assert_eq!(kept.how, EndHow::GaveUp);
         assert_eq!(kept.ran, Some(ran(3)));
         assert!(kept.names("/l/_c_x-lock-0000000001", 1));
-        for data in [&b""[..], b"not a record"] {
-            let fresh = EndRecord::parse(&with_run(data, ran(4))).unwrap();
-            assert!(fresh.nodes.is_empty());
-            assert_eq!(fresh.ran, Some(ran(4)));
-        }
+        let fresh = with_run(&read(b""), ran(4)).unwrap();
+        assert!(fresh.nodes.is_empty());
+        assert_eq!(fresh.ran, Some(ran(4)));
+        // Every delete so far (two) counted, as an end no record told of.
+        let evidence = fresh.evidence.unwrap();
+        assert_eq!((evidence.deletes, evidence.exact), (2, true));
+        assert_eq!(
+            evidence.unclean,
+            Some(Unclean {
+                at_ms: 500,
+                unknown: true
+            })
+        );
+        assert_eq!(with_run(&read(br#"{"db":"prod-primary"}"#), ran(4)), None);
     }
 }

@@ -679,7 +679,9 @@ mod tests {
         };
         let ending = Ending::new(EndHow::Released, by);
         let site = find_sites(listing(&[("/l/s", &[])]), "/l/s", Depth::Tree, Runs::Read).remove(0);
-        let written = ending.record_keeping([("/l/s/write-0000000003", 1)], Some(ran.clone()));
+        let mut kept = ending.record([("/l/s/write-0000000003", 1)], None, None);
+        kept.ran = Some(ran.clone());
+        let written = kept.to_bytes();
         let idle = site.build(vec![read(&written, 1)], 0);
         assert_eq!(idle.len(), 1);
         assert_eq!(idle[0].path, "/l/s");
@@ -687,7 +689,9 @@ mod tests {
         assert_eq!(idle[0].dialect.as_str(), "hbase");
         assert!(idle[0].holders.is_empty() && idle[0].waiters.is_empty());
         assert_eq!(idle[0].last_run, LastRun::Read(Some(ran)));
-        let no_run = ending.record([("/l/s/lock-0000000003", 1)]);
+        let no_run = ending
+            .record([("/l/s/lock-0000000003", 1)], None, None)
+            .to_bytes();
         for data in [&no_run[..], b"", br#"{"x":1}"#] {
             assert!(site.build(vec![read(data, 1)], 0).is_empty());
         }

@@ -32,6 +32,24 @@ struct EndRecord {
     by: By,
     reason: Option<String>,
     ran: Option<serde_json::Value>,
+    evidence: Option<Evidence>,
+}
+
+/// What the records before it knew of the directory's ends.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+struct Evidence {
+    deletes: u32,
+    exact: bool,
+    unclean: Option<Unclean>,
+}
+
+/// The latest unclean or unknown end, on the server's clock.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+struct Unclean {
+    at_ms: i64,
+    unknown: bool,
 }
 
 #[derive(Debug, Deserialize, PartialEq, Eq)]
@@ -92,6 +110,14 @@ fn succeeds_as(zklock: support::Zklock) -> u32 {
     pid
 }
 
+/// A child of `dir` other than the holder's node at `held`.
+fn other_child(env: &TestEnv, dir: &str, held: &str) -> Option<String> {
+    let children = env.zk().children_if_any(dir);
+    children
+        .into_iter()
+        .find(|name| !held.ends_with(name.as_str()))
+}
+
 /// `zklock lock LOCK` holding until SIGTERM, once it holds; its token.
 fn hold(env: &TestEnv, lock: &str) -> (support::Running, String) {
     let mut holder = env.zklock(["lock", lock]).spawn();
@@ -116,39 +142,63 @@ fn a_release_a_give_up_and_a_max_hold_stop_each_leave_their_record() {
     let node = run.stdout.trim();
     let (data, _) = env.zk().get("/locks/r");
     let text = String::from_utf8(data).expect("UTF-8");
+    // A new directory: the one delete counted, the ends before it unknown
+    // from the first arrival on.
     assert!(
         text.starts_with(r#"{"zklock_end":{"version":1,"nodes":[{"node":""#)
             && text.contains(r#""how":"released","by":{"user":""#)
-            && text.ends_with(r#","reason":null,"ran":null}}"#),
+            && text.contains(
+                r#","reason":null,"ran":null,"evidence":{"deletes":1,"exact":false,"unclean":{"at_ms":"#
+            )
+            && text.ends_with(r#","unknown":true}}}}"#),
         "{text}"
     );
     let record = record_in(&env, "/locks/r");
     assert_eq!(record.how, "released");
     assert!(node.ends_with(&record.nodes[0].node), "{node} {record:?}");
 
-    // A give-up at -w's end, and one by a signal, each name the waiter.
-    let (mut holder, held) = hold(&env, "g");
-    let not_held = || {
-        let children = env.zk().children_if_any("/locks/g");
-        children
-            .into_iter()
-            .find(|name| !held.ends_with(name.as_str()))
-    };
+    // A give-up at -w's end, and one by a signal, behind a reader each
+    // name the waiter.
+    let mut reader = env.zklock(["rlock", "g"]).spawn();
+    let held = reader.next_line(WAIT);
     let mut timed_out = env
-        .zklock(["lock", "-w", "300ms", "g", "--", "true"])
+        .zklock(["wlock", "-w", "300ms", "g", "--", "true"])
         .spawn();
     let pid = timed_out.pid();
-    let waiter = support::wait_for(WAIT, "the waiter's node", not_held);
+    let waiter = support::wait_for(WAIT, "the waiter's node", || {
+        other_child(&env, "/locks/g", &held)
+    });
     timed_out.wait(WAIT).assert_code(1);
     assert_ended(&record_in(&env, "/locks/g"), "gave_up", &waiter, pid);
-    let mut signalled = env.zklock(["lock", "g", "--", "true"]).spawn();
+    let mut signalled = env.zklock(["wlock", "g", "--", "true"]).spawn();
     let pid = signalled.pid();
-    let waiter = support::wait_for(WAIT, "the waiter's node", not_held);
+    let waiter = support::wait_for(WAIT, "the waiter's node", || {
+        other_child(&env, "/locks/g", &held)
+    });
     signalled.signal(libc::SIGTERM);
     signalled.wait(WAIT).assert_code(128 + libc::SIGTERM);
     assert_ended(&record_in(&env, "/locks/g"), "gave_up", &waiter, pid);
+    reader.signal(libc::SIGTERM);
+    reader.wait(WAIT).assert_success();
+    // Behind a mutex's holder, a waiter that gives up never held: it
+    // leaves the directory's data to the holder, whose record accounts
+    // for it.
+    let (mut holder, held) = hold(&env, "x");
+    let before = env.zk().get("/locks/x");
+    let mut timed_out = env
+        .zklock(["lock", "-w", "300ms", "x", "--", "true"])
+        .spawn();
+    support::wait_for(WAIT, "the waiter's node", || {
+        other_child(&env, "/locks/x", &held)
+    });
+    timed_out.wait(WAIT).assert_code(1);
+    let after = env.zk().get("/locks/x");
+    assert_eq!((after.0, after.1.version), (before.0, before.1.version));
     holder.signal(libc::SIGTERM);
     holder.wait(WAIT).assert_success();
+    let record = record_in(&env, "/locks/x");
+    assert_eq!(record.how, "released");
+    assert!(held.ends_with(&record.nodes[0].node), "{held} {record:?}");
 
     // --max-hold: stopped, exit 124, the record says so.
     let mut bounded = env

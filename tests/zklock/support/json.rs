@@ -264,6 +264,9 @@ pub struct ReapNode {
     /// How long every member has left the session unlisted across reap's
     /// surveys; null unless two surveys have.
     pub absent_ms: Option<i64>,
+    /// Whether the end record would go into its lock directory (which
+    /// holds nothing or a record); null for a directory.
+    pub end_record: Option<bool>,
 }
 
 /// Any command's failure with `-o json`, on stderr: `{"error", "exit_code",
