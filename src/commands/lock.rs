@@ -409,7 +409,21 @@ fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld 
         NotTaken::Delayed(delayed) => {
             let status = ExitStatus::NotAcquired(args.conflict_exit_code);
             let message = lock_delay_pending(args, &delayed);
-            say_why_not(printer, &message, status, exit::LOCK_DELAY);
+            let details = serde_json::json!({
+                "lock": delayed.lock,
+                "left_ms": u64::try_from(delayed.left.as_millis()).unwrap_or(u64::MAX),
+                "last_end": if delayed.unknown { "unknown" } else { "unclean" },
+            });
+            match printer.format {
+                Format::Json => output::print_error_with(
+                    Format::Json,
+                    &message,
+                    status.code(),
+                    exit::LOCK_DELAY,
+                    details,
+                ),
+                Format::Table => printer.note(&message),
+            }
             return NotHeld::GaveUp {
                 status,
                 cause: exit::LOCK_DELAY,

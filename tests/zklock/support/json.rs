@@ -279,6 +279,14 @@ pub struct ErrorReport {
     pub exit_code: i32,
     /// A stable word for what went wrong.
     pub cause: String,
+    /// A pending lock-delay (`lock_delay`): its lock, what is left of it,
+    /// and whether the end it follows is `unclean` or `unknown`.
+    #[serde(default)]
+    pub lock: Option<String>,
+    #[serde(default)]
+    pub left_ms: Option<u64>,
+    #[serde(default)]
+    pub last_end: Option<String>,
 }
 
 impl ErrorReport {
