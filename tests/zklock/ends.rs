@@ -659,7 +659,14 @@ fn an_applications_data_above_a_contender_is_never_written_over() {
     // A break's dry run says no record goes into it.
     let node = app.create_ephemeral_sequential("/svc/config/worker-lock-", b"");
     let dry: serde_json::Value = env
-        .zklock(["-o", "json", "release", "--holders", "/svc/config", "--dry-run"])
+        .zklock([
+            "-o",
+            "json",
+            "release",
+            "--holders",
+            "/svc/config",
+            "--dry-run",
+        ])
         .run()
         .assert_success()
         .json();
