@@ -516,6 +516,21 @@ fn a_lock_found_free_after_a_break_or_a_reap_waits_the_whole_delay() {
     };
     ended(&["release", "--holders", "x", "--yes"]);
     ended(&["reap", "--all", "--yes"]);
+    // One reader broken, the other released cleanly after it: the clean
+    // record carries the break on.
+    let mut broken = env
+        .zklock(["rlock", "x", "--", "sh", "-c"])
+        .arg("echo \"$ZKLOCK_NODE\"; exec sleep 60")
+        .spawn();
+    let token = broken.next_line(WAIT);
+    let mut clean = env.zklock(["rlock", "x"]).spawn();
+    clean.next_line(WAIT);
+    env.zklock(["release", &token]).run().assert_success();
+    broken.wait(WAIT).assert_code(4);
+    clean.signal(libc::SIGTERM);
+    clean.wait(WAIT).assert_success();
+    let writer = reporting_as(&env, "wlock", "x", &["--lock-delay", "3s"]);
+    assert_whole_delay(delay_of(writer.spawn()), DELAY);
 }
 
 #[test]
