@@ -154,7 +154,7 @@ pub(crate) struct Contention<'s> {
     /// `--lock-delay`: the lock directory is made persistent, so that the
     /// server does not remove it emptied, and the evidence of its ends
     /// with it.
-    minds_last_end: bool,
+    makes_persistent: bool,
 }
 
 /// The watch on our own node while we wait, and whether the node was at
@@ -188,14 +188,14 @@ impl<'s> Contention<'s> {
             kept_own_watch: None,
             entry: None,
             behind: None,
-            minds_last_end: false,
+            makes_persistent: false,
         }
     }
 
     /// Keeps the evidence of the lock's ends for `--lock-delay`: makes a
     /// missing lock directory persistent.
-    pub(crate) fn mind_last_end(&mut self) {
-        self.minds_last_end = true;
+    pub(crate) fn make_persistent(&mut self) {
+        self.makes_persistent = true;
     }
 
     /// Once our node is made: what we learnt of the ends before ours (the
@@ -476,7 +476,7 @@ impl<'s> Contention<'s> {
                     };
                 }
                 Err(err) if err.is_no_node() && attempt < CREATE_ATTEMPTS => {
-                    if self.spec.keeps_last_run || self.minds_last_end {
+                    if self.spec.keeps_last_run || self.makes_persistent {
                         once::make_directory(self.session, &self.spec.path).await?;
                     } else {
                         self.session.make_ancestors(&self.spec.path).await?;

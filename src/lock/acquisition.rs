@@ -79,10 +79,10 @@ impl<'s> Acquisition<'s> {
 
     /// With `--lock-delay`: keeps the evidence of the lock's ends, making
     /// a missing lock directory persistent.
-    pub(crate) fn mind_last_end(&mut self) {
+    pub(crate) fn make_persistent(&mut self) {
         match self {
-            Acquisition::Lock(contention) => contention.mind_last_end(),
-            Acquisition::Lease(contention) => contention.mind_last_end(),
+            Acquisition::Lock(contention) => contention.make_persistent(),
+            Acquisition::Lease(contention) => contention.make_persistent(),
         }
     }
 

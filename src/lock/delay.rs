@@ -237,12 +237,9 @@ impl Entry {
 /// hold.
 async fn judge(way: Way, clock: &ServerClock, exclusive: bool) -> Judged {
     let answered = |read: Result<(Vec<u8>, zk::Stat), zk::Error>| {
-        (
-            read.map(|(data, stat)| DirRead { data, stat }),
-            Instant::now(),
-        )
+        let at_ms = clock.upper_ms(Instant::now());
+        (read.map(|(data, stat)| DirRead { data, stat }), at_ms)
     };
-    let read_deletes = |read: &Result<DirRead, zk::Error>| read.as_ref().ok()?.deletes();
     let (unclean, read, deletes) = match way {
         Way::Arrived {
             read,
@@ -250,22 +247,25 @@ async fn judge(way: Way, clock: &ServerClock, exclusive: bool) -> Judged {
             listed_at,
         } => {
             let unclean = on_arrival(&read, after.as_ref(), clock, listed_at);
-            (unclean, read, after.as_ref().and_then(end::deletes))
+            (unclean, read.ok(), after.as_ref().and_then(end::deletes))
         }
         Way::Waited { gone, read } => {
-            let (read, at) = answered(read.await);
-            let unclean = after_wait(&read, &gone, exclusive, clock.upper_ms(at));
-            let deletes = read_deletes(&read);
+            let (read, at_ms) = answered(read.await);
+            let unclean = after_wait(&read, &gone, exclusive, at_ms);
+            let read = read.ok();
+            let deletes = read.as_ref().and_then(DirRead::deletes);
             (unclean, read, deletes)
         }
         Way::Room { read } => {
-            let (read, at) = answered(read.await);
-            let deletes = read_deletes(&read);
-            (after_lease_wait(&read, clock.upper_ms(at)), read, deletes)
+            let (read, at_ms) = answered(read.await);
+            let unclean = after_lease_wait(&read, at_ms);
+            let read = read.ok();
+            let deletes = read.as_ref().and_then(DirRead::deletes);
+            (unclean, read, deletes)
         }
         Way::Unknown => {
             let unknown = unknown_at(clock.upper_ms(Instant::now()));
-            (Some(unknown), Err(lost()), None)
+            (Some(unknown), None, None)
         }
     };
     let now_ms = clock.upper_ms(Instant::now());
@@ -274,14 +274,9 @@ async fn judge(way: Way, clock: &ServerClock, exclusive: bool) -> Judged {
             at_ms: end.at_ms.min(now_ms),
             ..end
         }),
-        read: read.ok(),
+        read,
         deletes,
     }
-}
-
-/// The error that stands for a directory never read.
-fn lost() -> zk::Error {
-    zk::Error::Unsupported("the lock directory was not read".into())
 }
 
 /// An end no record tells of, seen at `at_ms` on the server's clock.

@@ -108,9 +108,9 @@ impl<'s> LeaseContention<'s> {
 
     /// Keeps the evidence of the leases' ends for `--lock-delay`: makes a
     /// missing leases' directory persistent.
-    pub(crate) fn mind_last_end(&mut self) {
+    pub(crate) fn make_persistent(&mut self) {
         if let LeaseNode::Sequential(lease) = &mut self.lease {
-            lease.mind_last_end();
+            lease.make_persistent();
         }
     }
 

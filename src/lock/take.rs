@@ -293,7 +293,7 @@ impl One<'_> {
         };
         let mut acquisition = Acquisition::new(session, spec, request.max_leases);
         if request.lock_delay.is_some() {
-            acquisition.mind_last_end();
+            acquisition.make_persistent();
         }
         // Before the wait is shown: Ctrl-Z at a prompt that shows it must
         // find zklock refusing to stop.
