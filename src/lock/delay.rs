@@ -36,14 +36,27 @@
 //! directory in the pipeline that creates its node (no round trip of its
 //! own), or, after a wait, sends the read as the lock becomes its own and
 //! looks at the answer only when it needs it (with the flag, before the
-//! command runs; else at its end). An exclusive holder (a mutex) writes its
-//! record at the version of that read in the round trip that closes its
-//! session, counting the deletes it read: a waiter behind it that gives up
-//! writes no record (it never held), and the holder's record vouches for
-//! every delete before its own as ended before it held or never held (see
+//! command runs; else at its end).
+//!
+//! A mutex's holder writes its record at the version of that read, in the
+//! one round trip that deletes its node and closes its session, as a
+//! release always has. A write at a version read earlier fails if anyone
+//! wrote the directory since, and a failure that comes with the close
+//! cannot be tried again: the session's close then removes the node with
+//! no record, an unknown end. The ends most likely to come in between are
+//! those of waiters behind the holder (a `-n` fleet, a `-w` running out),
+//! so such a waiter, which never held, writes no record: it deletes its
+//! node in a transaction that checks that the node ahead of it is still
+//! there, and leaves the directory's data to the holder. The holder's
+//! record, counting only the deletes it read, vouches for the rest before
+//! its own as ended before it held or never held (see
 //! [`super::end::DirRead::ends`]). Every other writer (a shared holder, a
-//! give-up behind readers, a break, a reap) reads the directory again
-//! right before its write, so that its count is exact.
+//! give-up behind readers, a `--once-per` hold, a lost hold, a break, a
+//! reap) reads the directory right before its write, writes at that
+//! version and reads again when it changed, so that its count is exact: a
+//! reader's release costs one read more, which keeps the count of several
+//! readers ending at once exact, where a count off by one would make the
+//! next writer wait for nothing.
 
 use std::time::Duration;
 
