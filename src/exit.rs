@@ -322,8 +322,9 @@ pub const CAUSES: [(&str, &str); 30] = [
     ),
     (
         LOCK_DELAY,
-        "the last hold ended uncleanly and --no-wait found its --lock-delay pending, or \
-         --timeout would run out first",
+        "an earlier hold ended uncleanly, or how it ended is unknown, and --no-wait found its \
+         --lock-delay pending, or --timeout would run out first (JSON: lock, left_ms, last_end: \
+         unclean or unknown)",
     ),
     (
         MAX_HOLD,

@@ -33,9 +33,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::records_into;
 use crate::clock;
-use crate::lock::end::{EndRecord, Ending};
-use crate::lock::once::LastRuns;
+use crate::lock::end::{self, EndRecord, Ending, directory_for};
 use crate::model::{Contender, Depth, Lock, LockKind, Runs, WalkProgress, walk};
 use crate::zk::batch::{BATCH, Batcher};
 use crate::zk::delete::{self, Deletion, Seen};
@@ -123,6 +123,10 @@ pub struct NodeToReap {
     /// How long every member has left its session unlisted, across the
     /// surveys this reap made; null unless two have.
     pub absent_ms: Option<i64>,
+    /// Whether the end record would go into its lock directory (which
+    /// holds nothing or a record); null for a directory, and until
+    /// [`ReapPlan::mark_records`].
+    pub end_record: Option<bool>,
 }
 
 /// Everything a reap would delete under a path: contenders first, in the
@@ -230,6 +234,7 @@ pub(crate) fn node_to_reap(lock: &str, contender: &Contender, holds: bool) -> No
         owner: Some(contender.owner_text()),
         connection: None,
         absent_ms: None,
+        end_record: None,
     }
 }
 
@@ -359,6 +364,31 @@ impl ReapPlan {
         }
     }
 
+    /// Marks each contender with whether the end record would go into its
+    /// directory as it is now (for `--dry-run` and the prompt): not into
+    /// one this reap deletes, nor over an application's data.
+    pub async fn mark_records(&mut self, session: &Session) -> Result<(), zk::Error> {
+        let (dirs, contenders) = self.split();
+        let seen: Vec<Seen> = contenders.iter().map(|node| node.seen.clone()).collect();
+        let spared = |dir: &str| dirs.iter().any(|reaped| reaped.path == dir);
+        let into = records_into(session, &seen, spared).await?;
+        for node in &mut self.nodes {
+            if node.what != ReapRole::EmptyDirectory {
+                let dir = directory_for(&node.path);
+                node.end_record = Some(
+                    into.iter()
+                        .any(|into| Some(into.dir.as_str()) == dir && into.end_record),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The empty directories and the contenders, apart.
+    fn split(&self) -> (Vec<&NodeToReap>, Vec<&NodeToReap>) {
+        split(&self.nodes)
+    }
+
     /// The owner sessions of the contenders.
     fn sessions(&self) -> impl Iterator<Item = i64> + '_ {
         self.nodes.iter().filter_map(NodeToReap::owner_session)
@@ -415,6 +445,7 @@ async fn empty_directories(
                     owner: None,
                     connection: None,
                     absent_ms: None,
+                    end_record: None,
                 });
             }
         }
@@ -434,6 +465,13 @@ fn may_reap_directory(dir: &str, root: &str) -> bool {
     !path::is_reserved(dir) && !path::is_at_or_below(root, dir)
 }
 
+/// The empty directories and the contenders of `nodes`, apart.
+fn split(nodes: &[NodeToReap]) -> (Vec<&NodeToReap>, Vec<&NodeToReap>) {
+    nodes
+        .iter()
+        .partition(|node| node.what == ReapRole::EmptyDirectory)
+}
+
 /// Deletes the planned nodes, each only if it is still the node read, at
 /// the version it was read at: contenders first, then directories (a
 /// directory's delete is sent after its contenders' deletes are answered).
@@ -441,10 +479,11 @@ fn may_reap_directory(dir: &str, root: &str) -> bool {
 /// has children or is gone is not deleted. A reap that stops on an error
 /// still says what it did before: the error comes with the outcomes so far.
 ///
-/// Each contender's directory takes the end record of `ending`, keeping
-/// the lock's last counted `--once-per` run, unless this reap deletes that
-/// directory too: a record would change the version it is deleted at. A
-/// deleted directory is no hold and has none, nor a last run.
+/// Each contender's directory takes the end record of `ending` over what it
+/// holds (its last `--once-per` run kept), where it holds nothing or a
+/// record, unless this reap deletes that directory too: a record would
+/// change the version it is deleted at. A deleted directory is no hold and
+/// has none.
 pub async fn execute(
     session: &Session,
     nodes: &[NodeToReap],
@@ -453,36 +492,26 @@ pub async fn execute(
 ) -> (Reaped, Result<(), zk::Error>) {
     let mut reaped = Reaped::default();
     let mut done = 0;
-    let (dirs, contenders): (Vec<&NodeToReap>, Vec<&NodeToReap>) = nodes
-        .iter()
-        .partition(|node| node.what == ReapRole::EmptyDirectory);
+    let (dirs, contenders) = split(nodes);
     let seen: Vec<Seen> = contenders.iter().map(|node| node.seen.clone()).collect();
-    let runs = match LastRuns::of(session, &seen).await {
-        Ok(runs) => runs,
-        Err(err) => return (reaped, Err(err)),
-    };
-    // Neither into a directory this reap deletes, nor for one.
-    let records = |dir: &str, nodes: &[&Seen]| {
-        let reaped_too = dirs
-            .iter()
-            .any(|reaped| reaped.path == dir || nodes.iter().any(|node| node.path == reaped.path));
-        (!reaped_too)
-            .then(|| ending.record_in(dir, nodes, &runs))
-            .flatten()
-    };
-    for (batch, are_dirs) in [(&contenders, false), (&dirs, true)] {
-        let seen = batch.iter().map(|node| node.seen.clone());
-        let result = delete::delete_seen(session, seen, &records, |node, deletion| {
-            reaped.record(node, deletion, are_dirs);
-            done += 1;
-            progress(done);
-        })
-        .await;
-        if result.is_err() {
-            return (reaped, result);
-        }
+    let spared = |dir: &str| dirs.iter().any(|reaped| reaped.path == dir);
+    let result = end::delete_recording(session, seen, ending, &spared, |node, deletion| {
+        reaped.record(node, deletion, false);
+        done += 1;
+        progress(done);
+    })
+    .await;
+    if result.is_err() {
+        return (reaped, result);
     }
-    (reaped, Ok(()))
+    let seen = dirs.iter().map(|node| node.seen.clone());
+    let result = delete::delete_seen(session, seen, &delete::no_records, |node, deletion| {
+        reaped.record(node, deletion, true);
+        done += 1;
+        progress(done);
+    })
+    .await;
+    (reaped, result)
 }
 
 impl Reaped {
@@ -523,7 +552,8 @@ mod tests {
         assert!(!is_left_empty(b"", &stat(0, 3, 6, 0), 2));
         // The record of how its last contender went is no data of its own.
         let record = Ending::new(EndHow::Released, Ender::of_this_process())
-            .record([("/l/lock-0000000001", 1)]);
+            .record([("/l/lock-0000000001", 1)], None, None)
+            .to_bytes();
         assert!(is_left_empty(&record, &stat(1, 2, 6, 0), 2));
     }
 

@@ -14,13 +14,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::reap::Skipped;
-use crate::lock::end::Ending;
+use crate::lock::end::{self, Ending};
 use crate::lock::hold::REVOKE;
-use crate::lock::once::LastRuns;
 use crate::lock::{ContenderKind, ContenderMode, Dialect, Owner, node, semaphore};
 use crate::model::{self, Contender, LockKind};
 use crate::usage::UsageError;
-use crate::zk::delete::{self, Deletion, Seen};
+use crate::zk::delete::{Deletion, Seen};
 use crate::zk::{self, Session, path};
 
 /// Which nodes to remove, and how.
@@ -151,7 +150,7 @@ pub(crate) fn obeys_revoke(holder: &Contender) -> bool {
 }
 
 /// The contender as it was read, for a delete of that node alone.
-fn seen(contender: &Contender) -> Seen {
+pub(crate) fn seen(contender: &Contender) -> Seen {
     Seen::new(&contender.path, &contender.stat)
 }
 
@@ -193,9 +192,9 @@ fn refuse_leader(path: &str, kind: LockKind) -> UsageError {
 
 /// Deletes the nodes, each only if it is still at the version seen (with
 /// the shared batched delete, which retries through connection loss), with
-/// the end record of `ending`, which keeps the lock's last counted
-/// `--once-per` run; a node that changed or went meanwhile is reported, not
-/// deleted.
+/// the end record of `ending` written over what each directory holds (its
+/// last `--once-per` run kept) where it holds nothing or a record; a node
+/// that changed or went meanwhile is reported, not deleted.
 async fn delete_all(
     session: &Session,
     nodes: impl IntoIterator<Item = Seen>,
@@ -203,14 +202,16 @@ async fn delete_all(
     report: &mut Released,
 ) -> Result<(), zk::Error> {
     let nodes: Vec<Seen> = nodes.into_iter().collect();
-    let runs = LastRuns::of(session, &nodes).await?;
-    let records = |dir: &str, nodes: &[&Seen]| ending.record_in(dir, nodes, &runs);
-    delete::delete_seen(session, nodes, &records, |node, deletion| {
-        match deletion.left_alone_because() {
+    end::delete_recording(
+        session,
+        nodes,
+        ending,
+        &|_| false,
+        |node, deletion| match deletion.left_alone_because() {
             None => report.deleted.push(node.path.clone()),
             Some(reason) => report.skip(&node.path, reason),
-        }
-    })
+        },
+    )
     .await
 }
 

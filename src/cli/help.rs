@@ -133,13 +133,15 @@ lock directory, never a host's clock; a leader change switches clocks, so
 choose a window a little under the period (55m for an hourly job). A run
 counts when the command exits 0, or, with --once-per-even-on-failure, when
 it starts (a failure or a kill counts too). The last run is kept in the end
-record, which every end of a --once-per contender, a break and a reap
-carry forward; an end without the flag or by an older zklock forgets it, and
-so does removing the directory (by hand or with reap --empty). The window is
-kept only in a lock directory --once-per made persistent itself, marked so
-in its end record (made_persistent): the server removes an idle container
-(what zklock lock and Curator make), record and all, and shows it to
-clients as it shows a persistent node. Before queueing, a contender makes a
+record, which every end record carries forward with the directory's mark
+(a --once-per contender's, a plain zklock's, a break, a reap); an end by
+an older zklock may forget it, and so does removing the directory (by hand
+or with reap --empty). The window is kept only in a lock directory zklock
+made persistent itself (for --once-per, or --lock-delay, which makes a
+missing directory the same way), marked so in its end record
+(made_persistent): the server removes an idle container (what zklock lock
+and Curator make), record and all, and shows it to clients as it shows a
+persistent node. Before queueing, a contender makes a
 missing directory so; makes an unmarked one with no child and no data but an
 end record again, in one transaction at the version read (same ACL, same
 last run); and exits 2 at once on any other (contenders of another lock,
@@ -155,30 +157,44 @@ suppress each other. stat and ls show the last run; ls lists an idle
 rlock and sem refuse it (shared holders could all find the window open).
 
 When zklock ends a hold or a wait itself (a release, a give-up, a
---max-hold stop), it writes an end record into the lock directory's data in
-the same transaction as the delete: {\"zklock_end\": {\"version\": 1,
-\"nodes\": [{\"node\", \"session\"}], \"how\", \"by\": {\"user\", \"host\", \"pid\"},
-\"reason\", \"ran\", \"made_persistent\"}}, how being released, gave_up,
-max_hold, broken (zklock release) or reaped (zklock reap), ran the last
-counted --once-per run ({\"at_ms\", \"per_ms\", \"by\"}, on the server's
-clock) or null, and made_persistent true in a directory --once-per made. watch, the exporter and a holder
+--max-hold stop, a lost hold's delete), it writes an end record into the
+lock directory's data in the same transaction as the delete:
+{\"zklock_end\": {\"version\": 1, \"nodes\": [{\"node\", \"session\"}], \"how\",
+\"by\": {\"user\", \"host\", \"pid\"}, \"reason\", \"ran\", \"made_persistent\",
+\"evidence\": {\"deletes\", \"exact\", \"unclean\": {\"at_ms\", \"unknown\"}}}},
+how being released, gave_up, max_hold, lost (its command stopped after the
+lock was lost), broken (zklock release) or reaped (zklock reap), ran the
+last counted --once-per run ({\"at_ms\", \"per_ms\", \"by\"}, on the server's
+clock) or null, made_persistent true in a directory zklock made persistent
+(for --once-per or --lock-delay), and evidence what the records so far
+know: how many deletes of the directory's children they account for, and
+the latest unclean or unknown end (on the server's clock) or null. Each
+writer reads the directory and writes the record before it carried
+forward, at the version it read (again if it changed), only over no data
+or a record: an application's data is never written over, and the delete
+then goes alone. A mutex's waiter that gives up while the node ahead of it
+is there never held, and writes none. watch, the exporter and a holder
 whose lock was broken read it. Never where a library reads the directory's
-data (a kazoo semaphore's node holds its maximum, an election belongs to its
-service); a directory whose ACL refuses the write gets a plain delete.
+data (a kazoo semaphore's node holds its maximum, an election belongs to
+its service); a directory whose ACL refuses the write gets a plain delete.
 
-With --lock-delay DUR, when the hold before ours ended uncleanly (no end
-record names it released, gave_up or max_hold: an expired or closed session,
-a library's release, a break, a reap), zklock keeps the lock DUR from that
-end before the command runs; a lock found free counts as clean only when the
-directory's last change of its children is a clean end record's
-transaction (a new or emptied-and-removed directory has none), and
-otherwise the whole delay counts from arrival. The delay
-counts within -w (one that would outlast it gives up at once); with -n a
-pending delay gives up; both exit with the conflict code (JSON cause
-lock_delay). The lock is held and watched during the delay (a loss exits 4,
-the command unrun); the owner record states the delay (lock_delay_ms). It
-protects from holders that cannot fence themselves (Curator and kazoo
-clients, paused processes) only as far as DUR bounds their pause.
+With --lock-delay DUR, zklock keeps the lock DUR after the latest hold
+before ours that ended uncleanly (a break, a reap, a lost hold) or whose end
+is unknown (a delete no record tells of: an expired or closed session, a
+library's release; or a directory with no record, new or removed by the
+server), on the server's clock, before the command runs. An unknown end
+is dated when it was first seen (by the first arrival that saw it); a
+give-up carries the owed end on, so the next try waits only what is left.
+A missing lock directory is made persistent (and marked so, as --once-per
+marks its own), so that the server does not remove it, and the evidence
+with it, while it is idle. The delay counts
+within -w (one that would outlast it gives up at once); with -n a pending
+delay gives up; both exit with the conflict code (JSON cause lock_delay,
+with lock, left_ms and last_end: unclean or unknown). The lock is held and
+watched during the delay (a loss exits 4, the command unrun); the owner
+record states the delay (lock_delay_ms). It protects from holders that
+cannot fence themselves (Curator and kazoo clients, paused processes) only
+as far as DUR bounds their pause.
 
 At a terminal the command runs in the terminal's foreground, as a shell job:
 it can read the terminal, and Ctrl-C and Ctrl-\\ reach it directly; zklock
@@ -294,7 +310,10 @@ Examples:
 does: on a terminal they list each holder (session, age, owner, whether
 the session is connected, with a warning when it is) and ask; off a
 terminal they need --yes (without it: exit 2, nothing done); --dry-run
-only lists, as JSON {\"would_break\": [contender]} with -o json.
+only lists, as JSON {\"would_break\": [contender], \"end_records\":
+[{\"dir\", \"end_record\"}]} with -o json: whether the end record would go
+into each lock directory (false where it holds an application's data,
+which the break never writes over; the prompt says the same).
 
 Only lock contender nodes and semaphore leases are deleted, as ls and stat
 show them: a name a lock library makes, on a node that library makes
@@ -797,7 +816,8 @@ JSON: {{\"holds\": [{{\"lock\", \"node\", \"dialect\", \"mode\", \"session\",
 \"locks\": [{{\"lock\", \"contenders\", \"holds\", \"unclean\", \"hold_ms\":
 {{\"p50\", \"p99\", \"max\"}}, \"wait_ms\": {{...}}}}]}}, how one of released,
 gave_up, max_hold, closed_by_client, expired, broken, reaped, ttl_expired,
-or null while alive.
+lost (deleted by its own zklock after the lock was lost, its command
+stopped, as its end record says), or null while alive.
 
 A record cut off part-way or failing its checksum stops the reading: what
 was read before it is shown, then the error names the file and the
@@ -905,7 +925,7 @@ on its own clock), and how the hold ended, as far as a client can tell
   session_ended
             closed or expired: every member answered, none lists it
   revoked   __REVOKE__ was written into the node before it went
-  released, gave_up, max_hold, broken, reaped
+  released, gave_up, max_hold, broken, reaped, lost
             what the end record a zklock wrote into the lock directory,
             in the transaction that deleted the node, says; the line
             names who ended it and why (release --reason, reap --reason)
@@ -1204,8 +1224,12 @@ directory), \"age_ms\", \"owner\" (as stat shows it; null for a
 directory), \"connection\" (connected, disconnected or unknown, as ls
 says; null for a directory or a node without a session), \"absent_ms\"
 (how long every member has left the session unlisted across reap's
-surveys; null unless two surveys have)}}. The table shows CONNECTED (yes,
-no with how long once known, unknown, -), as does the prompt."
+surveys; null unless two surveys have), \"end_record\" (whether the end
+record would go into its lock directory: false where the directory holds
+an application's data, never written over, or is deleted by this reap;
+null for a directory)}}. The table shows CONNECTED (yes, no with how long
+once known, unknown, -), as does the prompt, and RECORD (yes, no, -); the
+prompt says which directories get a record and which keep their data."
         )
     }
 }

@@ -169,6 +169,7 @@ fn how_text(hold: &Hold) -> String {
         How::Broken => "broken: deleted by another session",
         How::Reaped => "reaped: deleted by another session",
         How::TtlExpired => "removed by the server (its TTL ran out)",
+        How::Lost => "lost: deleted by its own zklock, its command stopped",
     };
     let mut text = said.to_owned();
     if let Some(session) = end.by_session {

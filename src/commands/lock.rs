@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 
 use crate::config::Globals;
 use crate::exit::{self, ExitStatus};
+use crate::lock::delay::Delayed;
 use crate::lock::end::{EndHow, Ender, Ran};
 use crate::lock::nesting;
 use crate::lock::once::{OncePer, Window};
@@ -450,13 +451,13 @@ fn show(
         (Event::Leases(semaphore, max_leases), Some(line)) => {
             line.set_parts(describe_lease_wait(semaphore, max_leases));
         }
-        (Event::Delaying(lock, left), _) => {
+        (Event::Delaying(delayed), _) => {
             let message = format!(
-                "lock-delay: the last hold of {lock} ended uncleanly; holding it {} before \
-                 going on",
-                humantime::format_duration(left)
+                "lock-delay: {}; holding it {} before going on",
+                delayed.why(),
+                humantime::format_duration(delayed.left)
             );
-            *spinner = printer.spinner(&message, Some(left));
+            *spinner = printer.spinner(&message, Some(delayed.left));
         }
         (Event::Waited, _) => *spinner = None,
         (Event::Reentered(held), _) => tracing::info!(
@@ -473,10 +474,24 @@ fn show(
 fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld {
     let (status, message) = match not_taken {
         NotTaken::Failed(err) => return NotHeld::Failed(err),
-        NotTaken::Delayed { lock, left } => {
+        NotTaken::Delayed(delayed) => {
             let status = ExitStatus::NotAcquired(args.conflict_exit_code);
-            let message = lock_delay_pending(args, &lock, left);
-            say_why_not(printer, &message, status, exit::LOCK_DELAY);
+            let message = lock_delay_pending(args, &delayed);
+            let details = serde_json::json!({
+                "lock": delayed.lock,
+                "left_ms": u64::try_from(delayed.left.as_millis()).unwrap_or(u64::MAX),
+                "last_end": if delayed.unknown { "unknown" } else { "unclean" },
+            });
+            match printer.format {
+                Format::Json => output::print_error_with(
+                    Format::Json,
+                    &message,
+                    status.code(),
+                    exit::LOCK_DELAY,
+                    details,
+                ),
+                Format::Table => printer.note(&message),
+            }
             return NotHeld::GaveUp {
                 status,
                 cause: exit::LOCK_DELAY,
@@ -535,16 +550,16 @@ fn not_held(printer: &Printer, args: &LockArgs, not_taken: NotTaken) -> NotHeld 
 }
 
 /// Why a lock that was free is not ours: `-n` or `-w` leaves no time for
-/// the lock-delay its last hold's unclean end asks for.
-fn lock_delay_pending(args: &LockArgs, lock: &str, left: Duration) -> String {
-    let left = humantime::format_duration(left);
+/// the lock-delay an earlier hold's unclean or unknown end asks for.
+fn lock_delay_pending(args: &LockArgs, delayed: &Delayed) -> String {
+    let why = delayed.why();
+    let left = humantime::format_duration(delayed.left);
     match args.timeout {
         Some(timeout) if !args.no_wait => format!(
-            "the last hold of {lock} ended uncleanly, and its --lock-delay ({left} more) would \
-             outlast the --timeout of {}",
+            "{why}, and its --lock-delay ({left} more) would outlast the --timeout of {}",
             humantime::format_duration(timeout)
         ),
-        _ => format!("the last hold of {lock} ended uncleanly: {left} of its --lock-delay is left"),
+        _ => format!("{why}: {left} of its --lock-delay is left"),
     }
 }
 

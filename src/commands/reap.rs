@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::admin::RecordInto;
 use crate::admin::reap::{self, NodeToReap, ReapRole, Reaped, Selector, Skipped};
 use crate::config::Globals;
 use crate::exit::ExitStatus;
@@ -108,6 +109,7 @@ impl Report for DryRunReport {
             Column::whole("SESSION"),
             Column::whole("CONNECTED").goes(3),
             Column::whole("AGE").goes(2),
+            Column::whole("RECORD").goes(4),
             Column::text("OWNER").goes(1),
         ];
         COLUMNS
@@ -115,6 +117,11 @@ impl Report for DryRunReport {
 
     fn rows(&self, table: &mut Table<'_>) -> std::io::Result<()> {
         for node in &self.would_delete {
+            let record = match node.end_record {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            };
             table.row([
                 node.path.clone(),
                 crate::names::shown(&node.lock).into_owned(),
@@ -123,6 +130,7 @@ impl Report for DryRunReport {
                 node.session.clone().unwrap_or_else(|| "-".to_owned()),
                 connected_cell(node.connection, node.absent_ms),
                 output::format_age_ms(node.age_ms),
+                record.to_owned(),
                 node.owner.clone().unwrap_or_else(|| "-".to_owned()),
             ])?;
         }
@@ -204,6 +212,9 @@ async fn reap(
     note_unreadable(printer, &plan.walked);
     if plan.nodes.is_empty() {
         printer.note(&format!("nothing to reap under {}", args.path));
+    }
+    if args.dry_run || !args.yes {
+        plan.mark_records(session).await?;
     }
     if args.dry_run {
         if let Some(first) = plan.spared.first() {
@@ -291,6 +302,27 @@ fn watching(waited: std::time::Duration, wanted: std::time::Duration, sessions: 
     )
 }
 
+/// Which lock directories the end record goes into, and which keep their
+/// data (an application's) while their contenders are deleted alone: one
+/// line each, for the prompt.
+fn records_said(nodes: &[NodeToReap]) -> String {
+    let mut said: Vec<RecordInto> = nodes
+        .iter()
+        .filter_map(|node| {
+            let dir = crate::lock::end::directory_for(&node.path)?;
+            Some(RecordInto {
+                dir: dir.to_owned(),
+                end_record: node.end_record?,
+            })
+        })
+        .collect();
+    said.sort_by(|a, b| a.dir.cmp(&b.dir));
+    said.dedup();
+    said.iter()
+        .map(|into| format!("  {}\n", output::inert(&into.line())))
+        .collect()
+}
+
 /// What a prompt says before breaking holds for their sessions' absence.
 const DISCONNECTED_WARNING: &str = "\
 warning: a session no member lists may still come back until the server
@@ -358,6 +390,7 @@ async fn confirm(path: &str, nodes: &[NodeToReap], disconnected: bool) -> Result
             nodes.len() - SHOWN_BEFORE_ASKING
         );
     }
+    question += &records_said(nodes);
     question += "Delete them? [y/N] ";
     ask(question).await
 }

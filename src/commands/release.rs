@@ -7,7 +7,8 @@ use std::io::IsTerminal;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::admin::release::{ReleaseAction, Released, break_holders, holders, release};
+use crate::admin::release::{ReleaseAction, Released, break_holders, holders, release, seen};
+use crate::admin::{RecordInto, records_into};
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::lock::end::{EndHow, Ender, Ending};
@@ -51,7 +52,8 @@ fn deletes_holders(action: ReleaseAction) -> bool {
     )
 }
 
-/// The holders a release would break (`--dry-run`).
+/// The holders a release would break (`--dry-run`), and the lock
+/// directories their end record would go into.
 #[derive(Serialize)]
 struct WouldBreak<'a> {
     #[serde(skip)]
@@ -59,6 +61,7 @@ struct WouldBreak<'a> {
     #[serde(skip)]
     holders: &'a [Contender],
     would_break: Vec<crate::model::ContenderJson<'a>>,
+    end_records: Vec<RecordInto>,
 }
 
 impl Report for WouldBreak<'_> {
@@ -79,11 +82,15 @@ impl Report for WouldBreak<'_> {
     }
 
     fn summary(&self) -> Option<String> {
-        Some(format!(
+        let mut summary = format!(
             "{}: would break {}",
             self.lock,
             output::counted(self.would_break.len(), "holder", "holders")
-        ))
+        );
+        for into in &self.end_records {
+            summary += &format!("\n{}", into.line());
+        }
+        Some(summary)
     }
 }
 
@@ -224,15 +231,24 @@ async fn break_asked(
     for holder in &mut found {
         holder.attach_client(survey);
     }
+    let asks = deletes_holders(action) && !args.yes && !found.is_empty();
+    let end_records = match args.dry_run || asks {
+        true => {
+            let seen: Vec<_> = found.iter().map(seen).collect();
+            records_into(session, &seen, |_| false).await?
+        }
+        false => Vec::new(),
+    };
     if args.dry_run {
         globals.printer.report(&WouldBreak {
             lock: &args.target,
             holders: &found,
             would_break: found.iter().map(|h| h.json(false)).collect(),
+            end_records,
         })?;
         return Ok(false);
     }
-    if deletes_holders(action) && !args.yes && !found.is_empty() {
+    if asks {
         let mut question = format!(
             "zklock: release will delete {} of {}:\n",
             output::counted(found.len(), "holder", "holders"),
@@ -241,6 +257,9 @@ async fn break_asked(
         for holder in &found {
             question += &holder_line(holder);
             question.push('\n');
+        }
+        for into in &end_records {
+            question += &format!("{}\n", output::inert(&into.line()));
         }
         let connected = found
             .iter()

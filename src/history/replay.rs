@@ -91,6 +91,9 @@ pub(crate) enum How {
     Reaped,
     /// Removed by the server when its TTL ran out.
     TtlExpired,
+    /// Deleted by its own zklock after it lost the lock (its command was
+    /// stopped), as its end record says.
+    Lost,
 }
 
 impl How {
@@ -105,6 +108,7 @@ impl How {
             How::Broken => "broken",
             How::Reaped => "reaped",
             How::TtlExpired => "ttl_expired",
+            How::Lost => "lost",
         }
     }
 
@@ -121,6 +125,7 @@ impl How {
             EndHow::MaxHold => How::MaxHold,
             EndHow::Broken => How::Broken,
             EndHow::Reaped => How::Reaped,
+            EndHow::Lost => How::Lost,
         }
     }
 }

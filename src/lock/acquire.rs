@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::delay::{self, LastEnd};
-use super::end::{EndHow, Ender, Ending};
+use super::delay::{Entry, ServerClock, Way};
+use super::end::{self, DirRead, EndHow, Ender, Ending, Known, OwnEnd};
 use super::name::{self, ContenderKind, Dialect, own_prefix};
 use super::node;
 use super::once;
@@ -117,11 +117,11 @@ pub(crate) enum AcquireError {
         stored: u32,
         asked: u32,
     },
-    /// `--once-per` found a lock directory it did not make persistent and
-    /// may not make again.
+    /// `--once-per` found a lock directory zklock did not make persistent
+    /// and that it may not make again.
     #[error(
         "{path} cannot keep a --once-per window: the window lives in a lock directory that \
-         --once-per made persistent itself (a container, which `zklock lock` and Curator make, \
+         zklock made persistent itself (a container, which `zklock lock` and Curator make, \
          goes once idle, and the last run with it; no client can tell the two apart), and {why}"
     )]
     Unkept { path: String, why: once::Unkept },
@@ -156,12 +156,15 @@ pub(crate) struct Contention<'s> {
     /// Once acquired after a wait: the watch set on our own node while
     /// waiting, if the node was still as we made it then.
     kept_own_watch: Option<NodeWatch>,
-    /// With `--lock-delay`: how the hold before ours ended, once known
-    /// (`None` until then, and without the flag).
-    last_end: Option<LastEnd>,
-    /// Whether to find out [`Contention::last_end`]: the flag's cost, one
-    /// read, never paid without it.
-    minds_last_end: bool,
+    /// What we learnt of the ends before ours, once our node is made.
+    entry: Option<Entry>,
+    /// While we wait: the node ahead of us, whose presence at our give-up
+    /// proves that we never held.
+    behind: Option<String>,
+    /// `--lock-delay`: the lock directory is made persistent, so that the
+    /// server does not remove it emptied, and the evidence of its ends
+    /// with it.
+    makes_persistent: bool,
 }
 
 /// The watch on our own node while we wait, and whether the node was at
@@ -193,26 +196,42 @@ impl<'s> Contention<'s> {
             node: None,
             fence: 0,
             kept_own_watch: None,
-            last_end: None,
-            minds_last_end: false,
+            entry: None,
+            behind: None,
+            makes_persistent: false,
         }
     }
 
-    /// Finds out how the hold before ours ended ([`Contention::last_end`]).
-    pub(crate) fn mind_last_end(&mut self) {
-        self.minds_last_end = true;
+    /// Keeps the evidence of the lock's ends for `--lock-delay`: makes a
+    /// missing lock directory persistent.
+    pub(crate) fn make_persistent(&mut self) {
+        self.makes_persistent = true;
     }
 
-    /// True after [`Contention::mind_last_end`].
-    pub(crate) fn minds_last_end(&self) -> bool {
-        self.minds_last_end
+    /// Once our node is made: what we learnt of the ends before ours (the
+    /// contention keeps none after).
+    pub(crate) fn take_entry(&mut self) -> Option<Entry> {
+        self.entry.take()
     }
 
-    /// Once acquired with [`Contention::mind_last_end`]: how the hold before
-    /// ours ended; unclean from now when that could not be told (our node
-    /// adopted after a lost connection).
-    pub(crate) fn last_end(&self) -> LastEnd {
-        self.last_end.unwrap_or(LastEnd::Unclean(Instant::now()))
+    /// Once our node is made: how we came to hold, learnt since, in place
+    /// of what was learnt before (a lease's wait for room).
+    pub(super) fn came_by(&mut self, way: Way) {
+        if let Some(entry) = self.entry.take() {
+            self.entry = Some(entry.came_by(way));
+        }
+    }
+
+    /// A mutex's node: no one else holds while it does.
+    fn is_exclusive(&self) -> bool {
+        name::parse(&self.prefix_with_sequence())
+            .is_some_and(|parsed| parsed.kind == ContenderKind::Mutex)
+    }
+
+    /// Our node's name as a name parser sees it: the sequence's digits
+    /// matter only as digits.
+    fn prefix_with_sequence(&self) -> String {
+        format!("{}0000000000", self.prefix)
     }
 
     /// Our node, once created: its path and fencing token.
@@ -257,15 +276,17 @@ impl<'s> Contention<'s> {
         // waiting on one would be waiting forever.
         let mut not_contenders = HashSet::new();
         let mut own_watch = None;
-        // The node ahead whose deletion we saw last, whether it went alone,
-        // and when: who held before us, for `--lock-delay`.
+        // The node ahead whose deletion we saw last: who held before us.
         let mut gone = None;
         loop {
             let ahead = match known.standing_of(&me) {
                 None => return Err(AcquireError::NodeDeleted(self.node_path(&me))),
                 Some((Standing::Holding, _)) => {
-                    if let Some(gone) = gone.filter(|_| self.minds_last_end) {
-                        self.last_end = Some(self.end_before_us(gone).await);
+                    self.behind = None;
+                    if let Some(gone) = gone {
+                        // Sent now, its answer looked at when wanted.
+                        let read = Box::pin(self.session.send_get_data(&self.spec.path));
+                        self.came_by(Way::Waited { gone, read });
                     }
                     self.kept_own_watch = own_watch
                         .filter(|own: &OwnWatch| own.as_made)
@@ -280,6 +301,7 @@ impl<'s> Contention<'s> {
                     ahead.expect("a waiter waits on someone").clone()
                 }
             };
+            self.behind = Some(self.node_path(&ahead.name));
             if patience == Patience::NoWait {
                 return Ok(Outcome::NotAcquired);
             }
@@ -290,13 +312,12 @@ impl<'s> Contention<'s> {
             {
                 AheadChange::Gone if listing_bounds_the_queue_ahead(&me) => {
                     known.remove(&ahead.name);
-                    let others = known.len();
                     known = self.look_ahead(known, &me).await?;
-                    gone = Some((ahead.name, known.len() == others, Instant::now()));
+                    gone = Some(ahead.name);
                 }
                 AheadChange::Gone => {
                     known = self.relist(&not_contenders).await?;
-                    gone = Some((ahead.name, false, Instant::now()));
+                    gone = Some(ahead.name);
                 }
                 AheadChange::Changed => {}
                 AheadChange::OwnChanged => own_watch = None,
@@ -311,15 +332,6 @@ impl<'s> Contention<'s> {
                 AheadChange::StillThere => return Ok(Outcome::NotAcquired),
             }
         }
-    }
-
-    /// How the hold before ours ended, once the node ahead of us `gone`
-    /// (alone or with others, seen when) went and the lock is ours: one
-    /// read of the directory's end record.
-    async fn end_before_us(&self, (gone, alone, seen): (String, bool, Instant)) -> LastEnd {
-        let read = self.session.get_data(&self.spec.path).await;
-        let data = read.as_ref().ok().map(|(data, _)| data.as_slice());
-        delay::after_wait(data, &gone, alone, seen)
     }
 
     /// A watch on our own node, so that its deletion while we wait is seen
@@ -390,21 +402,43 @@ impl<'s> Contention<'s> {
     /// Deletes our node, if we made one (the node we know, or, when the
     /// create's answer was lost, the node found by our prefix and session),
     /// with the end record of `how` in its directory.
+    ///
+    /// A mutex's waiter that gives up while the node ahead of it is still
+    /// there never held: it deletes its node alone, in a transaction that
+    /// checks that node, and leaves the directory's data to the holder,
+    /// whose record accounts for it (see [`super::end::DirRead::ends`]).
     pub(crate) async fn end(&mut self, how: EndHow) -> Result<(), zk::Error> {
         let node = match self.node.take() {
             Some(node) => Some(node),
             None => self.find_own_node().await?,
         };
-        if let Some(node) = node {
-            let node = self.node_path(&node);
-            let ending = Ending::new(how, self.spec.ender.clone());
-            if self.spec.keeps_last_run {
-                return once::delete_keeping(self.session, &node, &ending, None).await;
-            }
-            let write = ending.write_for(&node, self.session.id());
-            self.session.delete_own(&node, write.as_ref()).await?;
+        let Some(node) = node else {
+            return Ok(());
+        };
+        let node = self.node_path(&node);
+        if let Some(ahead) = self.behind.take().filter(|_| self.is_exclusive())
+            && how == EndHow::GaveUp
+            && self.session.delete_behind(&node, &ahead).await?
+        {
+            return Ok(());
         }
-        Ok(())
+        let ending = Ending::new(how, self.spec.ender.clone());
+        let (before, read, clock) = match &mut self.entry {
+            Some(entry) => {
+                let clock = *entry.clock();
+                let judged = entry.judged().await;
+                (judged.known(), judged.read.clone(), Some(clock))
+            }
+            None => (Known::default(), None, None),
+        };
+        let end = OwnEnd {
+            ending: &ending,
+            before,
+            clock: clock.as_ref(),
+            read,
+            ran: None,
+        };
+        end::end_own(self.session, &node, end).await
     }
 
     fn node_path(&self, name: &str) -> String {
@@ -422,42 +456,37 @@ impl<'s> Contention<'s> {
         let retry = self.session.retry();
         let target = self.node_path(&self.prefix);
         let mut attempt = 0;
+        let sent = Instant::now();
         loop {
-            // With `--lock-delay`, the directory as it was just before our
-            // create, read in the same round trip (sent first, answered
-            // first), and its stat with the listing.
-            let arrived = Instant::now();
-            let read = async {
-                match self.minds_last_end {
-                    true => Some(self.session.get_data(&self.spec.path).await),
-                    false => None,
-                }
-            };
+            // The directory as it was just before our create, read in the
+            // same round trip (sent first, answered first), and its stat
+            // with the listing: what the ends before ours were, and the
+            // version our end record is written at.
+            let read = self.session.get_data(&self.spec.path);
             let create = self
                 .session
                 .create_sequential(&target, &self.spec.data, self.spec.ttl);
-            let list = async {
-                match self.minds_last_end {
-                    true => (self.session.children_and_stat_once(&self.spec.path).await)
-                        .map(|(children, stat)| (children, Some(stat))),
-                    false => (self.session.children_once(&self.spec.path).await)
-                        .map(|children| (children, None)),
-                }
-            };
+            let list = self.session.children_and_stat_once(&self.spec.path);
             let (read, created, listed) = tokio::join!(read, create, list);
+            let answered = Instant::now();
             match created {
                 Ok((stat, sequence)) => {
                     self.node = Some(format!("{}{sequence}", self.prefix));
                     self.fence = stat.czxid;
-                    let after = listed.as_ref().ok().and_then(|(_, stat)| stat.as_ref());
-                    self.last_end = read.map(|read| delay::on_arrival(&read, after, arrived));
+                    let way = Way::Arrived {
+                        read: read.map(|(data, stat)| DirRead { data, stat }),
+                        after: listed.as_ref().ok().map(|(_, stat)| *stat),
+                        listed_at: answered,
+                    };
+                    let clock = ServerClock::new(stat.ctime, sent, answered);
+                    self.entry = Some(Entry::new(clock, self.is_exclusive(), way));
                     return match listed {
                         Ok((children, _)) => Ok(children),
                         Err(_) => Ok(self.list().await?),
                     };
                 }
                 Err(err) if err.is_no_node() && attempt < CREATE_ATTEMPTS => {
-                    if self.spec.keeps_last_run {
+                    if self.spec.keeps_last_run || self.makes_persistent {
                         let by = &self.spec.ender;
                         once::make_directory(self.session, &self.spec.path, by).await?;
                     } else {
@@ -468,7 +497,15 @@ impl<'s> Contention<'s> {
                     tokio::time::sleep(retry.backoff(attempt)).await;
                     if let Some(node) = self.find_own_node().await? {
                         tracing::info!("adopting {node}, created before the connection was lost");
-                        self.fence = self.stat_of(&node).await?.map_or(0, |s| s.czxid);
+                        let stat = self.stat_of(&node).await?;
+                        self.fence = stat.map_or(0, |s| s.czxid);
+                        // Its create's answer is lost, and the directory
+                        // as it was before it with it. (A node gone since
+                        // is no hold: the queue finds it missing.)
+                        self.entry = stat.map(|stat| {
+                            let clock = ServerClock::new(stat.ctime, sent, Instant::now());
+                            Entry::new(clock, self.is_exclusive(), Way::Unknown)
+                        });
                         self.node = Some(node);
                         return Ok(self.list().await?);
                     }

@@ -4,7 +4,7 @@
 //! is the same for both.
 
 use super::acquire::{AcquireError, Contention, LockSpec, Outcome, Patience, Waiting};
-use super::delay::LastEnd;
+use super::delay::Entry;
 use super::lease::{LeaseContention, SemaphoreSpec};
 use crate::zk::{self, NodeWatch, Session};
 
@@ -77,20 +77,21 @@ impl<'s> Acquisition<'s> {
         }
     }
 
-    /// With `--lock-delay`: finds out how the hold before ours ended.
-    pub(crate) fn mind_last_end(&mut self) {
+    /// With `--lock-delay`: keeps the evidence of the lock's ends, making
+    /// a missing lock directory persistent.
+    pub(crate) fn make_persistent(&mut self) {
         match self {
-            Acquisition::Lock(contention) => contention.mind_last_end(),
-            Acquisition::Lease(contention) => contention.mind_last_end(),
+            Acquisition::Lock(contention) => contention.make_persistent(),
+            Acquisition::Lease(contention) => contention.make_persistent(),
         }
     }
 
-    /// Once acquired after [`Acquisition::mind_last_end`]: how the hold (the
-    /// lease) before ours ended.
-    pub(crate) fn last_end(&self) -> LastEnd {
+    /// Once acquired: what we learnt of the ends before our hold (the
+    /// lease's, for a semaphore).
+    pub(crate) fn take_entry(&mut self) -> Option<Entry> {
         match self {
-            Acquisition::Lock(contention) => contention.last_end(),
-            Acquisition::Lease(contention) => contention.last_end(),
+            Acquisition::Lock(contention) => contention.take_entry(),
+            Acquisition::Lease(contention) => contention.take_entry(),
         }
     }
 

@@ -6,355 +6,750 @@
 //! its session is gone and its node deleted. Nothing in ZooKeeper can stop
 //! it; waiting a while before touching the resource bounds the overlap by
 //! how long such a pause lasts. A clean end needs no such wait: the holder
-//! let go itself, so it had finished. Which is which is told by the end
-//! record ([`super::end`]), which zklock writes in the transaction that
-//! deletes its node: a deletion without one (a session that expired or
-//! closed, another library's release) is unclean, and so are a break and a
-//! reap, which ended a hold its owner did not finish.
+//! let go itself, so it had finished.
 //!
-//! The judgement costs no round trip on arrival at a free lock: the
-//! directory is read in the pipeline that creates our node and lists the
-//! queue, before the create. After a wait, the one read of the directory
-//! once the node ahead of us went tells whether it left cleanly.
+//! What is clean is told by the end records ([`super::end`]), which zklock
+//! writes in the transaction that deletes its node, and which carry
+//! forward what the records before them knew: how many deletes of the
+//! directory's children they account for, and the latest end that was
+//! unclean (a break, a reap, a lost hold) or unknown (a delete no record
+//! tells of: a session that expired or closed, another library's release,
+//! a directory made anew after the server removed it with its records).
+//! ZooKeeper counts every create and delete of a child in the directory's
+//! `cversion`, so one read of the directory says whether any delete went
+//! unrecorded since the last record: then an end is unknown, dated when
+//! it was first seen. The delay is owed until DUR after the latest unclean
+//! or unknown end, not only after the last one: behind several readers, one
+//! that ended uncleanly costs the delay even when the others released.
+//!
+//! Times are the server's: ZooKeeper's leader stamps each create with its
+//! own clock (`ctime`), and a contender relates that to its own clock by
+//! the moments its create was sent and answered ([`ServerClock`]). Every
+//! bound leans towards waiting longer: an unknown end is dated no earlier
+//! than it was seen, and a deadline on the server's clock is met on ours no
+//! sooner than it passed there. A give-up (`-n`, `-w`, a signal) during
+//! the delay writes its record like any end, carrying the owed end on, so
+//! the next try waits only what is left: a delay is owed once, not for
+//! ever.
+//!
+//! Every holder keeps the evidence, with the flag or without: it reads the
+//! directory in the pipeline that creates its node (no round trip of its
+//! own), or, after a wait, sends the read as the lock becomes its own and
+//! looks at the answer only when it needs it (with the flag, before the
+//! command runs; else at its end).
+//!
+//! A mutex's holder writes its record at the version of that read, in the
+//! one round trip that deletes its node and closes its session, as a
+//! release always has. A write at a version read earlier fails if anyone
+//! wrote the directory since, and a failure that comes with the close
+//! cannot be tried again: the session's close then removes the node with
+//! no record, an unknown end. The ends most likely to come in between are
+//! those of waiters behind the holder (a `-n` fleet, a `-w` running out),
+//! so such a waiter, which never held, writes no record: it deletes its
+//! node in a transaction that checks that the node ahead of it is still
+//! there, and leaves the directory's data to the holder. The holder's
+//! record, counting only the deletes it read, vouches for the rest before
+//! its own as ended before it held or never held (see
+//! [`super::end::DirRead::ends`]). Every other writer (a shared holder, a
+//! give-up behind readers, a `--once-per` hold, a lost hold, a break, a
+//! reap) reads the directory right before its write, writes at that
+//! version and reads again when it changed, so that its count is exact: a
+//! reader's release costs one read more, which keeps the count of several
+//! readers ending at once exact, where a count off by one would make the
+//! next writer wait for nothing.
 
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use tokio::time::Instant;
 
 use super::acquire::Patience;
-use super::end::{EndHow, EndRecord};
+use super::end::{self, DirRead, EndHow, Ending, Known, Unclean};
 use super::hold::HeldLock;
 use super::take::{Event, NotTaken};
 use crate::run::Signals;
-use crate::zk::{self, path};
+use crate::zk::{self, DirWrite};
 
-/// How the hold before ours ended, as far as a contender can tell.
+/// A contender's view of the server's clock: the time the leader stamped on
+/// its node's create (`ctime`), between two moments on its own clock, the
+/// create's sending and its answer. Both clocks are taken to run at one
+/// rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LastEnd {
-    /// Its holder let go itself (or there was no hold before ours).
-    Clean,
-    /// It ended uncleanly, no later than this moment: the delay counts
-    /// from here.
-    Unclean(Instant),
+pub(crate) struct ServerClock {
+    ctime_ms: i64,
+    sent: Instant,
+    answered: Instant,
 }
 
-/// True for the ends only a holder makes (a waiter gives up, it never
-/// releases).
-fn ends_a_hold(how: EndHow) -> bool {
-    matches!(how, EndHow::Released | EndHow::MaxHold)
-}
-
-/// The last end before our node, from the directory as read just before
-/// our create (`read`), its stat
-/// as listed just after (`after`; `None` when that listing failed), and
-/// when we arrived.
-///
-/// Clean only when no child was deleted between the two readings (each
-/// change of the children adds one to `cversion`, and a create one child
-/// as well: the two grew alike), and the last change of the children
-/// before the first was the transaction of a clean end record (the
-/// directory's `pzxid` is its `mzxid`). Anything else (a crashed holder's
-/// session expiring, another library's delete, a change between the
-/// readings) is an unclean end at a moment we cannot know: the delay counts
-/// from our arrival. So is a directory with no record at all, missing or
-/// new: the server deletes an emptied container directory, and its record
-/// with it, so a lock that looks never held may have ended uncleanly.
-pub(super) fn on_arrival(
-    read: &Result<(Vec<u8>, zk::Stat), zk::Error>,
-    after: Option<&zk::Stat>,
-    arrived: Instant,
-) -> LastEnd {
-    let clean = match (read, after) {
-        (Ok((data, before)), Some(after)) => {
-            after.cversion - before.cversion == after.num_children - before.num_children
-                && last_change_was_clean(data, before)
+impl ServerClock {
+    /// The clock of a node whose create, sent at `sent` and answered at
+    /// `answered`, was stamped `ctime_ms`.
+    pub(crate) fn new(ctime_ms: i64, sent: Instant, answered: Instant) -> ServerClock {
+        ServerClock {
+            ctime_ms,
+            sent,
+            answered,
         }
-        _ => false,
+    }
+
+    /// The server's time at our moment `at`, or later: the create was
+    /// stamped after it was sent.
+    pub(crate) fn upper_ms(&self, at: Instant) -> i64 {
+        let since = at.saturating_duration_since(self.sent);
+        let since_ms = i64::try_from(since.as_millis()).unwrap_or(i64::MAX);
+        self.ctime_ms.saturating_add(since_ms).saturating_add(1)
+    }
+
+    /// Our moment at which the server's clock reads `at_ms`, or later: the
+    /// create was stamped before it was answered.
+    fn local(&self, at_ms: i64) -> Instant {
+        let ahead = at_ms.saturating_sub(self.ctime_ms);
+        let span = Duration::from_millis(ahead.unsigned_abs());
+        if ahead >= 0 {
+            self.answered
+                .checked_add(span)
+                .unwrap_or_else(|| self.answered + FAR_FUTURE)
+        } else {
+            self.answered.checked_sub(span).unwrap_or(self.answered)
+        }
+    }
+}
+
+/// What stands for "never" on our clock: past any patience a lock command
+/// accepts (durations stop at 100 years).
+const FAR_FUTURE: Duration = Duration::from_secs(200 * 365 * 24 * 3600);
+
+/// A read of the lock directory sent earlier, its answer wanted later.
+pub(crate) type PendingRead = BoxFuture<'static, Result<(Vec<u8>, zk::Stat), zk::Error>>;
+
+/// What a contender learnt on its way to holding of the ends before its
+/// hold, and of its directory: judged when its lock-delay or its end
+/// record needs it ([`Entry::judged`]).
+pub(crate) struct Entry {
+    clock: ServerClock,
+    /// A mutex's node: no one else holds while it does.
+    exclusive: bool,
+    state: EntryState,
+}
+
+enum EntryState {
+    Unjudged(Way),
+    Judged(Judged),
+}
+
+/// How the lock became ours.
+pub(crate) enum Way {
+    /// Free on arrival: the directory as read just before our create, and
+    /// its stat as listed just after (`None` when that listing failed),
+    /// answered at `listed_at`.
+    Arrived {
+        read: Result<DirRead, zk::Error>,
+        after: Option<zk::Stat>,
+        listed_at: Instant,
+    },
+    /// After a wait: `gone` is the child name of the node ahead whose
+    /// deletion made the lock ours, and `read` the read of the directory
+    /// sent then.
+    Waited { gone: String, read: PendingRead },
+    /// A lease after a wait for room: the read of the leases' directory
+    /// sent once there was.
+    Room { read: PendingRead },
+    /// Nothing to judge by (our node adopted after a lost answer, or a
+    /// directory that keeps no record): every end before is unknown.
+    Unknown,
+}
+
+/// The judgement of an [`Entry`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Judged {
+    /// The latest unclean or unknown end before our hold, if any; never
+    /// later than when it was judged.
+    pub unclean: Option<Unclean>,
+    /// The directory as last read, which an exclusive holder's record is
+    /// written over.
+    pub read: Option<DirRead>,
+    /// How many deletes of the directory's children the judgement covers.
+    pub deletes: Option<u32>,
+}
+
+impl Judged {
+    /// What it knew, for a record written over another read.
+    pub(crate) fn known(&self) -> Known {
+        Known {
+            unclean: self.unclean,
+            deletes: self.deletes,
+            seen_ms: None,
+        }
+    }
+}
+
+impl Entry {
+    /// What a contender whose node's clock is `clock` learnt by `way`.
+    pub(crate) fn new(clock: ServerClock, exclusive: bool, way: Way) -> Entry {
+        Entry {
+            clock,
+            exclusive,
+            state: EntryState::Unjudged(way),
+        }
+    }
+
+    /// The contender's view of the server's clock.
+    pub(crate) fn clock(&self) -> &ServerClock {
+        &self.clock
+    }
+
+    /// The same contender, come to hold by `way`, learnt since.
+    pub(crate) fn came_by(self, way: Way) -> Entry {
+        Entry {
+            state: EntryState::Unjudged(way),
+            ..self
+        }
+    }
+
+    /// How the ends before our hold went, judged once (waiting for a read
+    /// sent earlier, if its answer is not in yet).
+    pub(crate) async fn judged(&mut self) -> &Judged {
+        if let EntryState::Unjudged(way) = &mut self.state {
+            let way = std::mem::replace(way, Way::Unknown);
+            let judged = judge(way, &self.clock, self.exclusive).await;
+            self.state = EntryState::Judged(judged);
+        }
+        match &self.state {
+            EntryState::Judged(judged) => judged,
+            EntryState::Unjudged(_) => unreachable!("judged just now"),
+        }
+    }
+
+    /// How the end of our hold at `node` (of `session`) is written in one
+    /// round trip with the session's close, as `ending` says: `Some` write
+    /// (or `Some(None)`, the delete alone, over an application's data) for
+    /// an exclusive holder whose directory was read, at the version read;
+    /// `None` when the end must read the directory first.
+    pub(crate) async fn closing_write(
+        &mut self,
+        node: &str,
+        session: i64,
+        ending: &Ending,
+    ) -> Option<Option<DirWrite>> {
+        if !self.exclusive {
+            return None;
+        }
+        let dir = end::directory_for(node)?;
+        let judged = self.judged().await;
+        let read = judged.read.as_ref()?;
+        let Some(before) = read.data().into_previous() else {
+            return Some(None);
+        };
+        let evidence = read.evidence(1, false, judged.unclean);
+        let record = ending.record([(node, session)], before, evidence);
+        Some(Some(read.write(dir, &record)))
+    }
+}
+
+/// Judges `way` on `clock`: the latest unclean or unknown end before our
+/// hold.
+async fn judge(way: Way, clock: &ServerClock, exclusive: bool) -> Judged {
+    let answered = |read: Result<(Vec<u8>, zk::Stat), zk::Error>| {
+        let at_ms = clock.upper_ms(Instant::now());
+        (read.map(|(data, stat)| DirRead { data, stat }), at_ms)
     };
-    if clean {
-        LastEnd::Clean
-    } else {
-        LastEnd::Unclean(arrived)
+    let (unclean, read, deletes) = match way {
+        Way::Arrived {
+            read,
+            after,
+            listed_at,
+        } => {
+            let unclean = on_arrival(&read, after.as_ref(), clock, listed_at);
+            (unclean, read.ok(), after.as_ref().and_then(end::deletes))
+        }
+        Way::Waited { gone, read } => {
+            let (read, at_ms) = answered(read.await);
+            let unclean = after_wait(&read, &gone, exclusive, at_ms);
+            let read = read.ok();
+            let deletes = read.as_ref().and_then(DirRead::deletes);
+            (unclean, read, deletes)
+        }
+        Way::Room { read } => {
+            let (read, at_ms) = answered(read.await);
+            let unclean = after_lease_wait(&read, at_ms);
+            let read = read.ok();
+            let deletes = read.as_ref().and_then(DirRead::deletes);
+            (unclean, read, deletes)
+        }
+        Way::Unknown => {
+            let unknown = unknown_at(clock.upper_ms(Instant::now()));
+            (Some(unknown), None, None)
+        }
+    };
+    let now_ms = clock.upper_ms(Instant::now());
+    Judged {
+        unclean: unclean.map(|end| Unclean {
+            at_ms: end.at_ms.min(now_ms),
+            ..end
+        }),
+        read,
+        deletes,
     }
 }
 
-/// True when the last change of the children of the directory whose
-/// `data` and `stat` these are was the transaction of a clean end record.
-/// A record that names no node speaks of no end: the one a `--once-per`
-/// directory is made with, whose create leaves `pzxid` at `mzxid` too, tells
-/// nothing of the hold before (a removed container's, say).
-fn last_change_was_clean(data: &[u8], stat: &zk::Stat) -> bool {
-    stat.pzxid == stat.mzxid
-        && EndRecord::parse(data)
-            .is_some_and(|record| record.how.is_clean() && !record.nodes.is_empty())
-}
-
-/// The last end before our lease after a wait for room, from the leases'
-/// directory as `read` once there was: only the holder of the semaphore's
-/// mutex (we, then) adds a lease, so the last change of the leases was an
-/// end, clean when it wrote a clean record; otherwise unclean, from when
-/// the room was `seen`.
-pub(super) fn after_lease_wait(
-    read: &Result<(Vec<u8>, zk::Stat), zk::Error>,
-    seen: Instant,
-) -> LastEnd {
-    match read {
-        Ok((data, stat)) if last_change_was_clean(data, stat) => LastEnd::Clean,
-        _ => LastEnd::Unclean(seen),
+/// An end no record tells of, seen at `at_ms` on the server's clock.
+fn unknown_at(at_ms: i64) -> Unclean {
+    Unclean {
+        at_ms,
+        unknown: true,
     }
 }
 
-/// The last end before our node after a wait: `gone` is the node ahead of
-/// us whose deletion made the lock ours, seen at `seen`; `alone` is false
-/// when other nodes ahead went unseen meanwhile, so that `gone` may have
-/// been a waiter and one of them the holder; `data` is the directory's, read
-/// after `gone` went.
+/// The latest unclean or unknown end before our node, from the directory
+/// as read just before our create (`read`), its stat as listed just after
+/// (`after`; `None` when that listing failed, answered at `listed_at`),
+/// on our node's `clock`.
 ///
-/// Clean when the record there names `gone` as ending cleanly: as a
-/// release (only a holder releases), or, when it was alone ahead, in any
-/// clean way. A record of anything else (a later end, another node) proves
-/// nothing of `gone`, and its end counts as unclean from when we saw it.
-pub(super) fn after_wait(data: Option<&[u8]>, gone: &str, alone: bool, seen: Instant) -> LastEnd {
-    let name = path::basename(gone);
-    let clean = data
-        .and_then(EndRecord::parse)
-        .filter(|record| record.nodes.iter().any(|ended| ended.node == name))
-        .is_some_and(|record| record.how.is_clean() && (alone || ends_a_hold(record.how)));
-    if clean {
-        LastEnd::Clean
-    } else {
-        LastEnd::Unclean(seen)
-    }
-}
-
-/// When the delay after `ends` (the last end before each of our nodes) is
-/// over; `None` when every one was clean.
-pub(super) fn until(ends: &[(String, LastEnd)], delay: Duration) -> Option<(Instant, &str)> {
-    ends.iter()
-        .filter_map(|(lock, end)| match end {
-            LastEnd::Unclean(at) => Some((*at + delay, lock.as_str())),
-            LastEnd::Clean => None,
+/// What the read proves ([`DirRead::ends`]) holds up to the read; any end
+/// it leaves unaccounted for came before it, so before our create, whose
+/// stamp dates it. A child deleted between the read and the listing (each
+/// change of the children adds one to `cversion`, and our create one child
+/// as well: the two grew alike unless a delete came between) is an end
+/// seen when the listing was answered. A directory missing, new or keeping
+/// no record is an unknown end: the server deletes an emptied container,
+/// and its records with it.
+pub(super) fn on_arrival(
+    read: &Result<DirRead, zk::Error>,
+    after: Option<&zk::Stat>,
+    clock: &ServerClock,
+    listed_at: Instant,
+) -> Option<Unclean> {
+    let Ok(read) = read else {
+        return Some(unknown_at(clock.ctime_ms));
+    };
+    let ends = read.ends();
+    let before = (!ends.accounted).then(|| unknown_at(clock.ctime_ms));
+    let between = after
+        .is_none_or(|after| {
+            let grew = |of: fn(&zk::Stat) -> i32| i64::from(of(after)) - i64::from(of(&read.stat));
+            grew(|stat| stat.cversion) != grew(|stat| stat.num_children)
         })
-        .max_by_key(|(until, _)| *until)
+        .then(|| unknown_at(clock.upper_ms(listed_at)));
+    Unclean::latest(Unclean::latest(ends.unclean, before), between)
 }
 
-/// Waits until `until` (the delay after `lock`'s unclean end) with the
-/// locks held, watching them for loss all the while, within `patience`:
-/// a delay that would outlast it gives up at once, as does `-n` when one
-/// is pending. `margin` is the time a command's stop takes, which a loss
-/// must leave room for, as while the command runs.
+/// The latest unclean or unknown end before our hold after a wait: `gone`
+/// is the node ahead of us whose deletion made the lock ours, `read` the
+/// directory as read after, at `read_ms` on the server's clock at the
+/// latest.
 ///
-/// Giving up, the session is closed without an end record: the delay owed
-/// to the unclean end is then owed by the next holder, which finds no
-/// record of ours and counts its own delay from our end.
+/// What the read proves holds. Beyond it, an exclusive holder trusts the
+/// record of the node it saw go when that record is an exclusive holder's
+/// (which vouches for every delete before its own): after it, only nodes
+/// behind us changed, which never held while we did. Anything else is an
+/// end unaccounted for, dated when we read.
+pub(super) fn after_wait(
+    read: &Result<DirRead, zk::Error>,
+    gone: &str,
+    exclusive: bool,
+    read_ms: i64,
+) -> Option<Unclean> {
+    let Ok(read) = read else {
+        return Some(unknown_at(read_ms));
+    };
+    let ends = read.ends();
+    let handed_over = exclusive && read.vouches_for(gone);
+    if ends.accounted || handed_over {
+        ends.unclean
+    } else {
+        Unclean::latest(ends.unclean, Some(unknown_at(read_ms)))
+    }
+}
+
+/// The latest unclean or unknown end before our lease after a wait for
+/// room, from the leases' directory as `read` once there was, at
+/// `read_ms` at the latest: what the read proves, and an end unaccounted
+/// for dated then.
+pub(super) fn after_lease_wait(read: &Result<DirRead, zk::Error>, read_ms: i64) -> Option<Unclean> {
+    match read {
+        Ok(read) => {
+            let ends = read.ends();
+            let unaccounted = (!ends.accounted).then(|| unknown_at(read_ms));
+            Unclean::latest(ends.unclean, unaccounted)
+        }
+        Err(_) => Some(unknown_at(read_ms)),
+    }
+}
+
+/// How the ends before one of our holds went, for the lock-delay: the
+/// latest unclean or unknown one and the clock to meet it on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LastEnd {
+    pub unclean: Option<Unclean>,
+    pub clock: ServerClock,
+}
+
+/// What holds the locks back: the lock whose delay ends last, when, and
+/// whether its end is unknown (rather than known unclean).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Owed<'a> {
+    pub until: Instant,
+    pub lock: &'a str,
+    pub unknown: bool,
+}
+
+/// When the delay after `ends` (the ends before each of our holds) is
+/// over; `None` when no end was unclean or unknown.
+pub(super) fn until(ends: &[(String, LastEnd)], delay: Duration) -> Option<Owed<'_>> {
+    let delay_ms = i64::try_from(delay.as_millis()).unwrap_or(i64::MAX);
+    ends.iter()
+        .filter_map(|(lock, end)| {
+            let unclean = end.unclean?;
+            Some(Owed {
+                until: end.clock.local(unclean.at_ms.saturating_add(delay_ms)),
+                lock: lock.as_str(),
+                unknown: unclean.unknown,
+            })
+        })
+        .max_by_key(|owed| owed.until)
+}
+
+/// Waits until `owed.until` (the delay after `owed.lock`'s unclean or
+/// unknown end) with the locks held, watching them for loss all the while,
+/// within `patience`: a delay that would outlast it gives up at once, as
+/// does `-n` when one is pending. `margin` is the time a command's stop
+/// takes, which a loss must leave room for, as while the command runs.
+///
+/// Giving up, the locks are let go with the records of a give-up, which
+/// carry the owed end on: the next holder waits only what is left of its
+/// own delay after it.
 pub(super) async fn sit_out(
     lock: HeldLock,
-    (until, delayed_lock): (Instant, &str),
+    owed: Owed<'_>,
     patience: Patience,
     margin: Duration,
     (events, signals): (&impl Fn(Event<'_>), &mut Signals),
 ) -> Result<HeldLock, NotTaken> {
     let started = Instant::now();
-    let left = until.saturating_duration_since(started);
+    let left = owed.until.saturating_duration_since(started);
     if left.is_zero() {
         return Ok(lock);
     }
     let out_of_time = match patience {
         Patience::NoWait => true,
-        Patience::Until(deadline) => deadline < until,
+        Patience::Until(deadline) => deadline < owed.until,
         Patience::Forever => false,
     };
+    let delayed = Delayed {
+        lock: owed.lock.to_owned(),
+        left,
+        unknown: owed.unknown,
+    };
     if out_of_time {
-        lock.leave().await;
-        return Err(NotTaken::Delayed {
-            lock: delayed_lock.to_owned(),
-            left,
-        });
+        let _ = lock.release(EndHow::GaveUp).await;
+        return Err(NotTaken::Delayed(delayed));
     }
     tracing::info!(
         event = "lock_delay",
-        lock = %delayed_lock,
-        "the last hold of {delayed_lock} ended uncleanly: waiting {} before the command runs",
+        lock = %owed.lock,
+        "{}: waiting {} before the command runs",
+        delayed.why(),
         humantime::format_duration(round_ms(left))
     );
-    events(Event::Delaying(delayed_lock, left));
+    events(Event::Delaying(&delayed));
     let ended = tokio::select! {
-        () = tokio::time::sleep_until(until) => None,
+        () = tokio::time::sleep_until(owed.until) => None,
         (held, loss) = lock.lost(margin) => Some(NotTaken::Lost { held: held.clone(), loss }),
         signal = signals.next() => Some(NotTaken::Interrupted(signal)),
     };
     events(Event::Waited);
     match ended {
         None => Ok(lock.delayed_for(round_ms(started.elapsed()))),
-        Some(lost @ NotTaken::Lost { .. }) => {
-            let _ = lock.release(EndHow::GaveUp).await;
-            Err(lost)
-        }
         Some(not_taken) => {
-            lock.leave().await;
+            let _ = lock.release(EndHow::GaveUp).await;
             Err(not_taken)
         }
     }
 }
 
+/// A lock-delay that holds the locks back: which lock's, how much is
+/// left, and whether the end it follows is unknown (no record tells how it
+/// ended) or known to be unclean.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Delayed {
+    pub lock: String,
+    pub left: Duration,
+    pub unknown: bool,
+}
+
+impl Delayed {
+    /// Why, for people.
+    pub(crate) fn why(&self) -> String {
+        let lock = &self.lock;
+        match self.unknown {
+            true => format!("how an earlier hold of {lock} ended is unknown"),
+            false => format!("an earlier hold of {lock} ended uncleanly"),
+        }
+    }
+}
+
 /// `duration` to the millisecond, as it is shown and passed on.
-fn round_ms(duration: Duration) -> Duration {
+pub(crate) fn round_ms(duration: Duration) -> Duration {
     Duration::from_millis(duration.as_millis() as u64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lock::end::{Ender, Ending};
+    use crate::lock::end::Evidence;
+    use crate::lock::end::tests::{dir_stat, ending, read, record_bytes};
 
-    fn record(how: EndHow, node: &str) -> Vec<u8> {
-        let by = Ender {
-            user: "u".into(),
-            host: "h".into(),
-            pid: 1,
-        };
-        Ending::new(how, by).record([(node, 7)])
+    /// A clock whose create was stamped 10,000 and sent and answered at
+    /// `at`.
+    fn clock(at: Instant) -> ServerClock {
+        ServerClock::new(10_000, at, at)
     }
 
-    /// A directory's stat with `cversion` changes of its children so far,
-    /// `children` of them, the last at `pzxid`, and its data written at
-    /// `mzxid`.
-    fn stat(cversion: i32, children: i32, pzxid: i64, mzxid: i64) -> zk::Stat {
-        zk::Stat {
-            cversion,
-            num_children: children,
-            pzxid,
-            mzxid,
-            ..zk::test_stat(1, 0)
-        }
+    fn unclean(at_ms: i64, unknown: bool) -> Option<Unclean> {
+        Some(Unclean { at_ms, unknown })
+    }
+
+    fn counted(deletes: u32, exact: bool, unclean: Option<Unclean>) -> Option<Evidence> {
+        Some(Evidence {
+            deletes,
+            exact,
+            unclean,
+        })
     }
 
     #[test]
-    fn a_free_lock_is_clean_only_after_a_clean_end_record_and_nothing_since() {
+    fn the_servers_clock_is_met_no_sooner_than_it_reads_so() {
+        let sent = Instant::now();
+        let answered = sent + Duration::from_millis(4);
+        let clock = ServerClock::new(10_000, sent, answered);
+        // 20 ms after sending, the server reads at most 10,021.
+        assert_eq!(clock.upper_ms(sent + Duration::from_millis(20)), 10_021);
+        // It reads 10,500 no sooner than 500 ms after the answer.
+        assert_eq!(clock.local(10_500), answered + Duration::from_millis(500));
+        assert_eq!(clock.local(9_998), answered - Duration::from_millis(2));
+        // Values from a record, however large, do not overflow.
+        assert!(clock.local(i64::MAX) > answered + Duration::from_secs(100 * 365 * 86_400));
+        let _ = clock.local(i64::MIN);
+    }
+
+    #[test]
+    fn a_free_lock_is_clean_only_when_every_end_is_accounted_for() {
         let now = Instant::now();
-        let released = record(EndHow::Released, "/l/lock-0000000003");
-        let read = |data: &[u8], s| Ok((data.to_vec(), s));
-        // Our create alone came between the readings.
-        let ours = stat(5, 1, 10, 9);
-        assert_eq!(
-            on_arrival(&read(&released, stat(4, 0, 9, 9)), Some(&ours), now),
-            LastEnd::Clean
-        );
-        // And a contender behind us.
-        assert_eq!(
-            on_arrival(
-                &read(&released, stat(4, 0, 9, 9)),
-                Some(&stat(6, 2, 11, 9)),
-                now
-            ),
-            LastEnd::Clean
-        );
-        // A child deleted between the readings: an end we did not see.
-        assert_eq!(
-            on_arrival(&read(&released, stat(4, 1, 9, 9)), Some(&ours), now),
-            LastEnd::Unclean(now)
-        );
-        // The last child change was not the record's transaction (a session
-        // that expired after the release).
-        assert_eq!(
-            on_arrival(&read(&released, stat(4, 0, 12, 9)), Some(&ours), now),
-            LastEnd::Unclean(now)
-        );
-        for how in [EndHow::Broken, EndHow::Reaped] {
-            let data = record(how, "/l/lock-0000000003");
+        let clock = clock(now);
+        let node = "/l/lock-0000000003";
+        let released = record_bytes(EndHow::Released, node, counted(2, true, None));
+        let ok = |data: &[u8], stat| Ok(read(data, stat));
+        // Two deletes, both counted; our create alone came between the
+        // readings (and a contender behind us).
+        let before = dir_stat(4, 0, (9, 9));
+        for after in [dir_stat(5, 1, (10, 9)), dir_stat(6, 2, (11, 9))] {
             assert_eq!(
-                on_arrival(&read(&data, stat(4, 0, 9, 9)), Some(&ours), now),
-                LastEnd::Unclean(now)
+                on_arrival(&ok(&released, before), Some(&after), &clock, now),
+                None
             );
         }
+        // A child deleted between the readings: an end seen at the listing.
+        let seen = clock.upper_ms(now);
         assert_eq!(
-            on_arrival(&read(b"", stat(4, 0, 9, 9)), Some(&ours), now),
-            LastEnd::Unclean(now)
+            on_arrival(
+                &ok(&released, dir_stat(4, 1, (9, 9))),
+                Some(&dir_stat(6, 1, (10, 9))),
+                &clock,
+                now
+            ),
+            unclean(seen, true)
         );
+        // A delete the records do not count (a session that expired after
+        // the release): unknown, before our create.
         assert_eq!(
-            on_arrival(&read(&released, stat(4, 0, 9, 9)), None, now),
-            LastEnd::Unclean(now)
+            on_arrival(
+                &ok(&released, dir_stat(6, 0, (12, 9))),
+                Some(&dir_stat(7, 1, (13, 9))),
+                &clock,
+                now
+            ),
+            unclean(10_000, true)
         );
-        // A directory that never had a child, or none at all: the server
-        // may have deleted it emptied, with its record.
+        // A break or a reap, counted: unclean when the record was written.
+        for how in [EndHow::Broken, EndHow::Reaped, EndHow::Lost] {
+            let data = record_bytes(how, node, counted(2, true, None));
+            assert_eq!(
+                on_arrival(
+                    &ok(&data, before),
+                    Some(&dir_stat(5, 1, (10, 9))),
+                    &clock,
+                    now
+                ),
+                unclean(9_000, false)
+            );
+        }
+        // No record, a directory missing, a listing that failed.
         assert_eq!(
-            on_arrival(&read(b"", stat(0, 0, 3, 3)), Some(&stat(1, 1, 4, 3)), now),
-            LastEnd::Unclean(now)
+            on_arrival(
+                &ok(b"", dir_stat(0, 0, (3, 3))),
+                Some(&dir_stat(1, 1, (4, 3))),
+                &clock,
+                now
+            ),
+            unclean(10_000, true)
         );
-        // Nor one --once-per made (again) with a record that names no node.
-        let made = Ending::new(EndHow::Released, Ender::of_this_process()).record([]);
+        // Nor one zklock made (again) persistent, whose record names no
+        // node and keeps no evidence.
+        let mut made = ending(EndHow::Released, None).record([], None, None);
+        made.made_persistent = true;
         assert_eq!(
-            on_arrival(&read(&made, stat(0, 0, 3, 3)), Some(&stat(1, 1, 4, 3)), now),
-            LastEnd::Unclean(now)
+            on_arrival(
+                &ok(&made.to_bytes(), dir_stat(0, 0, (3, 3))),
+                Some(&dir_stat(1, 1, (4, 3))),
+                &clock,
+                now
+            ),
+            unclean(10_000, true)
         );
         let missing = Err(zk::Error::no_node("get", "/l"));
         assert_eq!(
-            on_arrival(&missing, Some(&stat(1, 1, 4, 3)), now),
-            LastEnd::Unclean(now)
+            on_arrival(&missing, None, &clock, now),
+            unclean(10_000, true)
+        );
+        assert_eq!(
+            on_arrival(&ok(&released, before), None, &clock, now),
+            unclean(seen, true)
         );
     }
 
     #[test]
-    fn a_handoff_is_clean_only_when_the_record_names_the_node_that_went() {
+    fn behind_several_readers_one_end_unaccounted_for_is_owed() {
         let now = Instant::now();
-        let gone = "/l/lock-0000000003";
-        let released = record(EndHow::Released, gone);
-        let gave_up = record(EndHow::GaveUp, gone);
-        assert_eq!(
-            after_wait(Some(&released), gone, false, now),
-            LastEnd::Clean
+        let clock = clock(now);
+        // Three readers deleted, the last with a clean record that counts
+        // only two: one ended unseen.
+        let released = record_bytes(
+            EndHow::Released,
+            "/l/__READ__0000000005",
+            counted(2, true, None),
         );
-        assert_eq!(after_wait(Some(&gave_up), gone, true, now), LastEnd::Clean);
-        // Others ahead went too: the one that gave up may have been a
-        // waiter, and the holder one of them.
+        let after = dir_stat(7, 1, (30, 20));
         assert_eq!(
-            after_wait(Some(&gave_up), gone, false, now),
-            LastEnd::Unclean(now)
+            on_arrival(
+                &Ok(read(&released, dir_stat(6, 0, (21, 20)))),
+                Some(&after),
+                &clock,
+                now
+            ),
+            unclean(10_000, true)
         );
-        let other = record(EndHow::Released, "/l/lock-0000000002");
+        // Its end carried on by the clean records after it, still owed.
+        let carried = record_bytes(
+            EndHow::Released,
+            "/l/__READ__0000000006",
+            counted(3, true, unclean(8_000, true)),
+        );
         assert_eq!(
-            after_wait(Some(&other), gone, true, now),
-            LastEnd::Unclean(now)
+            on_arrival(
+                &Ok(read(&carried, dir_stat(6, 0, (21, 21)))),
+                Some(&after),
+                &clock,
+                now
+            ),
+            unclean(8_000, true)
         );
-        let broken = record(EndHow::Broken, gone);
-        assert_eq!(
-            after_wait(Some(&broken), gone, true, now),
-            LastEnd::Unclean(now)
-        );
-        assert_eq!(after_wait(None, gone, true, now), LastEnd::Unclean(now));
     }
 
     #[test]
-    fn a_lease_after_a_wait_is_clean_when_the_last_lease_to_go_wrote_a_clean_record() {
+    fn a_handoff_trusts_the_record_of_the_exclusive_holder_that_went() {
+        let gone = "_c_x-lock-0000000003";
+        let claim = record_bytes(
+            EndHow::Released,
+            &format!("/l/{gone}"),
+            counted(1, false, unclean(50, true)),
+        );
+        // Waiters behind us changed the directory since: the holder's
+        // record still vouches for the ends before its own.
+        let changed = Ok(read(&claim, dir_stat(9, 2, (40, 30))));
+        assert_eq!(after_wait(&changed, gone, true, 900), unclean(50, true));
+        // Not for a shared holder, nor for a node it does not name.
+        assert_eq!(after_wait(&changed, gone, false, 900), unclean(900, true));
+        assert_eq!(
+            after_wait(&changed, "_c_x-lock-0000000002", true, 900),
+            unclean(900, true)
+        );
+        // Nothing to read: unknown.
+        let missing = Err(zk::Error::no_node("get", "/l"));
+        assert_eq!(after_wait(&missing, gone, true, 900), unclean(900, true));
+    }
+
+    #[test]
+    fn a_lease_after_a_wait_is_clean_when_every_lease_that_went_is_counted() {
+        let released = record_bytes(
+            EndHow::Released,
+            "/s/leases/_c_1-lease-0000000003",
+            counted(3, true, None),
+        );
+        assert_eq!(
+            after_lease_wait(&Ok(read(&released, dir_stat(8, 2, (9, 9)))), 70),
+            None
+        );
+        assert_eq!(
+            after_lease_wait(&Ok(read(&released, dir_stat(10, 2, (10, 9)))), 70),
+            unclean(70, true)
+        );
+    }
+
+    #[tokio::test]
+    async fn an_end_ahead_of_the_servers_time_counts_as_now() {
         let now = Instant::now();
-        let released = record(EndHow::Released, "/s/leases/_c_1-lease-0000000003");
-        let read = |s| Ok((released.clone(), s));
-        assert_eq!(
-            after_lease_wait(&read(stat(8, 2, 9, 9)), now),
-            LastEnd::Clean
+        let forged = record_bytes(
+            EndHow::Broken,
+            "/l/lock-0000000001",
+            counted(1, true, unclean(i64::MAX, false)),
         );
-        assert_eq!(
-            after_lease_wait(&read(stat(8, 2, 10, 9)), now),
-            LastEnd::Unclean(now)
-        );
+        let way = Way::Arrived {
+            read: Ok(read(&forged, dir_stat(2, 0, (5, 5)))),
+            after: Some(dir_stat(3, 1, (6, 5))),
+            listed_at: now,
+        };
+        let mut entry = Entry::new(clock(now), true, way);
+        let judged = entry.judged().await.clone();
+        let end = judged.unclean.unwrap();
+        assert!(end.at_ms <= clock(now).upper_ms(Instant::now()), "{end:?}");
+        // It is the directory read that the record is written over.
+        assert_eq!(judged.read.unwrap().stat.cversion, 2);
     }
 
     #[test]
     fn the_delay_ends_after_the_latest_unclean_end() {
         let now = Instant::now();
         let delay = Duration::from_secs(10);
+        let end = |at_ms, unknown| LastEnd {
+            unclean: unclean(at_ms, unknown),
+            clock: clock(now),
+        };
         let ends = [
-            ("/a".to_owned(), LastEnd::Unclean(now)),
-            ("/b".to_owned(), LastEnd::Clean),
+            ("/a".to_owned(), end(10_000, false)),
             (
-                "/c".to_owned(),
-                LastEnd::Unclean(now + Duration::from_secs(2)),
+                "/b".to_owned(),
+                LastEnd {
+                    unclean: None,
+                    clock: clock(now),
+                },
             ),
+            ("/c".to_owned(), end(12_000, true)),
         ];
         assert_eq!(
             until(&ends, delay),
-            Some((now + Duration::from_secs(12), "/c"))
+            Some(Owed {
+                until: now + Duration::from_secs(12),
+                lock: "/c",
+                unknown: true,
+            })
         );
         assert_eq!(until(&ends[1..2], delay), None);
+        // An end long past owes nothing more.
+        assert!(
+            until(&[("/d".to_owned(), end(0, false))], delay)
+                .unwrap()
+                .until
+                <= now
+        );
     }
 }

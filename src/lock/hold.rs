@@ -5,9 +5,9 @@ use std::fmt;
 use std::time::Duration;
 
 use super::acquire::{AcquireError, Held};
-use super::end::{self, EndHow, EndRecord, Ender, Ending, Ran};
+use super::delay::{Entry, LastEnd};
+use super::end::{self, EndHow, EndRecord, Ender, Ending, Known, OwnEnd, Ran};
 use super::node;
-use super::once;
 use crate::zk::monitor::{self, Lapse, LeaderEvidence};
 use crate::zk::{self, Class, Deleted, NodeEvent, NodeWatch, Session, class_of, delete};
 
@@ -18,8 +18,9 @@ pub(crate) const REVOKE: &[u8] = b"__REVOKE__";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Loss {
     /// Our node was deleted (reaped, force-released); with the end record
-    /// that names it, when whoever deleted it wrote one.
-    Deleted(Option<EndRecord>),
+    /// that names it, when whoever deleted it wrote one (boxed: a record is
+    /// many times the size of the other losses).
+    Deleted(Option<Box<EndRecord>>),
     /// `__REVOKE__` was written into our node.
     Revoked,
     /// The session expired or was closed.
@@ -146,6 +147,9 @@ pub(crate) struct Hold {
     /// Whose node it is: ours, or an enclosing hold's that a nested zklock
     /// re-entered, which is that hold's to release, never ours.
     node_of: NodeOf,
+    /// What we learnt of the ends before our hold, for the lock-delay and
+    /// our end record; `None` for an enclosing hold's node.
+    entry: Option<Entry>,
 }
 
 /// Whose node a [`Hold`] holds by.
@@ -159,12 +163,13 @@ enum NodeOf {
 
 impl Hold {
     /// Our node `held`; `kept` is a watch already set on it while it was as
-    /// we made it.
-    pub(crate) fn ours(held: Held, kept: Option<NodeWatch>) -> Hold {
+    /// we made it; `entry`, what we learnt of the ends before our hold.
+    pub(crate) fn ours(held: Held, kept: Option<NodeWatch>, entry: Option<Entry>) -> Hold {
         Hold {
             held,
             kept_watch: Cell::new(kept),
             node_of: NodeOf::Ours,
+            entry,
         }
     }
 
@@ -174,13 +179,23 @@ impl Hold {
     pub(crate) fn reentered(held: Held) -> Hold {
         Hold {
             node_of: NodeOf::EnclosingHold,
-            ..Hold::ours(held, None)
+            ..Hold::ours(held, None, None)
         }
     }
 
-    /// The node itself, when it is ours to delete.
-    fn ours_to_delete(self) -> Option<Held> {
-        (self.node_of == NodeOf::Ours).then_some(self.held)
+    /// How the ends before our hold went, for the lock-delay of its lock;
+    /// `None` for an enclosing hold's node, which was no wait of ours.
+    pub(crate) async fn last_end(&mut self) -> Option<(String, LastEnd)> {
+        let entry = self.entry.as_mut()?;
+        let clock = *entry.clock();
+        let unclean = entry.judged().await.unclean;
+        Some((self.held.lock.clone(), LastEnd { unclean, clock }))
+    }
+
+    /// The node itself and what we learnt on our way to it, when it is ours
+    /// to delete.
+    fn ours_to_delete(self) -> Option<(Held, Option<Entry>)> {
+        (self.node_of == NodeOf::Ours).then_some((self.held, self.entry))
     }
 }
 
@@ -296,7 +311,7 @@ impl HeldLock {
             last_run,
             ..
         } = self;
-        let ours: Vec<Held> = std::iter::once(first)
+        let ours: Vec<(Held, Option<Entry>)> = std::iter::once(first)
             .chain(rest)
             .filter_map(Hold::ours_to_delete)
             .collect();
@@ -316,7 +331,10 @@ impl HeldLock {
                 // Bounded: with the connection down, a request waits for a
                 // reconnect that may never come.
                 let wait = session.session_timeout();
-                let each = ours.iter().map(|held| release_after_loss(&session, held));
+                let ending = Ending::new(EndHow::Lost, ender);
+                let each = ours
+                    .iter()
+                    .map(|(held, _)| release_after_loss(&session, held, &ending));
                 let _ = tokio::time::timeout(wait, futures::future::join_all(each)).await;
                 session.close().await;
                 Ok(())
@@ -349,35 +367,55 @@ pub(crate) async fn give_up(
 }
 
 /// Deletes the nodes `ours`, each with the record of `ending` in its
-/// directory, and closes the session in one round trip; a `--once-per`
-/// hold's records keep `last_run`, read first.
+/// directory, and closes the session. An exclusive holder's record is
+/// written at the version of the directory it read on its way in, in the
+/// one round trip that closes the session; it finds the directory written
+/// since only when an end came in between that is no waiter's (a break, a
+/// reap), and then the closed session removes its node without a record.
+/// Every other end (a shared holder's, a `--once-per` hold's, which keeps
+/// `last_run`) reads the directory first and writes at that version, again
+/// if it changed, before the close.
 async fn let_go(
     session: Session,
     evidence: LeaderEvidence,
-    ours: Vec<Held>,
+    ours: Vec<(Held, Option<Entry>)>,
     ending: &Ending,
     last_run: Option<LastRun>,
 ) -> Result<(), zk::Error> {
     evidence.stop();
-    if let Some(LastRun(run)) = last_run {
-        let mut kept = Ok(());
-        for held in &ours {
-            match once::delete_keeping(&session, &held.node, ending, run.clone()).await {
-                Err(err) if err.class() == Class::Normal => kept = Err(err),
-                Err(err) => tracing::info!("{err}: the closed session removes the node"),
-                Ok(()) => {}
-            }
+    let ran = last_run.as_ref().and_then(|LastRun(run)| run.clone());
+    let mut kept = Ok(());
+    let mut closing = Vec::new();
+    for (held, mut entry) in ours {
+        let write = match (&last_run, entry.as_mut()) {
+            (None, Some(entry)) => entry.closing_write(&held.node, session.id(), ending).await,
+            _ => None,
+        };
+        if let Some(write) = write {
+            closing.push((held.node, write));
+            continue;
         }
-        session.close().await;
-        return kept;
+        let (before, clock) = match entry.as_mut() {
+            Some(entry) => (entry.judged().await.known(), Some(*entry.clock())),
+            None => (Known::default(), None),
+        };
+        let end = OwnEnd {
+            ending,
+            before,
+            clock: clock.as_ref(),
+            read: None,
+            ran: ran.clone(),
+        };
+        match end::end_own(&session, &held.node, end).await {
+            Err(err) if err.class() == Class::Normal => kept = Err(err),
+            Err(err) => tracing::info!("{err}: the closed session removes the node"),
+            Ok(()) => {}
+        }
     }
     // Sent now, before the close below: the server takes them in order.
-    let deletes: Vec<_> = ours
+    let deletes: Vec<_> = closing
         .iter()
-        .map(|held| {
-            let write = ending.write_for(&held.node, session.id());
-            session.send_delete(&held.node, write.as_ref())
-        })
+        .map(|(node, write)| session.send_delete(node, write.as_ref()))
         .collect();
     let ((), deleted) = tokio::join!(session.close(), futures::future::join_all(deletes));
     for result in deleted {
@@ -388,23 +426,29 @@ async fn let_go(
                     "no permission to write the end record; the closed session removes the node"
                 );
             }
+            Ok(Deleted::DirChanged) => {
+                tracing::info!(
+                    "the lock directory was written since it was read; the closed session \
+                     removes the node, without an end record"
+                );
+            }
             Err(err) if err.class() != Class::Normal => {
                 tracing::info!("{err}: not confirmed; the closed session removes the node");
             }
             Err(err) => return Err(err),
         }
     }
-    Ok(())
+    kept
 }
 
 /// The end record that names our node at `node`, in its directory, when
 /// one is there: who deleted it and why. Bounded: a lost lock is reported
 /// at once, with or without it.
-async fn ended_by(session: &Session, node: &str) -> Option<EndRecord> {
+async fn ended_by(session: &Session, node: &str) -> Option<Box<EndRecord>> {
     let dir = end::directory_for(node)?;
     let read = tokio::time::timeout(END_READ_WAIT, session.get_data(dir)).await;
     let (data, _) = read.ok()?.ok()?;
-    end::naming(&data, node, session.id())
+    end::naming(&data, node, session.id()).map(Box::new)
 }
 
 /// How long a victim waits to read who broke its lock.
@@ -414,16 +458,17 @@ const END_READ_WAIT: Duration = Duration::from_secs(1);
 /// directory deleted and made again restarts its sequence numbers (HBase's
 /// `write-N` at 0). So the node at our token is deleted only while it is
 /// still ours, the incarnation we made (our czxid, our session), as reap
-/// deletes; otherwise it is left alone. Nothing is left behind either way:
-/// the session, closed next, takes an ephemeral node of ours with it.
-async fn release_after_loss(session: &Session, held: &Held) {
+/// deletes, with the record of a `lost` hold (`ending`): its command was
+/// stopped, not finished, which the next holder's lock-delay must know.
+/// Otherwise it is left alone. Nothing is left behind either way: the
+/// session, closed next, takes an ephemeral node of ours with it.
+async fn release_after_loss(session: &Session, held: &Held, ending: &Ending) {
     let ours = |stat: &zk::Stat| stat.czxid == held.fence && stat.ephemeral_owner == session.id();
     match session.stat(&held.node).await {
         Ok(Some(stat)) if ours(&stat) => {
             let node = delete::Seen::new(held.node.clone(), &stat);
-            if let Err(err) =
-                delete::delete_seen(session, [node], &delete::no_records, |_, _| {}).await
-            {
+            let deleted = end::delete_recording(session, vec![node], ending, &|_| false, |_, _| {});
+            if let Err(err) = deleted.await {
                 tracing::info!("{err}: the closed session removes our node");
             }
         }

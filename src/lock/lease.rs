@@ -20,7 +20,7 @@
 //! ([`LeaseContention::abandon`]).
 
 use super::acquire::{AcquireError, Contention, Held, LockSpec, Outcome, Patience, sleep_until};
-use super::delay::{self, LastEnd};
+use super::delay::{Entry, ServerClock, Way};
 use super::end::{EndHow, Ender};
 use super::name::{ContenderKind, Dialect};
 use super::semaphore::{CURATOR_LEASES, CURATOR_LOCKS, kazoo_lock_path, kazoo_max_leases};
@@ -48,9 +48,9 @@ pub(crate) struct LeaseContention<'s> {
     /// The internal mutex every acquirer of the semaphore queues on.
     mutex: Contention<'s>,
     lease: LeaseNode<'s>,
-    /// With `--lock-delay`: how the last lease before ours ended, when it
-    /// took a wait for room to tell.
-    last_end: Option<LastEnd>,
+    /// What a kazoo lease learnt of the ends before it: nothing (its
+    /// directory keeps no record), on its node's clock.
+    named_entry: Option<Entry>,
 }
 
 /// Our lease node, as each layout makes it.
@@ -102,27 +102,25 @@ impl<'s> LeaseContention<'s> {
             mutex: Contention::new(session, mutex),
             spec,
             lease,
-            last_end: None,
+            named_entry: None,
         }
     }
 
-    /// Finds out how the last lease before ours ended
-    /// ([`LeaseContention::last_end`]).
-    pub(crate) fn mind_last_end(&mut self) {
+    /// Keeps the evidence of the leases' ends for `--lock-delay`: makes a
+    /// missing leases' directory persistent.
+    pub(crate) fn make_persistent(&mut self) {
         if let LeaseNode::Sequential(lease) = &mut self.lease {
-            lease.mind_last_end();
+            lease.make_persistent();
         }
     }
 
-    /// Once acquired with [`LeaseContention::mind_last_end`]: how the last
-    /// lease before ours ended. A kazoo semaphore's directory takes no end
-    /// record (it holds the semaphore's size), so there every end counts as
-    /// unclean, from now.
-    pub(crate) fn last_end(&self) -> LastEnd {
-        match (&self.lease, self.last_end) {
-            (_, Some(end)) => end,
-            (LeaseNode::Sequential(lease), None) => lease.last_end(),
-            (LeaseNode::Named(_), None) => LastEnd::Unclean(tokio::time::Instant::now()),
+    /// Once our lease is made: what we learnt of the ends of the leases
+    /// before ours. A kazoo semaphore's directory takes no end record (it
+    /// holds the semaphore's size), so there every end is unknown.
+    pub(crate) fn take_entry(&mut self) -> Option<Entry> {
+        match &mut self.lease {
+            LeaseNode::Sequential(lease) => lease.take_entry(),
+            LeaseNode::Named(_) => self.named_entry.take(),
         }
     }
 
@@ -155,7 +153,9 @@ impl<'s> LeaseContention<'s> {
     pub(crate) async fn abandon(&mut self) -> Result<(), zk::Error> {
         match &mut self.lease {
             LeaseNode::Sequential(lease) => lease.abandon().await?,
-            LeaseNode::Named(lease) => self.session.delete_own(lease, None).await?,
+            LeaseNode::Named(lease) => {
+                self.session.delete_own(lease, None).await?;
+            }
         }
         self.mutex.abandon().await
     }
@@ -174,13 +174,21 @@ impl<'s> LeaseContention<'s> {
             let step = match &mut self.lease {
                 LeaseNode::Sequential(lease) => curator_step(session, lease, max).await?,
                 LeaseNode::Named(lease) => {
-                    kazoo_step(session, &self.spec.path, lease, &self.spec.data, max).await?
+                    let made = kazoo_step(session, &self.spec.path, lease, &self.spec.data, max);
+                    let (step, entry) = made.await?;
+                    self.named_entry = self.named_entry.take().or(entry);
+                    step
                 }
             };
             let watch = match step {
                 Step::Held(held) => {
-                    if waited {
-                        self.last_end = self.end_before_us(&held).await;
+                    if let (true, LeaseNode::Sequential(lease)) = (waited, &mut self.lease) {
+                        // Sent now, its answer looked at when wanted: the
+                        // leases' last change was an end, as only the
+                        // mutex's holder (we) adds one.
+                        let leases = path::parent(&held.node).expect("a lease has a parent");
+                        let read = Box::pin(session.send_get_data(leases));
+                        lease.came_by(Way::Room { read });
                     }
                     return Ok(Some(held));
                 }
@@ -199,23 +207,6 @@ impl<'s> LeaseContention<'s> {
             }
             waited = true;
         }
-    }
-
-    /// With `--lock-delay`, once our Curator lease `held` is within the
-    /// maximum after a wait: how the last lease before it ended, from one
-    /// read of the leases' directory. `None` without the flag, and for
-    /// kazoo's layout, which keeps no record.
-    async fn end_before_us(&self, held: &Held) -> Option<LastEnd> {
-        let LeaseNode::Sequential(lease) = &self.lease else {
-            return None;
-        };
-        if !lease.minds_last_end() {
-            return None;
-        }
-        let seen = tokio::time::Instant::now();
-        let leases = path::parent(&held.node).expect("a lease has a parent");
-        let read = self.session.get_data(leases).await;
-        Some(delay::after_lease_wait(&read, seen))
     }
 
     /// Waits for the watched leases to change: `false` when patience ran
@@ -318,46 +309,53 @@ async fn curator_step(
 }
 
 /// kazoo: our lease is made only when the semaphore has fewer than `max`
-/// children; it is held once it exists.
+/// children; it is held once it exists, with what it learnt of the ends
+/// before it: nothing, on its node's clock.
 async fn kazoo_step(
     session: &Session,
     semaphore: &str,
     lease: &str,
     data: &[u8],
     max: usize,
-) -> Result<Step, AcquireError> {
+) -> Result<(Step, Option<Entry>), AcquireError> {
     let (children, watch) = session.children_watched(semaphore).await?;
     if children.len() >= max {
-        return Ok(Step::Full(watch));
+        return Ok((Step::Full(watch), None));
     }
-    let fence = create_own_ephemeral(session, lease, data).await?;
-    Ok(Step::Held(Held {
+    let sent = tokio::time::Instant::now();
+    let stat = create_own_ephemeral(session, lease, data).await?;
+    let clock = ServerClock::new(stat.ctime, sent, tokio::time::Instant::now());
+    let held = Held {
         lock: semaphore.to_owned(),
         node: lease.to_owned(),
-        fence,
-    }))
+        fence: stat.czxid,
+    };
+    Ok((
+        Step::Held(held),
+        Some(Entry::new(clock, false, Way::Unknown)),
+    ))
 }
 
 /// Creates the ephemeral `node`, retrying through connection loss; a node
 /// there already is ours when this session owns it (a create whose answer
-/// was lost), anyone else's is an error. Returns the node's czxid.
+/// was lost), anyone else's is an error. Returns the node's stat.
 async fn create_own_ephemeral(
     session: &Session,
     node: &str,
     data: &[u8],
-) -> Result<i64, zk::Error> {
+) -> Result<zk::Stat, zk::Error> {
     let retry = session.retry();
     let mut attempt = 0;
     loop {
         let err = match session.create_node(node, data, Lifetime::Ephemeral).await {
-            Ok(stat) => return Ok(stat.czxid),
+            Ok(stat) => return Ok(stat),
             Err(err) => err,
         };
         if err.is_node_exists()
             && let Some(stat) = session.stat(node).await?
             && stat.ephemeral_owner == session.id()
         {
-            return Ok(stat.czxid);
+            return Ok(stat);
         }
         let recoverable = err.cause().map(class_of) == Some(Class::Recoverable);
         if !recoverable || attempt >= retry.retries {

@@ -7,9 +7,10 @@
 //! directory's data back unchanged, at the version it read: the stat of
 //! that write carries the leader's time of the moment it holds (its own
 //! node's `ctime` is as old as its wait). The last counted run lives in the
-//! end record, which every end of a `--once-per` contender writes keeping
-//! the later of the run the directory names and its own, at the version it
-//! read, so that no give-up or failed run forgets the window.
+//! end record, which every end writes over the record before it, keeping
+//! its run (a `--once-per` hold's end the later of that and its own), at
+//! the version it read, so that no give-up, failed run or break forgets
+//! the window.
 //!
 //! The record lasts only as long as its directory, and the server removes
 //! a container directory once it is idle, record and all: the window would
@@ -17,10 +18,12 @@
 //! from a persistent node (the server shows both with `ephemeralOwner` 0),
 //! and a mark in a child node would break go-zookeeper's lock, which fails
 //! on a child name it cannot parse. So the window is kept only in a
-//! directory `--once-per` made persistent itself and marked so in its end
-//! record ([`claim_directory`]): an unmarked one is made again, persistent
-//! and marked, when nothing is lost by it (no child, no data but an end
-//! record, whose run the new one keeps); any other is refused.
+//! directory zklock made persistent itself (for `--once-per`, or for
+//! `--lock-delay`, which makes a missing one the same way) and marked so in
+//! its end record, which every end record after carries on
+//! ([`claim_directory`]): an unmarked one is made again, persistent and
+//! marked, when nothing is lost by it (no child, no data but an end record,
+//! whose run the new one keeps); any other is refused.
 //!
 //! A recorded run is believed only up to the window's length ahead of the
 //! server's clock: a new leader's clock may lag the old one's by a little,
@@ -30,22 +33,13 @@
 //! The window belongs to the lock, not to the command: two jobs under one
 //! lock suppress each other.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
 use super::acquire::AcquireError;
-use super::end::{EndHow, EndRecord, Ender, Ending, Kept, Ran, directory_for};
+use super::end::{DirRead, EndHow, EndRecord, Ender, Ending, Ran, TRIES, Unclean, directory_for};
 use super::hold::HeldLock;
-use crate::zk::batch::{self, Batcher};
-use crate::zk::delete::Seen;
-use crate::zk::{self, Class, DirWrite, Session};
-
-/// How many times a write that must keep the last run (or make the
-/// directory again) is tried against a directory that changed between its
-/// read and its write: each change is another contender's end or remake, so
-/// the tries run out only under a storm of them.
-const TRIES: u32 = 16;
+use crate::zk::{self, Class, Session};
 
 /// What `--once-per` asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,7 +127,7 @@ impl fmt::Display for Unkept {
 }
 
 /// Makes sure the lock directory `dir` keeps a `--once-per` window, before
-/// we queue in it: one `--once-per` made persistent and marked is kept as
+/// we queue in it: one zklock made persistent and marked is kept as
 /// it is; a missing one is made so (and its missing ancestors, containers);
 /// an unmarked one with no child, whose data is empty or an end record, is
 /// made again so in one transaction at the version read, keeping the
@@ -163,8 +157,8 @@ pub(crate) async fn claim_directory(
                         why,
                     });
                 }
-                Claim::MakeAgain(kept) => {
-                    let marked = marked_record(by, kept.ran);
+                Claim::MakeAgain(ran) => {
+                    let marked = marked_record(by, ran);
                     session.remake_persistent(dir, stat.version, &marked).await
                 }
             },
@@ -187,12 +181,12 @@ pub(crate) async fn claim_directory(
 /// What [`claim_directory`] does with a lock directory it read.
 #[derive(Debug, PartialEq, Eq)]
 enum Claim {
-    /// `--once-per` made it persistent: it keeps the window.
+    /// zklock made it persistent: it keeps the window.
     Marked,
     /// Made by another client, but nothing would be lost by making it
     /// again: no child, and no data but an end record, whose run this
     /// carries over.
-    MakeAgain(Kept),
+    MakeAgain(Option<Ran>),
     /// Made by another client, and not ours to make again.
     Refused(Unkept),
 }
@@ -208,26 +202,24 @@ fn claim(data: &[u8], children: i32) -> Claim {
         return Claim::Refused(Unkept::Contended(children));
     }
     match record {
-        Some(record) => Claim::MakeAgain(Kept {
-            ran: record.ran,
-            made_persistent: false,
-        }),
-        None if data.is_empty() => Claim::MakeAgain(Kept::default()),
+        Some(record) => Claim::MakeAgain(record.ran),
+        None if data.is_empty() => Claim::MakeAgain(None),
         None => Claim::Refused(Unkept::ForeignData),
     }
 }
 
-/// The data a directory `--once-per` makes starts with: a record that
+/// The data a directory zklock makes persistent starts with: a record that
 /// names no node, and so speaks of no end, marking it persistent and
-/// keeping `ran`.
+/// keeping `ran`. It keeps no evidence: a directory missing or made again
+/// may have lost its records with the one before it, so the ends before
+/// are unknown, and the next `--lock-delay` holder owes the delay.
 fn marked_record(by: &Ender, ran: Option<Ran>) -> Vec<u8> {
-    Ending::new(EndHow::Released, by.clone()).record_keeping(
-        [],
-        Kept {
-            ran,
-            made_persistent: true,
-        },
-    )
+    EndRecord {
+        ran,
+        made_persistent: true,
+        ..Ending::new(EndHow::Released, by.clone()).record([], None, None)
+    }
+    .to_bytes()
 }
 
 /// The window of the lock `lock` holds (its first), as [`stamp`] finds it;
@@ -249,11 +241,13 @@ pub(crate) async fn open(
     Ok(window)
 }
 
-/// Makes the lock directory `dir` of a `--once-per` lock, and its missing
-/// ancestors: the directory a persistent node, marked so
-/// ([`claim_directory`]), its ancestors containers. True when this create
-/// made it; one that finds it there, or loses its answer, is no failure:
-/// the caller reads or creates again and tells.
+/// Makes the lock directory `dir` of a `--once-per` or `--lock-delay` lock,
+/// and its missing ancestors: the directory a persistent node, marked so
+/// ([`claim_directory`]), its ancestors containers. The mark says only that
+/// zklock made it persistent, which is true whichever flag made it: a later
+/// `--once-per` keeps its window there as it is. True when this create made
+/// it; one that finds it there, or loses its answer, is no failure: the
+/// caller reads or creates again and tells.
 pub(crate) async fn make_directory(
     session: &Session,
     dir: &str,
@@ -277,58 +271,6 @@ pub(crate) async fn make_directory(
 pub(crate) async fn last_run_of(session: &Session, dir: &str) -> Option<Ran> {
     let (data, _) = session.get_data(dir).await.ok()?;
     last_run(&data)
-}
-
-/// What each lock directory's end record carries forward (the last counted
-/// run, the mark of a `--once-per` directory), and the version it was read
-/// at: what an end by another hand (a break, a reap) keeps in the record it
-/// writes, at that version, so that a run recorded in between is not
-/// overwritten: the write is refused then, the directory keeps its data,
-/// and the nodes are deleted alone.
-#[derive(Debug, Default)]
-pub(crate) struct LastRuns(HashMap<String, (Kept, i32)>);
-
-impl LastRuns {
-    /// Reads the directories of `nodes` that take an end record, in
-    /// multi-reads. A directory gone or unreadable is left out: no record
-    /// goes into it, which keeps whatever it holds.
-    pub(crate) async fn of(session: &Session, nodes: &[Seen]) -> Result<LastRuns, zk::Error> {
-        let mut dirs: Vec<String> = nodes
-            .iter()
-            .filter_map(|node| directory_for(&node.path))
-            .map(str::to_owned)
-            .collect();
-        dirs.sort_unstable();
-        dirs.dedup();
-        let batcher = Batcher::new(session);
-        let mut runs = HashMap::new();
-        for chunk in dirs.chunks(batch::BATCH) {
-            for (dir, read) in chunk.iter().zip(batcher.read(chunk).await?) {
-                match read {
-                    Ok((data, stat)) => {
-                        runs.insert(dir.clone(), (Kept::in_data(&data), stat.version));
-                    }
-                    Err(err) if err.is_no_node() || err.is_no_auth() => {}
-                    Err(err) => return Err(err),
-                }
-            }
-        }
-        Ok(LastRuns(runs))
-    }
-
-    /// What `dir`'s record carries forward and the version it was read at;
-    /// `None` when it was not read.
-    pub(crate) fn in_dir(&self, dir: &str) -> Option<(Kept, i32)> {
-        self.0.get(dir).cloned()
-    }
-}
-
-/// The later of two runs.
-fn later(a: Option<Ran>, b: Option<Ran>) -> Option<Ran> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(if b.at_ms > a.at_ms { b } else { a }),
-        (a, b) => a.or(b),
-    }
 }
 
 /// The last counted run the lock directory's data names.
@@ -398,10 +340,7 @@ pub(crate) async fn stamp(
                 });
             }
         };
-        let record = EndRecord {
-            ran: recorded,
-            ..record
-        };
+        let record = with_run(record, &DirRead { data, stat: now }, recorded);
         match session
             .set_data_at("record the run in", dir, &record.to_bytes(), now.version)
             .await
@@ -434,39 +373,20 @@ fn believed(ran: Option<Ran>, now: &Ran) -> (Option<Ran>, Option<Ran>) {
     }
 }
 
-/// Deletes our node at `node` with the end record of `ending`, keeping the
-/// later of `kept` and the last counted run its directory names now, and
-/// its mark of a `--once-per` directory: read, then written with the delete
-/// at the version read, again when another end came in between. A directory that takes no record, or refuses it,
-/// gets a plain delete, as every end does.
-pub(crate) async fn delete_keeping(
-    session: &Session,
-    node: &str,
-    ending: &Ending,
-    kept: Option<Ran>,
-) -> Result<(), zk::Error> {
-    let Some(dir) = directory_for(node) else {
-        return session.delete_own(node, None).await;
-    };
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        let (data, stat) = session.get_data(dir).await?;
-        let previous = Kept::in_data(&data);
-        let kept = Kept {
-            ran: later(kept.clone(), previous.ran),
-            ..previous
+/// `record`, the directory's as `read` (at the moment of the run,
+/// `read.stat.mtime`), with `ran` as its last counted run. A record that
+/// keeps no evidence (the one a directory is made with) gains it here: every
+/// delete so far counted, as an end of which nothing is known, seen then.
+fn with_run(mut record: EndRecord, read: &DirRead, ran: Option<Ran>) -> EndRecord {
+    if record.evidence.is_none() {
+        let seen = Unclean {
+            at_ms: read.stat.mtime,
+            unknown: true,
         };
-        let write = DirWrite {
-            dir: dir.to_owned(),
-            data: ending.record_keeping([(node, session.id())], kept),
-            version: Some(stat.version),
-        };
-        match session.delete_own(node, Some(&write)).await {
-            Err(err) if err.is_bad_version() && tries < TRIES => {}
-            done => return done,
-        }
+        record.evidence = read.evidence(0, true, Some(seen));
     }
+    record.ran = ran;
+    record
 }
 
 #[cfg(test)]
@@ -485,12 +405,20 @@ mod tests {
         }
     }
 
+    fn read(data: &[u8]) -> DirRead {
+        DirRead {
+            data: data.to_vec(),
+            stat: zk::Stat {
+                cversion: 6,
+                num_children: 2,
+                mtime: 500,
+                ..zk::test_stat(1, 0)
+            },
+        }
+    }
+
     #[test]
-    fn the_later_run_is_kept() {
-        assert_eq!(later(Some(ran(5)), Some(ran(9))), Some(ran(9)));
-        assert_eq!(later(Some(ran(9)), Some(ran(5))), Some(ran(9)));
-        assert_eq!(later(None, Some(ran(5))), Some(ran(5)));
-        assert_eq!(later(None, None), None);
+    fn a_window_opens_its_length_after_the_run() {
         assert_eq!(ran(5).opens_at_ms(), 1005);
     }
 
@@ -500,27 +428,51 @@ mod tests {
         let marked = marked_record(&by, Some(ran(3)));
         assert_eq!(claim(&marked, 0), Claim::Marked);
         assert_eq!(claim(&marked, 4), Claim::Marked);
+        // Made with no evidence: the ends before it are unknown.
+        assert_eq!(EndRecord::parse(&marked).unwrap().evidence, None);
         // Another zklock's end record, or none: made again, keeping the run.
-        let ending = Ending::new(EndHow::Released, by);
-        let unmarked = ending.record_keeping(
-            [("/l/_c_x-lock-0000000001", 1)],
-            Kept {
-                ran: Some(ran(3)),
-                made_persistent: false,
-            },
-        );
-        let kept_run = Kept {
-            ran: Some(ran(3)),
-            made_persistent: false,
-        };
-        assert_eq!(claim(&unmarked, 0), Claim::MakeAgain(kept_run));
-        assert_eq!(claim(b"", 0), Claim::MakeAgain(Kept::default()));
+        let mut unmarked =
+            Ending::new(EndHow::Released, by).record([("/l/_c_x-lock-0000000001", 1)], None, None);
+        unmarked.ran = Some(ran(3));
+        let unmarked = unmarked.to_bytes();
+        assert_eq!(claim(&unmarked, 0), Claim::MakeAgain(Some(ran(3))));
+        assert_eq!(claim(b"", 0), Claim::MakeAgain(None));
         // Contenders in it, or another program's data: refused.
         assert_eq!(claim(&unmarked, 2), Claim::Refused(Unkept::Contended(2)));
         assert_eq!(claim(b"", 1), Claim::Refused(Unkept::Contended(1)));
         for data in [&b"{\"db\":\"prod\"}"[..], b"3", b"\xff"] {
             assert_eq!(claim(data, 0), Claim::Refused(Unkept::ForeignData));
         }
+    }
+
+    #[test]
+    fn a_run_is_recorded_keeping_the_record_and_dating_what_it_did_not_count() {
+        let by = ran(1).by;
+        let mut previous = Ending::new(EndHow::GaveUp, by.clone()).record(
+            [("/l/_c_x-lock-0000000001", 1)],
+            None,
+            None,
+        );
+        previous.made_persistent = true;
+        let kept = with_run(previous.clone(), &read(&previous.to_bytes()), Some(ran(3)));
+        assert_eq!(kept.how, EndHow::GaveUp);
+        assert_eq!(kept.ran, Some(ran(3)));
+        assert!(kept.made_persistent);
+        assert!(kept.names("/l/_c_x-lock-0000000001", 1));
+        // Every delete so far (two) counted, as an end no record told of.
+        let evidence = kept.evidence.unwrap();
+        assert_eq!((evidence.deletes, evidence.exact), (2, true));
+        assert_eq!(
+            evidence.unclean,
+            Some(Unclean {
+                at_ms: 500,
+                unknown: true
+            })
+        );
+        // A disbelieved run is taken out; evidence already kept stays.
+        let counted = with_run(kept.clone(), &read(&kept.to_bytes()), None);
+        assert_eq!(counted.ran, None);
+        assert_eq!(counted.evidence, Some(evidence));
     }
 
     #[test]

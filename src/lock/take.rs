@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::acquire::{Held, LockSpec, Outcome, Patience, Waiting};
 use super::acquisition::{Acquisition, QueueChange};
-use super::delay::{self, LastEnd};
+use super::delay::{self, Delayed};
 use super::end::Ender;
 use super::hold::{HeldLock, Hold, Loss, give_up};
 use super::name::{ContenderKind, Dialect};
@@ -91,9 +91,10 @@ pub(crate) enum Event<'a> {
     Waited,
     /// This lock is ours at once, under this enclosing hold.
     Reentered(&'a Held),
-    /// The last hold of this lock ended uncleanly: the locks are ours, but
-    /// handed over only after this much more of the lock-delay.
-    Delaying(&'a str, Duration),
+    /// An earlier hold of a lock ended uncleanly, or how it ended is
+    /// unknown: the locks are ours, but handed over only after the rest of
+    /// the lock-delay.
+    Delaying(&'a Delayed),
 }
 
 /// Why the locks are not ours. Every node made on the way is deleted and
@@ -116,7 +117,7 @@ pub(crate) enum NotTaken {
     Cycle { lock: String, break_with: String },
     /// `-n` found a lock-delay pending, or it would outlast `-w`: the
     /// lock, and how much of the delay was left.
-    Delayed { lock: String, left: Duration },
+    Delayed(Delayed),
     /// A lock was lost while its lock-delay ran.
     Lost { held: Held, loss: Loss },
     /// A signal came while we waited.
@@ -183,7 +184,6 @@ pub(crate) async fn take(
     let evidence = LeaderEvidence::track(&session);
     let ender = Ender::of_owner(&owner);
     let mut holds = Vec::new();
-    let mut ends = Vec::new();
     for lock in &request.locks {
         let one = One {
             request,
@@ -192,14 +192,17 @@ pub(crate) async fn take(
             enclosing: &enclosing,
         };
         match one.take(&session, patience, events, signals).await {
-            Ok((hold, end)) => {
-                holds.push(hold);
-                ends.extend(end.map(|end| (lock.clone(), end)));
-            }
+            Ok(hold) => holds.push(hold),
             Err(not_taken) => {
                 give_up(session, evidence, holds, ender).await;
                 return Err(not_taken);
             }
+        }
+    }
+    let mut ends = Vec::new();
+    if request.lock_delay.is_some() {
+        for hold in &mut holds {
+            ends.extend(hold.last_end().await);
         }
     }
     let mut holds = holds.into_iter();
@@ -214,7 +217,7 @@ pub(crate) async fn take(
         .lock_delay
         .and_then(|lock_delay| delay::until(&ends, lock_delay))
     {
-        Some(until) => delay::sit_out(held, until, patience, margin, (events, signals)).await,
+        Some(owed) => delay::sit_out(held, owed, patience, margin, (events, signals)).await,
         None => Ok(held),
     }
 }
@@ -255,16 +258,16 @@ struct One<'a> {
 
 impl One<'_> {
     /// Takes the lock on `session`: re-enters an enclosing hold that covers
-    /// it, or waits in its queue as `patience` allows; with `--lock-delay`,
-    /// says how the hold before ours ended. Our node is deleted on every
-    /// path that gives up.
+    /// it, or waits in its queue as `patience` allows, with what it learnt
+    /// of the ends before its hold. Our node is deleted on every path that
+    /// gives up.
     async fn take(
         &self,
         session: &Session,
         patience: Patience,
         events: &impl Fn(Event<'_>),
         signals: &mut Signals,
-    ) -> Result<(Hold, Option<LastEnd>), NotTaken> {
+    ) -> Result<Hold, NotTaken> {
         if let Some(hold) = self.enclosing_hold(session).await.map_err(failed)? {
             if !self
                 .enclosing
@@ -277,7 +280,7 @@ impl One<'_> {
                 });
             }
             events(Event::Reentered(&hold));
-            return Ok((Hold::reentered(hold), None));
+            return Ok(Hold::reentered(hold));
         }
         let request = self.request;
         let ender = Ender::of_owner(self.owner);
@@ -297,7 +300,7 @@ impl One<'_> {
         };
         let mut acquisition = Acquisition::new(session, spec, request.max_leases);
         if request.lock_delay.is_some() {
-            acquisition.mind_last_end();
+            acquisition.make_persistent();
         }
         // Before the wait is shown: Ctrl-Z at a prompt that shows it must
         // find zklock refusing to stop.
@@ -307,8 +310,8 @@ impl One<'_> {
             .wait(session, &mut acquisition, patience, events, signals)
             .await;
         let kept_watch = acquisition.take_own_watch();
-        let end = request.lock_delay.map(|_| acquisition.last_end());
-        waited.map(|held| (Hold::ours(held, kept_watch), end))
+        let entry = acquisition.take_entry();
+        waited.map(|held| Hold::ours(held, kept_watch, entry))
     }
 
     /// Re-entry: the enclosing hold of ours that holds this lock now in a

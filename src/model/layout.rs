@@ -666,7 +666,7 @@ mod tests {
 
     #[test]
     fn an_empty_node_is_a_lock_only_with_a_record_that_keeps_a_run() {
-        use crate::lock::end::{EndHow, Ender, Ending, Kept, Ran};
+        use crate::lock::end::{EndHow, Ender, Ending, Ran};
         let by = Ender {
             user: "u".into(),
             host: "h".into(),
@@ -680,11 +680,10 @@ mod tests {
         let ending = Ending::new(EndHow::Released, by);
         let site = find_sites(listing(&[("/l/s", &[])]), "/l/s", Depth::Tree, Runs::Read).remove(0);
         // As a --once-per directory's record is: marked as made persistent.
-        let kept = Kept {
-            ran: Some(ran.clone()),
-            made_persistent: true,
-        };
-        let written = ending.record_keeping([("/l/s/write-0000000003", 1)], kept);
+        let mut kept = ending.record([("/l/s/write-0000000003", 1)], None, None);
+        kept.ran = Some(ran.clone());
+        kept.made_persistent = true;
+        let written = kept.to_bytes();
         let idle = site.build(vec![read(&written, 1)], 0);
         assert_eq!(idle.len(), 1);
         assert_eq!(idle[0].path, "/l/s");
@@ -692,7 +691,9 @@ mod tests {
         assert_eq!(idle[0].dialect.as_str(), "hbase");
         assert!(idle[0].holders.is_empty() && idle[0].waiters.is_empty());
         assert_eq!(idle[0].last_run, LastRun::Read(Some(ran)));
-        let no_run = ending.record([("/l/s/lock-0000000003", 1)]);
+        let no_run = ending
+            .record([("/l/s/lock-0000000003", 1)], None, None)
+            .to_bytes();
         for data in [&no_run[..], b"", br#"{"x":1}"#] {
             assert!(site.build(vec![read(data, 1)], 0).is_empty());
         }

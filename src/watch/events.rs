@@ -154,6 +154,8 @@ pub(crate) enum How {
     Broken,
     /// `zklock reap` deleted it.
     Reaped,
+    /// A zklock holder lost its lock and deleted what was left of it.
+    Lost,
     /// Nothing tells.
     Unknown,
 }
@@ -166,6 +168,7 @@ impl From<EndHow> for How {
             EndHow::MaxHold => How::MaxHold,
             EndHow::Broken => How::Broken,
             EndHow::Reaped => How::Reaped,
+            EndHow::Lost => How::Lost,
         }
     }
 }
@@ -180,6 +183,7 @@ impl How {
             How::MaxHold => Some(EndHow::MaxHold),
             How::Broken => Some(EndHow::Broken),
             How::Reaped => Some(EndHow::Reaped),
+            How::Lost => Some(EndHow::Lost),
             How::DeletedWhileSessionAlive | How::SessionEnded | How::Revoked | How::Unknown => None,
         }
     }
@@ -195,12 +199,13 @@ impl How {
             How::MaxHold => "max_hold",
             How::Broken => "broken",
             How::Reaped => "reaped",
+            How::Lost => "lost",
             How::Unknown => "unknown",
         }
     }
 
     /// Every value, for counters that start at 0.
-    pub(crate) const ALL: [How; 9] = [
+    pub(crate) const ALL: [How; 10] = [
         How::DeletedWhileSessionAlive,
         How::SessionEnded,
         How::Revoked,
@@ -209,6 +214,7 @@ impl How {
         How::MaxHold,
         How::Broken,
         How::Reaped,
+        How::Lost,
         How::Unknown,
     ];
 }

@@ -20,11 +20,13 @@
 //!
 //! The caller may have something written into each directory in the
 //! transaction that deletes nodes in it (zklock's end record, naming them):
-//! one write per directory per batch, ahead of the deletes. A directory
-//! whose ACL refuses the write must not stop the deletes, which is what
-//! deleting had the power to do before: the batch is then sent again as
-//! plain deletes, one by one, as are the others of a batch where one
-//! delete failed. Up to [`IN_FLIGHT`] batches are
+//! one write per directory per batch, ahead of the deletes, each at the
+//! version the caller read. A directory written since then fails the
+//! batch, and its nodes are handed back undeleted ([`Deletion::DirChanged`])
+//! for the caller to read again. A directory whose ACL refuses the write
+//! must not stop the deletes, which is what deleting had the power to do
+//! before: the batch is then sent again as plain deletes, one by one, as
+//! are the others of a batch where one delete failed. Up to [`IN_FLIGHT`] batches are
 //! outstanding at once (the client sends a request the moment it is made),
 //! sent in the order given; ZooKeeper applies one session's requests in
 //! order.
@@ -92,6 +94,9 @@ pub(crate) enum Deletion {
     Gone,
     /// The node has children: left alone.
     HasChildren,
+    /// A directory's write in the same transaction met data written since
+    /// the version it names: nothing was done, the node is still there.
+    DirChanged,
 }
 
 impl Deletion {
@@ -105,6 +110,9 @@ impl Deletion {
             }
             Deletion::Gone => Some("it was already gone"),
             Deletion::HasChildren => Some("it has children, so it is no contender node"),
+            Deletion::DirChanged => {
+                Some("its lock directory was written between reading it and the delete")
+            }
         }
     }
 }
@@ -120,7 +128,9 @@ impl Deletion {
 /// `records` says what to write into a directory in the transaction that
 /// deletes the given nodes of it, and at which version; `None` for nothing
 /// ([`no_records`]). A write refused at its version leaves the directory
-/// as it was and the nodes are deleted alone.
+/// as it was and the batch's nodes in place, each reported
+/// [`Deletion::DirChanged`]; a write the ACL refuses, or into a directory
+/// gone, leaves the nodes to be deleted alone.
 pub(crate) async fn delete_seen(
     session: &Session,
     nodes: impl IntoIterator<Item = Seen>,
@@ -248,7 +258,7 @@ fn delete_batch<'s, R: Fn(&str, &[&Seen]) -> Option<DirWrite>>(
     let mut writer = session.client().new_multi_writer();
     for write in &writes {
         writer
-            .add_set_data(&write.dir, &write.data, write.version)
+            .add_set_data(&write.dir, &write.data, Some(write.version))
             .map_err(|e| Error::op("write", &write.dir, e))?;
     }
     for node in &batch {
@@ -264,10 +274,20 @@ fn delete_batch<'s, R: Fn(&str, &[&Seen]) -> Option<DirWrite>>(
                 .into_iter()
                 .map(|node| (node, Deletion::Deleted))
                 .collect()),
+            Err(zkc::MultiWriteError::OperationFailed {
+                index,
+                source: zkc::Error::BadVersion,
+            }) if index < written => {
+                // A directory was written since it was read: nothing was
+                // done, and only the caller can read it again.
+                Ok(batch
+                    .into_iter()
+                    .map(|node| (node, Deletion::DirChanged))
+                    .collect())
+            }
             Err(zkc::MultiWriteError::OperationFailed { index, source }) if index < written => {
-                // A directory refused its record, changed since the
-                // version it is written at, or went: nothing was done; the
-                // deletes go alone.
+                // A directory refused its record or went: nothing was
+                // done; the deletes go alone.
                 tracing::info!("deleting without the directories' records after {source}");
                 one_by_one(session, batch, 0).await
             }

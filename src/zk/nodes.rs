@@ -28,10 +28,11 @@ pub enum Lifetime {
 pub struct DirWrite {
     pub dir: String,
     pub data: Vec<u8>,
-    /// Written only while the directory is at this version: a write that
-    /// keeps part of what it replaces. A changed directory fails the
-    /// transaction ([`Error::is_bad_version`]) and nothing is done.
-    pub version: Option<i32>,
+    /// Written only while the directory is at this version, the one read:
+    /// the write keeps what it replaces, and never lands on data written
+    /// since. A changed directory fails the transaction
+    /// ([`Deleted::DirChanged`]) and nothing is done.
+    pub version: i32,
 }
 
 /// How a delete went, when it did not fail.
@@ -41,6 +42,9 @@ pub enum Deleted {
     Done,
     /// The directory's ACL refused the write: nothing was done.
     WriteRefused,
+    /// The directory was written since the version the write names:
+    /// nothing was done.
+    DirChanged,
 }
 
 /// How a watched listing ended.
@@ -242,7 +246,7 @@ impl Session {
     ) -> impl Future<Output = Result<Deleted, zkc::Error>> + Send + use<> {
         let mut multi = self.client().new_multi_writer();
         let added = multi
-            .add_set_data(&write.dir, &write.data, write.version)
+            .add_set_data(&write.dir, &write.data, Some(write.version))
             .and_then(|()| multi.add_delete(path, None));
         let sent = added.map(|()| multi.commit());
         async move {
@@ -253,6 +257,7 @@ impl Session {
                         // The directory or the node is gone: so is the node.
                         (_, zkc::Error::NoNode) => Ok(Deleted::Done),
                         (0, zkc::Error::NoAuth) => Ok(Deleted::WriteRefused),
+                        (0, zkc::Error::BadVersion) => Ok(Deleted::DirChanged),
                         (_, err) => Err(err),
                     }
                 }
@@ -266,12 +271,17 @@ impl Session {
     /// through connection loss until it is gone or the session has ended.
     /// "No node" counts as done: a retry of a delete that went through, or
     /// a node the server already removed. So does an ended session: the
-    /// server removes its ephemeral nodes.
-    pub async fn delete_own(&self, path: &str, mut write: Option<&DirWrite>) -> Result<(), Error> {
+    /// server removes its ephemeral nodes. A directory written since the
+    /// version `write` names leaves the node in place
+    /// ([`Deleted::DirChanged`]): only the caller can make the write again.
+    pub async fn delete_own(
+        &self,
+        path: &str,
+        mut write: Option<&DirWrite>,
+    ) -> Result<Deleted, Error> {
         let mut attempt = 0;
         loop {
             match self.send_delete(path, write).await {
-                Ok(Deleted::Done) => return Ok(()),
                 Ok(Deleted::WriteRefused) => {
                     if let Some(refused) = write.take() {
                         tracing::info!(
@@ -280,15 +290,65 @@ impl Session {
                         );
                     }
                 }
+                Ok(done) => return Ok(done),
                 Err(err) if err.class() == Class::Recoverable => {
                     tracing::info!("retrying delete of {path} after {err}");
                     tokio::time::sleep(self.retry().backoff(attempt)).await;
                     attempt = attempt.saturating_add(1);
                 }
-                Err(err) if err.class() == Class::Fatal => return Ok(()),
+                Err(err) if err.class() == Class::Fatal => return Ok(Deleted::Done),
                 Err(err) => return Err(err),
             }
         }
+    }
+
+    /// Deletes our own node `path` only while the node `ahead` of it is
+    /// still there, in one transaction, retrying through connection loss:
+    /// `false` (nothing done) when `ahead` is gone. A waiter that leaves
+    /// while someone is still ahead of it never held.
+    pub async fn delete_behind(&self, path: &str, ahead: &str) -> Result<bool, Error> {
+        let mut attempt = 0;
+        loop {
+            let mut multi = self.client().new_multi_writer();
+            multi
+                .add_check_version(ahead, -1)
+                .and_then(|()| multi.add_delete(path, None))
+                .map_err(|e| Error::op("delete", path, e))?;
+            let err = match multi.commit().await {
+                Ok(_) => return Ok(true),
+                Err(zkc::MultiWriteError::OperationFailed { index, source }) => {
+                    match (index, source) {
+                        (0, zkc::Error::NoNode) => return Ok(false),
+                        // Ours is gone already: a retry of a delete that
+                        // went through.
+                        (_, zkc::Error::NoNode) => return Ok(true),
+                        (_, err) => err,
+                    }
+                }
+                Err(zkc::MultiWriteError::RequestFailed { source }) => source,
+            };
+            match class_of(&err) {
+                Class::Recoverable => {
+                    tokio::time::sleep(self.retry().backoff(attempt)).await;
+                    attempt = attempt.saturating_add(1);
+                }
+                // The session is over: the server removes our node.
+                Class::Fatal => return Ok(true),
+                _ => return Err(Error::op("delete", path, err)),
+            }
+        }
+    }
+
+    /// Sends a read of `path`'s data and stat before returning, and gives
+    /// the answer later: a read whose answer is wanted only after other
+    /// work (a hold's end) costs no wait. One attempt.
+    pub fn send_get_data(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<(Vec<u8>, Stat), Error>> + Send + use<> {
+        let sent = self.client().get_data(path);
+        let path = path.to_owned();
+        async move { sent.await.map_err(|e| Error::op("get", &path, e)) }
     }
 
     /// Writes `data` into `path` if it is still at `version`; returns its

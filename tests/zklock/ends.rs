@@ -33,6 +33,24 @@ struct EndRecord {
     reason: Option<String>,
     ran: Option<serde_json::Value>,
     made_persistent: bool,
+    evidence: Option<Evidence>,
+}
+
+/// What the records before it knew of the directory's ends.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+struct Evidence {
+    deletes: u32,
+    exact: bool,
+    unclean: Option<Unclean>,
+}
+
+/// The latest unclean or unknown end, on the server's clock.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+struct Unclean {
+    at_ms: i64,
+    unknown: bool,
 }
 
 #[derive(Debug, Deserialize, PartialEq, Eq)]
@@ -93,6 +111,14 @@ fn succeeds_as(zklock: support::Zklock) -> u32 {
     pid
 }
 
+/// A child of `dir` other than the holder's node at `held`.
+fn other_child(env: &TestEnv, dir: &str, held: &str) -> Option<String> {
+    let children = env.zk().children_if_any(dir);
+    children
+        .into_iter()
+        .find(|name| !held.ends_with(name.as_str()))
+}
+
 /// `zklock lock LOCK` holding until SIGTERM, once it holds; its token.
 fn hold(env: &TestEnv, lock: &str) -> (support::Running, String) {
     let mut holder = env.zklock(["lock", lock]).spawn();
@@ -117,39 +143,63 @@ fn a_release_a_give_up_and_a_max_hold_stop_each_leave_their_record() {
     let node = run.stdout.trim();
     let (data, _) = env.zk().get("/locks/r");
     let text = String::from_utf8(data).expect("UTF-8");
+    // A new directory: the one delete counted, the ends before it unknown
+    // from the first arrival on.
     assert!(
         text.starts_with(r#"{"zklock_end":{"version":1,"nodes":[{"node":""#)
             && text.contains(r#""how":"released","by":{"user":""#)
-            && text.ends_with(r#","reason":null,"ran":null,"made_persistent":false}}"#),
+            && text.contains(
+                r#","reason":null,"ran":null,"made_persistent":false,"evidence":{"deletes":1,"exact":false,"unclean":{"at_ms":"#
+            )
+            && text.ends_with(r#","unknown":true}}}}"#),
         "{text}"
     );
     let record = record_in(&env, "/locks/r");
     assert_eq!(record.how, "released");
     assert!(node.ends_with(&record.nodes[0].node), "{node} {record:?}");
 
-    // A give-up at -w's end, and one by a signal, each name the waiter.
-    let (mut holder, held) = hold(&env, "g");
-    let not_held = || {
-        let children = env.zk().children_if_any("/locks/g");
-        children
-            .into_iter()
-            .find(|name| !held.ends_with(name.as_str()))
-    };
+    // A give-up at -w's end, and one by a signal, behind a reader each
+    // name the waiter.
+    let mut reader = env.zklock(["rlock", "g"]).spawn();
+    let held = reader.next_line(WAIT);
     let mut timed_out = env
-        .zklock(["lock", "-w", "300ms", "g", "--", "true"])
+        .zklock(["wlock", "-w", "300ms", "g", "--", "true"])
         .spawn();
     let pid = timed_out.pid();
-    let waiter = support::wait_for(WAIT, "the waiter's node", not_held);
+    let waiter = support::wait_for(WAIT, "the waiter's node", || {
+        other_child(&env, "/locks/g", &held)
+    });
     timed_out.wait(WAIT).assert_code(1);
     assert_ended(&record_in(&env, "/locks/g"), "gave_up", &waiter, pid);
-    let mut signalled = env.zklock(["lock", "g", "--", "true"]).spawn();
+    let mut signalled = env.zklock(["wlock", "g", "--", "true"]).spawn();
     let pid = signalled.pid();
-    let waiter = support::wait_for(WAIT, "the waiter's node", not_held);
+    let waiter = support::wait_for(WAIT, "the waiter's node", || {
+        other_child(&env, "/locks/g", &held)
+    });
     signalled.signal(libc::SIGTERM);
     signalled.wait(WAIT).assert_code(128 + libc::SIGTERM);
     assert_ended(&record_in(&env, "/locks/g"), "gave_up", &waiter, pid);
+    reader.signal(libc::SIGTERM);
+    reader.wait(WAIT).assert_success();
+    // Behind a mutex's holder, a waiter that gives up never held: it
+    // leaves the directory's data to the holder, whose record accounts
+    // for it.
+    let (mut holder, held) = hold(&env, "x");
+    let before = env.zk().get("/locks/x");
+    let mut timed_out = env
+        .zklock(["lock", "-w", "300ms", "x", "--", "true"])
+        .spawn();
+    support::wait_for(WAIT, "the waiter's node", || {
+        other_child(&env, "/locks/x", &held)
+    });
+    timed_out.wait(WAIT).assert_code(1);
+    let after = env.zk().get("/locks/x");
+    assert_eq!((after.0, after.1.version), (before.0, before.1.version));
     holder.signal(libc::SIGTERM);
     holder.wait(WAIT).assert_success();
+    let record = record_in(&env, "/locks/x");
+    assert_eq!(record.how, "released");
+    assert!(held.ends_with(&record.nodes[0].node), "{held} {record:?}");
 
     // --max-hold: stopped, exit 124, the record says so.
     let mut bounded = env
@@ -450,4 +500,242 @@ fn check_in_the_command_guards_its_write() {
         .run()
         .assert_success()
         .assert_stdout_contains("wrote");
+}
+
+/// The end record and the delete of every way zklock ends a hold go in one
+/// transaction: the directory's last change of its children (`pzxid`) and
+/// the last write of its data (`mzxid`) are the same zxid, and the record
+/// names the node that went.
+#[test]
+fn the_end_record_and_the_delete_are_one_transaction() {
+    let env = TestEnv::new();
+    let dir = "/locks/t";
+    env.zk().mkdir_p(dir);
+    let one = |what: &str, node: &str, left: usize| {
+        let (_, stat) = env.zk().get(dir);
+        assert_eq!(stat.pzxid, stat.mzxid, "{what}: two transactions");
+        assert_eq!(env.zk().children_if_any(dir).len(), left, "{what}");
+        let record = record_in(&env, dir);
+        assert!(node.ends_with(&record.nodes[0].node), "{what}: {record:?}");
+    };
+    let released = env
+        .zklock(["lock", "t", "--", "sh", "-c", "echo \"$ZKLOCK_NODE\""])
+        .run();
+    released.assert_success();
+    one("a release", released.stdout.trim(), 0);
+    let (mut holder, token) = hold(&env, "t");
+    env.zklock(["release", "--holders", "t", "--yes"])
+        .run()
+        .assert_success();
+    holder.wait(WAIT).assert_code(4);
+    one("a break", &token, 0);
+    let (mut holder, token) = hold(&env, "t");
+    env.zklock(["reap", "--all", "--yes"])
+        .run()
+        .assert_success();
+    holder.wait(WAIT).assert_code(4);
+    one("a reap", &token, 0);
+    let (mut holder, token) = hold(&env, "t");
+    env.zk().set(&token, b"__REVOKE__");
+    holder.wait(WAIT).assert_code(4);
+    one("a lost hold", &token, 0);
+    // A give-up behind a reader, which reads the directory first.
+    let mut reader = env.zklock(["rlock", "t"]).spawn();
+    let held = reader.next_line(WAIT);
+    let mut writer = env
+        .zklock(["wlock", "-w", "300ms", "t", "--", "true"])
+        .spawn();
+    let waiter = support::wait_for(WAIT, "the writer's node", || other_child(&env, dir, &held));
+    writer.wait(WAIT).assert_code(1);
+    one("a give-up", &waiter, 1);
+    reader.signal(libc::SIGTERM);
+    reader.wait(WAIT).assert_success();
+    one("a shared release", &held, 0);
+}
+
+/// A hold that was lost (its command stopped, exit 4) is no clean end: its
+/// own zklock deletes what is left of it with a `lost` record, which the
+/// next holder's lock-delay counts as unclean, and `watch` and `history`
+/// show.
+#[test]
+fn a_lost_hold_leaves_a_lost_record_that_watch_and_history_show() {
+    let server = support::ZkServer::new();
+    let env = TestEnv::with_server(&server);
+    env.zk().mkdir_p("/locks/l");
+    let mut watching = env.zklock(["-o", "json", "watch", "l"]).spawn();
+    while next_event(&mut watching).event != "watching" {}
+    let mut holder = env.zklock(["lock", "l", "--", "sleep", "60"]).spawn();
+    let pid = holder.pid();
+    let node = support::wait_for(WAIT, "the holder's node", || {
+        env.zk().children_if_any("/locks/l").into_iter().next()
+    });
+    let node = format!("/locks/l/{node}");
+    expect(&mut watching, "acquired", &node);
+    env.zk().set(&node, b"__REVOKE__");
+    holder.wait(WAIT).assert_code(4);
+    assert_ended(&record_in(&env, "/locks/l"), "lost", &node, pid);
+    let released = expect(&mut watching, "released", &node);
+    assert_eq!(released.how.as_deref(), Some("lost"), "{released:#?}");
+    let history: support::json::History = env
+        .zklock(["history", env.chroot(), "--data-dir"])
+        .arg(server.data_dir())
+        .args(["-o", "json"])
+        .run()
+        .assert_success()
+        .json();
+    let name = node.rsplit('/').next().unwrap_or_default();
+    let hold = history
+        .holds
+        .iter()
+        .find(|hold| hold.node == name)
+        .unwrap_or_else(|| panic!("no hold of {name}: {history:#?}"));
+    assert_eq!(hold.how.as_deref(), Some("lost"), "{hold:#?}");
+    // The next holder keeping a lock-delay waits it out.
+    let next = env
+        .zklock(["lock", "l", "--lock-delay", "2s", "--"])
+        .args(["sh", "-c", "echo \"$ZKLOCK_LOCK_DELAYED\""])
+        .run();
+    next.assert_success();
+    let waited: u64 = next.stdout.trim().parse().expect("ZKLOCK_LOCK_DELAYED");
+    assert!(waited >= 1_400, "waited {waited} ms after a lost hold");
+}
+
+/// An application's data in a directory zklock sees as a lock directory:
+/// kazoo's config node with a lock beside it.
+const CONFIG: &[u8] = br#"{"db":"prod-primary","replicas":3}"#;
+
+/// The end record goes only over nothing or a record: under contenders of
+/// every layout whose directory holds an application's data, a release by
+/// token and a reap delete the contender alone (and their dry run and
+/// prompt say so), and so do zklock's own holders, with their data there
+/// from the start or written while they held.
+#[test]
+fn an_applications_data_above_a_contender_is_never_written_over() {
+    let env = TestEnv::new();
+    let app = env.connect();
+    let hbase = support::hbase::table_lock("default", "t1", false, "app");
+    let layouts: [(&str, &str, &[u8]); 5] = [
+        ("/svc/config", "worker-lock-", b""),
+        ("/svc/recipe", "lock-", b""),
+        (
+            "/svc/kazoo",
+            "0123456789abcdef0123456789abcdef__lock__",
+            b"",
+        ),
+        (
+            "/svc/curator",
+            "_c_2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f-lock-",
+            b"",
+        ),
+        ("/svc/hbase/table-lock/t1", "write-", &hbase),
+    ];
+    for (dir, _, _) in layouts {
+        env.zk().mkdir_p(dir);
+        env.zk().set(dir, CONFIG);
+    }
+    let untouched = |dir: &str, version: i32| {
+        let (data, stat) = env.zk().get(dir);
+        assert_eq!(
+            (String::from_utf8_lossy(&data), stat.version),
+            (String::from_utf8_lossy(CONFIG), version),
+            "{dir} was written"
+        );
+    };
+    let contenders = || -> Vec<String> {
+        layouts
+            .iter()
+            .map(|(dir, prefix, data)| {
+                app.create_ephemeral_sequential(&format!("{dir}/{prefix}"), data)
+            })
+            .collect()
+    };
+    // Release by token.
+    for node in contenders() {
+        env.zklock(["release", &node]).run().assert_success();
+        assert!(env.zk().exists(&node).is_none(), "{node} is left");
+    }
+    for (dir, _, _) in layouts {
+        untouched(dir, 1);
+    }
+    // A break's dry run says no record goes into it.
+    let node = app.create_ephemeral_sequential("/svc/config/worker-lock-", b"");
+    let dry: serde_json::Value = env
+        .zklock([
+            "-o",
+            "json",
+            "release",
+            "--holders",
+            "/svc/config",
+            "--dry-run",
+        ])
+        .run()
+        .assert_success()
+        .json();
+    assert_eq!(
+        dry["end_records"],
+        serde_json::json!([{"dir": "/svc/config", "end_record": false}]),
+        "{dry}"
+    );
+    env.zk().delete(&node);
+    // Reap: its dry run says no record goes into any of them.
+    let nodes = contenders();
+    let listed = || -> support::json::ReapDryRun {
+        env.zklock([
+            "-o",
+            "json",
+            "reap",
+            "/svc",
+            "--older-than",
+            "1s",
+            "--dry-run",
+        ])
+        .run()
+        .assert_success()
+        .json()
+    };
+    wait_until(WAIT, "every contender is a second old", || {
+        listed().would_delete.len() == nodes.len()
+    });
+    for node in listed().would_delete {
+        assert_eq!(node.end_record, Some(false), "{node:?}");
+    }
+    env.zklock(["reap", "/svc", "--older-than", "1s", "-y"])
+        .run()
+        .assert_success();
+    for (node, (dir, _, _)) in nodes.iter().zip(layouts) {
+        assert!(env.zk().exists(node).is_none(), "{node} is left");
+        untouched(dir, 1);
+    }
+    // zklock's own holders, over the data from the start: a release, a
+    // shared release, a give-up behind a reader, a lost hold.
+    let own = "/svc/config";
+    for verb in ["lock", "rlock"] {
+        env.zklock([verb, own, "--", "true"]).run().assert_success();
+    }
+    let mut reader = env.zklock(["rlock", own]).spawn();
+    reader.next_line(WAIT);
+    env.zklock(["wlock", "-n", own, "--", "true"])
+        .run()
+        .assert_code(1);
+    reader.signal(libc::SIGTERM);
+    reader.wait(WAIT).assert_success();
+    let mut holder = env.zklock(["lock", own, "--", "sleep", "60"]).spawn();
+    let node = support::wait_for(WAIT, "the holder's node", || {
+        env.zk().children_if_any(own).into_iter().next()
+    });
+    env.zk().set(&format!("{own}/{node}"), b"__REVOKE__");
+    holder.wait(WAIT).assert_code(4);
+    untouched(own, 1);
+    // Data an application writes while zklock holds, after its read.
+    for verb in ["lock", "rlock"] {
+        let late = format!("/svc/late-{verb}");
+        env.zk().mkdir_p(&late);
+        let mut holder = env.zklock([verb, &late]).spawn();
+        holder.next_line(WAIT);
+        let written = env.zk().set(&late, CONFIG);
+        holder.signal(libc::SIGTERM);
+        holder.wait(WAIT).assert_success();
+        assert!(env.zk().children_if_any(&late).is_empty(), "{verb}");
+        untouched(&late, written.version);
+    }
 }

@@ -1,12 +1,14 @@
 //! `--lock-delay`: after a hold that ended uncleanly (a holder killed with
-//! its guard, cut off from its server, broken, or a library's holder frozen
-//! past its session), the next holder waits before its command runs; after
-//! a clean release it does not. What is measured is what zklock says it
-//! waited (`ZKLOCK_LOCK_DELAYED`) and the owner record, not the wall clock.
+//! its guard, cut off from its server, broken, reaped, or a library's
+//! holder frozen past its session), or whose end no record tells of, the
+//! next holder waits before its command runs; after clean releases it does
+//! not. What is measured is what zklock says it waited
+//! (`ZKLOCK_LOCK_DELAYED`), its JSON and the owner record, not the wall
+//! clock.
 
 use crate::support;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use support::json::ErrorReport;
 use support::peers::{Library, acquired, peer};
@@ -19,9 +21,28 @@ const WAIT: Duration = Duration::from_secs(30);
 
 /// `zklock lock LOCK EXTRA... -- <print $ZKLOCK_LOCK_DELAYED>`.
 fn reporting(env: &TestEnv, lock: &str, extra: &[&str]) -> Zklock {
-    env.zklock(["lock", lock])
+    reporting_as(env, "lock", lock, extra)
+}
+
+/// [`reporting`] with another verb (`rlock`, `wlock`, `sem`).
+fn reporting_as(env: &TestEnv, verb: &str, lock: &str, extra: &[&str]) -> Zklock {
+    env.zklock([verb, lock])
         .args(extra)
         .args(["--", "sh", "-c", "echo \"$ZKLOCK_LOCK_DELAYED\""])
+}
+
+/// The lock-delay of the tests that first settle their lock.
+const DELAY: Duration = Duration::from_secs(3);
+
+/// Sits out, with `verb` and `extra`, the delay a lock directory new to
+/// zklock owes once (what ended in it before is unknown), so that the
+/// holds after it owe only for their own ends.
+fn settle(env: &TestEnv, verb: &str, lock: &str, extra: &[&str]) {
+    env.zklock([verb, lock, "--lock-delay", "3s"])
+        .args(extra)
+        .args(["--", "true"])
+        .run()
+        .assert_success();
 }
 
 /// Runs a [`reporting`] zklock (or waits for a spawned one) and returns how
@@ -89,11 +110,16 @@ fn guard_of(zklock: &Running) -> i32 {
 #[test]
 fn a_clean_release_costs_the_next_holder_no_delay_and_the_owner_record_states_it() {
     let env = TestEnv::new();
-    // A persistent directory: the server deletes an emptied container, and
-    // its end record with it, after which any arrival waits the delay.
+    // A persistent directory made by hand: what ended in it before is
+    // unknown, so the first arrival is owed the delay, once: the holders
+    // after it owe nothing more once it has passed.
     env.zk().mkdir_p("/locks/c");
-    let delay = ["--lock-delay", "30s"];
-    // A lock whose last hold was released.
+    let delay = ["--lock-delay", "3s"];
+    assert_whole_delay(
+        delay_of(reporting(&env, "c", &delay).spawn()),
+        Duration::from_secs(3),
+    );
+    // A lock whose last hold was released, by a holder without the flag.
     env.zklock(["lock", "c", "--", "true"])
         .run()
         .assert_success();
@@ -107,13 +133,17 @@ fn a_clean_release_costs_the_next_holder_no_delay_and_the_owner_record_states_it
     assert_eq!(delay_of(waiter), 0);
     // -n takes a lock whose last hold was released.
     assert_eq!(
-        delay_of(reporting(&env, "c", &["-n", "--lock-delay", "30s"]).spawn()),
+        delay_of(reporting(&env, "c", &["-n", "--lock-delay", "3s"]).spawn()),
         0
     );
-    // The owner record states the delay the holder keeps.
+    // The owner record states the delay the holder keeps, from its
+    // create: here, while it still sits out the rest of 1m30s after the
+    // first arrival.
     let mut holder = env.zklock(["lock", "c", "--lock-delay", "1m30s"]).spawn();
-    let token = holder.next_line(WAIT);
-    let (data, _) = env.zk().get(&token);
+    let token = wait_for(WAIT, "the holder's node", || {
+        env.zk().children_if_any("/locks/c").into_iter().next()
+    });
+    let (data, _) = env.zk().get(&format!("/locks/c/{token}"));
     let owner: serde_json::Value = serde_json::from_slice(&data).expect("an owner record");
     assert_eq!(owner["lock_delay_ms"], 90_000, "{owner}");
     let stat = env.zklock(["-o", "json", "stat", "c"]).run();
@@ -124,7 +154,7 @@ fn a_clean_release_costs_the_next_holder_no_delay_and_the_owner_record_states_it
         "{report}"
     );
     holder.signal(libc::SIGTERM);
-    holder.wait(WAIT).assert_success();
+    holder.wait(WAIT).assert_code(128 + libc::SIGTERM);
     // Without the flag, nothing is passed on but that no delay was kept.
     let plain = env
         .zklock([
@@ -397,4 +427,203 @@ fn a_directory_once_per_makes_or_makes_again_owes_the_whole_delay_and_its_clean_
             0
         );
     }
+}
+
+#[test]
+fn behind_a_reader_killed_and_one_released_cleanly_a_writer_waits_the_whole_delay() {
+    let env = TestEnv::new();
+    let dir = "/locks/rw";
+    let kazoo = ["--dialect", "kazoo"];
+    settle(&env, "wlock", "rw", &kazoo);
+    let delayed = ["--dialect", "kazoo", "--lock-delay", "3s"];
+    // A kazoo ReadLock killed with kill -9 and a zklock reader beside it
+    // that releases cleanly after the kazoo session expired: the writer
+    // queued behind both waits the whole delay.
+    let readers = || {
+        let mut killed = peer(&env, Library::Kazoo, dir, "read", &[]);
+        acquired(&mut killed, WAIT);
+        let mut clean = env.zklock(["rlock", "rw"]).args(kazoo).spawn();
+        clean.next_line(WAIT);
+        (killed, clean)
+    };
+    let end_both = |(mut killed, mut clean): (Running, Running), left: usize| {
+        killed.kill();
+        wait_until(WAIT, "the killed reader's session expired", || {
+            env.zk().children_if_any(dir).len() == left
+        });
+        clean.signal(libc::SIGTERM);
+        clean.wait(WAIT).assert_success();
+    };
+    let both = readers();
+    let writer = queued(&env, reporting_as(&env, "wlock", "rw", &delayed), dir, 3);
+    end_both(both, 2);
+    assert_whole_delay(delay_of(writer), DELAY);
+    // And a writer arriving at the lock, free, just after the same ends.
+    end_both(readers(), 1);
+    let writer = reporting_as(&env, "wlock", "rw", &delayed);
+    assert_whole_delay(delay_of(writer.spawn()), DELAY);
+}
+
+#[test]
+fn behind_readers_that_all_released_cleanly_a_writer_runs_at_once() {
+    let env = TestEnv::new();
+    let dir = "/locks/readers";
+    settle(&env, "wlock", "readers", &[]);
+    let mut readers: Vec<Running> = (0..3)
+        .map(|_| {
+            let mut reader = env.zklock(["rlock", "readers"]).spawn();
+            reader.next_line(WAIT);
+            reader
+        })
+        .collect();
+    let delayed = ["--lock-delay", "3s"];
+    let writer = queued(
+        &env,
+        reporting_as(&env, "wlock", "readers", &delayed),
+        dir,
+        4,
+    );
+    // All at once: their records are written over each other's at the
+    // version each read, again when another came in between.
+    for reader in &readers {
+        reader.signal(libc::SIGTERM);
+    }
+    for reader in &mut readers {
+        reader.wait(WAIT).assert_success();
+    }
+    assert_eq!(delay_of(writer), 0);
+    let arriving = reporting_as(&env, "wlock", "readers", &delayed);
+    assert_eq!(delay_of(arriving.spawn()), 0);
+}
+
+#[test]
+fn a_taker_of_several_locks_that_gives_one_up_carries_its_unclean_end_on() {
+    let env = TestEnv::new();
+    settle(&env, "lock", "a", &[]);
+    end_uncleanly(&env, "/locks/a");
+    let mut holder = env.zklock(["lock", "b"]).spawn();
+    holder.next_line(WAIT);
+    // It takes a, then finds b taken: it lets a go with a give-up, which is
+    // clean, but the end before it on a is not.
+    env.zklock(["lock", "-n", "a", "b", "--", "true"])
+        .run()
+        .assert_code(1);
+    assert_whole_delay(
+        delay_of(reporting(&env, "a", &["--lock-delay", "3s"]).spawn()),
+        DELAY,
+    );
+    holder.signal(libc::SIGTERM);
+    holder.wait(WAIT).assert_success();
+}
+
+#[test]
+fn a_lock_found_free_after_a_break_or_a_reap_waits_the_whole_delay() {
+    let env = TestEnv::new();
+    let dir = "/locks/x";
+    settle(&env, "lock", "x", &[]);
+    let ended = |how: &[&str]| {
+        let mut victim = env.zklock(["lock", "x", "--", "sleep", "60"]).spawn();
+        wait_until(WAIT, "the victim's node", || {
+            env.zk().children_if_any(dir).len() == 1
+        });
+        env.zklock(how).run().assert_success();
+        victim.wait(WAIT).assert_code(4);
+        // No waiter was queued: the next one finds the lock free.
+        assert_whole_delay(
+            delay_of(reporting(&env, "x", &["--lock-delay", "3s"]).spawn()),
+            DELAY,
+        );
+    };
+    ended(&["release", "--holders", "x", "--yes"]);
+    ended(&["reap", "--all", "--yes"]);
+    // One reader broken, the other released cleanly after it: the clean
+    // record carries the break on.
+    let mut broken = env
+        .zklock(["rlock", "x", "--", "sh", "-c"])
+        .arg("echo \"$ZKLOCK_NODE\"; exec sleep 60")
+        .spawn();
+    let token = broken.next_line(WAIT);
+    let mut clean = env.zklock(["rlock", "x"]).spawn();
+    clean.next_line(WAIT);
+    env.zklock(["release", &token]).run().assert_success();
+    broken.wait(WAIT).assert_code(4);
+    clean.signal(libc::SIGTERM);
+    clean.wait(WAIT).assert_success();
+    let writer = reporting_as(&env, "wlock", "x", &["--lock-delay", "3s"]);
+    assert_whole_delay(delay_of(writer.spawn()), DELAY);
+}
+
+#[test]
+fn a_lease_taken_after_a_broken_lease_waits_the_whole_delay() {
+    let env = TestEnv::new();
+    let leases = "/locks/s/leases";
+    let sem = ["--max-leases", "2"];
+    settle(&env, "sem", "s", &sem);
+    let mut victim = env
+        .zklock(["sem", "s", "--max-leases", "2", "--", "sleep", "60"])
+        .spawn();
+    wait_until(WAIT, "the victim's lease", || {
+        env.zk().children_if_any(leases).len() == 1
+    });
+    env.zklock(["release", "--holders", "s", "--yes"])
+        .run()
+        .assert_success();
+    victim.wait(WAIT).assert_code(4);
+    // A lease is free at once: the one broken before it is owed.
+    let delayed = ["--max-leases", "2", "--lock-delay", "3s"];
+    assert_whole_delay(
+        delay_of(reporting_as(&env, "sem", "s", &delayed).spawn()),
+        DELAY,
+    );
+}
+
+#[test]
+fn a_directory_the_server_removed_is_owed_the_delay_once_and_a_no_wait_fleet_runs_after_it() {
+    let env = TestEnv::new();
+    // A Curator holder killed in each of two locks: its session expires,
+    // and the server removes the emptied container directory Curator made,
+    // and whatever it held with it.
+    for lock in ["/locks/cu", "/locks/cv"] {
+        let mut curator = peer(&env, Library::Curator, lock, "mutex", &[]);
+        acquired(&mut curator, WAIT);
+        curator.kill();
+    }
+    wait_until(WAIT, "the server removed both directories", || {
+        env.zk().exists("/locks/cu").is_none() && env.zk().exists("/locks/cv").is_none()
+    });
+    // The next arrival waits the whole delay.
+    assert_whole_delay(
+        delay_of(reporting(&env, "cv", &["--lock-delay", "3s"]).spawn()),
+        DELAY,
+    );
+    // A fleet of -n tries, one after the other: each before the delay is
+    // over gives up, saying the end it follows is unknown and what is left
+    // of it, which each try carries on to the next; once it is over, one
+    // runs.
+    let first = Instant::now();
+    let mut left = u64::MAX;
+    let ran = loop {
+        let tried = Instant::now();
+        let run = env
+            .zklock(["-o", "json", "lock", "-n", "--lock-delay", "3s", "cu"])
+            .args(["--", "true"])
+            .run();
+        if run.code == Some(0) {
+            break tried;
+        }
+        let error = ErrorReport::of(&run, 1);
+        assert_eq!(error.cause, "lock_delay", "{error:?}");
+        assert_eq!(error.last_end.as_deref(), Some("unknown"), "{error:?}");
+        let now_left = error.left_ms.expect("left_ms");
+        assert!(now_left < left, "owed anew: {now_left} ms after {left} ms");
+        left = now_left;
+        assert!(first.elapsed() < WAIT, "the fleet never ran");
+    };
+    let after = ran.duration_since(first);
+    assert!(
+        after >= DELAY - Duration::from_millis(600) && after <= DELAY + Duration::from_secs(2),
+        "a try ran {after:?} after the first"
+    );
+    // Made persistent, the directory keeps what it learnt.
+    assert!(env.zk().exists("/locks/cu").is_some());
 }

@@ -963,10 +963,11 @@ fn a_waiter_whose_own_node_is_released_exits_8_without_running() {
 }
 
 /// An uncontended lock spends no round trip before its first request: right
-/// after the session handshake, zklock sends its create, without waiting for
-/// a ping's answer first.
+/// after the session handshake, zklock sends the read of the lock
+/// directory (the evidence of the ends before its own), its create and its
+/// listing, together, without waiting for a ping's answer first.
 #[test]
-fn the_first_request_after_the_handshake_is_the_create() {
+fn the_first_requests_after_the_handshake_are_the_read_the_create_and_the_listing() {
     let env = TestEnv::new();
     let proxy = FaultProxy::start(env.servers());
     Zklock::new(["lock", "first", "--", "true"])
@@ -981,9 +982,17 @@ fn the_first_request_after_the_handshake_is_the_create() {
         ),
         "{sent:?}"
     );
+    let ops: Vec<i32> = sent[1..]
+        .iter()
+        .take(3)
+        .filter_map(|message| match message {
+            ClientMessage::Request { op, .. } => Some(*op),
+            _ => None,
+        })
+        .collect();
     assert!(
-        matches!(sent.get(1), Some(ClientMessage::Request { op, .. }) if op::CREATE_LIKE.contains(op)),
-        "the first request is not the create: {sent:?}"
+        matches!(ops[..], [op::GET_DATA, create, op::GET_CHILDREN2] if op::CREATE_LIKE.contains(&create)),
+        "the first requests are not the read, the create and the listing: {sent:?}"
     );
 }
 

@@ -334,23 +334,46 @@ fn a_revoked_holder_reads_revoked() {
     let env = TestEnv::new();
     env.zk().mkdir_p("/locks/v");
     let mut watching = watch(&env, "v");
+    let released = |watching: &mut Running| loop {
+        let event = next_event(watching);
+        if event.event == "released" {
+            break event;
+        }
+    };
+    // A revocable Curator holder lets go when asked: revoked.
+    let mut curator = peer(
+        &env,
+        Library::Curator,
+        "/locks/v",
+        "mutex",
+        &["--revocable"],
+    );
+    let node = acquired(&mut curator, WAIT);
+    expect(&mut watching, "acquired", &node);
+    env.zklock(["release", "--revoke", "v"])
+        .run()
+        .assert_success();
+    let event = released(&mut watching);
+    assert_eq!(
+        (event.how.as_deref(), event.how_evidence.as_deref()),
+        (Some("revoked"), Some("revoke_written")),
+        "{event:#?}"
+    );
+    assert!(event.held_ms.is_some(), "{event:#?}");
+    curator.wait(WAIT).assert_success();
+    // A zklock holder asked to let go stops its command mid-way: its hold
+    // is lost, as the record it deletes its node with says.
     let (mut holder, node) = hold(&env, "v");
     expect(&mut watching, "acquired", &node);
     env.zklock(["release", "--revoke", "v"])
         .run()
         .assert_success();
-    let released = loop {
-        let event = next_event(&mut watching);
-        if event.event == "released" {
-            break event;
-        }
-    };
+    let event = released(&mut watching);
     assert_eq!(
-        (released.how.as_deref(), released.how_evidence.as_deref()),
-        (Some("revoked"), Some("revoke_written")),
-        "{released:#?}"
+        (event.how.as_deref(), event.how_evidence.as_deref()),
+        (Some("lost"), Some("end_record")),
+        "{event:#?}"
     );
-    assert!(released.held_ms.is_some(), "{released:#?}");
     holder.wait(WAIT).assert_code(4);
 }
 
@@ -487,6 +510,7 @@ fn the_exporter_counts_every_how_from_0_reads_nothing_for_a_scrape_and_stops_on_
         "broken",
         "deleted_while_session_alive",
         "gave_up",
+        "lost",
         "max_hold",
         "reaped",
         "released",

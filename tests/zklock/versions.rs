@@ -272,6 +272,36 @@ fn with_peers(env: &TestEnv, line: &str) {
     }
 }
 
+/// What end records count, each line's `cversion` counting every create
+/// and delete of a child (a client's, a closed session's): the first
+/// arrival at a new lock is owed the delay (what ended before is unknown),
+/// clean ends after it none, alone or shared, and a delete no record tells
+/// of the whole delay.
+fn lock_delay_evidence(env: &TestEnv) {
+    let delayed = |verb: &str| -> u64 {
+        let run = env
+            .zklock([verb, "d", "--lock-delay", "2s", "--"])
+            .args(["sh", "-c", "echo \"$ZKLOCK_LOCK_DELAYED\""])
+            .run();
+        run.assert_success();
+        run.stdout.trim().parse().expect("ZKLOCK_LOCK_DELAYED")
+    };
+    let whole = 1_400..=2_300;
+    assert!(whole.contains(&delayed("lock")), "a new lock");
+    lets_go(holds(env, "lock", "d", &[]));
+    assert_eq!(delayed("lock"), 0, "after a release");
+    let readers = [holds(env, "rlock", "d", &[]), holds(env, "rlock", "d", &[])];
+    readers.into_iter().for_each(lets_go);
+    assert_eq!(delayed("wlock"), 0, "after readers' releases");
+    let library = env.connect();
+    library.create_ephemeral_sequential(
+        "/locks/d/_c_0e7e4d3c-7a4b-4f0c-9d7e-0b9f2a1c5d6e-lock-",
+        b"",
+    );
+    library.close();
+    assert!(whole.contains(&delayed("lock")), "after a closed session");
+}
+
 macro_rules! server_lines {
     ($($module:ident: $line:literal),* $(,)?) => {$(
         mod $module {
@@ -288,6 +318,11 @@ macro_rules! server_lines {
             #[test]
             fn peers_exclude_zklock() {
                 super::against($line, |env| super::with_peers(env, $line));
+            }
+
+            #[test]
+            fn lock_delay_evidence() {
+                super::against($line, super::lock_delay_evidence);
             }
         }
     )*};

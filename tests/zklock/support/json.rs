@@ -264,6 +264,9 @@ pub struct ReapNode {
     /// How long every member has left the session unlisted across reap's
     /// surveys; null unless two surveys have.
     pub absent_ms: Option<i64>,
+    /// Whether the end record would go into its lock directory (which
+    /// holds nothing or a record); null for a directory.
+    pub end_record: Option<bool>,
 }
 
 /// Any command's failure with `-o json`, on stderr: `{"error", "exit_code",
@@ -276,6 +279,14 @@ pub struct ErrorReport {
     pub exit_code: i32,
     /// A stable word for what went wrong.
     pub cause: String,
+    /// A pending lock-delay (`lock_delay`): its lock, what is left of it,
+    /// and whether the end it follows is `unclean` or `unknown`.
+    #[serde(default)]
+    pub lock: Option<String>,
+    #[serde(default)]
+    pub left_ms: Option<u64>,
+    #[serde(default)]
+    pub last_end: Option<String>,
 }
 
 impl ErrorReport {
