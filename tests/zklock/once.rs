@@ -903,6 +903,57 @@ fn contenders_racing_to_make_a_directory_again_run_once_and_settle_on_one() {
 }
 
 #[test]
+fn a_plain_zklocks_ends_keep_the_last_run_and_the_mark() {
+    let env = TestEnv::new();
+    once_an_hour(&env, "p").run().assert_success();
+    let last = ran_in(&env, "/locks/p").expect("the run counted");
+    let (_, made) = env.zk().get("/locks/p");
+    // Each end without the flag writes its own record over the one there:
+    // a writer's release, a reader's, and a writer's give-up behind a
+    // reader; each keeps the run and the mark.
+    let kept = |how: &str| {
+        let record = record_in(&env, "/locks/p");
+        assert_eq!(record["how"], how, "{record}");
+        assert_eq!(record["made_persistent"], true, "{record}");
+        assert_eq!(record["ran"], last, "{record}");
+    };
+    let before = env.zk().get("/locks/p").1.version;
+    env.zklock(["lock", "p", "--", "true"])
+        .run()
+        .assert_success();
+    assert_ne!(env.zk().get("/locks/p").1.version, before, "no record");
+    kept("released");
+    let mut reader = env.zklock(["rlock", "p"]).spawn();
+    reader.next_line(WAIT);
+    env.zklock(["wlock", "-n", "p", "--", "true"])
+        .run()
+        .assert_code(1);
+    kept("gave_up");
+    reader.signal(libc::SIGTERM);
+    reader.wait(WAIT).assert_success();
+    kept("released");
+    // So the window stays closed, in the directory --once-per made.
+    once_an_hour(&env, "p").run().assert_code(3);
+    assert_eq!(env.zk().get("/locks/p").1.czxid, made.czxid);
+}
+
+#[test]
+fn a_directory_lock_delay_made_keeps_a_once_per_window_as_it_is() {
+    let env = TestEnv::new();
+    env.zklock(["lock", "--lock-delay", "1s", "d", "--", "true"])
+        .run()
+        .assert_success();
+    let (_, made) = env.zk().get("/locks/d");
+    let record = record_in(&env, "/locks/d");
+    assert_eq!(record["made_persistent"], true, "{record}");
+    // --once-per runs there without making it again, and its window holds.
+    once_an_hour(&env, "d").run().assert_success();
+    assert_eq!(env.zk().get("/locks/d").1.czxid, made.czxid);
+    assert!(ran_in(&env, "/locks/d").is_some());
+    once_an_hour(&env, "d").run().assert_code(3);
+}
+
+#[test]
 fn the_directory_of_an_older_zklock_is_made_again_keeping_its_last_run() {
     let env = TestEnv::new();
     // What a zklock before the mark left in the persistent directory it made:
