@@ -100,6 +100,21 @@ impl Tmux {
             .unwrap_or_else(|| panic!("the shell runs no command: {children:?}"))
     }
 
+    /// Polls the screen for `moment` at least; true once `shows` holds for
+    /// it. For what may rightly not show yet: it fails nothing.
+    pub fn shows_within(&self, moment: Duration, shows: impl Fn(&str) -> bool) -> bool {
+        let start = Instant::now();
+        loop {
+            if shows(&self.screen()) {
+                return true;
+            }
+            if start.elapsed() >= moment {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Polls the screen until `shows` holds for it, and returns it; fails
     /// naming `what`, with the last screen, once `timeout` has passed.
     pub fn screen_until(
