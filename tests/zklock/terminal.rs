@@ -528,10 +528,7 @@ fn define_z(tmux: &Tmux, zklock: &Zklock, also: &str) {
         let shown = rows(screen);
         shown.len() > 1 && shown.last() == Some(&PROMPT)
     });
-    tmux.send(&["clear", "Enter"]);
-    wait_until(SCREEN_WAIT, "the screen is cleared", || {
-        rows(&tmux.screen()) == [PROMPT]
-    });
+    tmux.clear();
 }
 
 /// Waits until the screen's last row is the spinner drawn for `columns`,
@@ -976,8 +973,8 @@ fn loop_of(env: &TestEnv, command: &[&str]) -> String {
 fn one_ctrl_c_stops(tmux: &Tmux, env: &TestEnv, line: &str, ready: impl Fn(&str) -> bool) {
     let scratch = support::Scratch::new();
     let before = tmux.stty(&scratch.file("before"));
-    tmux.send(&["clear", "Enter"]);
-    tmux.wait_for_prompt();
+    // The last round's rows must be gone before this one's are looked for.
+    tmux.clear();
     tmux.send(&[line, "Enter"]);
     tmux.screen_until(SCREEN_WAIT * 2, "the first round is under way", |screen| {
         ready(screen)
@@ -1003,7 +1000,8 @@ fn one_ctrl_c_stops_a_loop_of_locked_commands_and_a_script_running_it() {
     let env = TestEnv::new();
     let tmux = Tmux::start(250, 40);
     let line = loop_of(&env, &["sh", "-c", "echo run\"\"ning; sleep 10"]);
-    let running = |screen: &str| screen.contains("running");
+    // The command's own row, never a piece of a typed line.
+    let running = |screen: &str| screen.lines().any(|row| row.trim_end() == "running");
     // The command owns the terminal, so only it gets the Ctrl-C: zklock
     // must die of the same signal for the shell to stop the loop.
     one_ctrl_c_stops(&tmux, &env, &line, running);

@@ -154,6 +154,18 @@ impl Tmux {
         }
     }
 
+    /// Clears the screen and waits until it shows the prompt alone: until
+    /// then, what the screen showed before is still there to be mistaken
+    /// for what comes next.
+    pub fn clear(&self) {
+        self.send(&["clear", "Enter"]);
+        wait_until(WAIT, "the screen is cleared", || {
+            let screen = self.screen();
+            let mut shown = screen.lines().filter(|row| !row.trim().is_empty());
+            shown.next().map(str::trim_end) == Some(PROMPT) && shown.next().is_none()
+        });
+    }
+
     /// Waits until the shell's prompt is the last line shown again.
     pub fn wait_for_prompt(&self) {
         wait_until(WAIT, "the shell prompt is back", || {
