@@ -83,6 +83,14 @@ impl Tmux {
         self.run(&args);
     }
 
+    /// Copies what the programs in the window write to its terminal, from
+    /// now on, to `file`: the bytes the screen is drawn from, where every
+    /// redraw shows, however soon the next one covers it on the screen.
+    pub fn copy_output(&self, file: &std::path::Path) {
+        let command = format!("cat >> '{}'", file.display());
+        self.run(&["pipe-pane", "-t", "top", "-o", &command]);
+    }
+
     /// What the window shows now.
     pub fn screen(&self) -> String {
         self.run(&["capture-pane", "-p", "-t", "top"])
