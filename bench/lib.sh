@@ -1,9 +1,11 @@
 # Helpers shared by the benchmark scripts in bench/ (sourced, not run).
 #
 #   bench_init                  a temp dir ($BENCH_TMP); at exit, stops every
-#                               process started through bench_background and
-#                               removes the temp dir
-#   bench_build ARGS...         cargo build --release ARGS (quietly)
+#                               process started through bench_background (the
+#                               server last) and removes the temp dir
+#   bench_build ARGS...         cargo build ARGS (quietly), in the profile
+#                               $BENCH_PROFILE names (release, or debug for
+#                               a smoke run)
 #   bench_zk_start              a standalone ZooKeeper (Debian's package) on a
 #                               free 127.0.0.1 port; sets $BENCH_HOSTS
 #   bench_warm                  warms that server up (its JIT compiler) with
@@ -13,7 +15,8 @@
 #   bench_wait_line FILE RE     waits (60 s at most) until FILE has a line
 #                               matching RE
 #   bench_measure OUT CMD...    runs CMD once through the timer (stdout to
-#                               OUT); prints "<wall seconds> <max RSS in KB>"
+#                               OUT); sets $BENCH_SECONDS (wall) and
+#                               $BENCH_RSS (max RSS in KB)
 #   bench_proxy_start           a counting proxy in front of the server
 #                               (bench/count_proxy.py); sets $BENCH_PROXY_HOSTS
 #   bench_proxy_counts          its counts so far: "<bytes to the server>
@@ -24,6 +27,13 @@
 #
 # A job script sources this file, calls bench_init and bench_zk_start, runs
 # its jobs (each adding rows) and ends with bench_table.
+#
+# Whatever fails stops the whole run, with bench_die's message or set -e:
+# so a helper that measures hands its figures back in variables, not on
+# stdout to a command substitution (whose failure a `read <<<"$(...)"`
+# would swallow, and whose background processes would escape
+# bench_cleanup), and a timer's lines are read by number, never past
+# their end.
 
 set -euo pipefail
 shopt -s inherit_errexit
@@ -40,9 +50,13 @@ bench_init() {
     trap 'exit 130' INT TERM
 }
 
+# Stops the processes in the reverse order of their start, so the server
+# goes last: a zklock told to stop deletes its node first, and with the
+# server gone it would retry for as long as its session could live.
 bench_cleanup() {
-    local pid
-    for pid in "${BENCH_PIDS[@]}"; do
+    local i pid
+    for ((i = ${#BENCH_PIDS[@]} - 1; i >= 0; i--)); do
+        pid=${BENCH_PIDS[i]}
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
@@ -53,7 +67,9 @@ bench_say() { printf 'bench: %s\n' "$*" >&2; }
 bench_die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
 
 bench_build() {
-    (cd "$BENCH_ROOT" && cargo build --quiet --release "$@")
+    local profile=()
+    [[ $BENCH_PROFILE == debug ]] || profile=(--profile "$BENCH_PROFILE")
+    (cd "$BENCH_ROOT" && cargo build --quiet "${profile[@]}" "$@")
 }
 
 bench_free_port() {
@@ -128,27 +144,41 @@ bench_wait_line() {
 }
 
 bench_measure() {
-    local out=$1 result median rss
+    local out=$1 result
     shift
     result=$("$BENCH_TIMER" --out "$out" 1 "$@") || bench_die "failed: $*"
-    read -r median _ _ rss <<<"$result"
-    printf '%s %s\n' "$median" "$rss"
+    read -r BENCH_SECONDS _ _ BENCH_RSS <<<"$result"
+}
+
+# bench_timer_lines ARRAY TIMER_ARGS...: runs the timer and puts its lines,
+# one per command timed, into ARRAY; stops the run unless there is one for
+# every command.
+bench_timer_lines() {
+    local -n bench_lines=$1
+    local result commands=1 arg
+    shift
+    for arg in "$@"; do [[ $arg != ::: ]] || commands=$((commands + 1)); done
+    result=$("$BENCH_TIMER" "$@") || bench_die "failed: $*"
+    mapfile -t bench_lines <<<"$result"
+    ((${#bench_lines[@]} == commands)) ||
+        bench_die "the timer printed ${#bench_lines[@]} lines for $commands commands"
 }
 
 # Some thousands of requests of every kind the jobs send (connects, creates,
 # listings, reads, deletes, closes), so that the server's JIT compiler has
-# done its work before anything is timed.
+# done its work before anything is timed: BENCH_WARM_LOCKS locks of 4
+# contenders listed, BENCH_WARM_ROUNDS lock-run-releases.
 bench_warm() {
     local out=$BENCH_TMP/warm
     bench_say "warming the server up"
-    bench_background "$out" "$POPULATE" "$BENCH_HOSTS" /bench/warm 1000 4
+    bench_background "$out" "$POPULATE" "$BENCH_HOSTS" /bench/warm "${BENCH_WARM_LOCKS:-1000}" 4
     local holder=$BENCH_PID
     bench_wait_line "$out" '^READY'
     "$ZKLOCK" -H "$BENCH_HOSTS" -q -o json ls /bench/warm >/dev/null
     # Its nodes stay until its session expires; they are out of every job's way.
     kill "$holder"
     bench_mkdirs /bench/warm-lock
-    "$BENCH_TIMER" --warmup 200 1 "$WIRE_FLOOR" "$BENCH_HOSTS" /bench/warm-lock true \
+    "$BENCH_TIMER" --warmup "${BENCH_WARM_ROUNDS:-200}" 1 "$WIRE_FLOOR" "$BENCH_HOSTS" /bench/warm-lock true \
         ::: "$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/warm-lock -- true >/dev/null
 }
 

@@ -21,26 +21,28 @@ CHAINS_LEASES=${BENCH_CHAINS_LEASES:-2000}
 CHAINS_SURVEYS=${BENCH_CHAINS_SURVEYS:-3}
 
 # Runs `zklock ARGS...` RUNS times, taking exit code OK (besides 0) for
-# success: `deadlocks` exits 1 when it finds a cycle. Prints "<median s>
-# <largest peak RSS in KB>".
+# success: `deadlocks` exits 1 when it finds a cycle. Sets $CHAINS_SECONDS
+# (the median) and $CHAINS_RSS (the largest peak RSS in KB).
 chains_runs() {
-    local ok=$1 result t r
+    local ok=$1 lines
     shift
-    result=$("$BENCH_TIMER" --ok-exit "$ok" --out "$BENCH_TMP/chains.out" "$RUNS" \
-        "$ZKLOCK" -H "$BENCH_HOSTS" "$@") || bench_die "failed: zklock $*"
-    read -r t _ _ r <<<"$result"
-    printf '%s %s\n' "$t" "$r"
+    bench_timer_lines lines --ok-exit "$ok" --out "$BENCH_TMP/chains.out" "$RUNS" \
+        "$ZKLOCK" -H "$BENCH_HOSTS" "$@"
+    read -r CHAINS_SECONDS _ _ CHAINS_RSS <<<"${lines[0]}"
 }
 
 job_chains() {
     local t r lt lr
     populate /bench/chains/tree "$CHAINS_LOCKS" 2
-    read -r t r <<<"$(chains_runs 1 deadlocks /bench/chains/tree -o json)"
-    read -r lt lr <<<"$(chains_runs 0 ls /bench/chains/tree -o json)"
+    chains_runs 1 deadlocks /bench/chains/tree -o json
+    t=$CHAINS_SECONDS r=$CHAINS_RSS
+    chains_runs 0 ls /bench/chains/tree -o json
+    lt=$CHAINS_SECONDS lr=$CHAINS_RSS
     bench_row "deadlocks -o json, $CHAINS_LOCKS locks x 2, median of $RUNS" "$t s (peak $(mb "$r"))" \
         "-" "-" "-" "-" "ls: $lt s (peak $(mb "$lr"))" "linear; peak within a few x ls"
     populate /bench/chains/one 1 "$CHAINS_WAITERS"
-    read -r t r <<<"$(chains_runs 0 stat /bench/chains/one/lock-000000 -o json)"
+    chains_runs 0 stat /bench/chains/one/lock-000000 -o json
+    t=$CHAINS_SECONDS r=$CHAINS_RSS
     bench_row "stat -o json with chains, $CHAINS_WAITERS contenders, median of $RUNS" \
         "$t s (peak $(mb "$r"))" "-" "-" "-" "-" "-" "linear in the waiters"
     chains_semaphore kazoo-semaphore
@@ -48,9 +50,10 @@ job_chains() {
 }
 
 # The exporter's peak RSS in KB (VmHWM) over its first search of ROOT for
-# cycles and CHAINS_SURVEYS seconds more, searching once a second.
+# cycles and CHAINS_SURVEYS seconds more, searching once a second: sets
+# $EXPORTER_PEAK.
 exporter_peak() {
-    local root=$1 out=$BENCH_TMP/chains.exporter port url pid peak deadline
+    local root=$1 out=$BENCH_TMP/chains.exporter port url pid deadline
     port=$(bench_free_port)
     url=http://127.0.0.1:$port/metrics
     bench_background "$out" "$ZKLOCK" -H "$BENCH_HOSTS" exporter "$root" \
@@ -61,28 +64,25 @@ exporter_peak() {
     # searches after it come once a second.
     until "$BENCH_PYTHON" -c 'import sys, urllib.request; sys.exit(0 if b"zklock_deadlock_cycles{certain=\"false\"} 1" in urllib.request.urlopen(sys.argv[1], timeout=5).read() else 1)' \
         "$url" 2>/dev/null; do
-        # This runs in a command substitution's subshell, whose exit would
-        # leave the exporter running: stop it first.
-        if ((SECONDS >= deadline)); then
-            kill -TERM "$pid"
-            bench_die "the exporter found no knot under $root within 600 s"
-        fi
+        ((SECONDS < deadline)) || bench_die "the exporter found no knot under $root within 600 s"
         sleep 0.2
     done
     sleep "$CHAINS_SURVEYS"
-    peak=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")
+    EXPORTER_PEAK=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")
     kill -TERM "$pid"
     wait "$pid" 2>/dev/null || true
-    printf '%s\n' "$peak"
 }
 
 # `deadlocks`, `ls` and the exporter over one full semaphore in LAYOUT.
 chains_semaphore() {
     local layout=$1 root=/bench/chains/$1 t r lt lr xr
     populate "$root" 1 "$CHAINS_LEASES" "$layout"
-    read -r t r <<<"$(chains_runs 1 deadlocks "$root" -o json)"
-    read -r lt lr <<<"$(chains_runs 0 ls "$root" -o json)"
-    xr=$(exporter_peak "$root")
+    chains_runs 1 deadlocks "$root" -o json
+    t=$CHAINS_SECONDS r=$CHAINS_RSS
+    chains_runs 0 ls "$root" -o json
+    lt=$CHAINS_SECONDS lr=$CHAINS_RSS
+    exporter_peak "$root"
+    xr=$EXPORTER_PEAK
     local twice=$((2 * lr))
     bench_row "deadlocks -o json, exporter: $layout, $CHAINS_LEASES leases x $CHAINS_LEASES acquirers, median of $RUNS" \
         "$t s (peak $(mb "$r")); exporter peak $(mb "$xr")" "-" "-" "-" "-" "ls: $lt s (peak $(mb "$lr"))" \

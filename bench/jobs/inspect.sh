@@ -53,19 +53,17 @@ expect_counts() {
 mb() { awk -v kb="$1" 'BEGIN { printf "%.1f MB", kb / 1024 }'; }
 
 job_ls() {
-    local root=/bench/ls zklock_times=() kazoo_times=() rss=0 t r i zk kz ratio verdict measured
+    local root=/bench/ls zklock_times=() kazoo_times=() rss=0 i zk kz ratio verdict
     populate "$root" "$LS_LOCKS" "$LS_CONTENDERS"
     for ((i = 1; i <= RUNS; i++)); do
-        measured=$(bench_measure "$BENCH_TMP/ls.zklock" "$ZKLOCK" -H "$BENCH_HOSTS" ls "$root" -o json)
-        read -r t r <<<"$measured"
+        bench_measure "$BENCH_TMP/ls.zklock" "$ZKLOCK" -H "$BENCH_HOSTS" ls "$root" -o json
         expect_counts "$BENCH_TMP/ls.zklock" "$LS_LOCKS" "$LS_CONTENDERS"
-        zklock_times+=("$t")
-        ((r > rss)) && rss=$r
-        measured=$(bench_measure "$BENCH_TMP/ls.kazoo" "$BENCH_PYTHON" "$BENCH_ROOT/bench/kazoo_ls.py" "$BENCH_HOSTS" "$root")
-        read -r t r <<<"$measured"
+        zklock_times+=("$BENCH_SECONDS")
+        ((BENCH_RSS <= rss)) || rss=$BENCH_RSS
+        bench_measure "$BENCH_TMP/ls.kazoo" "$BENCH_PYTHON" "$BENCH_ROOT/bench/kazoo_ls.py" "$BENCH_HOSTS" "$root"
         expect_counts "$BENCH_TMP/ls.kazoo" "$LS_LOCKS" "$LS_CONTENDERS"
-        kazoo_times+=("$t")
-        bench_say "ls run $i: zklock ${zklock_times[-1]} s, kazoo $t s"
+        kazoo_times+=("$BENCH_SECONDS")
+        bench_say "ls run $i: zklock ${zklock_times[-1]} s, kazoo $BENCH_SECONDS s"
     done
     zk=$(bench_median "${zklock_times[@]}")
     kz=$(bench_median "${kazoo_times[@]}")
@@ -76,28 +74,29 @@ job_ls() {
 }
 
 # Runs `zklock -o FORMAT ARGS...` RUNS times; checks a JSON run's counts
-# against LOCKS x CONTENDERS; prints "<median s> <largest peak RSS in KB>".
+# against LOCKS x CONTENDERS; sets $INSPECT_SECONDS (the median) and
+# $INSPECT_RSS (the largest peak RSS in KB).
 inspect_runs() {
-    local format=$1 locks=$2 contenders=$3 out=$BENCH_TMP/inspect.out times=() rss=0 t r i measured
+    local format=$1 locks=$2 contenders=$3 out=$BENCH_TMP/inspect.out times=() i
     shift 3
+    INSPECT_RSS=0
     for ((i = 1; i <= RUNS; i++)); do
-        measured=$(bench_measure "$out" "$ZKLOCK" -H "$BENCH_HOSTS" -o "$format" "$@")
-        read -r t r <<<"$measured"
-        [[ $format == json ]] && expect_counts "$out" "$locks" "$contenders"
-        times+=("$t")
-        ((r > rss)) && rss=$r
+        bench_measure "$out" "$ZKLOCK" -H "$BENCH_HOSTS" -o "$format" "$@"
+        [[ $format != json ]] || expect_counts "$out" "$locks" "$contenders"
+        times+=("$BENCH_SECONDS")
+        ((BENCH_RSS <= INSPECT_RSS)) || INSPECT_RSS=$BENCH_RSS
     done
-    printf '%s %s\n' "$(bench_median "${times[@]}")" "$rss"
+    INSPECT_SECONDS=$(bench_median "${times[@]}")
 }
 
 # One row: COMMAND over SIZE contenders, as a table and as JSON, against a
 # goal of GOAL_MB peak RSS.
 inspect_row() {
-    local size=$1 locks=$2 contenders=$3 command=$4 target=$5 goal_mb=$6 table json t_table r_table t_json r_json
-    table=$(inspect_runs table "$locks" "$contenders" "$command" "$target")
-    json=$(inspect_runs json "$locks" "$contenders" "$command" "$target")
-    read -r t_table r_table <<<"$table"
-    read -r t_json r_json <<<"$json"
+    local size=$1 locks=$2 contenders=$3 command=$4 target=$5 goal_mb=$6 t_table r_table t_json r_json
+    inspect_runs table "$locks" "$contenders" "$command" "$target"
+    t_table=$INSPECT_SECONDS r_table=$INSPECT_RSS
+    inspect_runs json "$locks" "$contenders" "$command" "$target"
+    t_json=$INSPECT_SECONDS r_json=$INSPECT_RSS
     bench_say "$command over $size contenders: table $t_table s $(mb "$r_table"), JSON $t_json s $(mb "$r_json")"
     bench_row "$command, $size contenders ($locks x $contenders), median of $RUNS" \
         "table $t_table s (peak $(mb "$r_table")); JSON $t_json s (peak $(mb "$r_json"))" "-" "-" "-" "-" "-" \

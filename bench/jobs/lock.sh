@@ -3,9 +3,14 @@
 # per handoff (herd, drain), and start-up time.
 
 LOCK_RUNS=${BENCH_LOCK_RUNS:-31}
+# Rounds the timer runs and throws away before it times (lock, check,
+# startup).
+WARMUP=${BENCH_WARMUP:-3}
 HANDOFF_WORKERS=${BENCH_HANDOFF_WORKERS:-8}
 HANDOFF_EACH=${BENCH_HANDOFF_EACH:-25}
 HANDOFF_LOOPS=${BENCH_HANDOFF_LOOPS:-200}
+# The two queue lengths herd compares, and how many handoffs of each.
+HERD_SIZES=${BENCH_HERD_SIZES:-10 100}
 HERD_RELEASES=${BENCH_HERD_RELEASES:-5}
 DRAIN_SIZES=${BENCH_DRAIN_SIZES:-200 1000}
 # Long sessions for queued waiters, so that their pings stay out of the
@@ -28,7 +33,7 @@ per() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.0f", t / n }'; }
 # timer runs it too, alternating with this one, so a change to the lock
 # path is measured before and after in one run, under the same load.
 job_lock() {
-    local zk wire floor kz cu before results
+    local zk wire floor kz cu before lines
     local timed=("$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/lock/zklock -- true
         ::: "$WIRE_FLOOR" "$BENCH_HOSTS" /bench/lock/wire true
         ::: "$FLOOR" "$BENCH_HOSTS" /bench/lock/floor true
@@ -39,15 +44,12 @@ job_lock() {
         bench_mkdirs /bench/lock/before
         timed+=(::: "$BENCH_ZKLOCK_BEFORE" -H "$BENCH_HOSTS" lock /bench/lock/before -- true)
     fi
-    results=$("$BENCH_TIMER" --warmup 3 "$LOCK_RUNS" "${timed[@]}") || bench_die "the lock job failed"
-    {
-        read -r zk _
-        read -r wire _
-        read -r floor _
-        read -r kz _
-        read -r cu _
-        read -r before _
-    } <<<"$results"
+    bench_timer_lines lines --warmup "$WARMUP" "$LOCK_RUNS" "${timed[@]}"
+    read -r zk _ <<<"${lines[0]}"
+    read -r wire _ <<<"${lines[1]}"
+    read -r floor _ <<<"${lines[2]}"
+    read -r kz _ <<<"${lines[3]}"
+    read -r cu _ <<<"${lines[4]}"
     local to_wire to_kazoo
     to_wire=$(ratio "$zk" "$wire")
     to_kazoo=$(ratio "$zk" "$kz")
@@ -55,22 +57,26 @@ job_lock() {
         "$(ms "$wire")" "$(ms "$floor")" \
         "$to_wire x limit, $(ratio "$zk" "$floor") x crate floor, $to_kazoo x kazoo, $(ratio "$zk" "$cu") x Curator" \
         "<= 1.3 x limit: $(verdict "$to_wire" 1.3 "<="); <= 0.15 x kazoo: $(verdict "$to_kazoo" 0.15 "<=")"
-    [[ -z ${BENCH_ZKLOCK_BEFORE:-} ]] ||
+    if [[ -n ${BENCH_ZKLOCK_BEFORE:-} ]]; then
+        read -r before _ <<<"${lines[5]}"
         bench_row "lock-run-release, this build against BENCH_ZKLOCK_BEFORE" "$(ms "$zk")" "-" "-" "-" "-" \
             "$(ratio "$zk" "$before") x before ($(ms "$before"))" "within noise of before"
+    fi
 }
 
 # Handoffs per second: HANDOFF_WORKERS workers each run CMD HANDOFF_EACH
-# times on one lock, a whole process per handoff; prints runs per second.
+# times on one lock, a whole process per handoff; sets $HANDOFF_RATE, runs
+# per second.
 handoffs_per_second() {
     local start=$EPOCHREALTIME pids=() w
     for ((w = 0; w < HANDOFF_WORKERS; w++)); do
         (for ((j = 0; j < HANDOFF_EACH; j++)); do "$@" >/dev/null || exit 1; done) &
         pids+=("$!")
+        BENCH_PIDS+=("$!")
     done
     for w in "${pids[@]}"; do wait "$w" || bench_die "a worker failed: $*"; done
-    awk -v a="$start" -v b="$EPOCHREALTIME" -v n=$((HANDOFF_WORKERS * HANDOFF_EACH)) \
-        'BEGIN { printf "%.1f\n", n / (b - a) }'
+    HANDOFF_RATE=$(awk -v a="$start" -v b="$EPOCHREALTIME" -v n=$((HANDOFF_WORKERS * HANDOFF_EACH)) \
+        'BEGIN { printf "%.1f", n / (b - a) }')
 }
 
 # Handoffs per second of long-lived processes: HANDOFF_WORKERS workers
@@ -102,8 +108,10 @@ loop_rate() {
 job_handoff() {
     local zk kz kz_loop cu_loop
     bench_mkdirs /bench/handoff/zklock /bench/handoff/kazoo /bench/handoff/kazoo-loop /bench/handoff/curator-loop
-    zk=$(handoffs_per_second "$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/handoff/zklock -- true)
-    kz=$(handoffs_per_second "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_kazoo.py" "$BENCH_HOSTS" /bench/handoff/kazoo true)
+    handoffs_per_second "$ZKLOCK" -H "$BENCH_HOSTS" lock /bench/handoff/zklock -- true
+    zk=$HANDOFF_RATE
+    handoffs_per_second "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_kazoo.py" "$BENCH_HOSTS" /bench/handoff/kazoo true
+    kz=$HANDOFF_RATE
     loop_rate /bench/handoff/kazoo-loop "$BENCH_PYTHON" "$BENCH_ROOT/bench/lock_loop_kazoo.py"
     kz_loop=$LOOP_RATE
     loop_rate /bench/handoff/curator-loop java -cp "$BENCH_CLASSES:$BENCH_CURATOR_CP" LockLoopCurator
@@ -121,8 +129,9 @@ job_handoff() {
 # The proxy's counters on one line: requests, of which keep-alive (pings
 # and heartbeat syncs), response bytes, of which keep-alive.
 counters() {
-    local up down requests keepalive keepalive_down
-    read -r up down requests keepalive keepalive_down <<<"$(bench_proxy_counts)"
+    local counts up down requests keepalive keepalive_down
+    counts=$(bench_proxy_counts)
+    read -r up down requests keepalive keepalive_down <<<"$counts"
     printf '%s %s %s %s\n' "$requests" "$keepalive" "$down" "$keepalive_down"
 }
 
@@ -157,11 +166,14 @@ start_holder() {
 # queued, all through the counting proxy: what the server received and
 # sent between a holder's release and the next waiter holding, median of
 # HERD_RELEASES handoffs, keep-alive traffic left out and counted apart.
-# Prints "<requests> <response bytes> <keep-alive requests> <keep-alive bytes>".
+# Sets $HERD_COUNTS to "<requests> <response bytes> <keep-alive requests>
+# <keep-alive bytes>".
 herd_counts() {
     local waiters=$1 lock=/bench/herd/$1 out pids=() requests=() bytes=() kreq=() kbytes=() i
     out=$BENCH_TMP/herd.$waiters
-    mkdir -p "$out"
+    # Fails on a second queue of the same length, whose lock and lines
+    # would be the first's.
+    mkdir "$out"
     start_holder "$lock" "$out/0"
     pids+=("$BENCH_PID")
     # One at a time, so the queue order is the start order.
@@ -170,46 +182,55 @@ herd_counts() {
         pids+=("$BENCH_PID")
         bench_wait_contenders "$lock" $((i + 1))
     done
-    local before after r d
+    local before after traffic r d
     for ((i = 1; i <= HERD_RELEASES; i++)); do
         before=$(counters)
         kill -TERM "${pids[i - 1]}"
         bench_wait_line "$out/$i" '^/'
         after=$(counters)
-        read -r r d <<<"$(handoff_traffic "$before" "$after")"
+        traffic=$(handoff_traffic "$before" "$after")
+        read -r r d <<<"$traffic"
         requests+=("$r")
         bytes+=("$d")
-        read -r r d <<<"$(keepalive_traffic "$before" "$after")"
+        traffic=$(keepalive_traffic "$before" "$after")
+        read -r r d <<<"$traffic"
         kreq+=("$r")
         kbytes+=("$d")
     done
     for i in "${pids[@]}"; do kill -TERM "$i" 2>/dev/null || true; done
-    printf '%s %s %s %s\n' "$(per 1 "$(bench_median "${requests[@]}")")" "$(per 1 "$(bench_median "${bytes[@]}")")" \
-        "$(per 1 "$(bench_median "${kreq[@]}")")" "$(per 1 "$(bench_median "${kbytes[@]}")")"
+    HERD_COUNTS="$(per 1 "$(bench_median "${requests[@]}")") $(per 1 "$(bench_median "${bytes[@]}")")"
+    HERD_COUNTS+=" $(per 1 "$(bench_median "${kreq[@]}")") $(per 1 "$(bench_median "${kbytes[@]}")")"
 }
 
 job_herd() {
-    local few_requests few_bytes few_kreq few_kbytes many_requests many_bytes many_kreq many_kbytes
+    local few many few_requests few_bytes few_kreq few_kbytes many_requests many_bytes many_kreq many_kbytes
+    read -r few many <<<"$HERD_SIZES"
+    ((few >= HERD_RELEASES)) || bench_die "herd needs at least $HERD_RELEASES waiters (BENCH_HERD_RELEASES)"
     [[ -n ${BENCH_PROXY_PID:-} ]] || bench_proxy_start
-    read -r few_requests few_bytes few_kreq few_kbytes <<<"$(herd_counts 10)"
-    read -r many_requests many_bytes many_kreq many_kbytes <<<"$(herd_counts 100)"
+    herd_counts "$few"
+    read -r few_requests few_bytes few_kreq few_kbytes <<<"$HERD_COUNTS"
+    herd_counts "$many"
+    read -r many_requests many_bytes many_kreq many_kbytes <<<"$HERD_COUNTS"
     bench_row "herd: per handoff, median of $HERD_RELEASES (keep-alives apart)" \
-        "10 waiters: $few_requests requests, $few_bytes B; 100 waiters: $many_requests requests, $many_bytes B (keep-alives in the window: $few_kreq and $many_kreq requests, $few_kbytes and $many_kbytes B)" \
+        "$few waiters: $few_requests requests, $few_bytes B; $many waiters: $many_requests requests, $many_bytes B (keep-alives in the window: $few_kreq and $many_kreq requests, $few_kbytes and $many_kbytes B)" \
         "-" "-" "-" "-" \
-        "$(ratio "$many_requests" "$few_requests") x requests, $(ratio "$many_bytes" "$few_bytes") x bytes (100 vs 10 waiters)" \
+        "$(ratio "$many_requests" "$few_requests") x requests, $(ratio "$many_bytes" "$few_bytes") x bytes ($many vs $few waiters)" \
         "independent of waiters: $(awk -v a="$few_requests" -v b="$many_requests" -v x="$few_bytes" -v y="$many_bytes" \
             'BEGIN { print (b <= a + 1 && y <= 1.1 * x ? "met" : "MISSED") }')"
 }
 
 # Drains a queue of N zklock waiters (`lock L -- true`, each through HOSTS)
 # behind one holder: releases the holder and waits until every waiter has
-# held, run its command and exited. Prints "<seconds> <requests> <response
-# bytes> <keep-alive requests> <keep-alive bytes>" over the whole drain,
-# the first two without keep-alives (counts only when HOSTS is the proxy).
+# held, run its command and exited. Sets $DRAIN_RESULT to "<seconds>
+# <requests> <response bytes> <keep-alive requests> <keep-alive bytes>"
+# over the whole drain, the first two without keep-alives (counts only when
+# HOSTS is the proxy).
 drain_once() {
     local n=$1 hosts=$2 lock=/bench/drain/$1.$RANDOM out pids=() i holder start end
-    out=$BENCH_TMP/drain.$n
-    mkdir -p "$out"
+    # A directory of each drain's own: a holder's line left by the drain
+    # before would pass for this holder's before it holds.
+    out=$BENCH_TMP/drain.${lock##*/}
+    mkdir "$out"
     start_holder "$lock" "$out/holder"
     holder=$BENCH_PID
     for ((i = 1; i <= n; i++)); do
@@ -225,8 +246,8 @@ drain_once() {
     for i in "${pids[@]}"; do wait "$i" || bench_die "a drain waiter failed"; done
     end=$EPOCHREALTIME
     after=$(counters)
-    printf '%s %s %s\n' "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')" \
-        "$(handoff_traffic "$before" "$after")" "$(keepalive_traffic "$before" "$after")"
+    DRAIN_RESULT="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')"
+    DRAIN_RESULT+=" $(handoff_traffic "$before" "$after") $(keepalive_traffic "$before" "$after")"
 }
 
 # Draining N = DRAIN_SIZES queued waiters: time, requests and response
@@ -239,8 +260,10 @@ job_drain() {
     read -ra sizes <<<"$DRAIN_SIZES"
     [[ -n ${BENCH_PROXY_PID:-} ]] || bench_proxy_start
     for n in "${sizes[@]}"; do
-        read -r t _ <<<"$(drain_once "$n" "$BENCH_HOSTS")"
-        read -r pt pr d kr kd <<<"$(drain_once "$n" "$BENCH_PROXY_HOSTS")"
+        drain_once "$n" "$BENCH_HOSTS"
+        read -r t _ <<<"$DRAIN_RESULT"
+        drain_once "$n" "$BENCH_PROXY_HOSTS"
+        read -r pt pr d kr kd <<<"$DRAIN_RESULT"
         bench_say "drain of $n: $t s direct, $pt s through the proxy ($pr requests; keep-alives apart: $kr requests, $kd B)"
         bytes=$(per "$n" "$d")
         if [[ -z $first_bytes ]]; then
@@ -258,15 +281,12 @@ job_drain() {
 
 # `zklock --version` start-up time against /bin/true, median of LOCK_RUNS.
 job_startup() {
-    local zk tr fl zk_rss tr_rss results
-    results=$("$BENCH_TIMER" --warmup 3 "$LOCK_RUNS" "$ZKLOCK" --version ::: /bin/true \
-        ::: "$STARTUP_FLOOR") ||
-        bench_die "the startup job failed"
-    {
-        read -r zk _ _ zk_rss
-        read -r tr _ _ tr_rss
-        read -r fl _
-    } <<<"$results"
+    local zk tr fl zk_rss tr_rss lines
+    bench_timer_lines lines --warmup "$WARMUP" "$LOCK_RUNS" "$ZKLOCK" --version ::: /bin/true \
+        ::: "$STARTUP_FLOOR"
+    read -r zk _ _ zk_rss <<<"${lines[0]}"
+    read -r tr _ _ tr_rss <<<"${lines[1]}"
+    read -r fl _ <<<"${lines[2]}"
     bench_row "zklock --version start-up, median of $LOCK_RUNS" "$(ms "$zk") (peak $zk_rss KB)" "-" "-" \
         "$(ms "$tr") (/bin/true, peak $tr_rss KB)" "$(ms "$fl") (a Rust program printing the line)" \
         "$(ratio "$zk" "$tr") x /bin/true, $(ratio "$fl" "$tr") x for the Rust floor" \

@@ -10,13 +10,12 @@
 #         runs; medians and both ratios (goals: zklock >= 10 x as fast as
 #         kazoo, >= 0.7 x the floor's speed)
 #
-# Needs $ZKLOCK, $POPULATE and $DELETE_FLOOR (release builds) and a server
-# from bench_zk_start.
+# Needs $ZKLOCK, $POPULATE and $DELETE_FLOOR (bench/run builds them) and a
+# server from bench_zk_start.
 
 REAP_RUNS=${BENCH_REAP_RUNS:-${BENCH_RUNS:-5}}
 REAP_SIZES=${BENCH_REAP_SIZES:-10000 100000}
 REAP_CONTENDERS=5
-DELETE_FLOOR=${DELETE_FLOOR:-$BENCH_ROOT/target/release/examples/delete_floor}
 
 # Fills ROOT with REAP_LOCKS x REAP_CONTENDERS contenders; sets $REAP_HOLDER
 # to the process that holds them.
@@ -28,17 +27,16 @@ reap_fill() {
 }
 
 # Fills ROOT, times the reaper CMD... (its stdout to OUT), checks that
-# nothing is left under ROOT, and prints the wall time in seconds.
+# nothing is left under ROOT; the wall time in seconds is $BENCH_SECONDS.
 reap_once() {
-    local root=$1 out=$2 t rss left
+    local root=$1 out=$2 left
     shift 2
     reap_fill "$root"
-    read -r t rss <<<"$(bench_measure "$out" "$@")"
+    bench_measure "$out" "$@"
     left=$("$ZKLOCK" -H "$BENCH_HOSTS" -q -o json ls "$root" |
         "$BENCH_PYTHON" -c 'import json, sys; print(sum(len(l["holders"]) + len(l["waiters"]) for l in json.load(sys.stdin)))')
     [[ $left == 0 ]] || bench_die "$* left $left contenders under $root"
     kill "$REAP_HOLDER" 2>/dev/null || true
-    printf '%s\n' "$t"
 }
 
 # How many nodes a reaper's output says it deleted: zklock's JSON report,
@@ -60,21 +58,21 @@ job_reap() {
 
 # One reap row: REAP_LOCKS locks x REAP_CONTENDERS contenders.
 reap_size() {
-    local nodes=$((REAP_LOCKS * REAP_CONTENDERS)) zk=() kz=() fl=() i t
+    local nodes=$((REAP_LOCKS * REAP_CONTENDERS)) zk=() kz=() fl=() i
     for ((i = 1; i <= REAP_RUNS; i++)); do
-        t=$(reap_once "/bench/reap/$nodes/zklock-$i" "$BENCH_TMP/reap.zklock" \
-            "$ZKLOCK" -H "$BENCH_HOSTS" -o json reap --all --yes "/bench/reap/$nodes/zklock-$i")
+        reap_once "/bench/reap/$nodes/zklock-$i" "$BENCH_TMP/reap.zklock" \
+            "$ZKLOCK" -H "$BENCH_HOSTS" -o json reap --all --yes "/bench/reap/$nodes/zklock-$i"
+        zk+=("$BENCH_SECONDS")
         [[ $(reap_count "$BENCH_TMP/reap.zklock") == "$nodes" ]] || bench_die "zklock did not report $nodes deleted"
-        zk+=("$t")
-        t=$(reap_once "/bench/reap/$nodes/kazoo-$i" "$BENCH_TMP/reap.kazoo" \
-            "$BENCH_PYTHON" "$BENCH_ROOT/bench/kazoo_reap.py" "$BENCH_HOSTS" "/bench/reap/$nodes/kazoo-$i")
+        reap_once "/bench/reap/$nodes/kazoo-$i" "$BENCH_TMP/reap.kazoo" \
+            "$BENCH_PYTHON" "$BENCH_ROOT/bench/kazoo_reap.py" "$BENCH_HOSTS" "/bench/reap/$nodes/kazoo-$i"
+        kz+=("$BENCH_SECONDS")
         [[ $(reap_count "$BENCH_TMP/reap.kazoo") == "$nodes" ]] || bench_die "kazoo did not delete $nodes"
-        kz+=("$t")
-        t=$(reap_once "/bench/reap/$nodes/floor-$i" "$BENCH_TMP/reap.floor" \
-            "$DELETE_FLOOR" "$BENCH_HOSTS" "/bench/reap/$nodes/floor-$i")
+        reap_once "/bench/reap/$nodes/floor-$i" "$BENCH_TMP/reap.floor" \
+            "$DELETE_FLOOR" "$BENCH_HOSTS" "/bench/reap/$nodes/floor-$i"
+        fl+=("$BENCH_SECONDS")
         [[ $(reap_count "$BENCH_TMP/reap.floor") == "$nodes" ]] || bench_die "the floor did not delete $nodes"
-        fl+=("$t")
-        bench_say "reap run $i: zklock ${zk[-1]} s, kazoo ${kz[-1]} s, floor $t s"
+        bench_say "reap run $i: zklock ${zk[-1]} s, kazoo ${kz[-1]} s, floor ${fl[-1]} s"
     done
     local zkm kzm flm speedup of_floor
     zkm=$(bench_median "${zk[@]}")

@@ -104,8 +104,10 @@ pub(crate) struct Vertex {
     /// True when the trusted owner record says its zklock looks for
     /// cycles through its own wait while it waits.
     checks_cycles: bool,
-    /// The owner record, when zklock wrote it at the node's creation.
-    record: Option<Owner>,
+    /// The owner record, when zklock wrote it at the node's creation, until
+    /// the edges are made. Boxed: inline it would be most of every vertex,
+    /// record or none, and of the graph's memory.
+    record: Option<Box<Owner>>,
 }
 
 /// A lock of the graph.
@@ -267,10 +269,11 @@ impl GraphBuilder {
             paths: self.by_path.keys().cloned().collect(),
             stand_ins: self
                 .graph
-                .records()
+                .contenders
                 .iter()
-                .filter(|(index, _)| self.graph.contenders[*index].holding)
-                .flat_map(|(_, record)| stand_ins(record))
+                .filter(|vertex| vertex.holding)
+                .filter_map(|vertex| vertex.record.as_deref())
+                .flat_map(stand_ins)
                 .collect(),
             ties: HashSet::new(),
         }
@@ -533,21 +536,14 @@ impl WaitGraph {
             need.push(Need::Any);
         }
         let records = self.records();
-        for (index, record) in &records {
-            for enclosing in &record.nested_in {
-                if let Some(&hold) = by_path.get(enclosing)
-                    && self.contenders[hold].zxids.0 < self.contenders[*index].zxids.0
-                {
-                    edges[hold].push(*index);
-                    let waits_as = self.waits_as.entry(hold).or_default();
-                    waits_as.push((*index, Via::Nesting));
-                }
-            }
-        }
-        for (holder, waiter) in self.detached_links(&records) {
+        let nesting = self.nesting_links(&records, by_path);
+        let detached = self.detached_links(&records);
+        let links = nesting.into_iter().map(|link| (link, Via::Nesting));
+        let links = links.chain(detached.into_iter().map(|link| (link, Via::Detached)));
+        for ((holder, waiter), via) in links {
             edges[holder].push(waiter);
             let waits_as = self.waits_as.entry(holder).or_default();
-            waits_as.push((waiter, Via::Detached));
+            waits_as.push((waiter, via));
         }
         self.edges = edges;
         self.need = need;
@@ -556,18 +552,39 @@ impl WaitGraph {
         }
     }
 
-    /// The trusted owner records of the contenders, by index.
-    fn records(&self) -> Vec<(usize, Owner)> {
+    /// The trusted owner records of the contenders, by index (borrowed: a
+    /// copy beside them would double the graph at its peak).
+    fn records(&self) -> Vec<(usize, &Owner)> {
         self.contenders
             .iter()
             .enumerate()
-            .filter_map(|(index, vertex)| Some((index, vertex.record.clone()?)))
+            .filter_map(|(index, vertex)| Some((index, vertex.record.as_deref()?)))
             .collect()
+    }
+
+    /// Each hold with each zklock waiter whose record says it is nested in
+    /// it (and came after it).
+    fn nesting_links(
+        &self,
+        records: &[(usize, &Owner)],
+        by_path: &HashMap<String, usize>,
+    ) -> Vec<(usize, usize)> {
+        let mut links = Vec::new();
+        for &(index, record) in records {
+            for enclosing in &record.nested_in {
+                if let Some(&hold) = by_path.get(enclosing)
+                    && self.contenders[hold].zxids.0 < self.contenders[index].zxids.0
+                {
+                    links.push((hold, index));
+                }
+            }
+        }
+        links
     }
 
     /// Each detached holder with each zklock waiter that waits as its
     /// owner: one whose lineage has a process that stands for the holder.
-    fn detached_links(&self, records: &[(usize, Owner)]) -> Vec<(usize, usize)> {
+    fn detached_links(&self, records: &[(usize, &Owner)]) -> Vec<(usize, usize)> {
         let holding = |index: &usize| self.contenders[*index].holding;
         let mut waiting_as: HashMap<HostProcess, Vec<usize>> = HashMap::new();
         for (index, record) in records.iter().filter(|(index, _)| !holding(index)) {
@@ -594,7 +611,7 @@ impl WaitGraph {
     /// same process on the same host and boot: a zklock never shares its
     /// session between threads of work), else `session`.
     fn session_via(&self, members: &[usize]) -> Via {
-        let process = |m: &usize| self.contenders[*m].record.as_ref().map(process);
+        let process = |m: &usize| self.contenders[*m].record.as_deref().map(process);
         let first = process(&members[0]);
         if first.is_some() && members.iter().all(|m| process(m) == first) {
             Via::Locks
@@ -805,20 +822,31 @@ impl Vertex {
 /// The contender's owner record, when written at its creation: anyone may
 /// rewrite an open node's data.
 fn trusted_record(contender: &Contender) -> Option<Owner> {
-    let trusted = contender.stat.mzxid == contender.stat.czxid;
-    trusted.then(|| contender.owner()).flatten()
+    trusted(contender).then(|| contender.owner()).flatten()
 }
 
+/// True when the node's data is as written at its creation.
+fn trusted(contender: &Contender) -> bool {
+    contender.stat.mzxid == contender.stat.czxid
+}
+
+/// The vertex of `contender`, its owner record parsed once for all three
+/// things it gives.
 fn vertex(lock: usize, contender: &Contender, holding: bool) -> Vertex {
-    let record = trusted_record(contender);
+    let owner = contender.owner();
+    let owner_text = owner
+        .as_ref()
+        .map_or_else(|| contender.owner_text(), Owner::text);
+    let program = owner
+        .as_ref()
+        .and_then(|owner| owner.command.as_ref()?.first().cloned());
+    let record = owner.filter(|_| trusted(contender)).map(Box::new);
     Vertex {
         lock,
         path: contender.path.clone(),
         session: contender.session(),
-        owner_text: contender.owner_text(),
-        program: contender
-            .owner()
-            .and_then(|owner| owner.command?.into_iter().next()),
+        owner_text,
+        program,
         age_ms: contender.age_ms,
         holding,
         zxids: (contender.stat.czxid, contender.stat.mzxid),

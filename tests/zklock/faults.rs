@@ -117,11 +117,11 @@ fn a_sigkilled_holder_takes_its_command_along_and_a_waiter_gets_the_lock_after_t
     let mut waiter = stage.waiter();
     let killed_at = now_ms();
     holder.kill();
-    wait_until(
-        Duration::from_secs(2),
-        "the command dies with zklock",
-        || !process_alive(fenced.pid),
-    );
+    // The fencing log below proves it died before the lock passed on; the
+    // wait only gives a loaded machine its time.
+    wait_until(WAIT, "the command dies with zklock", || {
+        !process_alive(fenced.pid)
+    });
     stage.log().record_end(fenced.fence, "holder");
     waiter.wait(WAIT).assert_success();
     let sections = stage.assert_granted(&["holder", "waiter"]);
@@ -228,8 +228,10 @@ fn a_holder_paused_past_its_session_stops_its_command_and_exits_4_when_resumed()
     holder.signal(libc::SIGCONT);
     let run = holder.wait(WAIT);
     run.assert_code(4).assert_stderr_contains("lost");
+    // At once, give or take a loaded machine: not after a reconnect or a
+    // wait of its own (the kill takes 500 ms).
     assert!(
-        resumed.elapsed() < Duration::from_secs(3),
+        resumed.elapsed() < Duration::from_secs(10),
         "zklock stopped its command {:?} after it was resumed",
         resumed.elapsed()
     );
@@ -462,7 +464,7 @@ fn a_release_while_disconnected_goes_through_once_the_network_heals() {
         let done = stage.file(who);
         let (mut holder, fenced) = holder(stage.fenced(
             &through_proxy,
-            &["--session-timeout", "10s"],
+            &["--session-timeout", "20s"],
             who,
             &wait_for_file(&done),
         ));
@@ -501,10 +503,11 @@ fn a_release_while_disconnected_goes_through_once_the_network_heals() {
         waiter.wait(WAIT).assert_success();
         stage.assert_no_dead_nodes();
         // Released, not expired: the waiter got the lock soon after the
-        // network healed, not a 10 s session timeout later.
+        // network healed (10 s leave a loaded machine room), not a 20 s
+        // session timeout later.
         let start = stage.log().wait_for_start(&waiter_name, WAIT);
         assert!(
-            start.ms < healed + 3000,
+            start.ms < healed + 10_000,
             "{waiter_name} started {} ms after the heal\n{}",
             start.ms.saturating_sub(healed),
             stage.log()
@@ -529,8 +532,10 @@ fn a_release_while_disconnected_ends_with_the_session_and_leaves_no_node() {
     stage.finish();
     let run = holder.wait(WAIT);
     run.assert_success();
+    // Once the 3 s session could have expired, with room for a loaded
+    // machine, not after retries of its own.
     assert!(
-        cut.elapsed() < Duration::from_secs(8),
+        cut.elapsed() < Duration::from_secs(12),
         "zklock gave up on the release {:?} after the cut",
         cut.elapsed()
     );

@@ -234,7 +234,9 @@ fn a_holder_killed_with_its_guard_costs_the_next_holder_the_delay() {
         2,
     );
     // Nothing is left to stop the command: it runs on, as a paused or
-    // unfenced holder would.
+    // unfenced holder would. zklock is stopped first: between the two
+    // kills it would see its guard die and release the lock itself.
+    holder.signal(libc::SIGSTOP);
     // SAFETY: kill(2) on a pid this test found as zklock's child.
     unsafe { libc::kill(guard, libc::SIGKILL) };
     holder.kill();

@@ -1130,7 +1130,7 @@ fn a_stopped_exporter_leaves_no_session_behind() {
     running.wait(WAIT).assert_success();
     // Left to expire, a session would stay for its 60 seconds.
     wait_until(
-        Duration::from_secs(5),
+        Duration::from_secs(20),
         "no session of the exporter left",
         || sessions() == tests_own,
     );

@@ -200,8 +200,10 @@ fn with_both_off_client_is_null_and_the_reason_is_said_once_without_waiting() {
         .zklock(["stat", "/locks/none", "-o", "json"])
         .args(["--admin-port", &hung.port().to_string()])
         .run();
+    // Its 3 s deadline for the member, with room for a loaded machine: not
+    // the hang of a server that never answers.
     run.assert_success()
-        .assert_faster_than(Duration::from_secs(8));
+        .assert_faster_than(Duration::from_secs(15));
     let lock: Lock = run.json();
     let contenders = lock.holders.iter().chain(&lock.waiters);
     assert!(contenders.clone().count() == 2, "{lock:#?}");

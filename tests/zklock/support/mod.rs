@@ -183,11 +183,12 @@ pub fn wait_for<T>(timeout: Duration, what: &str, mut probe: impl FnMut() -> Opt
 
 /// Fails unless a lease of `lease`, granted after a clock read `freed` ago,
 /// ended no sooner than `lease` after it (the grant came later still) and
-/// not much later.
+/// not much later: within 6 s more, room for a loaded machine, where a
+/// hold kept to its session's expiry (10 s) would be later.
 #[track_caller]
 pub fn assert_lease_ran_its_course(freed: Duration, lease: Duration) {
     assert!(
-        freed >= lease && freed < lease + Duration::from_secs(3),
+        freed >= lease && freed < lease + Duration::from_secs(6),
         "a lease of {lease:?} ended {freed:?} after it was asked for"
     );
 }

@@ -83,6 +83,14 @@ impl Tmux {
         self.run(&args);
     }
 
+    /// Copies what the programs in the window write to its terminal, from
+    /// now on, to `file`: the bytes the screen is drawn from, where every
+    /// redraw shows, however soon the next one covers it on the screen.
+    pub fn copy_output(&self, file: &std::path::Path) {
+        let command = format!("cat >> '{}'", file.display());
+        self.run(&["pipe-pane", "-t", "top", "-o", &command]);
+    }
+
     /// What the window shows now.
     pub fn screen(&self) -> String {
         self.run(&["capture-pane", "-p", "-t", "top"])
@@ -98,6 +106,21 @@ impl Tmux {
         child
             .and_then(|pid| pid.parse().ok())
             .unwrap_or_else(|| panic!("the shell runs no command: {children:?}"))
+    }
+
+    /// Polls the screen for `moment` at least; true once `shows` holds for
+    /// it. For what may rightly not show yet: it fails nothing.
+    pub fn shows_within(&self, moment: Duration, shows: impl Fn(&str) -> bool) -> bool {
+        let start = Instant::now();
+        loop {
+            if shows(&self.screen()) {
+                return true;
+            }
+            if start.elapsed() >= moment {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Polls the screen until `shows` holds for it, and returns it; fails
@@ -137,6 +160,18 @@ impl Tmux {
         if let Some(last) = self.resized.get() {
             std::thread::sleep(RESIZE_HELD_BACK.saturating_sub(last.elapsed()));
         }
+    }
+
+    /// Clears the screen and waits until it shows the prompt alone: until
+    /// then, what the screen showed before is still there to be mistaken
+    /// for what comes next.
+    pub fn clear(&self) {
+        self.send(&["clear", "Enter"]);
+        wait_until(WAIT, "the screen is cleared", || {
+            let screen = self.screen();
+            let mut shown = screen.lines().filter(|row| !row.trim().is_empty());
+            shown.next().map(str::trim_end) == Some(PROMPT) && shown.next().is_none()
+        });
     }
 
     /// Waits until the shell's prompt is the last line shown again.
