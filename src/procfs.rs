@@ -55,20 +55,35 @@ pub(crate) fn children_of(parent: i32) -> Vec<i32> {
         .collect()
 }
 
-/// The owner (uid) and inode of the TCP socket of this network namespace
-/// whose own end is `local` and whose peer is `peer`, from
-/// `/proc/net/tcp`.
+/// A TCP socket as the kernel's table lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TcpSocket {
+    /// Connected, and not closed by its process (state ESTABLISHED).
+    pub established: bool,
+    /// The uid of its process.
+    pub owner: u32,
+    /// 0 once no process holds it.
+    pub inode: u64,
+}
+
+/// The TCP socket of this network namespace whose own end is `local` and
+/// whose peer is `peer`, from `/proc/net/tcp`.
 pub(crate) fn tcp_socket(
     local: std::net::SocketAddrV4,
     peer: std::net::SocketAddrV4,
-) -> Option<(u32, u64)> {
+) -> Option<TcpSocket> {
+    const ESTABLISHED: &str = "01";
     let table = read("/proc/net/tcp")?;
     let table = std::str::from_utf8(&table).ok()?;
     table.lines().skip(1).find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let matches =
             socket_address(fields.get(1)?)? == local && socket_address(fields.get(2)?)? == peer;
-        matches.then_some((fields.get(7)?.parse().ok()?, fields.get(9)?.parse().ok()?))
+        matches.then_some(TcpSocket {
+            established: *fields.get(3)? == ESTABLISHED,
+            owner: fields.get(7)?.parse().ok()?,
+            inode: fields.get(9)?.parse().ok()?,
+        })
     })
 }
 
@@ -134,12 +149,14 @@ mod tests {
             std::net::SocketAddr::V4(v4) => v4,
             other => panic!("{other}"),
         };
-        let (uid, inode) = tcp_socket(
+        let socket = tcp_socket(
             v4(client.local_addr().unwrap()),
             v4(listener.local_addr().unwrap()),
         )
         .expect("the client's end is listed");
-        assert_eq!(uid, crate::sys::real_uid());
+        assert!(socket.established);
+        assert_eq!(socket.owner, crate::sys::real_uid());
+        let inode = socket.inode;
         let me = std::process::id() as i32;
         assert!(holds_socket(me, inode));
         assert!(!holds_socket(me, inode + 1_000_000_000));

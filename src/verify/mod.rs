@@ -259,7 +259,9 @@ struct Run<'p> {
     started_us: u64,
     rng: fastrand::Rng,
     /// The faults to come, in order: each class in turn.
-    schedule: std::collections::VecDeque<(Fault, Option<KillTarget>)>,
+    schedule: std::collections::VecDeque<Planned>,
+    /// How many faults of each class were planned so far.
+    planned: HashMap<Fault, usize>,
     kill_targets: std::iter::Cycle<std::array::IntoIter<KillTarget, 3>>,
     records: Records,
     live: HashMap<u64, Live>,
@@ -281,6 +283,8 @@ struct Live {
     round: usize,
     writes: bool,
     gives_up: bool,
+    /// Its section ignores the kill signal.
+    stubborn: bool,
     holder: Holder,
     below: Option<Rc<Below>>,
     /// The timer that ends its section, while one is set.
@@ -306,7 +310,7 @@ enum Phase {
     LeadIn,
     /// The fault is due: the next section to start (or one that runs with
     /// time left) is its victim.
-    Seeking(Fault, Option<KillTarget>),
+    Seeking,
     /// A victim is chosen; the fault hits at a timer.
     Aimed(u64),
     /// The fault hit.
@@ -314,6 +318,15 @@ enum Phase {
     /// No contender is started again; the round ends when the last holder
     /// does, or by `deadline_us`.
     Draining { deadline_us: u64, forced: bool },
+}
+
+/// A fault to come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Planned {
+    fault: Fault,
+    target: Option<KillTarget>,
+    /// Whether its victim's section ignores the kill signal.
+    stubborn: bool,
 }
 
 /// A fault that hit, and what has come of it.
@@ -395,6 +408,7 @@ impl<'p> Run<'p> {
             started_us: sys::monotonic_us(),
             rng: fastrand::Rng::new(),
             schedule: std::collections::VecDeque::new(),
+            planned: HashMap::new(),
             kill_targets: KillTarget::ALL.into_iter().cycle(),
             records: Records::default(),
             live: HashMap::new(),
@@ -561,7 +575,16 @@ impl<'p> Run<'p> {
             let target = (fault == Fault::Kill)
                 .then(|| self.kill_targets.next())
                 .flatten();
-            self.schedule.push_back((fault, target));
+            let count = self.planned.entry(fault).or_default();
+            // The first of each class hits a section that ignores the
+            // kill signal: the case only the SIGKILL deadline covers.
+            let stubborn = *count % 2 == 0;
+            *count += 1;
+            self.schedule.push_back(Planned {
+                fault,
+                target,
+                stubborn,
+            });
         }
     }
 
@@ -615,7 +638,8 @@ impl<'p> Run<'p> {
         ]);
         // Some sections ignore the kill signal: only the SIGKILL after
         // --kill-after stops them.
-        if self.rng.bool() {
+        let stubborn = self.rng.bool();
+        if stubborn {
             args.push("--stubborn".to_owned());
         }
         let holder = family::spawn(&self.exe, &args, &self.log_end, &self.secrets)?;
@@ -629,6 +653,7 @@ impl<'p> Run<'p> {
                 round: self.round.number,
                 writes,
                 gives_up,
+                stubborn,
                 holder,
                 below: None,
                 end_timer: None,
@@ -679,8 +704,7 @@ impl<'p> Run<'p> {
                 run
             }));
         }
-        let seeking = matches!(self.round.phase, Phase::Seeking(..));
-        if seeking && self.live[&line.run].below.is_some() {
+        if self.fits_the_fault(line.run) {
             let delay = self.between(Duration::from_millis(20), Duration::from_millis(150));
             self.aim(line.run, delay);
         } else {
@@ -759,25 +783,36 @@ impl<'p> Run<'p> {
     /// The round's fault is due: aims it at a section that runs with time
     /// left, or at the next to start.
     fn seek_victim(&mut self) {
-        let Some(&(fault, target)) = self.schedule.front() else {
+        if self.schedule.is_empty() {
             self.round.phase = self.draining(sys::monotonic_us());
             return;
-        };
-        self.round.phase = Phase::Seeking(fault, target);
+        }
+        self.round.phase = Phase::Seeking;
         let soon = sys::monotonic_us() + 50_000;
         let mut running: Vec<u64> = self
             .live
             .iter()
-            .filter(|(_, live)| {
-                live.below.is_some() && live.end_timer.is_some_and(|(at, _)| at > soon)
-            })
+            .filter(|(_, live)| live.end_timer.is_some_and(|(at, _)| at > soon))
             .map(|(run, _)| *run)
+            .filter(|run| self.fits_the_fault(*run))
             .collect();
         running.sort_unstable();
         if !running.is_empty() {
             let run = running[self.rng.usize(..running.len())];
             self.aim(run, Duration::ZERO);
         }
+    }
+
+    /// True when the round seeks a victim and `run`'s section (which runs)
+    /// is one: its guard and section are known, and it ignores the kill
+    /// signal or not as the fault needs.
+    fn fits_the_fault(&self, run: u64) -> bool {
+        let wanted = self.schedule.front().map(|planned| planned.stubborn);
+        self.round.phase == Phase::Seeking
+            && self
+                .live
+                .get(&run)
+                .is_some_and(|live| live.below.is_some() && Some(live.stubborn) == wanted)
     }
 
     /// Keeps `run`'s section running and has the fault hit it after `delay`.
@@ -795,7 +830,7 @@ impl<'p> Run<'p> {
 
     /// Injects the round's fault into `run`, whose section runs.
     fn inject(&mut self, run: u64) {
-        let Some((fault, target)) = self.schedule.front().copied() else {
+        let Some(Planned { fault, target, .. }) = self.schedule.front().copied() else {
             return;
         };
         let running = self
@@ -805,7 +840,7 @@ impl<'p> Run<'p> {
         let below = self.live.get(&run).and_then(|live| live.below.clone());
         let (true, Some(below)) = (running, below) else {
             // Gone before it could be hit: the next section will be.
-            self.round.phase = Phase::Seeking(fault, target);
+            self.round.phase = Phase::Seeking;
             return;
         };
         let timeout = self.holder_timeout(run);
@@ -916,10 +951,10 @@ impl<'p> Run<'p> {
                 }
             }
             // A fault that found no victim in the time is not injected.
-            Phase::LeadIn | Phase::Seeking(..) | Phase::Aimed(_) if time_up => {
+            Phase::LeadIn | Phase::Seeking | Phase::Aimed(_) if time_up => {
                 self.round.phase = self.draining(now);
             }
-            Phase::LeadIn | Phase::Seeking(..) | Phase::Aimed(_) => {}
+            Phase::LeadIn | Phase::Seeking | Phase::Aimed(_) => {}
         }
         Ok(true)
     }

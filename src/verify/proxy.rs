@@ -230,9 +230,9 @@ async fn accept(
             SocketAddr::V4(peer) => procfs::tcp_socket(peer, address),
             SocketAddr::V6(_) => None,
         };
-        // A socket no process holds any more: a holder that connected as
-        // it ended. Nobody is there to relay to, or to refuse.
-        if peer_socket.is_some_and(|(_, inode)| inode == 0) {
+        // A peer that has hung up already (a holder that connected as it
+        // ended): nobody is there to relay to, or to refuse.
+        if peer_socket.is_some_and(|socket| !socket.established || socket.inode == 0) {
             continue;
         }
         let Some(run) = peer_socket.and_then(|socket| holder_behind(&shared, socket)) else {
@@ -250,24 +250,24 @@ async fn accept(
     }
 }
 
-/// The run of the live holder that holds `socket` (owner uid, inode), the
-/// peer of a connection to the proxy, if one does.
-fn holder_behind(shared: &Shared, (owner, inode): (u32, u64)) -> Option<u64> {
-    if owner != sys::real_uid() {
+/// The run of the live holder that holds `socket`, the peer of a
+/// connection to the proxy, if one does.
+fn holder_behind(shared: &Shared, socket: procfs::TcpSocket) -> Option<u64> {
+    if socket.owner != sys::real_uid() {
         return None;
     }
     let state = shared.lock();
     state
         .runs_by_pid
         .iter()
-        .find(|(pid, _)| procfs::holds_socket(**pid, inode))
+        .find(|(pid, _)| procfs::holds_socket(**pid, socket.inode))
         .map(|(_, run)| *run)
 }
 
 /// Relays `client` to `member` until either side closes, holding the
 /// bytes while the run is cut.
 async fn relay(client: TcpStream, member: (String, u16), run: u64, shared: Arc<Shared>) {
-    let Some(cut) = shared
+    let Some(mut cut) = shared
         .lock()
         .links
         .get(&run)
@@ -275,6 +275,12 @@ async fn relay(client: TcpStream, member: (String, u16), run: u64, shared: Arc<S
     else {
         return;
     };
+    // A holder cut off reaches no server: not even a connection is made
+    // for it (each would count against the server's connections from
+    // this host, and a cut-off client tries again and again).
+    if cut.wait_for(|cut| !cut).await.is_err() {
+        return;
+    }
     let Ok(server) = TcpStream::connect((member.0.as_str(), member.1)).await else {
         // The holder sees its connection close, as if the server refused.
         return;
