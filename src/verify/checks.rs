@@ -276,18 +276,12 @@ pub(crate) fn verdict(setting: &Setting, records: &Records) -> Verdict {
         .map(|fault| fault.run)
         .collect();
     let (overlaps, allowed) = overlaps(&sections, &paused);
-    let mut violations: Vec<Violation> = overlaps
-        .iter()
-        .map(|[a, b]| shown.pair("overlap", "two holders ran at once", a, b))
-        .collect();
-    violations.extend(fence_order(&sections).iter().map(|[a, b]| {
-        shown.pair(
-            "fence_order",
-            "a later holder had a fence no greater than an earlier one's",
-            a,
-            b,
-        )
-    }));
+    let mut violations = shown.by_earlier("overlap", "ran on while a later holder held", &overlaps);
+    violations.extend(shown.by_earlier(
+        "fence_order",
+        "was followed by a holder whose fence is no greater",
+        &fence_order(&sections),
+    ));
     let injected: Vec<FaultReport> = records
         .faults
         .iter()
@@ -676,21 +670,41 @@ impl<'a> Shown<'a> {
         }
     }
 
-    fn pair(
+    /// One violation per earlier section of `pairs` (in start order): it
+    /// `did` to the first later one, with the count of the others.
+    fn by_earlier(
         &self,
         kind: &'static str,
-        what: &str,
-        a: &SectionRecord,
-        b: &SectionRecord,
-    ) -> Violation {
-        Violation {
-            kind,
-            message: format!(
-                "{what}: run {} (fence {}) and run {} (fence {})",
-                a.run, a.fence, b.run, b.fence
-            ),
-            sections: vec![self.section(a), self.section(b)],
+        did: &str,
+        pairs: &[[&SectionRecord; 2]],
+    ) -> Vec<Violation> {
+        let mut violations: Vec<Violation> = Vec::new();
+        let mut counts: Vec<usize> = Vec::new();
+        for [earlier, later] in pairs {
+            let seen = violations
+                .iter()
+                .position(|v| v.sections.first().is_some_and(|s| s.run == earlier.run));
+            match seen {
+                Some(at) => counts[at] += 1,
+                None => {
+                    violations.push(Violation {
+                        kind,
+                        message: format!(
+                            "run {} (fence {}) {did}: run {} (fence {})",
+                            earlier.run, earlier.fence, later.run, later.fence
+                        ),
+                        sections: vec![self.section(earlier), self.section(later)],
+                    });
+                    counts.push(0);
+                }
+            }
         }
+        for (violation, more) in violations.iter_mut().zip(counts) {
+            if more > 0 {
+                violation.message += &format!(", and {more} more after it");
+            }
+        }
+        violations
     }
 
     /// The faulted run's section and the first one to begin after

@@ -174,8 +174,17 @@ pub(crate) async fn run(
             return Err(err.into());
         }
     };
-    let tree = Tree::create(session, &plan.path).await?;
-    let mut run = match Run::start(plan, connect, tree, kill_after).await {
+    let proxy = match Proxy::start(&connect.hosts.members()).await {
+        Ok(proxy) => proxy,
+        Err(err) => {
+            session.close().await;
+            return Err(
+                anyhow::Error::new(err).context("cannot listen on 127.0.0.1 for the holders")
+            );
+        }
+    };
+    let tree = Tree::create(session, &plan.path, proxy.holder_sessions()).await?;
+    let mut run = match Run::start(plan, connect, tree, proxy, kill_after).await {
         Ok(run) => run,
         Err((tree, err)) => {
             tree.remove().await;
@@ -373,6 +382,7 @@ impl<'p> Run<'p> {
         plan: &'p Plan,
         connect: &ConnectOptions,
         tree: Tree,
+        proxy: Proxy,
         kill_after: Duration,
     ) -> Result<Run<'p>, (Tree, anyhow::Error)> {
         let timeout = tree.session_timeout();
@@ -380,14 +390,12 @@ impl<'p> Run<'p> {
             let exe = std::env::current_exe().context("cannot find zklock's own binary")?;
             let signals = Signals::catch().context("cannot catch signals")?;
             let reaper = Reaper::start().context("cannot become the holders' subreaper")?;
-            let proxy = Proxy::start(&connect.hosts.members())
-                .await
-                .context("cannot listen on 127.0.0.1 for the holders")?;
+
             let (log_read, log_end) = sys::pipe().context("cannot make the sections' log")?;
             let log = LogReader::new(log_read)?;
-            Ok::<_, anyhow::Error>((exe, signals, reaper, proxy, log, log_end))
+            Ok::<_, anyhow::Error>((exe, signals, reaper, log, log_end))
         };
-        let (exe, signals, reaper, proxy, log, log_end) = match parts.await {
+        let (exe, signals, reaper, log, log_end) = match parts.await {
             Ok(parts) => parts,
             Err(err) => return Err((tree, err)),
         };
@@ -442,7 +450,7 @@ impl<'p> Run<'p> {
             match self.next_event(&mut tick).await {
                 Event::Signal(signal) => {
                     self.signal = Some(signal);
-                    self.cut_short(format!("interrupted by signal {signal}"));
+                    self.cut_short(format!("interrupted by {}", signal_name(signal)));
                 }
                 Event::Reaped(reaped) => {
                     self.read_log();
@@ -475,13 +483,13 @@ impl<'p> Run<'p> {
 
     async fn next_event(&mut self, tick: &mut tokio::time::Interval) -> Event {
         let next_timer = self.timers.keys().next().map(|(at, _)| *at);
-        let proxy = &self.proxy;
+
         tokio::select! {
             signal = self.signals.next() => Event::Signal(signal),
             reaped = self.reaper.next() => Event::Reaped(reaped),
             () = self.log.readable() => Event::Log,
             Some(run) = self.deaths.next(), if !self.deaths.is_empty() => Event::SectionGone(run),
-            seen = self.tree.stranger(|session| proxy.knows_session(session)) => Event::Stranger(seen),
+            seen = self.tree.stranger() => Event::Stranger(seen),
             () = sleep_until_us(next_timer) => Event::Timers,
             _ = tick.tick() => Event::Tick,
         }
@@ -870,7 +878,7 @@ impl<'p> Run<'p> {
         tracing::info!(
             event = "fault",
             class = fault.as_str(),
-            target = target.map(KillTarget::as_str),
+            kills = target.map(KillTarget::as_str),
             run,
             "{} of run {run}",
             fault.as_str()
@@ -1141,6 +1149,17 @@ impl<'p> Run<'p> {
             cut_short: self.cut_short.clone(),
             wall_offset_ms: crate::clock::now_ms() - (now_us / 1000) as i64,
         }
+    }
+}
+
+/// The name of one of the signals [`Signals`] catches.
+fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".to_owned(),
+        libc::SIGTERM => "SIGTERM".to_owned(),
+        libc::SIGHUP => "SIGHUP".to_owned(),
+        libc::SIGQUIT => "SIGQUIT".to_owned(),
+        other => format!("signal {other}"),
     }
 }
 

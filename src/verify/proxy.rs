@@ -194,9 +194,11 @@ impl Proxy {
             .and_then(|link| link.last_sent_us)
     }
 
-    /// True when some holder was granted `session`.
-    pub(crate) fn knows_session(&self, session: i64) -> bool {
-        self.shared.lock().sessions.contains(&session)
+    /// Whether a session is one some holder was granted, as the proxy will
+    /// know it from now on.
+    pub(crate) fn holder_sessions(&self) -> impl Fn(i64) -> bool + Send + Sync + 'static {
+        let shared = self.shared.clone();
+        move |session| shared.lock().sessions.contains(&session)
     }
 
     /// The session `run`'s holder was last granted.

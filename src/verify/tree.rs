@@ -15,9 +15,12 @@
 //! [`SWEEP`]. A node made and deleted between two looks is not seen.
 
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use crate::usage::UsageError;
 use crate::zk::{self, Lifetime, Session};
@@ -36,17 +39,27 @@ pub(crate) enum Seen {
     SessionEnded(String),
 }
 
-/// The path and what verify made under it.
+/// The path and what verify made under it, watched by a task of its own,
+/// which nothing the run waits for can hold up.
 pub(crate) struct Tree {
-    session: Session,
+    session: Arc<Session>,
     pub path: String,
-    /// The round directories, oldest first.
-    rounds: Vec<String>,
+    /// The round directories, oldest first; the watch reads them too.
+    rounds: Arc<Mutex<Vec<String>>>,
+    watcher: JoinHandle<()>,
+    seen: mpsc::UnboundedReceiver<Seen>,
+}
+
+/// The watch for strangers.
+struct Watcher {
+    session: Arc<Session>,
+    path: String,
+    rounds: Arc<Mutex<Vec<String>>>,
     /// The nodes judged verify's.
     known: HashSet<String>,
-    /// Nodes told of, to judge.
-    pending: Vec<String>,
     watch: Watching,
+    /// Whether a session is one of verify's holders'.
+    ours: Box<dyn Fn(i64) -> bool + Send + Sync>,
 }
 
 enum Watching {
@@ -56,8 +69,13 @@ enum Watching {
 
 impl Tree {
     /// Creates `path` (its missing ancestors as containers, as a lock's
-    /// are), refusing one that exists, and watches what is made under it.
-    pub(crate) async fn create(session: Session, path: &str) -> Result<Tree> {
+    /// are), refusing one that exists, and watches what is made under it;
+    /// `ours` says whether a session is one of verify's holders'.
+    pub(crate) async fn create(
+        session: Session,
+        path: &str,
+        ours: impl Fn(i64) -> bool + Send + Sync + 'static,
+    ) -> Result<Tree> {
         if let Some(parent) = zk::path::parent(path).filter(|parent| *parent != "/") {
             session.make_ancestors(parent).await?;
         }
@@ -77,30 +95,46 @@ impl Tree {
             }
         }
         let watch = match session.watch_tree(path).await {
-            Ok(watch) => Watching::Persistent(watch),
-            Err(err) if err.is_unimplemented() => Watching::Sweeping(tokio::time::interval(SWEEP)),
+            Ok(watch) => Ok(Watching::Persistent(watch)),
+            Err(err) if err.is_unimplemented() => {
+                Ok(Watching::Sweeping(tokio::time::interval(SWEEP)))
+            }
+            Err(err) => Err(err),
+        };
+        let session = Arc::new(session);
+        let rounds = Arc::new(Mutex::new(Vec::new()));
+        let (tell, seen) = mpsc::unbounded_channel();
+        let watcher = match watch {
+            Ok(watch) => {
+                let watcher = Watcher {
+                    session: session.clone(),
+                    path: path.to_owned(),
+                    rounds: rounds.clone(),
+                    known: HashSet::from([path.to_owned()]),
+                    watch,
+                    ours: Box::new(ours),
+                };
+                tokio::spawn(watcher.run(tell))
+            }
             Err(err) => {
-                let tree = Tree::new(
+                let tree = Tree {
                     session,
-                    path,
-                    Watching::Sweeping(tokio::time::interval(SWEEP)),
-                );
+                    path: path.to_owned(),
+                    rounds,
+                    watcher: tokio::spawn(async {}),
+                    seen,
+                };
                 tree.remove().await;
                 return Err(err.into());
             }
         };
-        Ok(Tree::new(session, path, watch))
-    }
-
-    fn new(session: Session, path: &str, watch: Watching) -> Tree {
-        Tree {
+        Ok(Tree {
             session,
             path: path.to_owned(),
-            rounds: Vec::new(),
-            known: HashSet::from([path.to_owned()]),
-            pending: Vec::new(),
-            watch,
-        }
+            rounds,
+            watcher,
+            seen,
+        })
     }
 
     /// The session timeout the server granted verify's own session.
@@ -111,8 +145,11 @@ impl Tree {
     /// Makes the lock directory of round `round`.
     pub(crate) async fn new_round(&mut self, round: usize) -> Result<String> {
         let dir = zk::path::join(&self.path, &format!("round-{round:04}"));
-        self.known.insert(dir.clone());
-        self.rounds.push(dir.clone());
+        // Known to the watch before it can be told of it.
+        self.rounds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(dir.clone());
         self.session
             .create_node(&dir, b"", Lifetime::Persistent)
             .await
@@ -120,89 +157,13 @@ impl Tree {
         Ok(dir)
     }
 
-    /// Waits for a node verify did not make, or for the end of its session.
-    /// `ours` says whether a session is one of its holders'. Cancel-safe: a
-    /// node told of and not yet judged is judged at the next call.
-    pub(crate) async fn stranger(&mut self, ours: impl Fn(i64) -> bool) -> Seen {
-        loop {
-            if let Some(path) = self.pending.first().cloned() {
-                let judged = self.judge(&path, &ours).await;
-                self.pending.remove(0);
-                match judged {
-                    Some(seen) => return seen,
-                    None => continue,
-                }
-            }
-            match &mut self.watch {
-                Watching::Persistent(watch) => match watch.changed().await {
-                    zk::WatchEvent::Node {
-                        path,
-                        change: zk::NodeChange::Created,
-                    } => self.pending.push(path),
-                    // Only what is there needs remembering.
-                    zk::WatchEvent::Node {
-                        path,
-                        change: zk::NodeChange::Deleted,
-                    } if !self.rounds.contains(&path) => {
-                        self.known.remove(&path);
-                    }
-                    zk::WatchEvent::Session(state) if state.is_over() => {
-                        return Seen::SessionEnded(state.to_string());
-                    }
-                    _ => {}
-                },
-                Watching::Sweeping(interval) => {
-                    interval.tick().await;
-                    match self.listed().await {
-                        Ok(listed) => self.pending = listed,
-                        Err(err) => return Seen::SessionEnded(err.to_string()),
-                    }
-                }
-            }
+    /// Waits for a node verify did not make, or for the end of its
+    /// session. Cancel-safe.
+    pub(crate) async fn stranger(&mut self) -> Seen {
+        match self.seen.recv().await {
+            Some(seen) => seen,
+            None => std::future::pending().await,
         }
-    }
-
-    /// Every node under the path now, but those already judged.
-    async fn listed(&self) -> Result<Vec<String>, zk::Error> {
-        let mut found = Vec::new();
-        for dir in std::iter::once(&self.path).chain(&self.rounds) {
-            let children = match self.session.children(dir).await {
-                Ok(children) => children,
-                Err(err) if err.is_no_node() => continue,
-                Err(err) => return Err(err),
-            };
-            found.extend(
-                children
-                    .iter()
-                    .map(|child| zk::path::join(dir, child))
-                    .filter(|path| !self.known.contains(path)),
-            );
-        }
-        Ok(found)
-    }
-
-    /// A stranger, unless `path` is verify's: one of its directories, or
-    /// an ephemeral node of a holder's session right below a round's. A
-    /// node gone before it could be read cannot be told, and is let be.
-    async fn judge(&mut self, path: &str, ours: impl Fn(i64) -> bool) -> Option<Seen> {
-        if self.known.contains(path) {
-            return None;
-        }
-        let in_a_round =
-            zk::path::parent(path).is_some_and(|dir| self.rounds.iter().any(|r| r == dir));
-        let owner = match self.session.stat(path).await {
-            Ok(Some(stat)) => stat.ephemeral_owner,
-            Ok(None) => return None,
-            Err(err) => return Some(Seen::SessionEnded(err.to_string())),
-        };
-        if in_a_round && owner != 0 && ours(owner) {
-            self.known.insert(path.to_owned());
-            return None;
-        }
-        Some(Seen::Stranger {
-            path: path.to_owned(),
-            owner,
-        })
     }
 
     /// Waits until every round's directory is empty, for at most `within`,
@@ -211,9 +172,13 @@ impl Tree {
     /// stranger's node under the path, deletes nothing but the empty
     /// round directories.
     pub(crate) async fn remove_within(self, within: Duration) -> Vec<String> {
+        self.watcher.abort();
+        let _ = self.watcher.await;
         let deadline = tokio::time::Instant::now() + within;
         let mut left = Vec::new();
-        for dir in &self.rounds {
+        let rounds =
+            std::mem::take(&mut *self.rounds.lock().unwrap_or_else(PoisonError::into_inner));
+        for dir in &rounds {
             loop {
                 match self.session.send_delete(dir, None).await {
                     Ok(_) => break,
@@ -230,12 +195,111 @@ impl Tree {
         if self.session.send_delete(&self.path, None).await.is_err() {
             left.push(self.path.clone());
         }
-        self.session.close().await;
+        // The watcher, the only other holder of the session, is gone.
+        if let Ok(session) = Arc::try_unwrap(self.session) {
+            session.close().await;
+        }
         left
     }
 
     /// Deletes what can be deleted at once.
     pub(crate) async fn remove(self) -> Vec<String> {
         self.remove_within(Duration::ZERO).await
+    }
+}
+
+impl Watcher {
+    /// Watches until it finds a stranger's node or the session ends, and
+    /// says which.
+    async fn run(mut self, tell: mpsc::UnboundedSender<Seen>) {
+        let seen = self.stranger().await;
+        let _ = tell.send(seen);
+    }
+
+    async fn stranger(&mut self) -> Seen {
+        loop {
+            let made = match &mut self.watch {
+                Watching::Persistent(watch) => match watch.changed().await {
+                    zk::WatchEvent::Node {
+                        path,
+                        change: zk::NodeChange::Created,
+                    } => vec![path],
+                    // Only what is there needs remembering.
+                    zk::WatchEvent::Node {
+                        path,
+                        change: zk::NodeChange::Deleted,
+                    } => {
+                        self.known.remove(&path);
+                        continue;
+                    }
+                    zk::WatchEvent::Session(state) if state.is_over() => {
+                        return Seen::SessionEnded(state.to_string());
+                    }
+                    _ => continue,
+                },
+                Watching::Sweeping(interval) => {
+                    interval.tick().await;
+                    match self.listed().await {
+                        Ok(listed) => listed,
+                        Err(err) => return Seen::SessionEnded(err.to_string()),
+                    }
+                }
+            };
+            for path in made {
+                if let Some(seen) = self.judge(&path).await {
+                    return seen;
+                }
+            }
+        }
+    }
+
+    fn rounds(&self) -> Vec<String> {
+        self.rounds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Every node under the path now, but those already judged.
+    async fn listed(&self) -> Result<Vec<String>, zk::Error> {
+        let mut found = Vec::new();
+        for dir in std::iter::once(self.path.clone()).chain(self.rounds()) {
+            let children = match self.session.children(&dir).await {
+                Ok(children) => children,
+                Err(err) if err.is_no_node() => continue,
+                Err(err) => return Err(err),
+            };
+            found.extend(
+                children
+                    .iter()
+                    .map(|child| zk::path::join(&dir, child))
+                    .filter(|path| !self.known.contains(path)),
+            );
+        }
+        Ok(found)
+    }
+
+    /// A stranger, unless `path` is verify's: one of its directories, or
+    /// an ephemeral node of a holder's session right below a round's. A
+    /// node gone before it could be read cannot be told, and is let be.
+    async fn judge(&mut self, path: &str) -> Option<Seen> {
+        let rounds = self.rounds();
+        if self.known.contains(path) || rounds.iter().any(|round| round == path) {
+            return None;
+        }
+        let in_a_round = zk::path::parent(path).is_some_and(|dir| rounds.iter().any(|r| r == dir));
+        let owner = match self.session.stat(path).await {
+            Ok(Some(stat)) => stat.ephemeral_owner,
+            Ok(None) => return None,
+            Err(err) => return Some(Seen::SessionEnded(err.to_string())),
+        };
+        if in_a_round && owner != 0 && (self.ours)(owner) {
+            self.known.insert(path.to_owned());
+            return None;
+        }
+        Some(Seen::Stranger {
+            path: path.to_owned(),
+            owner,
+        })
     }
 }
