@@ -1150,7 +1150,7 @@ TO EXPIRY and TO NEXT GRANT (the margins, smallest / median), then each
 violation with its two sections (run, contender, mode, fence, pid, from and
 to), the allowed overlaps, and advice. JSON: {{\"passed\", \"path\", \"mode\",
 \"contenders\", \"duration_ms\", \"ran_ms\", \"session_timeout_ms\",
-\"kill_after_ms\", \"rounds\", \"sections\", \"give_ups\",
+\"kill_after_ms\", \"rounds\", \"sections\", \"give_ups\", \"waits_lost\",
 \"refused_connections\", \"cut_short\" (why, or null), \"faults\": [{{\"class\",
 \"requested\", \"injected\", \"stopped_in_time\", \"overlaps_allowed\",
 \"margin_to_expiry_ms\", \"margin_to_next_grant_ms\" ({{\"min\", \"median\"}} or

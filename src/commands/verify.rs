@@ -61,7 +61,7 @@ fn progress_text(tally: &Tally) -> String {
 
 fn heading(verdict: &Verdict) -> String {
     format!(
-        "verify {}: {}\n{} ({}) for {} (ran {}) in {}: {}, {}\nsession timeout {} (as \
+        "verify {}: {}\n{} ({}) for {} (ran {}) in {}: {}, {}{}\nsession timeout {} (as \
          granted), --kill-after {}",
         verdict.path,
         if verdict.passed { "passed" } else { "FAILED" },
@@ -72,6 +72,13 @@ fn heading(verdict: &Verdict) -> String {
         output::counted(verdict.rounds, "round", "rounds"),
         output::counted(verdict.sections, "section", "sections"),
         output::counted(verdict.give_ups, "give-up", "give-ups"),
+        match verdict.waits_lost {
+            0 => String::new(),
+            lost => format!(
+                ", {} lost waiting",
+                output::counted(lost, "waiter", "waiters")
+            ),
+        },
         shown_ms(verdict.session_timeout_ms as i64),
         shown_ms(verdict.kill_after_ms as i64),
     )

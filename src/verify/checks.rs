@@ -80,6 +80,9 @@ impl Exit {
 pub(crate) enum Fate {
     /// It waited and gave up at its `-w`: exit 1.
     GaveUp,
+    /// It waited, and when the lock came the leader had gone unheard too
+    /// long for it to count as held: exit 3.
+    LostWaiting,
     /// Its section ran and ended on verify's word: exit 0.
     Ran,
     /// A fault hit it while it held.
@@ -96,6 +99,7 @@ impl Fate {
     fn expected(self) -> Option<Exit> {
         Some(match self {
             Fate::GaveUp => Exit::Code(1),
+            Fate::LostWaiting => Exit::Code(3),
             Fate::Ran => Exit::Code(0),
             // The lock was lost while held; the command was stopped.
             Fate::Faulted(Fault::Cut | Fault::Pause, _) => Exit::Code(4),
@@ -183,6 +187,8 @@ pub(crate) struct Verdict {
     pub rounds: usize,
     pub sections: usize,
     pub give_ups: usize,
+    /// Waiters that lost their session when the lock came (exit 3).
+    pub waits_lost: usize,
     pub refused_connections: u64,
     pub cut_short: Option<String>,
     pub faults: Vec<ClassReport>,
@@ -327,7 +333,16 @@ pub(crate) fn verdict(setting: &Setting, records: &Records) -> Verdict {
             .iter()
             .map(|pid| Violation::new("process_left", format!("process {pid} was left behind"))),
     );
-    let advice = advice(setting, &classes, &violations);
+    let count = |fate| records.runs.iter().filter(|run| run.fate == fate).count();
+    let mut advice = advice(setting, &classes, &violations);
+    if count(Fate::LostWaiting) > 0 {
+        advice.push(
+            "waiters found the leader unheard too long when the lock came to them (exit 3): \
+             this host or its network stalls for much of the session timeout; raise \
+             --session-timeout, or run verify where the load is lighter"
+                .to_owned(),
+        );
+    }
     Verdict {
         passed: violations.is_empty() && setting.cut_short.is_none(),
         path: setting.path.clone(),
@@ -339,11 +354,8 @@ pub(crate) fn verdict(setting: &Setting, records: &Records) -> Verdict {
         kill_after_ms: setting.kill_after_ms,
         rounds: setting.rounds,
         sections: records.sections.len(),
-        give_ups: records
-            .runs
-            .iter()
-            .filter(|run| run.fate == Fate::GaveUp)
-            .count(),
+        give_ups: count(Fate::GaveUp),
+        waits_lost: count(Fate::LostWaiting),
         refused_connections: setting.refused_connections,
         cut_short: setting.cut_short.clone(),
         faults: classes,
@@ -489,6 +501,7 @@ impl Fate {
     fn described(self) -> String {
         match self {
             Fate::GaveUp => "gave up waiting".to_owned(),
+            Fate::LostWaiting => "lost its session waiting".to_owned(),
             Fate::Ran => "ran its section".to_owned(),
             Fate::Faulted(fault, target) => match target {
                 Some(target) => format!("{} of {}", fault.as_str(), target.as_str()),
@@ -556,12 +569,13 @@ fn class_report(
     }
 }
 
-/// The smallest and median of `values`; `None` for none.
+/// The smallest and median of `values` (of an even count, the upper of
+/// the middle two); `None` for none.
 fn spread(mut values: Vec<i64>) -> Option<Spread> {
     values.sort_unstable();
     Some(Spread {
         min: *values.first()?,
-        median: values[(values.len() - 1) / 2],
+        median: values[values.len() / 2],
     })
 }
 
@@ -963,9 +977,10 @@ mod tests {
     }
 
     #[test]
-    fn the_spread_is_the_minimum_and_the_lower_median() {
+    fn the_spread_is_the_minimum_and_the_median() {
         assert_eq!(spread(vec![]), None);
-        assert_eq!(spread(vec![5, 1, 9, 3]), Some(Spread { min: 1, median: 3 }));
+        assert_eq!(spread(vec![5, 1, 9, 3]), Some(Spread { min: 1, median: 5 }));
+        assert_eq!(spread(vec![5, 1, 9]), Some(Spread { min: 1, median: 5 }));
         assert_eq!(spread(vec![7]), Some(Spread { min: 7, median: 7 }));
     }
 }

@@ -768,19 +768,26 @@ impl<'p> Run<'p> {
             self.timers.remove(&key);
         }
         let ran = self.section_of.contains_key(&run);
-        let fate = match (live.shut_down, live.fault, ran, live.gives_up) {
+        let stderr = read_tail(&live.holder.stderr);
+        // A waiter whose leader went unheard too long when the lock came
+        // does not count it held, and says so (exit 3): a stall, not a
+        // breach of the lock.
+        let lost_waiting =
+            exit == Exit::Code(3) && error_cause(&stderr).as_deref() == Some("session_lost");
+        let fate = match (live.shut_down, live.fault, ran) {
             (true, ..) => Fate::ShutDown,
-            (false, Some((fault, target)), ..) => Fate::Faulted(fault, target),
-            (false, None, true, _) => Fate::Ran,
-            (false, None, false, true) => Fate::GaveUp,
-            (false, None, false, false) => Fate::Stranded,
+            (false, Some((fault, target)), _) => Fate::Faulted(fault, target),
+            (false, None, true) => Fate::Ran,
+            (false, None, false) if lost_waiting => Fate::LostWaiting,
+            (false, None, false) if live.gives_up => Fate::GaveUp,
+            (false, None, false) => Fate::Stranded,
         };
         self.records.runs.push(RunRecord {
             run,
             contender: live.contender,
             fate,
             exit: Some(exit),
-            stderr: read_tail(&live.holder.stderr),
+            stderr,
         });
         if live.round == self.round.number && self.round.open {
             let pause = self.between(Duration::ZERO, Duration::from_millis(30));
@@ -1182,6 +1189,9 @@ fn holder_global_args(connect: &ConnectOptions, proxy: &Proxy) -> Vec<String> {
     let hosts = servers.join(",") + connect.hosts.chroot().unwrap_or("");
     let mut args = family::secrets_option().to_vec();
     args.extend([
+        // Errors as JSON, whose cause verify reads.
+        "-o".to_owned(),
+        "json".to_owned(),
         "--hosts".to_owned(),
         hosts,
         "--session-timeout".to_owned(),
@@ -1195,6 +1205,14 @@ fn holder_global_args(connect: &ConnectOptions, proxy: &Proxy) -> Vec<String> {
         args.extend(["--acl".to_owned(), acl]);
     }
     args
+}
+
+/// The cause of the JSON error a holder wrote last (holders run with
+/// `-o json`), if it wrote one.
+fn error_cause(stderr: &str) -> Option<String> {
+    let last = stderr.lines().rev().find(|line| line.starts_with('{'))?;
+    let error: serde_json::Value = serde_json::from_str(last).ok()?;
+    Some(error.get("cause")?.as_str()?.to_owned())
 }
 
 /// The end of what a holder wrote to stderr, read without waiting.
