@@ -128,8 +128,17 @@ fn ctrl_c_in_a_pause_continues_what_was_stopped_and_leaves_no_node_or_process() 
             .any(|process| process.stopped)
     });
     let below = descendants(verify_pid);
+    let interrupted = std::time::Instant::now();
     running.signal(libc::SIGINT);
     let run = running.wait(Duration::from_secs(30));
+    // Continued, the paused holder lets go at once; left stopped, it would
+    // hold verify for its whole grace (--kill-after, a session timeout and
+    // 5 s: 7.4 s here) and then be killed.
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(5),
+        "verify took {:?} to put things back",
+        interrupted.elapsed()
+    );
     // It dies of the signal, as zklock does after Ctrl-C, once all is put
     // back, and says why in its verdict.
     run.assert_died_of(libc::SIGINT);
@@ -159,6 +168,11 @@ fn the_proxy_closes_a_connection_that_is_no_holder_s_unread() {
             .log_events("proxy_listening")
             .first()
             .and_then(|event| event["address"].as_str().map(str::to_owned))
+    });
+    // While holders run: their connections are relayed, this one must not be.
+    let verify_pid = running.pid() as i32;
+    wait_until(within(Duration::ZERO), "holders run", || {
+        descendants(verify_pid).len() >= 5
     });
     let mut stranger = TcpStream::connect(&address).expect("connect to the proxy");
     stranger
@@ -204,13 +218,25 @@ fn the_holders_get_their_credentials_over_a_pipe_never_in_argv_or_environment() 
     let verify_pid = running.pid() as i32;
     let mut looked = 0;
     wait_until(within(Duration::ZERO), "verify ends", || {
-        for process in descendants(verify_pid) {
-            for file in ["cmdline", "environ"] {
+        // A child between its fork and its exec is still verify itself.
+        let below = descendants(verify_pid).into_iter().filter(|process| {
+            let cmdline =
+                std::fs::read(format!("/proc/{}/cmdline", process.pid)).unwrap_or_default();
+            !cmdline
+                .split(|byte| *byte == 0)
+                .any(|word| word == b"verify")
+        });
+        for process in below {
+            // zklock blots an --auth value in its own argv and wipes
+            // ZKLOCK_AUTH in its own environment as it starts: their names
+            // stay, and would tell that the secret went that way.
+            for (file, name) in [("cmdline", "--auth"), ("environ", "ZKLOCK_AUTH=")] {
                 let text =
                     std::fs::read(format!("/proc/{}/{file}", process.pid)).unwrap_or_default();
+                let text = String::from_utf8_lossy(&text);
                 assert!(
-                    !String::from_utf8_lossy(&text).contains(&secret),
-                    "the secret is in the {file} of process {}",
+                    !text.contains(&secret) && !text.contains(name),
+                    "the secret went by the {file} of process {}: {text:?}",
                     process.pid
                 );
                 looked += 1;
