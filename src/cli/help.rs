@@ -1108,7 +1108,9 @@ the session (its last bytes through the proxy plus the session timeout)
 and before the next holder began, both margins positive; every holder
 exited as documented for what happened to it (4 after a cut or a pause, 10
 after its guard was killed, killed by SIGKILL with zklock, 1 when it gave
-up, else 0); nothing was left behind. It prints the margins (smallest and
+up, 0 when its section ended on verify's word; 3 or 4 with no fault, a
+stall of the host, network or ensemble, is counted and advised on, not a
+violation); nothing was left behind. It prints the margins (smallest and
 median), the session timeout the server granted and the --kill-after
 grace, with advice where a margin is thin (under 250 ms: which flag, and to
 what).
@@ -1150,7 +1152,7 @@ TO EXPIRY and TO NEXT GRANT (the margins, smallest / median), then each
 violation with its two sections (run, contender, mode, fence, pid, from and
 to), the allowed overlaps, and advice. JSON: {{\"passed\", \"path\", \"mode\",
 \"contenders\", \"duration_ms\", \"ran_ms\", \"session_timeout_ms\",
-\"kill_after_ms\", \"rounds\", \"sections\", \"give_ups\", \"waits_lost\",
+\"kill_after_ms\", \"rounds\", \"sections\", \"give_ups\", \"unreachable\", \"lost_without_fault\",
 \"refused_connections\", \"cut_short\" (why, or null), \"faults\": [{{\"class\",
 \"requested\", \"injected\", \"stopped_in_time\", \"overlaps_allowed\",
 \"margin_to_expiry_ms\", \"margin_to_next_grant_ms\" ({{\"min\", \"median\"}} or

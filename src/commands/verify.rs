@@ -72,12 +72,9 @@ fn heading(verdict: &Verdict) -> String {
         output::counted(verdict.rounds, "round", "rounds"),
         output::counted(verdict.sections, "section", "sections"),
         output::counted(verdict.give_ups, "give-up", "give-ups"),
-        match verdict.waits_lost {
+        match verdict.unreachable + verdict.lost_without_fault {
             0 => String::new(),
-            lost => format!(
-                ", {} lost waiting",
-                output::counted(lost, "waiter", "waiters")
-            ),
+            lost => format!(", {lost} lost with no fault"),
         },
         shown_ms(verdict.session_timeout_ms as i64),
         shown_ms(verdict.kill_after_ms as i64),

@@ -80,9 +80,12 @@ impl Exit {
 pub(crate) enum Fate {
     /// It waited and gave up at its `-w`: exit 1.
     GaveUp,
-    /// It waited, and when the lock came the leader had gone unheard too
-    /// long for it to count as held: exit 3.
-    LostWaiting,
+    /// It never held: ZooKeeper could not be reached, or its session was
+    /// lost (the leader unheard too long) before the lock came: exit 3.
+    Unreachable,
+    /// Its section ran, and no fault hit it, but it lost its lock (a stall
+    /// of the host, the network or the server): exit 4.
+    LostHolding,
     /// Its section ran and ended on verify's word: exit 0.
     Ran,
     /// A fault hit it while it held.
@@ -99,7 +102,8 @@ impl Fate {
     fn expected(self) -> Option<Exit> {
         Some(match self {
             Fate::GaveUp => Exit::Code(1),
-            Fate::LostWaiting => Exit::Code(3),
+            Fate::Unreachable => Exit::Code(3),
+            Fate::LostHolding => Exit::Code(4),
             Fate::Ran => Exit::Code(0),
             // The lock was lost while held; the command was stopped.
             Fate::Faulted(Fault::Cut | Fault::Pause, _) => Exit::Code(4),
@@ -188,7 +192,9 @@ pub(crate) struct Verdict {
     pub sections: usize,
     pub give_ups: usize,
     /// Waiters that lost their session when the lock came (exit 3).
-    pub waits_lost: usize,
+    pub unreachable: usize,
+    /// Holders that lost their lock with no fault injected (exit 4).
+    pub lost_without_fault: usize,
     pub refused_connections: u64,
     pub cut_short: Option<String>,
     pub faults: Vec<ClassReport>,
@@ -335,11 +341,11 @@ pub(crate) fn verdict(setting: &Setting, records: &Records) -> Verdict {
     );
     let count = |fate| records.runs.iter().filter(|run| run.fate == fate).count();
     let mut advice = advice(setting, &classes, &violations);
-    if count(Fate::LostWaiting) > 0 {
+    if count(Fate::Unreachable) + count(Fate::LostHolding) > 0 {
         advice.push(
-            "waiters found the leader unheard too long when the lock came to them (exit 3): \
-             this host or its network stalls for much of the session timeout; raise \
-             --session-timeout, or run verify where the load is lighter"
+            "holders lost their session or their lock with no fault injected (exit 3 or 4): \
+             this host, its network or the ensemble stalled for much of the session timeout; \
+             raise --session-timeout, or find what stalls"
                 .to_owned(),
         );
     }
@@ -355,7 +361,8 @@ pub(crate) fn verdict(setting: &Setting, records: &Records) -> Verdict {
         rounds: setting.rounds,
         sections: records.sections.len(),
         give_ups: count(Fate::GaveUp),
-        waits_lost: count(Fate::LostWaiting),
+        unreachable: count(Fate::Unreachable),
+        lost_without_fault: count(Fate::LostHolding),
         refused_connections: setting.refused_connections,
         cut_short: setting.cut_short.clone(),
         faults: classes,
@@ -501,7 +508,8 @@ impl Fate {
     fn described(self) -> String {
         match self {
             Fate::GaveUp => "gave up waiting".to_owned(),
-            Fate::LostWaiting => "lost its session waiting".to_owned(),
+            Fate::Unreachable => "never reached the lock".to_owned(),
+            Fate::LostHolding => "lost its lock with no fault".to_owned(),
             Fate::Ran => "ran its section".to_owned(),
             Fate::Faulted(fault, target) => match target {
                 Some(target) => format!("{} of {}", fault.as_str(), target.as_str()),
@@ -948,6 +956,19 @@ mod tests {
         let verdict = verdict(&setting(Mode::Exclusive), &records);
         assert_eq!(kinds(&verdict), ["exit_code", "not_injected"]);
         assert!(verdict.violations[0].message.contains("10"));
+        // A stall is told apart: counted and advised on, not a violation.
+        let mut stalled = ran(2);
+        stalled.fate = Fate::LostHolding;
+        stalled.exit = Some(Exit::Code(4));
+        let records = Records {
+            runs: vec![stalled],
+            faults: vec![cut(3, 0, 0)],
+            ..Records::default()
+        };
+        let verdict = super::verdict(&setting(Mode::Exclusive), &records);
+        assert_eq!(kinds(&verdict), Vec::<&str>::new());
+        assert_eq!(verdict.lost_without_fault, 1);
+        assert!(verdict.advice.iter().any(|a| a.contains("stalled")));
     }
 
     #[test]

@@ -769,16 +769,18 @@ impl<'p> Run<'p> {
         }
         let ran = self.section_of.contains_key(&run);
         let stderr = read_tail(&live.holder.stderr);
-        // A waiter whose leader went unheard too long when the lock came
-        // does not count it held, and says so (exit 3): a stall, not a
-        // breach of the lock.
-        let lost_waiting =
-            exit == Exit::Code(3) && error_cause(&stderr).as_deref() == Some("session_lost");
+        // A holder that could not reach ZooKeeper, or whose leader went
+        // unheard too long before or while it held, says so (exit 3 or 4,
+        // with the cause): a stall, not a breach of the lock, whose safety
+        // the sections' log still shows.
+        let unreachable = exit == Exit::Code(3)
+            && error_cause(&stderr).is_some_and(|cause| UNREACHABLE.contains(&cause.as_str()));
         let fate = match (live.shut_down, live.fault, ran) {
             (true, ..) => Fate::ShutDown,
             (false, Some((fault, target)), _) => Fate::Faulted(fault, target),
+            (false, None, true) if exit == Exit::Code(4) => Fate::LostHolding,
             (false, None, true) => Fate::Ran,
-            (false, None, false) if lost_waiting => Fate::LostWaiting,
+            (false, None, false) if unreachable => Fate::Unreachable,
             (false, None, false) if live.gives_up => Fate::GaveUp,
             (false, None, false) => Fate::Stranded,
         };
@@ -1206,6 +1208,18 @@ fn holder_global_args(connect: &ConnectOptions, proxy: &Proxy) -> Vec<String> {
     }
     args
 }
+
+/// The causes of exit 3 that say ZooKeeper could not be reached or the
+/// session was lost before the lock came: what a stall looks like.
+const UNREACHABLE: [&str; 7] = [
+    "session_lost",
+    "timed_out",
+    "no_quorum",
+    "connection_refused",
+    "connection_dropped",
+    "connection_lost",
+    "unreachable",
+];
 
 /// The cause of the JSON error a holder wrote last (holders run with
 /// `-o json`), if it wrote one.

@@ -425,7 +425,10 @@ pub struct Verdict {
     pub rounds: usize,
     pub sections: usize,
     pub give_ups: usize,
-    pub waits_lost: usize,
+    /// Holders that never reached the lock (exit 3) with no fault.
+    pub unreachable: usize,
+    /// Holders that lost their lock with no fault (exit 4).
+    pub lost_without_fault: usize,
     pub refused_connections: u64,
     /// Why the run stopped before its time, or null.
     pub cut_short: Option<String>,
