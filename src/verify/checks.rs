@@ -962,10 +962,11 @@ mod tests {
         stalled.exit = Some(Exit::Code(4));
         let records = Records {
             runs: vec![stalled],
-            faults: vec![cut(3, 0, 0)],
             ..Records::default()
         };
-        let verdict = super::verdict(&setting(Mode::Exclusive), &records);
+        let mut no_fault = setting(Mode::Exclusive);
+        no_fault.faults.clear();
+        let verdict = super::verdict(&no_fault, &records);
         assert_eq!(kinds(&verdict), Vec::<&str>::new());
         assert_eq!(verdict.lost_without_fault, 1);
         assert!(verdict.advice.iter().any(|a| a.contains("stalled")));
