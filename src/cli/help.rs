@@ -1067,7 +1067,7 @@ pub(super) mod verify {
     /// Short examples for `zklock verify -h`.
     pub(in crate::cli) const EXAMPLES: &str = "\
 Examples:
-  # two minutes of every fault, with the session timeout your services use
+  # two minutes of every fault, with your scripts' session timeout
   zklock verify --session-timeout 10s
   # readers and writers, 10 contenders, connection cuts only
   zklock verify --mode rw --contenders 10 --faults cut --duration 5m
@@ -1087,7 +1087,9 @@ a critical section under it, through the guard, the process group and the
 self-fencing every command goes through. Each section logs when it starts,
 every 20 ms while it runs, and when it ends, with its fence (ZKLOCK_FENCE);
 half of them ignore SIGTERM, so that only the SIGKILL after --kill-after
-stops them. Some waiters give up with -w. The run is a sequence of rounds,
+stops them; the first fault of each class hits such a section, the next
+one that does not. Some waiters give up with -w. The run is a sequence of
+rounds,
 each in a fresh lock directory (so a fence that were only a sequence number
 would repeat), and in each round one fault hits one holder at a random
 moment:
@@ -1095,8 +1097,8 @@ moment:
   cut    the holder's connection held by verify's proxy, in both
          directions, without a reset, past its session timeout: a
          partition as the client sees it;
-  pause  the holder's zklock, guard and section stopped (SIGSTOP) past its
-         session timeout, then continued;
+  pause  the holder's zklock, guard and section stopped (SIGSTOP)
+         past its session timeout, then continued;
   kill   zklock, its guard, or both killed with SIGKILL (in turn).
 
 Then it checks: no two sections that exclude each other overlapped (but a
@@ -1135,12 +1137,14 @@ Whatever ends the run (its time, Ctrl-C, a stranger's node, the loss of
 its own session), it continues every process it stopped, heals every cut,
 ends every holder, and removes what it made (waiting up to a session timeout
 for the nodes of killed holders to expire). A run that was cut short, or in
-which a fault asked for could not be injected, never exits 0: exit 1 (or,
-after SIGINT or SIGQUIT, death by that signal once all is put back). Each
+which a fault asked for could not be injected, never exits 0: exit 1, or
+after a signal, once all is put back, death by SIGINT or SIGQUIT (so that a
+shell stops its script) and 128+n after SIGTERM or SIGHUP. Each
 fault takes a round of about two session timeouts: a --duration too short
 for one round per fault is refused (exit 2). If verify itself is killed
-with SIGKILL, its holders die with it, but PATH stays: remove it with
-`zklock reap PATH --all --empty`.
+with SIGKILL, its holders die with it (their nodes go with their sessions),
+but PATH and its empty directories stay: remove them by hand (zkCli.sh
+deleteall PATH).
 
 A passing run shows that on this ensemble, with these settings and this
 host's load, the faults verify injected did not break the lock; it does not
@@ -1149,8 +1153,8 @@ longer, a clock that jumps, a server that loses its data).
 
 Table: a heading, then one row per fault class: FAULT, INJECTED, OUTCOME,
 TO EXPIRY and TO NEXT GRANT (the margins, smallest / median), then each
-violation with its two sections (run, contender, mode, fence, pid, from and
-to), the allowed overlaps, and advice. JSON: {{\"passed\", \"path\", \"mode\",
+violation with its two sections (run, mode in rw, fence, pid, from and
+to), the paused holders that ran on, and advice. JSON: {{\"passed\", \"path\", \"mode\",
 \"contenders\", \"duration_ms\", \"ran_ms\", \"session_timeout_ms\",
 \"kill_after_ms\", \"rounds\", \"sections\", \"give_ups\", \"unreachable\", \"lost_without_fault\",
 \"refused_connections\", \"cut_short\" (why, or null), \"faults\": [{{\"class\",
@@ -1165,8 +1169,9 @@ process_left), \"message\", \"sections\": [section]}}], \"advice\": [text]}}; a
 section is {{\"run\", \"contender\", \"mode\" (exclusive, read, write),
 \"fence\", \"pid\", \"start_ms\", \"stop_ms\", \"stopped\" (told, signal, killed,
 running)}}. Times (_ms) are milliseconds since the epoch; margins,
-milliseconds. With -v, the `round`, `fault` and `proxy_listening` moments
-carry an event field (ZKLOCK_LOG_FORMAT=json)."
+milliseconds. With -v and ZKLOCK_LOG_FORMAT=json, these moments carry an
+event field: round (round, dir), fault (class, kills, run) and
+proxy_listening (address, one per member)."
         )
     }
 }

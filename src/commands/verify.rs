@@ -159,10 +159,8 @@ fn footing(verdict: &Verdict) -> String {
         lines.push(section_line(earlier));
         if let Some(first) = later.first() {
             lines.push(format!(
-                "      ran beside {} of greater fences, from run {} (fence {}) at {}",
-                output::counted(later.len(), "later section", "later sections"),
-                first.run,
-                first.fence,
+                "      beside {} of greater fences, the first from {}",
+                output::counted(later.len(), "later holder", "later holders"),
                 clock_ms(first.start_ms)
             ));
         }
@@ -192,15 +190,14 @@ fn outcome(verdict: &Verdict, class: &ClassReport) -> String {
     }
     let mut outcome = format!("{} stopped in time", class.stopped_in_time);
     if class.class == Fault::Kill.as_str() {
-        let targets: Vec<String> = ["zklock", "guard", "both"]
-            .iter()
-            .map(|target| {
-                let count = verdict
+        // What was killed: zklock, its guard, or both.
+        let targets: Vec<&str> = ["zklock", "guard", "both"]
+            .into_iter()
+            .filter(|target| {
+                verdict
                     .injected
                     .iter()
-                    .filter(|fault| fault.target == Some(target))
-                    .count();
-                format!("{target} {count}")
+                    .any(|fault| fault.target == Some(target))
             })
             .collect();
         outcome += &format!(" ({})", targets.join(", "));
@@ -222,10 +219,13 @@ fn section_line(section: &SectionReport) -> String {
         Some(stop) => format!("{} ({})", clock_ms(stop), section.stopped),
         None => "never stopped".to_owned(),
     };
+    let mode = match section.mode {
+        "exclusive" => String::new(),
+        mode => format!(" ({mode})"),
+    };
     format!(
-        "    run {} ({}, fence {}, pid {}) {} to {until}",
+        "    run {}{mode}, fence {}, pid {}: {} to {until}",
         section.run,
-        section.mode,
         section.fence,
         section.pid,
         clock_ms(section.start_ms)

@@ -586,7 +586,7 @@ impl<'p> Run<'p> {
             let count = self.planned.entry(fault).or_default();
             // The first of each class hits a section that ignores the
             // kill signal: the case only the SIGKILL deadline covers.
-            let stubborn = *count % 2 == 0;
+            let stubborn = (*count).is_multiple_of(2);
             *count += 1;
             self.schedule.push_back(Planned {
                 fault,

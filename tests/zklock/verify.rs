@@ -116,6 +116,39 @@ fn what_verify_cannot_run_is_refused_before_a_holder_starts() {
 }
 
 #[test]
+fn a_node_verify_did_not_make_stops_the_run_and_is_left_alone() {
+    let env = TestEnv::new();
+    let mut running = verify(&env, &["--duration", "30s", "--faults", "kill", "-v"])
+        .json_log()
+        .spawn();
+    let dir: String = wait_for(within(Duration::ZERO), "a round begins", || {
+        running
+            .log_events("round")
+            .first()
+            .and_then(|event| event["dir"].as_str().map(str::to_owned))
+    });
+    let stranger = format!("{dir}/someone-else-s");
+    let made = std::time::Instant::now();
+    env.zk().create(&stranger, b"theirs");
+    let run = running.wait(Duration::from_secs(30));
+    run.assert_code(1);
+    assert!(
+        made.elapsed() < Duration::from_secs(15),
+        "stopped {:?} after the node appeared, not at its 30 s end",
+        made.elapsed()
+    );
+    let verdict: Verdict = run.json();
+    assert!(
+        verdict
+            .cut_short
+            .as_deref()
+            .is_some_and(|why| why.contains(&stranger)),
+        "{verdict:#?}"
+    );
+    assert_eq!(env.zk().get(&stranger).0, b"theirs", "left alone");
+}
+
+#[test]
 fn ctrl_c_in_a_pause_continues_what_was_stopped_and_leaves_no_node_or_process() {
     let env = TestEnv::new();
     let mut running = verify(&env, &["--duration", "60s", "--faults", "pause", "-v"])
