@@ -67,7 +67,9 @@ pub(crate) struct TcpSocket {
 }
 
 /// The TCP socket of this network namespace whose own end is `local` and
-/// whose peer is `peer`, from `/proc/net/tcp`.
+/// whose peer is `peer`, from `/proc/net/tcp`: the established one, when
+/// an earlier connection between the same ports lingers there closed
+/// (TIME_WAIT).
 pub(crate) fn tcp_socket(
     local: std::net::SocketAddrV4,
     peer: std::net::SocketAddrV4,
@@ -75,7 +77,7 @@ pub(crate) fn tcp_socket(
     const ESTABLISHED: &str = "01";
     let table = read("/proc/net/tcp")?;
     let table = std::str::from_utf8(&table).ok()?;
-    table.lines().skip(1).find_map(|line| {
+    let mut matching = table.lines().skip(1).filter_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let matches =
             socket_address(fields.get(1)?)? == local && socket_address(fields.get(2)?)? == peer;
@@ -84,6 +86,12 @@ pub(crate) fn tcp_socket(
             owner: fields.get(7)?.parse().ok()?,
             inode: fields.get(9)?.parse().ok()?,
         })
+    });
+    let first = matching.next()?;
+    Some(if first.established {
+        first
+    } else {
+        matching.find(|socket| socket.established).unwrap_or(first)
     })
 }
 
