@@ -163,6 +163,9 @@ pub(crate) async fn run(
     tell: impl FnMut(&Tally),
 ) -> Result<Outcome> {
     refuse_what_cannot_be_relayed(connect)?;
+    // From before the path exists: a signal then ends the run with it
+    // removed, as any later.
+    let signals = Signals::catch().context("cannot catch signals")?;
     let session = zk::connect(connect).await?;
     let timeout = session.session_timeout();
     let kill_after = match crate::lock::kill_after_for(&session, plan.kill_after)
@@ -184,7 +187,7 @@ pub(crate) async fn run(
         }
     };
     let tree = Tree::create(session, &plan.path, proxy.holder_sessions()).await?;
-    let mut run = match Run::start(plan, connect, tree, proxy, kill_after).await {
+    let mut run = match Run::start(plan, connect, tree, proxy, signals, kill_after).await {
         Ok(run) => run,
         Err((tree, err)) => {
             tree.remove().await;
@@ -383,19 +386,19 @@ impl<'p> Run<'p> {
         connect: &ConnectOptions,
         tree: Tree,
         proxy: Proxy,
+        signals: Signals,
         kill_after: Duration,
     ) -> Result<Run<'p>, (Tree, anyhow::Error)> {
         let timeout = tree.session_timeout();
         let parts = async {
             let exe = std::env::current_exe().context("cannot find zklock's own binary")?;
-            let signals = Signals::catch().context("cannot catch signals")?;
             let reaper = Reaper::start().context("cannot become the holders' subreaper")?;
 
             let (log_read, log_end) = sys::pipe().context("cannot make the sections' log")?;
             let log = LogReader::new(log_read)?;
-            Ok::<_, anyhow::Error>((exe, signals, reaper, log, log_end))
+            Ok::<_, anyhow::Error>((exe, reaper, log, log_end))
         };
-        let (exe, signals, reaper, log, log_end) = match parts.await {
+        let (exe, reaper, log, log_end) = match parts.await {
             Ok(parts) => parts,
             Err(err) => return Err((tree, err)),
         };
