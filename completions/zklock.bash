@@ -64,6 +64,9 @@ _zklock() {
             zklock,top)
                 cmd="zklock__subcmd__top"
                 ;;
+            zklock,verify)
+                cmd="zklock__subcmd__verify"
+                ;;
             zklock,watch)
                 cmd="zklock__subcmd__watch"
                 ;;
@@ -118,6 +121,9 @@ _zklock() {
             zklock__subcmd__help,top)
                 cmd="zklock__subcmd__help__subcmd__top"
                 ;;
+            zklock__subcmd__help,verify)
+                cmd="zklock__subcmd__help__subcmd__verify"
+                ;;
             zklock__subcmd__help,watch)
                 cmd="zklock__subcmd__help__subcmd__watch"
                 ;;
@@ -131,7 +137,7 @@ _zklock() {
 
     case "${cmd}" in
         zklock)
-            opts="-C -H -o -q -v -h -V --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help --version lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help"
+            opts="-C -H -o -q -v -h -V --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help --version lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -763,7 +769,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help)
-            opts="lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help"
+            opts="lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -987,6 +993,20 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__help__subcmd__top)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1438,7 +1458,7 @@ _zklock() {
             return 0
             ;;
         zklock__subcmd__man)
-            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man"
+            opts="-C -H -o -q -v -h --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2196,6 +2216,132 @@ _zklock() {
                 return 0
             fi
             case "${prev}" in
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -H)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl)
+                    COMPREPLY=($(compgen -W "digest-md5 gssapi" -- "${cur}"))
+                    return 0
+                    ;;
+                --sasl-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-service)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sasl-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --acl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --admin-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json prometheus" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zklock__subcmd__verify)
+            opts="-C -H -o -q -v -h --duration --contenders --mode --faults --path --kill-after --cluster --hosts --session-timeout --connect-timeout --auth --auth-file --tls --tls-ca --tls-cert --tls-key --tls-no-verify-hostname --sasl --sasl-user --sasl-password-file --sasl-service --sasl-host --acl --read-only --root --admin-port --retries --output --quiet --no-trunc --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --contenders)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
+                    COMPREPLY=($(compgen -W "exclusive rw" -- "${cur}"))
+                    return 0
+                    ;;
+                --faults)
+                    COMPREPLY=($(compgen -W "cut pause kill" -- "${cur}"))
+                    return 0
+                    ;;
+                --path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kill-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -70,6 +70,7 @@ complete -c zklock -n "__fish_zklock_needs_command" -f -a "watch" -d 'Follow the
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "reap" -d 'Delete stale lock contender nodes'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "exporter" -d 'Serve the locks\' metrics for Prometheus'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "top" -d 'Watch the locks under PATH live, full screen'
+complete -c zklock -n "__fish_zklock_needs_command" -f -a "verify" -d 'Test the lock under faults on your own ensemble'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "man" -d 'Show a man page, zklock\'s or a subcommand\'s'
 complete -c zklock -n "__fish_zklock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -664,6 +665,45 @@ complete -c zklock -n "__fish_zklock_using_subcommand top" -s q -l quiet -d 'Pri
 complete -c zklock -n "__fish_zklock_using_subcommand top" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l duration -d 'How long to run' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l contenders -d 'How many holders contend (2 to 20)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l mode -d 'exclusive (lock) or rw (rlock and wlock mixed)' -r -f -a "exclusive\t''
+rw\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l faults -d 'The faults to inject: cut, pause, kill (comma-separated)' -r -f -a "cut\t'The holder\'s connection held (bytes held, no reset) past its session timeout'
+pause\t'The holder (zklock, its guard and its command) stopped past its session timeout'
+kill\t'zklock, its guard, or both killed with SIGKILL'"
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l path -d 'The path to work under, which must not exist' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l kill-after -d 'The holders\' --kill-after: SIGKILL this long after SIGTERM' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -s H -l hosts -d 'ZooKeeper servers' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l session-timeout -d 'Session timeout to ask the server for' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l connect-timeout -d 'Give up when no server answers within this time (exit 3)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l auth -d 'Authenticate as SCHEME:CREDENTIAL, e.g. digest:alice:secret (repeatable)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l auth-file -d 'Read --auth values from FILE, one SCHEME:CREDENTIAL a line, so that no secret sits in the process list' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l tls-ca -d 'Trust the CA certificates in this PEM file [default: the system\'s trust store]' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; its identity (x509) can then own ACLs' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l sasl -d 'Authenticate with SASL: digest-md5 (--sasl-user, --sasl-password-file) or gssapi (Kerberos, from the ticket cache of KRB5CCNAME)' -r -f -a "digest-md5\t''
+gssapi\t''"
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l sasl-user -d 'The DIGEST-MD5 user name' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l sasl-password-file -d 'The file holding the DIGEST-MD5 password (its first line)' -r -F
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l sasl-service -d 'The service part of the server\'s Kerberos principal' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l sasl-host -d 'The host part of the server\'s Kerberos principal [default: the host connected to]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l acl -d 'ACL of the nodes zklock creates: open, creator (all for your identities, read for the world), creator-only, or SCHEME:ID:PERMS entries (repeatable, or comma-separated)' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l root -d 'Where locks live' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l admin-port -d 'The ensemble members\' AdminServer port, asked (`connections`, `watches`, `configuration`) who is behind each session when a member refuses the cons and wchc four-letter words: PORT for every member, MEMBER=PORT (HOST:CLIENTPORT=PORT) for one (repeatable, or comma-separated) [default: 8080]' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l retries -d 'Retries of a request after a connection loss' -r
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -s o -l output -d 'Output format [default: table; json for dump]' -r -f -a "table\t'A fixed set of columns fitted to the terminal\'s width (80 off one)'
+wide\t'A table of every column, with nothing cut or wrapped'
+json\t''
+prometheus\t'The Prometheus text format (`ls` only)'"
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l tls -d 'Talk TLS to every host (ZooKeeper\'s secureClientPort); or name single hosts tcp+tls://host:port'
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l tls-no-verify-hostname -d 'Accept a server certificate that does not name the host connected to'
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l read-only -d 'Allow a read-only server (inspection commands only)'
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -s q -l quiet -d 'Print nothing but results and errors'
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
+complete -c zklock -n "__fish_zklock_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s C -l cluster -d 'Take the global options of cluster profile NAME, a [clusters.NAME] table of the configuration file ($ZKLOCK_CONFIG, else ~/.config/zklock/config.toml); flags and variables override it' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -s H -l hosts -d 'ZooKeeper servers' -r
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -l session-timeout -d 'Session timeout to ask the server for' -r
@@ -724,26 +764,27 @@ complete -c zklock -n "__fish_zklock_using_subcommand man" -s q -l quiet -d 'Pri
 complete -c zklock -n "__fish_zklock_using_subcommand man" -l no-trunc -d 'The same as -o wide: every column, nothing cut'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s v -l verbose -d 'Log what zklock does to stderr (-vv for more)'
 complete -c zklock -n "__fish_zklock_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore; run COMMAND under it'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "release" -d 'Release by token, or break a lock (delete or revoke)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "check" -d 'Tell whether each TOKEN\'s node holds its lock now'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "stat" -d 'Show one lock in full, or a plain node\'s stat'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "ls" -d 'List every lock under PATH, recursively'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH (JSON)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "history" -d 'Every hold of every lock, from transaction logs'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "watch" -d 'Follow the locks under a path live'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "reap" -d 'Delete stale lock contender nodes'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "exporter" -d 'Serve the locks\' metrics for Prometheus'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "top" -d 'Watch the locks under PATH live, full screen'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "man" -d 'Show a man page, zklock\'s or a subcommand\'s'
-complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "lock" -d 'Take an exclusive lock; run COMMAND under it, or hold it'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "rlock" -d 'Take the read side of a read-write lock (readers share)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "wlock" -d 'Take the write side of a read-write lock (exclusive)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "sem" -d 'Hold one of N leases of a semaphore; run COMMAND under it'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "release" -d 'Release by token, or break a lock (delete or revoke)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "check" -d 'Tell whether each TOKEN\'s node holds its lock now'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "stat" -d 'Show one lock in full, or a plain node\'s stat'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "ls" -d 'List every lock under PATH, recursively'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "dump" -d 'Dump every lock and contender under PATH (JSON)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "deadlocks" -d 'Find every wait-for cycle across the locks under PATH'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "history" -d 'Every hold of every lock, from transaction logs'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "watch" -d 'Follow the locks under a path live'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "reap" -d 'Delete stale lock contender nodes'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "exporter" -d 'Serve the locks\' metrics for Prometheus'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "top" -d 'Watch the locks under PATH live, full screen'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "verify" -d 'Test the lock under faults on your own ensemble'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish)'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "man" -d 'Show a man page, zklock\'s or a subcommand\'s'
+complete -c zklock -n "__fish_zklock_using_subcommand help; and not __fish_seen_subcommand_from lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zklock -n "__fish_zklock_using_subcommand completions" -f -a "bash zsh fish"
-complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top completions man"
+complete -c zklock -n "__fish_zklock_using_subcommand man" -f -a "lock rlock wlock sem release check stat ls dump deadlocks history watch reap exporter top verify completions man"
 
 # The command run under a lock (after `--`): its name, then its own arguments.
 function __fish_zklock_after_separator

@@ -35,6 +35,9 @@ pub enum ExitStatus {
     Found,
     /// 1: `check` found a token whose node does not hold its lock now.
     NotHeld,
+    /// 1: `verify` saw a violation, could not inject a fault it was asked
+    /// for, or was cut short.
+    Unsafe,
     /// 2: bad flag, bad path, bad duration, bad host string.
     Usage,
     /// 3: ZooKeeper could not be reached, or the session ended before the lock was ours.
@@ -75,7 +78,9 @@ impl ExitStatus {
         match self {
             ExitStatus::Success => 0,
             ExitStatus::NotAcquired(code) | ExitStatus::Child(code) => code,
-            ExitStatus::TimedOut | ExitStatus::Found | ExitStatus::NotHeld => 1,
+            ExitStatus::TimedOut | ExitStatus::Found | ExitStatus::NotHeld | ExitStatus::Unsafe => {
+                1
+            }
             ExitStatus::Usage => 2,
             ExitStatus::Unreachable => 3,
             ExitStatus::LockLost => 4,
@@ -135,7 +140,7 @@ impl ExitStatus {
     /// man pages print, so that it lists exactly the codes [`code`] gives.
     ///
     /// [`code`]: ExitStatus::code
-    pub const TABLE: [(ExitStatus, &'static str); 18] = [
+    pub const TABLE: [(ExitStatus, &'static str); 19] = [
         (ExitStatus::Success, "the command did what was asked"),
         (
             ExitStatus::NotAcquired(1),
@@ -155,6 +160,12 @@ impl ExitStatus {
             ExitStatus::NotHeld,
             "check found a token whose node does not hold its lock now (gone, waiting, or \
              another fence)",
+        ),
+        (
+            ExitStatus::Unsafe,
+            "verify saw a violation (each is named with its evidence), could not inject a fault \
+             it was asked for, or was cut short by a node it did not make or the loss of its \
+             own session",
         ),
         (
             ExitStatus::Usage,

@@ -29,6 +29,7 @@ pub(crate) mod serve;
 pub(crate) mod shell;
 pub(crate) mod sys;
 pub(crate) mod usage;
+pub(crate) mod verify;
 pub(crate) mod watch;
 pub mod zk;
 

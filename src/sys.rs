@@ -128,6 +128,15 @@ pub(crate) fn set_signal_mask(mask: &libc::sigset_t) {
     }
 }
 
+/// Blocks `signals` in this thread (for a [`signal_descriptor`] to read).
+pub(crate) fn block(signals: &[libc::c_int]) {
+    let set = signal_set(signals);
+    // SAFETY: sigprocmask reads the set we own and writes nothing else.
+    unsafe {
+        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 /// Unblocks `signals` in this thread.
 pub(crate) fn unblock(signals: &[libc::c_int]) {
     let set = signal_set(signals);
@@ -159,6 +168,15 @@ pub(crate) fn signal_descriptor(signals: &[libc::c_int]) -> Option<std::os::fd::
 /// Waits until one of `fds` is readable (or hung up); returns which, in
 /// their order. Interrupted waits are retried.
 pub(crate) fn wait_readable<const N: usize>(fds: [std::os::fd::RawFd; N]) -> [bool; N] {
+    wait_readable_within(fds, -1)
+}
+
+/// [`wait_readable`], giving up after `timeout_ms` (-1: never): then none
+/// is. An interrupted wait is retried for the whole time again.
+pub(crate) fn wait_readable_within<const N: usize>(
+    fds: [std::os::fd::RawFd; N],
+    timeout_ms: libc::c_int,
+) -> [bool; N] {
     let mut ready = fds.map(|fd| libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -166,7 +184,7 @@ pub(crate) fn wait_readable<const N: usize>(fds: [std::os::fd::RawFd; N]) -> [bo
     });
     // SAFETY: poll writes only the revents of the entries we own, whose
     // number it is given.
-    while unsafe { libc::poll(ready.as_mut_ptr(), N as libc::nfds_t, -1) } < 0 {}
+    while unsafe { libc::poll(ready.as_mut_ptr(), N as libc::nfds_t, timeout_ms) } < 0 {}
     ready.map(|entry| entry.revents != 0)
 }
 
@@ -403,6 +421,38 @@ pub(crate) fn pidfd(pid: libc::pid_t) -> Option<std::os::fd::OwnedFd> {
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     // SAFETY: a new descriptor, ours alone.
     (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as std::os::fd::RawFd) })
+}
+
+/// Sends `signal` to the process `pidfd` refers to: never to another
+/// process that has since taken its pid. False when it failed (the
+/// process has ended, or is not ours to signal).
+pub(crate) fn pidfd_signal(pidfd: std::os::fd::BorrowedFd<'_>, signal: libc::c_int) -> bool {
+    // SAFETY: pidfd_send_signal takes a descriptor the borrow keeps open, a
+    // signal number, no siginfo (null) and no flags.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        ) == 0
+    }
+}
+
+/// Microseconds on the host's monotonic clock: one clock for every
+/// process of the host, which no change of the wall clock moves.
+pub(crate) fn monotonic_us() -> u64 {
+    // SAFETY: timespec is plain data; clock_gettime writes only the one we
+    // own.
+    let time = unsafe {
+        let mut time: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut time);
+        time
+    };
+    let seconds = u64::try_from(time.tv_sec).unwrap_or(0);
+    let micros = u64::try_from(time.tv_nsec / 1000).unwrap_or(0);
+    seconds.saturating_mul(1_000_000).saturating_add(micros)
 }
 
 /// The terminal `tty`'s foreground process group.

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{
-    Cli, CliCommand, DEFAULT_HOSTS, DEFAULT_ROOT, DialectArg, GlobalArgs, LockCmdArgs, LsCmdArgs,
-    LsDialectArg, LsSortArg, OutputFormat, ReapCmdArgs, ReleaseCmdArgs, SaslArg, SemCmdArgs,
-    ShellArg, UntilArg, WatchCmdArgs,
+    Cli, CliCommand, DEFAULT_HOSTS, DEFAULT_ROOT, DialectArg, FaultArg, GlobalArgs, LockCmdArgs,
+    LsCmdArgs, LsDialectArg, LsSortArg, OutputFormat, ReapCmdArgs, ReleaseCmdArgs, SaslArg,
+    SemCmdArgs, ShellArg, UntilArg, VerifyCmdArgs, VerifyModeArg, WatchCmdArgs,
 };
 use crate::admin::reap::Selector;
 use crate::admin::release::ReleaseAction;
@@ -29,6 +29,7 @@ use crate::output::{Format, Printer};
 use crate::run::parse_signal;
 use crate::usage::UsageError;
 use crate::zk::sessions::AdminPorts;
+use crate::verify::{self, Fault, Mode, Plan};
 use crate::zk::{
     self, Auth, ConnectOptions, Hosts, NodeAcl, RetryPolicy, SaslConfig, Secret, Secured, TlsConfig,
 };
@@ -107,6 +108,45 @@ impl ReapCmdArgs {
             dry_run: self.dry_run,
             yes: self.yes,
             reason: self.reason,
+        })
+    }
+}
+
+impl VerifyCmdArgs {
+    fn into_plan(self, root: &str) -> Result<Plan, UsageError> {
+        let path = match self.path {
+            Some(path) => zk::path::resolve(root, &path)?,
+            // A name nobody else has, and that says whose it is.
+            None => zk::path::join(
+                root,
+                &format!(
+                    "zklock-verify-{}",
+                    &uuid::Uuid::new_v4().simple().to_string()[..12]
+                ),
+            ),
+        };
+        zk::path::check_lock_directory(&path)?;
+        let mut faults: Vec<Fault> = Vec::new();
+        for fault in self.faults {
+            let fault = match fault {
+                FaultArg::Cut => Fault::Cut,
+                FaultArg::Pause => Fault::Pause,
+                FaultArg::Kill => Fault::Kill,
+            };
+            if !faults.contains(&fault) {
+                faults.push(fault);
+            }
+        }
+        Ok(Plan {
+            duration: self.duration,
+            contenders: usize::from(self.contenders),
+            mode: match self.mode {
+                VerifyModeArg::Exclusive => Mode::Exclusive,
+                VerifyModeArg::Rw => Mode::ReadWrite,
+            },
+            faults,
+            path,
+            kill_after: self.kill_after,
         })
     }
 }
@@ -574,6 +614,10 @@ impl Cli {
                 max_locks: args.max_locks as usize,
                 survey_interval: args.survey_interval,
             }),
+            CliCommand::Verify(args) => Subcommand::Verify(args.into_plan(root)?),
+            CliCommand::VerifySection { run, stubborn } => {
+                Subcommand::VerifySection(verify::section::SectionArgs { run, stubborn })
+            }
             CliCommand::Completions { shell } => {
                 Subcommand::Completions(super::completion_script(shell.into()))
             }
@@ -640,7 +684,9 @@ impl CliCommand {
     pub(super) fn is_offline(&self) -> bool {
         matches!(
             self,
-            CliCommand::Completions { .. } | CliCommand::Man { .. }
+            CliCommand::Completions { .. }
+                | CliCommand::Man { .. }
+                | CliCommand::VerifySection { .. }
         )
     }
 
@@ -680,7 +726,7 @@ impl CliCommand {
             ));
         }
         let writes = match self {
-            CliCommand::Release(_) => true,
+            CliCommand::Release(_) | CliCommand::Verify(_) => true,
             CliCommand::Reap(args) => !args.dry_run,
             _ => takes_a_lock,
         };

@@ -64,10 +64,12 @@ pub(super) fn man_page_names() -> PossibleValuesParser {
     PossibleValuesParser::new(subcommand_names(&command()))
 }
 
-/// Every subcommand but clap's `help`, in definition order.
+/// Every subcommand but clap's `help` and the hidden ones (internal
+/// plumbing), in definition order.
 fn subcommand_names(command: &Command) -> Vec<String> {
     command
         .get_subcommands()
+        .filter(|sub| !sub.is_hide_set())
         .map(|sub| sub.get_name().to_owned())
         .filter(|name| name != "help")
         .collect()
@@ -309,7 +311,7 @@ pub fn man_pages() -> Vec<(String, String)> {
     command.build();
     let names = subcommand_names(&command);
     let mut pages = vec![(String::new(), render_man(command.clone(), "", &names))];
-    for sub in command.get_subcommands() {
+    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
         let name = sub.get_name().to_owned();
         let page = render_man(sub.clone().name(format!("zklock-{name}")), &name, &names);
         pages.push((name, page));

@@ -1111,6 +1111,120 @@ rules."
     }
 }
 
+/// `zklock verify`.
+pub(super) mod verify {
+    /// Short examples for `zklock verify -h`.
+    pub(in crate::cli) const EXAMPLES: &str = "\
+Examples:
+  # two minutes of every fault, with your scripts' session timeout
+  zklock verify --session-timeout 10s
+  # readers and writers, 10 contenders, connection cuts only
+  zklock verify --mode rw --contenders 10 --faults cut --duration 5m
+  # the verdict for a script
+  zklock verify -o json > verdict.json";
+
+    /// The full help of `zklock verify --help` and its man page.
+    pub(in crate::cli) fn manual() -> String {
+        format!(
+            "{EXAMPLES}
+
+verify tests the lock on your own ensemble, with your session timeout, your
+network and this host, and says how much margin your settings leave. It
+starts --contenders real zklock holders (this binary: `zklock lock`, or
+rlock and wlock mixed with --mode rw), which take the lock in loops and run
+a critical section under it, through the guard, the process group and the
+self-fencing every command goes through. Each section logs when it starts,
+every 20 ms while it runs, and when it ends, with its fence (ZKLOCK_FENCE);
+half of them ignore SIGTERM, so that only the SIGKILL after --kill-after
+stops them; the first fault of each class hits such a section, the next
+one that does not. Some waiters give up with -w. The run is a sequence of
+rounds,
+each in a fresh lock directory (so a fence that were only a sequence number
+would repeat), and in each round one fault hits one holder at a random
+moment:
+
+  cut    the holder's connection held by verify's proxy, in both
+         directions, without a reset, past its session timeout: a
+         partition as the client sees it;
+  pause  the holder's zklock, guard and section stopped (SIGSTOP)
+         past its session timeout, then continued;
+  kill   zklock, its guard, or both killed with SIGKILL (in turn).
+
+Then it checks: no two sections that exclude each other overlapped (but a
+paused holder's with a later one of a greater fence: no client can stop a
+process that is not running; a fencing resource refuses it, and verify
+counts such overlaps as allowed); fences grew in grant order; after every
+cut and kill the holder's command stopped before the server could expire
+the session (its last bytes through the proxy plus the session timeout)
+and before the next holder began, both margins positive; every holder
+exited as documented for what happened to it (4 after a cut or a pause, 10
+after its guard was killed, killed by SIGKILL with zklock, 1 when it gave
+up, 0 when its section ended on verify's word; 3 or 4 with no fault, a
+stall of the host, network or ensemble, is counted and advised on, not a
+violation); nothing was left behind. It prints the margins (smallest and
+median), the session timeout the server granted and the --kill-after
+grace, with advice where a margin is thin (under 250 ms: which flag, and to
+what).
+
+verify touches nothing but its own. PATH (--path, a name under --root, or
+by default zklock-verify-<random> under it) must not exist: verify creates
+it, works below it and removes it, and a PATH that exists is refused (exit
+2). Should a node it did not make appear below it, the run stops at once
+and leaves that node alone. Its holders reach the ensemble through its
+proxy, which listens on 127.0.0.1 and relays a connection only when its
+socket belongs to one of the run's live holders (found in /proc), closing
+any other unread. It signals only the processes it started (it is their
+subreaper) and only through pidfds, never by a pid that could have been
+reused. The holders get the credentials over a pipe, as a --detach holder
+does, never in their argv or environment. It needs no root and never
+touches a server: no server is stopped, no firewall rule made. Over TLS it
+cannot run (its proxy must read the connections); with --sasl gssapi, give
+--sasl-host. Each contender is a session from this host, counted against
+each server's maxClientCnxns: at most 20.
+
+Whatever ends the run (its time, Ctrl-C, a stranger's node, the loss of
+its own session), it continues every process it stopped, heals every cut,
+ends every holder, and removes what it made (waiting up to a session timeout
+for the nodes of killed holders to expire). A run that was cut short, or in
+which a fault asked for could not be injected, never exits 0: exit 1, or
+after a signal, once all is put back, death by SIGINT or SIGQUIT (so that a
+shell stops its script) and 128+n after SIGTERM or SIGHUP. Each
+fault takes a round of about two session timeouts: a --duration too short
+for one round per fault is refused (exit 2). If verify itself is killed
+with SIGKILL, its holders die with it (their nodes go with their sessions),
+but PATH and its empty directories stay: remove them by hand (zkCli.sh
+deleteall PATH).
+
+A passing run shows that on this ensemble, with these settings and this
+host's load, the faults verify injected did not break the lock; it does not
+prove that none can, nor cover what it does not inject (a host frozen for
+longer, a clock that jumps, a server that loses its data).
+
+Table: a heading, then one row per fault class: FAULT, INJECTED, OUTCOME,
+TO EXPIRY and TO NEXT GRANT (the margins, smallest / median), then each
+violation with its two sections (run, mode in rw, fence, pid, from and
+to), the paused holders that ran on, and advice. JSON: {{\"passed\", \"path\", \"mode\",
+\"contenders\", \"duration_ms\", \"ran_ms\", \"session_timeout_ms\",
+\"kill_after_ms\", \"rounds\", \"sections\", \"give_ups\", \"unreachable\", \"lost_without_fault\",
+\"refused_connections\", \"cut_short\" (why, or null), \"faults\": [{{\"class\",
+\"requested\", \"injected\", \"stopped_in_time\", \"overlaps_allowed\",
+\"margin_to_expiry_ms\", \"margin_to_next_grant_ms\" ({{\"min\", \"median\"}} or
+null)}}], \"injected\": [{{\"class\", \"target\" (zklock, guard, both or null),
+\"run\", \"contender\", \"fence\", \"at_ms\", \"resumed_ms\", \"stopped_ms\",
+\"margin_to_expiry_ms\", \"margin_to_next_grant_ms\", \"exit\"}}],
+\"allowed_overlaps\": [[section, section]], \"violations\": [{{\"kind\"
+(overlap, fence_order, late_stop, exit_code, stuck, not_injected, node_left,
+process_left), \"message\", \"sections\": [section]}}], \"advice\": [text]}}; a
+section is {{\"run\", \"contender\", \"mode\" (exclusive, read, write),
+\"fence\", \"pid\", \"start_ms\", \"stop_ms\", \"stopped\" (told, signal, killed,
+running)}}. Times (_ms) are milliseconds since the epoch; margins,
+milliseconds. With -v and ZKLOCK_LOG_FORMAT=json, these moments carry an
+event field: round (round, dir), fault (class, kills, run) and
+proxy_listening (address, one per member)."
+        )
+    }
+}
+
 /// `zklock reap`.
 pub(super) mod reap {
     /// Short examples for `zklock reap -h`.

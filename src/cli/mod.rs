@@ -903,6 +903,26 @@ pub enum CliCommand {
         path: Option<String>,
     },
 
+    /// Test the lock under faults on your own ensemble
+    ///
+    /// Real zklock holders contend under a new path while their connections are cut, they are
+    /// paused and killed; exit 0 when no two held at once and every command stopped in time, 1
+    /// with the evidence when not.
+    #[command(after_help = help::verify::EXAMPLES, after_long_help = help::verify::manual())]
+    Verify(VerifyCmdArgs),
+
+    /// Internal: the critical section verify's holders run
+    #[command(hide = true)]
+    VerifySection {
+        /// The number verify gave the holder
+        #[arg(long)]
+        run: u64,
+
+        /// Ignore the kill signal
+        #[arg(long)]
+        stubborn: bool,
+    },
+
     /// Print shell completions (bash, zsh, fish)
     #[command(after_help = "Example:\n  zklock completions bash > /etc/bash_completion.d/zklock")]
     Completions {
@@ -927,6 +947,66 @@ pub enum ShellArg {
     Bash,
     Zsh,
     Fish,
+}
+
+// The arguments of `verify`.
+#[derive(Debug, Args)]
+pub struct VerifyCmdArgs {
+    /// How long to run
+    ///
+    /// The round under way then is finished; each fault takes a round of about two session
+    /// timeouts.
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", default_value = "2m")]
+    pub duration: Duration,
+
+    /// How many holders contend (2 to 20)
+    ///
+    /// Each is a zklock with a session of its own, counted against each server's connections
+    /// from this host.
+    #[arg(long, value_name = "N", default_value_t = 5,
+        value_parser = clap::value_parser!(u8).range(
+            crate::verify::MIN_CONTENDERS as i64..=crate::verify::MAX_CONTENDERS as i64))]
+    pub contenders: u8,
+
+    /// exclusive (lock) or rw (rlock and wlock mixed)
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = VerifyModeArg::Exclusive)]
+    pub mode: VerifyModeArg,
+
+    /// The faults to inject: cut, pause, kill (comma-separated)
+    #[arg(long, value_enum, value_name = "LIST", value_delimiter = ',',
+        default_values_t = [FaultArg::Cut, FaultArg::Pause, FaultArg::Kill])]
+    pub faults: Vec<FaultArg>,
+
+    /// The path to work under, which must not exist
+    ///
+    /// A name under --root or an absolute path; verify creates and removes it [default: a new
+    /// name under --root].
+    #[arg(long, value_name = "PATH")]
+    pub path: Option<String>,
+
+    /// The holders' --kill-after: SIGKILL this long after SIGTERM
+    ///
+    /// [default: a fifth of the session timeout the server grants]
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub kill_after: Option<Duration>,
+}
+
+/// `verify --mode` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum VerifyModeArg {
+    Exclusive,
+    Rw,
+}
+
+/// `verify --faults` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FaultArg {
+    /// The holder's connection held (bytes held, no reset) past its session timeout
+    Cut,
+    /// The holder (zklock, its guard and its command) stopped past its session timeout
+    Pause,
+    /// zklock, its guard, or both killed with SIGKILL
+    Kill,
 }
 
 // The arguments of `history`.

@@ -14,6 +14,7 @@ pub(crate) mod reap;
 pub(crate) mod release;
 pub(crate) mod stat;
 pub(crate) mod top;
+pub(crate) mod verify;
 pub(crate) mod watch;
 
 use std::pin::Pin;
@@ -47,6 +48,9 @@ pub enum Subcommand {
     Reap(reap::ReapArgs),
     Exporter(exporter::ExporterArgs),
     Top(top::TopArgs),
+    Verify(crate::verify::Plan),
+    /// The critical section of a verify holder.
+    VerifySection(crate::verify::section::SectionArgs),
     /// The completion script to print.
     Completions(String),
     /// The man page to print.
@@ -86,6 +90,8 @@ pub(crate) async fn run(
         Subcommand::Reap(args) => boxed(|| reap::run(globals, args)),
         Subcommand::Exporter(args) => boxed(|| exporter::run(globals, args)),
         Subcommand::Top(args) => boxed(|| top::run(globals, args)),
+        Subcommand::Verify(plan) => boxed(|| verify::run(globals, plan)),
+        Subcommand::VerifySection(args) => return verify::section(&args),
         Subcommand::Completions(script) => return generated::print(globals, &script),
         Subcommand::Man(page) => return generated::show_man(globals, &page),
     };

@@ -139,6 +139,16 @@ impl Printer {
         }
     }
 
+    /// Prints the lines below a table (what a report found besides its
+    /// rows), after an empty line, fitted as [`Printer::table_heading`]
+    /// fits a heading; nothing with `-o json`.
+    pub fn table_footing(&self, footing: &str) -> anyhow::Result<()> {
+        match self.format {
+            Format::Table => self.paragraph(&format!("\n{footing}\n"), HEADING_INDENT),
+            Format::Json => Ok(()),
+        }
+    }
+
     /// Prints the lines of `text` on stdout, each fitted to the width tables
     /// are fitted to: wrapped between words, a word too long for a line (a
     /// path) wrapped with the mark, lines after the first indented by

@@ -35,6 +35,9 @@ pub(crate) enum AclEntry {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeAcl {
     entries: Vec<zkc::Acl>,
+    /// The `--acl` values it was made of, for a process that must be given
+    /// the same.
+    given: Vec<AclEntry>,
 }
 
 impl Default for NodeAcl {
@@ -67,7 +70,15 @@ impl NodeAcl {
                 }
             }
         }
-        NodeAcl { entries: acl }
+        NodeAcl {
+            entries: acl,
+            given: entries.to_vec(),
+        }
+    }
+
+    /// The `--acl` values that make this ACL again.
+    pub(crate) fn as_values(&self) -> Vec<String> {
+        self.given.iter().map(AclEntry::to_string).collect()
     }
 
     /// The ACL in the client library's form, for a create.
@@ -180,6 +191,8 @@ mod tests {
             acls[1].permission(),
             P::CREATE | P::DELETE | P::READ | P::WRITE
         );
+        assert_eq!(NodeAcl::parse(&group.as_values()).unwrap(), group);
+        assert_eq!(NodeAcl::parse(&creator.as_values()).unwrap(), creator);
         let digest = AclEntry::parse("digest:alice:XH0dmdY+ZmTK8v=:cd").unwrap();
         assert_eq!(digest.to_string(), "digest:alice:XH0dmdY+ZmTK8v=:cd");
         for bad in [

@@ -143,6 +143,11 @@ impl Error {
         matches!(self.cause(), Some(zkc::Error::NodeExists))
     }
 
+    /// True when a delete failed because the node still has children.
+    pub fn is_not_empty(&self) -> bool {
+        matches!(self.cause(), Some(zkc::Error::NotEmpty))
+    }
+
     /// True when the server does not implement the request (an older
     /// server, or one without extended types).
     pub fn is_unimplemented(&self) -> bool {

@@ -76,5 +76,6 @@ mod tables;
 mod terminal;
 mod top_actions;
 mod unreachable;
+mod verify;
 mod versions;
 mod watch;

@@ -419,3 +419,98 @@ pub struct HistorySpread {
     pub p99: Option<i64>,
     pub max: Option<i64>,
 }
+
+/// `verify -o json`: the verdict of a run.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Verdict {
+    pub passed: bool,
+    pub path: String,
+    /// `exclusive` or `rw`.
+    pub mode: String,
+    pub contenders: usize,
+    pub duration_ms: u64,
+    pub ran_ms: u64,
+    pub session_timeout_ms: u64,
+    pub kill_after_ms: u64,
+    pub rounds: usize,
+    pub sections: usize,
+    pub give_ups: usize,
+    /// Holders that never reached the lock (exit 3) with no fault.
+    pub unreachable: usize,
+    /// Holders that lost their lock with no fault (exit 4).
+    pub lost_without_fault: usize,
+    pub refused_connections: u64,
+    /// Why the run stopped before its time, or null.
+    pub cut_short: Option<String>,
+    /// One per fault class: cut, pause, kill.
+    pub faults: Vec<FaultClass>,
+    pub injected: Vec<InjectedFault>,
+    pub allowed_overlaps: Vec<[VerifiedSection; 2]>,
+    pub violations: Vec<Violation>,
+    pub advice: Vec<String>,
+}
+
+/// A fault class of a verdict.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FaultClass {
+    pub class: String,
+    pub requested: bool,
+    pub injected: usize,
+    pub stopped_in_time: usize,
+    pub overlaps_allowed: usize,
+    pub margin_to_expiry_ms: Option<Spread>,
+    pub margin_to_next_grant_ms: Option<Spread>,
+}
+
+/// The smallest and the median of some margins (ms).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Spread {
+    pub min: i64,
+    pub median: i64,
+}
+
+/// One fault a run injected.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InjectedFault {
+    pub class: String,
+    /// For a kill: `zklock`, `guard` or `both`.
+    pub target: Option<String>,
+    pub run: u64,
+    pub contender: usize,
+    pub fence: Option<i64>,
+    pub at_ms: i64,
+    pub resumed_ms: Option<i64>,
+    pub stopped_ms: Option<i64>,
+    pub margin_to_expiry_ms: Option<i64>,
+    pub margin_to_next_grant_ms: Option<i64>,
+    pub exit: Option<String>,
+}
+
+/// A critical section as a verdict shows it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct VerifiedSection {
+    pub run: u64,
+    pub contender: usize,
+    /// `exclusive`, `read` or `write`.
+    pub mode: String,
+    pub fence: i64,
+    pub pid: i32,
+    pub start_ms: i64,
+    pub stop_ms: Option<i64>,
+    /// `told`, `signal`, `killed` or `running`.
+    pub stopped: String,
+}
+
+/// A violation a run found, with its evidence.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Violation {
+    pub kind: String,
+    pub message: String,
+    pub sections: Vec<VerifiedSection>,
+}
