@@ -9,12 +9,11 @@ use serde::Serialize;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::history::{
-    self, Durations, Found, Hold, Holder, How, LockSummary, Overlap, Scope, Source, Window,
+    self, Durations, Found, Hold, Holder, How, LockSummary, Overlap, Scope, Source, Who, Window,
 };
 use crate::lock::end::Ender;
 use crate::lock::{ContenderMode, Owner};
-use crate::model::locks::owner_text;
-use crate::output::{self, Column, Format, Report, Table, format_age_ms, format_local_ms};
+use crate::output::{Column, Format, Report, Table, format_age_ms, format_local_ms};
 use crate::zk;
 
 use super::node_sequence;
@@ -144,10 +143,10 @@ fn hold_row(table: &mut Table<'_>, hold: &Hold) -> std::io::Result<()> {
         span(hold.waited_ms()),
         span(hold.held_ms()),
         how_text(hold),
-        hold.owner.as_deref().map_or_else(
-            || owner_text(hold.dialect, &hold.data, hold.session),
-            Owner::text,
-        ),
+        match &hold.who {
+            Who::Owner(owner) => owner.text(),
+            Who::Other { owner, .. } => owner.to_string(),
+        },
     ])
 }
 
@@ -164,6 +163,7 @@ fn how_text(hold: &Hold) -> String {
         How::Released => "released by its own session",
         How::GaveUp => "gave up (never held)",
         How::MaxHold => "released at its --max-hold",
+        How::Lost => "lost: its command was stopped, and it let go",
         How::ClosedByClient => "session closed by the client",
         How::Expired => "closed by the server (expired)",
         How::Broken => "broken: deleted by another session",
@@ -214,13 +214,23 @@ fn overlap_row(table: &mut Table<'_>, overlap: &Overlap) -> std::io::Result<()> 
         overlap
             .until_ms
             .map_or_else(|| "where the log ends".to_owned(), format_local_ms),
-        overlap.until_ms.map_or_else(
-            || "-".to_owned(),
-            |until| format_age_ms(until - overlap.from_ms),
-        ),
+        overlap
+            .until_ms
+            .and_then(|until| until.checked_sub(overlap.from_ms))
+            .map_or_else(|| "-".to_owned(), format_age_ms),
         overlap.from_zxid.to_string(),
-        holders.join("; "),
+        holders_text(holders, overlap.holder_count),
     ])
+}
+
+/// The holders named, and how many more held.
+fn holders_text(named: Vec<String>, count: usize) -> String {
+    let more = count.saturating_sub(named.len());
+    let mut text = named.join("; ");
+    if more > 0 {
+        text += &format!("; and {more} more");
+    }
+    text
 }
 
 /// One overlap as JSON.
@@ -232,6 +242,7 @@ struct OverlapJson<'a> {
     until_ms: Option<i64>,
     until_zxid: Option<i64>,
     holders: Vec<HolderJson<'a>>,
+    holder_count: usize,
 }
 
 impl OverlapJson<'_> {
@@ -243,6 +254,7 @@ impl OverlapJson<'_> {
             until_ms: overlap.until_ms,
             until_zxid: overlap.until_zxid,
             holders: overlap.holders.iter().map(HolderJson::of).collect(),
+            holder_count: overlap.holder_count,
         }
     }
 }
@@ -279,7 +291,8 @@ struct HoldJson<'a> {
     session: String,
     fence: i64,
     owner: Option<&'a Owner>,
-    data: Option<String>,
+    /// The data as text, cut, when it is no owner record.
+    data: Option<&'a str>,
     created_ms: i64,
     holding_ms: Option<i64>,
     ended_ms: Option<i64>,
@@ -304,8 +317,11 @@ impl HoldJson<'_> {
             mode: hold.mode,
             session: zk::format_session(hold.session),
             fence: hold.fence,
-            owner: hold.owner.as_deref(),
-            data: output::data_text(&hold.data),
+            owner: hold.who.owner(),
+            data: match &hold.who {
+                Who::Owner(_) => None,
+                Who::Other { data, .. } => data.as_deref(),
+            },
             created_ms: hold.created_ms,
             holding_ms: hold.holding_ms,
             ended_ms: end.map(|end| end.at_ms),

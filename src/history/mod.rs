@@ -12,7 +12,9 @@
 //! each lock. The reading streams: one record at a time, the live
 //! contenders and one histogram per lock, whatever the size of the logs.
 
+mod ends;
 mod jute;
+mod kept;
 mod overlap;
 mod replay;
 mod sets;
@@ -24,6 +26,7 @@ use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
+pub(crate) use kept::Who;
 pub(crate) use overlap::{Holder, Overlap};
 pub(crate) use replay::{Found, Hold, How, Scope, Window};
 pub(crate) use stats::{Durations, LockSummary};
@@ -165,7 +168,8 @@ fn pick_snapshot(
 /// The time of a log's first transaction.
 fn first_time(file: &Path) -> Option<i64> {
     let input = BufReader::new(File::open(file).ok()?);
-    let txn = TxnLog::open(input).ok()?.next_txn().ok()??;
+    let mut log = TxnLog::open(input).ok()?;
+    let txn = log.next_txn().ok()??;
     Some(txn.time_ms)
 }
 

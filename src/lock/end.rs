@@ -25,7 +25,7 @@ use crate::zk::delete::Seen;
 use crate::zk::{self, DirWrite, path};
 
 /// The record's one version so far.
-const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// The longest `--reason` kept: the record shares the directory's data with
 /// nothing, but ZooKeeper refuses a write larger than its buffer, and a
