@@ -143,10 +143,7 @@ fn hold_row(table: &mut Table<'_>, hold: &Hold) -> std::io::Result<()> {
         span(hold.waited_ms()),
         span(hold.held_ms()),
         how_text(hold),
-        match &hold.who {
-            Who::Owner(owner) => owner.text(),
-            Who::Other { owner, .. } => owner.to_string(),
-        },
+        hold.who.owner_text(hold.session),
     ])
 }
 

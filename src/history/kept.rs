@@ -59,11 +59,12 @@ pub(crate) enum Who {
     /// zklock's owner record.
     Owner(Box<Owner>),
     /// Any other data: as text, cut at [`DATA_KEPT`] bytes (`None` when
-    /// empty), and whom it names, for people (Curator's address, kazoo's
-    /// identifier, HBase's decoded owner), cut alike.
+    /// empty), and whom it names for people where that is not the text
+    /// itself (HBase's decoded owner, a text with control characters
+    /// escaped), cut alike.
     Other {
         data: Option<Box<str>>,
-        owner: Box<str>,
+        named: Option<Box<str>>,
     },
 }
 
@@ -76,10 +77,35 @@ impl Who {
         {
             return Who::Owner(Box::new(owner));
         }
+        if data.is_empty() {
+            return Who::Other {
+                data: None,
+                named: None,
+            };
+        }
         let cut = &data[..data.len().min(DATA_KEPT)];
+        let text_of = |shown: &str| text(shown, data.len());
+        let data = text_of(&String::from_utf8_lossy(cut));
+        let named =
+            Some(text_of(&owner_text(dialect, cut, session))).filter(|named| *named != data);
         Who::Other {
-            data: (!data.is_empty()).then(|| text(&String::from_utf8_lossy(cut), data.len())),
-            owner: text(&owner_text(dialect, cut, session), data.len()),
+            data: Some(data),
+            named,
+        }
+    }
+
+    /// Whom it names, for people: zklock's owner record, what the data
+    /// names, or its session (see `model::locks::owner_text`).
+    pub(crate) fn owner_text(&self, session: i64) -> String {
+        match self {
+            Who::Owner(owner) => owner.text(),
+            Who::Other {
+                named: Some(named), ..
+            } => named.to_string(),
+            Who::Other {
+                data: Some(data), ..
+            } => data.to_string(),
+            Who::Other { .. } => owner_text(Dialect::Generic, b"", session),
         }
     }
 
@@ -136,25 +162,28 @@ mod tests {
             Who::of(Dialect::Curator, &owner.to_bytes(), 1),
             Who::Owner(Box::new(owner))
         );
+        let worker = Who::of(Dialect::Kazoo, b"worker-1", 1);
         assert_eq!(
-            Who::of(Dialect::Kazoo, b"worker-1", 1),
+            worker,
             Who::Other {
                 data: Some("worker-1".into()),
-                owner: "worker-1".into()
+                named: None
             }
         );
-        let Who::Other { data, owner } = Who::of(Dialect::Kazoo, b"", 0x1f) else {
-            panic!("empty data is no owner record");
-        };
-        assert_eq!((data, &*owner), (None, "session 0x1f"));
-        let big = vec![b'x'; 10 << 20];
-        let Who::Other { data, owner } = Who::of(Dialect::Kazoo, &big, 1) else {
+        assert_eq!(worker.owner_text(1), "worker-1");
+        let empty = Who::of(Dialect::Kazoo, b"", 0x1f);
+        assert_eq!(empty.owner_text(0x1f), "session 0x1f");
+        let escaped = Who::of(Dialect::Kazoo, b"a\x1bb", 1);
+        assert_eq!(escaped.owner_text(1), "a\\x1bb");
+        let big = vec![b'\x1b'; 10 << 20];
+        let Who::Other { data, named } = Who::of(Dialect::Kazoo, &big, 1) else {
             panic!("no owner record");
         };
         let data = data.unwrap();
         assert!(data.len() < DATA_KEPT + 32, "{}", data.len());
         assert!(data.ends_with("…[10485760 bytes]"), "{data}");
-        assert!(owner.len() < DATA_KEPT + 32, "{}", owner.len());
+        let named = named.unwrap();
+        assert!(named.len() < DATA_KEPT + 32, "{}", named.len());
     }
 
     proptest! {
@@ -166,9 +195,10 @@ mod tests {
         ) {
             let text: String = std::iter::repeat_n(c, name_len / c.len_utf8().max(1)).collect();
             prop_assert!(name(&text).len() <= NAME_KEPT.max(END_KEPT * 2 + 64));
-            if let Who::Other { data, owner } = Who::of(Dialect::Generic, &data, 7) {
+            let who = Who::of(Dialect::Generic, &data, 7);
+            prop_assert!(who.owner_text(7).len() <= DATA_KEPT + 32);
+            if let Who::Other { data, .. } = who {
                 prop_assert!(data.map_or(0, |d| d.len()) <= DATA_KEPT + 32);
-                prop_assert!(owner.len() <= DATA_KEPT + 32);
             }
         }
     }

@@ -258,47 +258,94 @@ enum Owned {
     Lease(Rc<str>, Rc<str>),
 }
 
+/// What each session owns, in one set ordered by session: a set of each
+/// session's would cost a tree node for each of the many sessions that own
+/// one contender. `None` stands below a session's own.
+#[derive(Debug, Default)]
+struct Sessions(BTreeSet<(i64, Option<Owned>)>);
+
+impl Sessions {
+    fn add(&mut self, session: i64, owned: Owned) {
+        self.0.insert((session, Some(owned)));
+    }
+
+    fn remove(&mut self, session: i64, owned: Owned) {
+        self.0.remove(&(session, Some(owned)));
+    }
+
+    /// Takes out everything `session` owns.
+    fn close(&mut self, session: i64) -> Vec<Owned> {
+        let owned: Vec<Owned> = self
+            .0
+            .range((session, None)..)
+            .take_while(|(owner, _)| *owner == session)
+            .filter_map(|(_, owned)| owned.clone())
+            .collect();
+        for one in &owned {
+            self.0.remove(&(session, Some(one.clone())));
+        }
+        owned
+    }
+}
+
 /// A contender or lease that a transaction ended: its end is known once
 /// the whole transaction was read, with any end record a multi wrote.
 struct Ended {
     /// The lock directory, or the semaphore.
     lock: Rc<str>,
-    node: String,
-    dialect: Dialect,
-    mode: ContenderMode,
+    node: Node,
     live: Live,
     cause: Cause,
-    record: Option<Recorded>,
+    /// The end record that names it, of those the transaction wrote.
+    record: Option<usize>,
+}
+
+/// What an ended node was.
+enum Node {
+    Contender(Rc<QueueEntry>),
+    /// A lease, by name.
+    Lease(Rc<str>, Dialect),
+}
+
+impl Node {
+    fn name(&self) -> &str {
+        match self {
+            Node::Contender(entry) => &entry.name,
+            Node::Lease(name, _) => name,
+        }
+    }
 }
 
 /// What ended it.
 enum Cause {
     /// A delete, by the server or a session; an end record would be in
     /// `dir`, the node's directory.
-    Deleted { dir: String, by_server: bool },
+    Deleted { dir: Rc<str>, by_server: bool },
     /// Its session's close.
     Closed(How),
 }
 
 impl Ended {
     /// The contender `entry` of `lock`, ended by `cause`.
-    fn of(lock: Rc<str>, entry: &QueueEntry, live: Live, cause: Cause) -> Ended {
+    fn of(lock: Rc<str>, entry: Rc<QueueEntry>, live: Live, cause: Cause) -> Ended {
         Ended {
             lock,
-            node: entry.name.clone(),
-            dialect: entry.dialect,
-            mode: entry.mode(),
+            node: Node::Contender(entry),
             live,
             cause,
             record: None,
         }
     }
 
-    fn end(&self, txn: &Txn<'_>) -> End {
-        match &self.cause {
-            Cause::Deleted { by_server, .. } => {
-                deleted(txn, *by_server, &self.live, self.record.as_ref())
-            }
+    /// The hold it was, ended in `txn`, whose end records are `records`.
+    fn into_hold(self, txn: &Txn<'_>, records: &[Recorded]) -> Hold {
+        let end = match &self.cause {
+            Cause::Deleted { by_server, .. } => deleted(
+                txn,
+                *by_server,
+                &self.live,
+                self.record.and_then(|i| records.get(i)),
+            ),
             Cause::Closed(how) => End {
                 at_ms: txn.time_ms,
                 zxid: txn.zxid,
@@ -307,7 +354,14 @@ impl Ended {
                 breaker: None,
                 reason: None,
             },
-        }
+        };
+        let (dialect, mode) = match &self.node {
+            Node::Contender(entry) => (entry.dialect, entry.mode()),
+            Node::Lease(_, dialect) => (*dialect, ContenderMode::Lease),
+        };
+        let node = self.node.name().to_owned();
+        self.live
+            .into_hold(self.lock.to_string(), node, dialect, mode, Some(end))
     }
 }
 
@@ -327,7 +381,7 @@ pub(crate) struct Replay {
     /// Each lock directory with a live contender.
     queues: HashMap<Rc<str>, Queue>,
     /// Each session's live ephemeral contenders and leases.
-    sessions: HashMap<i64, BTreeSet<Owned>>,
+    sessions: Sessions,
     summaries: BTreeMap<String, LockSummary>,
     /// The overlaps in progress, when they are asked for.
     overlaps: Option<Overlaps>,
@@ -345,7 +399,7 @@ impl Replay {
             scope,
             window,
             queues: HashMap::new(),
-            sessions: HashMap::new(),
+            sessions: Sessions::default(),
             summaries: BTreeMap::new(),
             overlaps: overlaps.then(Overlaps::default),
             last_zxid: i64::MIN,
@@ -360,25 +414,24 @@ impl Replay {
         }
         self.last_zxid = txn.zxid;
         let mut step = Step::default();
-        match &txn.op {
+        let records = match &txn.op {
             Op::Multi(multi) => {
                 for op in multi.ops() {
                     self.apply_op(txn, &op, &mut step);
                 }
-                read_records(multi, &mut step.ended);
+                read_records(multi, &mut step.ended)
             }
-            Op::CloseSession => self.close_session(txn, &mut step),
-            op => self.apply_op(txn, op, &mut step),
-        }
+            Op::CloseSession => {
+                self.close_session(txn, &mut step);
+                Vec::new()
+            }
+            op => {
+                self.apply_op(txn, op, &mut step);
+                Vec::new()
+            }
+        };
         for ended in std::mem::take(&mut step.ended) {
-            let end = ended.end(txn);
-            let hold = ended.live.into_hold(
-                ended.lock.to_string(),
-                ended.node,
-                ended.dialect,
-                ended.mode,
-                Some(end),
-            );
+            let hold = ended.into_hold(txn, &records);
             self.hand_out(hold, emit);
         }
         for dir in step.touched {
@@ -446,10 +499,10 @@ impl Replay {
             return;
         };
         let cause = Cause::Deleted {
-            dir: dir.to_string(),
+            dir: dir.clone(),
             by_server,
         };
-        step.ended.push(Ended::of(dir.clone(), &entry, live, cause));
+        step.ended.push(Ended::of(dir.clone(), entry, live, cause));
         step.touched.insert(dir);
     }
 
@@ -503,9 +556,7 @@ impl Replay {
             .join(entry, live)?;
         if ephemeral {
             self.sessions
-                .entry(session)
-                .or_default()
-                .insert(Owned::Contender(dir.clone(), entry));
+                .add(session, Owned::Contender(dir.clone(), entry));
         }
         Some(dir)
     }
@@ -520,9 +571,7 @@ impl Replay {
     /// A session's close ends every ephemeral contender it still had: by
     /// the server (cxid 0: it expired) or by its client.
     fn close_session(&mut self, txn: &Txn<'_>, step: &mut Step) {
-        let Some(owned) = self.sessions.remove(&txn.session) else {
-            return;
-        };
+        let owned = self.sessions.close(txn.session);
         let how = if txn.cxid == 0 {
             How::Expired
         } else {
@@ -537,7 +586,7 @@ impl Replay {
                     self.take(&dir, &entry, txn.time_ms)
                         .map(|(dir, entry, live)| {
                             step.touched.insert(dir.clone());
-                            Ended::of(dir, &entry, live, Cause::Closed(how))
+                            Ended::of(dir, entry, live, Cause::Closed(how))
                         })
                 }
             };
@@ -564,13 +613,9 @@ impl Replay {
         if queue.is_empty() {
             self.queues.remove(&dir);
         }
-        if live.ephemeral
-            && let Some(owned) = self.sessions.get_mut(&live.session)
-        {
-            owned.remove(&Owned::Contender(dir.clone(), entry.clone()));
-            if owned.is_empty() {
-                self.sessions.remove(&live.session);
-            }
+        if live.ephemeral {
+            self.sessions
+                .remove(live.session, Owned::Contender(dir.clone(), entry.clone()));
         }
         self.leases.release_waiting_on(&dir, &entry, at_ms);
         Some((dir, entry, live))
@@ -660,20 +705,29 @@ fn entry(name: &str) -> Option<QueueEntry> {
 }
 
 /// Reads the end records `multi` writes beside its deletes, giving each of
-/// `ended` the first that names it (in its directory, with its session).
-/// Only the nodes the multi ended are looked for, so a record naming
-/// thousands of others costs the time to read it and nothing more.
-fn read_records(multi: &Multi<'_>, ended: &mut [Ended]) {
-    if ended.is_empty() {
-        return;
+/// `ended` the first that names it (in its directory, with its session);
+/// returns them. Only the nodes the multi ended are looked for, so a record
+/// naming thousands of others costs the time to read it and nothing more.
+fn read_records(multi: &Multi<'_>, ended: &mut [Ended]) -> Vec<Recorded> {
+    let writes_record = || {
+        multi
+            .ops()
+            .any(|op| matches!(op, Op::SetData { data, .. } if data.starts_with(b"{")))
+    };
+    if ended.is_empty() || !writes_record() {
+        return Vec::new();
     }
-    let mut deleted: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
-    for (i, one) in ended.iter().enumerate() {
-        if let Cause::Deleted { dir, .. } = &one.cause {
-            deleted.entry((dir, &one.node)).or_default().push(i);
-        }
-    }
-    let mut found: Vec<(usize, Recorded)> = Vec::new();
+    // Each node ended once: a contender lives once in its directory.
+    let deleted: HashMap<(&str, &str), usize> = ended
+        .iter()
+        .enumerate()
+        .filter_map(|(i, one)| match &one.cause {
+            Cause::Deleted { dir, .. } => Some(((&**dir, one.node.name()), i)),
+            Cause::Closed(_) => None,
+        })
+        .collect();
+    let mut records = Vec::new();
+    let mut found: Vec<(usize, usize)> = Vec::new();
     for op in multi.ops() {
         let Op::SetData { path, data } = op else {
             continue;
@@ -682,26 +736,21 @@ fn read_records(multi: &Multi<'_>, ended: &mut [Ended]) {
         let mut named = Vec::new();
         let Some(recorded) = ends::read(data, |node, session| {
             let node = kept::name(node);
-            let Some(candidates) = deleted.get(&(&*dir, &*node)) else {
-                return;
-            };
-            let session = zk::parse_session(session).ok();
-            named.extend(
-                candidates
-                    .iter()
-                    .copied()
-                    .filter(|&i| Some(ended[i].live.session) == session),
-            );
+            if let Some(&i) = deleted.get(&(&*dir, &*node))
+                && zk::parse_session(session).ok() == Some(ended[i].live.session)
+            {
+                named.push(i);
+            }
         }) else {
             continue;
         };
-        named.sort_unstable();
-        named.dedup();
-        found.extend(named.into_iter().map(|i| (i, recorded.clone())));
+        found.extend(named.into_iter().map(|i| (i, records.len())));
+        records.push(recorded);
     }
-    for (i, recorded) in found {
-        ended[i].record.get_or_insert(recorded);
+    for (i, record) in found {
+        ended[i].record.get_or_insert(record);
     }
+    records
 }
 
 /// How a delete of `live` in `txn` ended it: the server's removal of a TTL
@@ -1057,7 +1106,7 @@ mod tests {
             out[0].who,
             Who::Other {
                 data: Some("worker-1".into()),
-                owner: "worker-1".into()
+                named: None
             }
         );
         assert_eq!(out[0].end.as_ref().unwrap().by_session, None);
@@ -1169,17 +1218,17 @@ mod tests {
 
     /// Fails unless `replay(n)` takes time about linear in `n`: a run at
     /// eight times `n` may take at most 24 times the best run at `n`, in
-    /// one of three rounds that each time both sizes, so that a busy spell
-    /// of the machine falls on both. Work that grows with the square of the
-    /// input takes 64 times as long, so no load makes it pass (and at over
-    /// 100 times it fails at once); linear work takes about eight times,
-    /// n log n a little more.
+    /// one of three rounds that each time both sizes. Time is the thread's
+    /// CPU time, which other work on the machine does not lengthen. Work
+    /// that grows with the square of the input takes 64 times as long, so
+    /// it cannot pass (and at over 100 times it fails at once); linear work
+    /// takes about eight times, n log n a little more.
     pub(super) fn assert_linear(what: &str, n: usize, replay: impl Fn(usize)) {
         const SCALE: usize = 8;
         let time = |n| {
-            let start = std::time::Instant::now();
+            let start = crate::sys::thread_cpu_time();
             replay(n);
-            start.elapsed()
+            crate::sys::thread_cpu_time().saturating_sub(start)
         };
         let mut small = std::time::Duration::MAX;
         for round in 1..=3 {

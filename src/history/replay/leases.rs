@@ -32,7 +32,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
-use super::{Cause, Ended, Found, Live, Owned, Replay};
+use super::{Cause, Ended, Found, Live, Node, Owned, Replay};
 use crate::history::kept::{self, Who};
 use crate::history::overlap::{self, Holder, Overlaps};
 use crate::history::txnlog::{Create, Txn};
@@ -254,9 +254,7 @@ impl Replay {
             .map_or(semaphore, |(key, _)| key.clone());
         let name: Rc<str> = Rc::from(kept::name(path::basename(full)));
         self.sessions
-            .entry(live.session)
-            .or_default()
-            .insert(Owned::Lease(semaphore.clone(), name.clone()));
+            .add(live.session, Owned::Lease(semaphore.clone(), name.clone()));
         if let Some(node) = &waits_for {
             self.leases
                 .waiting_on
@@ -293,7 +291,7 @@ impl Replay {
         let site = site(full)?;
         let dir = path::parent(full).unwrap_or_default();
         let cause = Cause::Deleted {
-            dir: kept::name(dir).into_owned(),
+            dir: Rc::from(kept::name(dir)),
             by_server,
         };
         let semaphore = kept::name(&site.semaphore);
@@ -324,18 +322,12 @@ impl Replay {
                 self.leases.waiting_on.remove(node);
             }
         }
-        if let Some(owned) = self.sessions.get_mut(&lease.live.session) {
-            owned.remove(&Owned::Lease(key.clone(), name.clone()));
-            if owned.is_empty() {
-                self.sessions.remove(&lease.live.session);
-            }
-        }
+        self.sessions
+            .remove(lease.live.session, Owned::Lease(key.clone(), name.clone()));
         self.leases.touched.insert(key.clone());
         Some(Ended {
             lock: key,
-            node: name.to_string(),
-            dialect: lease.dialect,
-            mode: ContenderMode::Lease,
+            node: Node::Lease(name, lease.dialect),
             live: lease.live,
             cause,
             record: None,
@@ -644,7 +636,7 @@ mod tests {
         // One session holds Curator's internal lock while it makes leases,
         // each waiting for that lock to go; the transactions after them are
         // nothing to do with them, and cost as little.
-        assert_linear("leases waiting on one holder", 1000, |n| {
+        assert_linear("leases waiting on one holder", 3000, |n| {
             let mut feed = Feed::overlapping();
             let (lock, _) = curator(0);
             feed.txn(A, 1, create(&lock, b"", true));

@@ -20,9 +20,10 @@
 //! There are two kinds of view: zklock's joint rules over every dialect's
 //! contenders, and, where dialects share the directory, each library's own
 //! rules over its own dialect's contenders, of which only those not made
-//! by zklock hold by them (see `overlap`).
+//! by zklock hold by them (see `overlap`). A directory of one dialect (as
+//! nearly all are) keeps only the first.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use super::Live;
@@ -40,18 +41,47 @@ pub(super) enum At {
     Creation,
 }
 
-/// One ordering of a queue's contenders, with what its rules ask.
+/// An ordering of a queue's contenders: what the rules ask of it.
+trait Order {
+    fn head(&self) -> Option<&QueueEntry>;
+    /// The contender just ahead of `entry`.
+    fn before(&self, entry: &QueueEntry) -> Option<&QueueEntry>;
+}
+
+impl Order for BTreeSet<Rc<QueueEntry>> {
+    fn head(&self) -> Option<&QueueEntry> {
+        self.first().map(|entry| &**entry)
+    }
+
+    fn before(&self, entry: &QueueEntry) -> Option<&QueueEntry> {
+        self.range::<QueueEntry, _>(..entry)
+            .next_back()
+            .map(|entry| &**entry)
+    }
+}
+
+impl Order for BTreeMap<Rc<QueueEntry>, Live> {
+    fn head(&self) -> Option<&QueueEntry> {
+        self.first_key_value().map(|(entry, _)| &**entry)
+    }
+
+    fn before(&self, entry: &QueueEntry) -> Option<&QueueEntry> {
+        self.range::<QueueEntry, _>(..entry)
+            .next_back()
+            .map(|(entry, _)| &**entry)
+    }
+}
+
+/// What a view's rules ask of its contenders, besides their order: the
+/// exclusive ones, and those the view may still let hold.
 #[derive(Debug, Default)]
-struct View {
-    all: BTreeSet<Rc<QueueEntry>>,
+struct Rules {
     exclusive: BTreeSet<Rc<QueueEntry>>,
-    /// Those this view may still let hold.
     waiting: BTreeSet<Rc<QueueEntry>>,
 }
 
-impl View {
+impl Rules {
     fn insert(&mut self, entry: &Rc<QueueEntry>, may_hold: bool) {
-        self.all.insert(entry.clone());
         if !queue::is_shared(entry) {
             self.exclusive.insert(entry.clone());
         }
@@ -61,31 +91,45 @@ impl View {
     }
 
     fn remove(&mut self, entry: &QueueEntry) {
-        self.all.remove(entry);
         self.exclusive.remove(entry);
         self.waiting.remove(entry);
     }
 
-    /// The first contender this view may still let hold, when its rules
-    /// let it hold now.
-    fn next_holder(&self) -> Option<Rc<QueueEntry>> {
+    /// The first contender the view (in `order`) may still let hold, when
+    /// its rules let it hold now.
+    fn next_holder(&self, order: &impl Order) -> Option<Rc<QueueEntry>> {
         let first = self.waiting.first()?;
         let ahead = Ahead {
-            just_ahead: self
-                .all
-                .range::<QueueEntry, _>(..&**first)
-                .next_back()
-                .map(|e| &**e),
+            just_ahead: order.before(first),
             exclusive: self
                 .exclusive
                 .range::<QueueEntry, _>(..&**first)
                 .next_back()
                 .map(|e| (&**e, &**e)),
-            head: &**self.all.first()?,
+            head: order.head()?,
         };
         queue::waits_on(first, ahead)
             .is_none()
             .then(|| first.clone())
+    }
+}
+
+/// One dialect's own view of a queue: its contenders, in order, and its
+/// rules.
+#[derive(Debug, Default)]
+struct Own {
+    all: BTreeSet<Rc<QueueEntry>>,
+    rules: Rules,
+}
+
+impl Own {
+    fn insert(&mut self, entry: &Rc<QueueEntry>, may_hold: bool) {
+        self.all.insert(entry.clone());
+        self.rules.insert(entry, may_hold);
+    }
+
+    fn next_holder(&self) -> Option<Rc<QueueEntry>> {
+        self.rules.next_holder(&self.all)
     }
 }
 
@@ -95,7 +139,10 @@ impl View {
 pub(super) struct Holders {
     in_order: BTreeSet<Rc<QueueEntry>>,
     exclusive: BTreeSet<Rc<QueueEntry>>,
-    by_session: HashMap<i64, BTreeSet<Rc<QueueEntry>>>,
+    /// Each holder under its session, in one set ordered by session (a
+    /// set of each session's would cost a tree node for each of the many
+    /// sessions that hold once); `None` stands below a session's holders.
+    by_session: BTreeSet<(i64, Option<Rc<QueueEntry>>)>,
     /// Set when one began or ended, until [`Holders::take_change`].
     changed: bool,
 }
@@ -106,29 +153,23 @@ impl Holders {
         if !queue::is_shared(entry) {
             self.exclusive.insert(entry.clone());
         }
-        self.by_session
-            .entry(session)
-            .or_default()
-            .insert(entry.clone());
+        self.by_session.insert((session, Some(entry.clone())));
         self.changed = true;
     }
 
-    fn remove(&mut self, entry: &QueueEntry, session: i64) {
-        self.in_order.remove(entry);
-        self.exclusive.remove(entry);
-        if let Some(entries) = self.by_session.get_mut(&session) {
-            entries.remove(entry);
-            if entries.is_empty() {
-                self.by_session.remove(&session);
-            }
-        }
+    fn remove(&mut self, entry: &Rc<QueueEntry>, session: i64) {
+        self.in_order.remove(&**entry);
+        self.exclusive.remove(&**entry);
+        self.by_session.remove(&(session, Some(entry.clone())));
         self.changed = true;
     }
 
     /// True when two sessions hold, one of them exclusively. (One session
     /// holding twice is a Curator writer's downgrade, or re-entry.)
     pub(super) fn conflict(&self) -> bool {
-        !self.exclusive.is_empty() && self.by_session.len() > 1
+        let session = |held: Option<&(i64, _)>| held.map(|(session, _)| *session);
+        !self.exclusive.is_empty()
+            && session(self.by_session.first()) != session(self.by_session.last())
     }
 
     /// True when the holders changed since this was last asked.
@@ -143,7 +184,8 @@ impl Holders {
 
     /// The contender `session` holds, the first in queue order.
     pub(super) fn of_session(&self, session: i64) -> Option<&Rc<QueueEntry>> {
-        self.by_session.get(&session)?.first()
+        let (holder, entry) = self.by_session.range((session, None)..).next()?;
+        entry.as_ref().filter(|_| *holder == session)
     }
 }
 
@@ -151,9 +193,14 @@ impl Holders {
 #[derive(Debug, Default)]
 pub(super) struct Queue {
     contenders: BTreeMap<Rc<QueueEntry>, Live>,
-    joint: View,
-    /// Each dialect's own view, of the dialects present.
-    own: BTreeMap<Dialect, View>,
+    /// zklock's joint rules, over `contenders`.
+    joint: Rules,
+    /// The one dialect of every contender so far, until a second comes.
+    dialect: Option<Dialect>,
+    /// Each dialect's own view, once the directory has had two; kept until
+    /// the queue empties, so that a dialect coming and going again makes
+    /// them once.
+    own: Option<BTreeMap<Dialect, Own>>,
     holders: Holders,
 }
 
@@ -168,22 +215,41 @@ impl Queue {
         let entry = Rc::new(entry);
         self.joint.insert(&entry, true);
         let by_own_rules = live.who.owner().is_none();
-        self.own
-            .entry(entry.dialect)
-            .or_default()
-            .insert(&entry, by_own_rules);
         self.contenders.insert(entry.clone(), live);
+        match (&mut self.own, self.dialect) {
+            (Some(own), _) => own
+                .entry(entry.dialect)
+                .or_default()
+                .insert(&entry, by_own_rules),
+            (None, Some(dialect)) if dialect != entry.dialect => self.own = Some(self.own_views()),
+            (None, _) => self.dialect = Some(entry.dialect),
+        }
         Some(entry)
+    }
+
+    /// Each dialect's own view of the contenders now.
+    fn own_views(&self) -> BTreeMap<Dialect, Own> {
+        let mut own: BTreeMap<Dialect, Own> = BTreeMap::new();
+        for (entry, live) in &self.contenders {
+            let may_hold = live.who.owner().is_none() && live.holding_ms.is_none();
+            own.entry(entry.dialect)
+                .or_default()
+                .insert(entry, may_hold);
+        }
+        own
     }
 
     /// Takes the contender `entry` out.
     pub(super) fn take(&mut self, entry: &QueueEntry) -> Option<(Rc<QueueEntry>, Live)> {
         let (entry, live) = self.contenders.remove_entry(entry)?;
         self.joint.remove(&entry);
-        if let Some(view) = self.own.get_mut(&entry.dialect) {
-            view.remove(&entry);
+        if let Some(own) = &mut self.own
+            && let Some(view) = own.get_mut(&entry.dialect)
+        {
+            view.all.remove(&*entry);
+            view.rules.remove(&entry);
             if view.all.is_empty() {
-                self.own.remove(&entry.dialect);
+                own.remove(&entry.dialect);
             }
         }
         if live.holding_ms.is_some() {
@@ -200,15 +266,20 @@ impl Queue {
     /// Marks the contenders the rules now let hold: zklock's joint rules,
     /// and where dialects share the directory, each library's own.
     pub(super) fn settle(&mut self, at: At) {
-        while let Some(entry) = self.joint.next_holder() {
+        while let Some(entry) = self.joint.next_holder(&self.contenders) {
             self.mark(&entry, at);
         }
-        if self.own.len() < 2 {
-            return;
-        }
-        let dialects: Vec<Dialect> = self.own.keys().copied().collect();
+        let dialects: Vec<Dialect> = match &self.own {
+            Some(own) if own.len() > 1 => own.keys().copied().collect(),
+            _ => return,
+        };
         for dialect in dialects {
-            while let Some(entry) = self.own.get(&dialect).and_then(View::next_holder) {
+            while let Some(entry) = self
+                .own
+                .as_ref()
+                .and_then(|own| own.get(&dialect))
+                .and_then(Own::next_holder)
+            {
                 self.mark(&entry, at);
             }
         }
@@ -216,8 +287,12 @@ impl Queue {
 
     fn mark(&mut self, entry: &Rc<QueueEntry>, at: At) {
         self.joint.waiting.remove(&**entry);
-        if let Some(view) = self.own.get_mut(&entry.dialect) {
-            view.waiting.remove(&**entry);
+        if let Some(view) = self
+            .own
+            .as_mut()
+            .and_then(|own| own.get_mut(&entry.dialect))
+        {
+            view.rules.waiting.remove(&**entry);
         }
         let Some(live) = self.contenders.get_mut(&**entry) else {
             return;
