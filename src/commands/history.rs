@@ -9,7 +9,8 @@ use serde::Serialize;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::history::{
-    self, Durations, Found, Hold, Holder, How, LockSummary, Overlap, Scope, Source, Who, Window,
+    self, Durations, Found, Gap, Hold, Holder, How, LockSummary, Overlap, Scope, Source, Who,
+    Window,
 };
 use crate::lock::end::Ender;
 use crate::lock::{ContenderMode, Owner};
@@ -35,6 +36,9 @@ pub struct HistoryArgs {
 pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let plan = history::plan(&args.source, args.since_ms)?;
+    if let Some(gap) = &plan.gap {
+        printer.note(&gap_text(gap));
+    }
     let total = plan
         .files()
         .filter_map(|file| std::fs::metadata(file).ok())
@@ -105,6 +109,20 @@ pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStat
         Some(err) => Err(err.into()),
         None => Ok(ExitStatus::Success),
     }
+}
+
+/// Why the history of a data directory starts where it does.
+fn gap_text(gap: &Gap) -> String {
+    let logged = gap
+        .logged_until
+        .map_or_else(String::new, |zxid| format!(" after {zxid:#x}"));
+    format!(
+        "this server's own logs lack transactions{logged} up to {:#x}: it applied them from a \
+         snapshot its leader sent (or after its log was cut back), and saved it as that \
+         snapshot; the history starts there, and what came before is in another member's data \
+         directory",
+        gap.snapshot
+    )
 }
 
 /// The columns of the holds' table: one row per contender.

@@ -201,6 +201,27 @@ impl<R: Read> TxnLog<R> {
         })
     }
 
+    /// The zxid of the next transaction, its record checked but read no
+    /// further; `None` where the written part of the log ends.
+    pub(crate) fn next_zxid(&mut self) -> Result<Option<i64>, RecordError> {
+        let Some(start) = self.advance()? else {
+            return Ok(None);
+        };
+        let mut jute = Jute::new(&self.record);
+        let zxid = (|| {
+            jute.long("session")?;
+            jute.int("cxid")?;
+            jute.long("zxid")
+        })();
+        zxid.map(Some).map_err(|why| {
+            self.ended = true;
+            RecordError {
+                offset: start,
+                problem: Problem::Unreadable(why),
+            }
+        })
+    }
+
     /// Reads the next record into `self.record`; its offset, or `None`
     /// where the written part of the log ends.
     fn advance(&mut self) -> Result<Option<u64>, RecordError> {

@@ -9,6 +9,7 @@
 //! dumps from the same files. A log cut off or damaged stops the reading
 //! with an error naming the record's offset, after what was read before it.
 
+mod ensemble;
 mod semaphores;
 
 use std::collections::HashMap;
