@@ -11,6 +11,7 @@
 
 mod ensemble;
 mod semaphores;
+mod shapes;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -1016,6 +1017,12 @@ fn a_hold_begun_before_a_gzip_snapshot_on_3_9() {
 /// A log of about `bytes`, written by ZooKeeper's own FileTxnLog (the
 /// benchmark's writer, bench/WriteTxnLog.java), in a data dir of `scratch`.
 fn written_log(scratch: &support::Scratch, bytes: u64) -> PathBuf {
+    write_txn_log(scratch, &[&bytes.to_string()])
+}
+
+/// A data dir of `scratch` written by bench/WriteTxnLog.java with `args`
+/// after the dir: a log of so many bytes, or one of its shapes.
+fn write_txn_log(scratch: &support::Scratch, args: &[&str]) -> PathBuf {
     let classpath = "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:\
                      /usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar";
     let classes = scratch.file("classes");
@@ -1033,7 +1040,7 @@ fn written_log(scratch: &support::Scratch, bytes: u64) -> PathBuf {
         .arg(format!("{}:{classpath}", classes.display()))
         .arg("WriteTxnLog")
         .arg(&data)
-        .arg(bytes.to_string())
+        .args(args)
         .status()
         .expect("java (scripts/setup installs default-jdk-headless)");
     assert!(wrote.success());

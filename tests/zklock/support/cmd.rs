@@ -247,6 +247,32 @@ impl Zklock {
         self.spawn().wait(self.timeout)
     }
 
+    /// Runs to completion with its output thrown away, and returns its exit
+    /// code and its peak resident memory in bytes, as the kernel counted it
+    /// when it ended (`wait4`'s `ru_maxrss`): exact, where sampling its
+    /// status could miss the peak.
+    pub fn run_for_peak_memory(&self) -> (Option<i32>, u64) {
+        let child = self
+            .command()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", self.cmdline()));
+        let pid = child.id() as libc::pid_t;
+        let mut status = 0;
+        // SAFETY: rusage is plain data, for which all zeroes is a valid
+        // value; wait4 writes only the status and rusage we own, and reaps
+        // our own child, which `child` will not wait for again.
+        let (reaped, usage) = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            (libc::wait4(pid, &mut status, 0, &mut usage), usage)
+        };
+        assert_eq!(reaped, pid, "wait4 for {}", self.cmdline());
+        let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+        (code, usage.ru_maxrss as u64 * 1024)
+    }
+
     /// Starts the command and returns at once; its output is collected in
     /// the background. Dropping the [`Running`] kills it.
     pub fn spawn(&self) -> Running {
