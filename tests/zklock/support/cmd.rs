@@ -252,23 +252,34 @@ impl Zklock {
     /// when it ended (`wait4`'s `ru_maxrss`): exact, where sampling its
     /// status could miss the peak.
     pub fn run_for_peak_memory(&self) -> (Option<i32>, u64) {
-        let child = self
+        // The child is reaped below, by wait4, which std's cannot see.
+        let pid = self
             .command()
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}", self.cmdline()));
-        let pid = child.id() as libc::pid_t;
+            .unwrap_or_else(|e| panic!("start {}: {e}", self.cmdline()))
+            .id() as libc::pid_t;
         let mut status = 0;
         // SAFETY: rusage is plain data, for which all zeroes is a valid
-        // value; wait4 writes only the status and rusage we own, and reaps
-        // our own child, which `child` will not wait for again.
-        let (reaped, usage) = unsafe {
-            let mut usage: libc::rusage = std::mem::zeroed();
-            (libc::wait4(pid, &mut status, 0, &mut usage), usage)
-        };
-        assert_eq!(reaped, pid, "wait4 for {}", self.cmdline());
+        // value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            // SAFETY: wait4 writes only the status and rusage we own, and
+            // reaps our own child.
+            let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+            if reaped == pid {
+                break;
+            }
+            let error = std::io::Error::last_os_error();
+            assert_eq!(
+                error.kind(),
+                std::io::ErrorKind::Interrupted,
+                "wait4 for {}: {error}",
+                self.cmdline()
+            );
+        }
         let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
         (code, usage.ru_maxrss as u64 * 1024)
     }
