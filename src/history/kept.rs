@@ -6,10 +6,10 @@
 //! the replay holds every live contender until it ends. So a contender
 //! keeps its owner record parsed (not the bytes it came in), any other data
 //! as text cut at [`DATA_KEPT`] bytes, and its name and lock path whole up
-//! to [`NAME_KEPT`] bytes, beyond that shortened to their two ends around
-//! their length and a digest of the whole, which keeps two long names
-//! apart. No ZooKeeper at its default limits accepts a request that could
-//! make a name that long, so every name a server made is kept whole.
+//! to [`NAME_KEPT`] bytes (the longest path Linux takes, and far longer
+//! than any name a lock library makes), beyond that shortened to their two
+//! ends around their length and a digest of the whole, which keeps two
+//! long names apart.
 
 use std::borrow::Cow;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -18,7 +18,7 @@ use crate::lock::{Dialect, Owner};
 use crate::model::locks::owner_text;
 
 /// The longest name or lock path kept whole.
-pub(super) const NAME_KEPT: usize = 1024;
+pub(super) const NAME_KEPT: usize = 4096;
 
 /// The most of a datum kept, as text.
 pub(super) const DATA_KEPT: usize = 1024;
@@ -146,6 +146,7 @@ mod tests {
     fn short_names_are_kept_whole_and_long_ones_apart() {
         assert_eq!(name("lock-0000000001"), "lock-0000000001");
         let long = |c: char| format!("{}-lock-0000000007", c.to_string().repeat(5000));
+        assert_eq!(name(&"a".repeat(NAME_KEPT)).len(), NAME_KEPT);
         let (a, b) = (long('a'), long('b'));
         let (kept_a, kept_b) = (name(&a), name(&b));
         assert!(kept_a.len() < 200, "{kept_a}");

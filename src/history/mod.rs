@@ -129,8 +129,8 @@ pub(crate) fn plan(source: &Source, since_ms: Option<i64>) -> Result<Plan, LogEr
     let zxids: Vec<i64> = snapshots.iter().map(|(zxid, _)| *zxid).collect();
     let log_zxids: Vec<i64> = starts.iter().map(|(start, _)| *start).collect();
     let file_of = |zxid: i64| snapshots.iter().find(|(z, _)| *z == zxid).map(|(_, f)| f);
-    let mut reached = |zxid: i64| reached(&starts, zxid);
-    let start = start(&zxids, &log_zxids, &mut reached, &|zxid| {
+    // The transaction after a snapshot came no later than --since.
+    let before_since = |zxid: i64| {
         since_ms.is_some_and(|since| {
             starts
                 .iter()
@@ -138,7 +138,13 @@ pub(crate) fn plan(source: &Source, since_ms: Option<i64>) -> Result<Plan, LogEr
                 .and_then(|(_, file)| first_time(file))
                 .is_some_and(|time| time <= since)
         })
-    });
+    };
+    let start = start(
+        &zxids,
+        &log_zxids,
+        &mut |zxid| reached(&starts, zxid),
+        &before_since,
+    );
     let snapshot = start
         .snapshot
         .and_then(|zxid| Some((file_of(zxid)?.clone(), zxid)));
