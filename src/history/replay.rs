@@ -1140,6 +1140,28 @@ mod tests {
     }
 
     #[test]
+    fn a_hold_its_zklock_lost_ends_lost_and_unclean() {
+        let mut feed = Feed::new();
+        feed.create(A, "lock-0000000001");
+        feed.multi(
+            A,
+            2,
+            &[
+                end_record("lock-0000000001", "lost"),
+                deletes("lock-0000000001"),
+            ],
+        );
+        let mut out = Vec::new();
+        let mut overlaps = Vec::new();
+        let summaries = feed
+            .replay
+            .finish(&mut |found| sort(found, &mut out, &mut overlaps));
+        let hold = &feed.out[0];
+        assert_eq!(hold.end.as_ref().map(|end| end.how), Some(How::Lost));
+        assert_eq!(summaries[0].1.unclean, 1);
+    }
+
+    #[test]
     fn a_repeated_transaction_is_applied_once() {
         let mut feed = Feed::new();
         feed.create(A, "lock-0000000001");
