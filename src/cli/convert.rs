@@ -28,8 +28,8 @@ use crate::model::LockDialect;
 use crate::output::{Format, Printer};
 use crate::run::parse_signal;
 use crate::usage::UsageError;
-use crate::zk::sessions::AdminPorts;
 use crate::verify::{self, Fault, Mode, Plan};
+use crate::zk::sessions::AdminPorts;
 use crate::zk::{
     self, Auth, ConnectOptions, Hosts, NodeAcl, RetryPolicy, SaslConfig, Secret, Secured, TlsConfig,
 };

@@ -757,7 +757,9 @@ went; - if it never held), HELD, HOW it ended and OWNER (zklock's owner
 record, or the data Curator or kazoo wrote). -o wide adds NODE, DIALECT,
 MODE, FENCE (the zxid that created it), CREATED, ENDED and WAITED. HOW is
 one of: released by its own session; gave up (never held); released at its
---max-hold; session closed by the client; closed by the server (expired):
+--max-hold; lost (zklock's holder lost the lock, stopped its command and
+let go, as its end record says); session closed by the client; closed by
+the server (expired):
 the server closes an expired session itself, with request number 0;
 broken: deleted by another session, named, with who broke it and why when
 zklock release or reap wrote an end record into the lock directory in the
@@ -789,17 +791,23 @@ dialect is ahead of it). --overlaps shows, instead of the holds, every span
 in which two sessions held one lock at once, one of them exclusively: LOCK,
 FROM (the transaction that began it), UNTIL (the one that changed its
 holders), LASTED and HOLDERS (node, dialect, mode, session and fence of
-each); -o wide adds the ZXID that began it. JSON: {{\"overlaps\": [{{\"lock\",
+each, the first 16 and the first 16 exclusive ones, with how many more
+held); -o wide adds the ZXID that began it. JSON: {{\"overlaps\": [{{\"lock\",
 \"from_ms\", \"from_zxid\", \"until_ms\", \"until_zxid\", \"holders\": [{{\"node\",
-\"dialect\", \"mode\", \"session\", \"fence\"}}]}}]}}, until null while it lasted
-where the logs end. A frozen holder's own work outliving its hold is not in
+\"dialect\", \"mode\", \"session\", \"fence\"}}], \"holder_count\"}}]}}, until null
+while it lasted where the logs end. A frozen holder's own work outliving its hold is not in
 the log and cannot show here.
 
 With --data-dir the replay starts from a snapshot (snapshot.ZXID, also
 .gz and .snappy as ZooKeeper 3.6 and later write them when
-zookeeper.snapshot.compression.method says so): the newest taken at or
-before --since, or without --since the oldest the logs go on from; then
-the logs after it. A contender alive in the snapshot is known from there,
+zookeeper.snapshot.compression.method says so), as the server restores
+itself: the newest taken at or before --since, or without --since the
+oldest the logs go on from without a gap (snapshot.0 before
+log.100000001 is one); then the logs from the one that holds the
+transaction after it. A member brought up to date by its leader's
+snapshot (down long, or its log cut back) lacks in its own logs what it
+applied from it: its history starts at the newest such snapshot and says
+so on stderr; read another member for what came before. A contender alive in the snapshot is known from there,
 its session, data and fence as the snapshot keeps them (a persistent
 node's creating session is not kept and shows as 0x0), holding from its
 creation when the rules let it hold then. The server writes a snapshot as
@@ -815,9 +823,15 @@ JSON: {{\"holds\": [{{\"lock\", \"node\", \"dialect\", \"mode\", \"session\",
 \"ended_zxid\", \"how\", \"ended_by\", \"breaker\", \"reason\", \"waited_ms\", \"held_ms\"}}],
 \"locks\": [{{\"lock\", \"contenders\", \"holds\", \"unclean\", \"hold_ms\":
 {{\"p50\", \"p99\", \"max\"}}, \"wait_ms\": {{...}}}}]}}, how one of released,
-gave_up, max_hold, closed_by_client, expired, broken, reaped, ttl_expired,
-lost (deleted by its own zklock after the lock was lost, its command
-stopped, as its end record says), or null while alive.
+gave_up, max_hold, lost (deleted by its own zklock after the lock was
+lost, its command stopped, as its end record says), closed_by_client,
+expired, broken, reaped, ttl_expired, or null while alive; data the node's data as text, cut at 1
+KiB, where it is no owner record, null where owner has the record; a
+duration the log's times cannot give (too far apart to count) null.
+
+Memory grows with the contenders alive at one time, each kept small (a
+name or lock path over 4 KiB shortened around its length and a digest),
+and time with the length of the logs, whatever they hold.
 
 A record cut off part-way or failing its checksum stops the reading: what
 was read before it is shown, then the error names the file and the

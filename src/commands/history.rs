@@ -9,12 +9,12 @@ use serde::Serialize;
 use crate::config::Globals;
 use crate::exit::ExitStatus;
 use crate::history::{
-    self, Durations, Found, Hold, Holder, How, LockSummary, Overlap, Scope, Source, Window,
+    self, Durations, Found, Gap, Hold, Holder, How, LockSummary, Overlap, Scope, Source, Who,
+    Window,
 };
 use crate::lock::end::Ender;
 use crate::lock::{ContenderMode, Owner};
-use crate::model::locks::owner_text;
-use crate::output::{self, Column, Format, Report, Table, format_age_ms, format_local_ms};
+use crate::output::{Column, Format, Report, Table, format_age_ms, format_local_ms};
 use crate::zk;
 
 use super::node_sequence;
@@ -36,6 +36,9 @@ pub struct HistoryArgs {
 pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStatus> {
     let printer = &globals.printer;
     let plan = history::plan(&args.source, args.since_ms)?;
+    if let Some(gap) = &plan.gap {
+        printer.note(&gap_text(gap));
+    }
     let total = plan
         .files()
         .filter_map(|file| std::fs::metadata(file).ok())
@@ -108,6 +111,20 @@ pub(crate) async fn run(globals: &Globals, args: HistoryArgs) -> Result<ExitStat
     }
 }
 
+/// Why the history of a data directory starts where it does.
+fn gap_text(gap: &Gap) -> String {
+    let logged = gap
+        .logged_until
+        .map_or_else(String::new, |zxid| format!(" after {zxid:#x}"));
+    format!(
+        "this server's own logs lack transactions{logged} up to {:#x}: it applied them from a \
+         snapshot its leader sent (or after its log was cut back), and saved it as that \
+         snapshot; the history starts there, and what came before is in another member's data \
+         directory",
+        gap.snapshot
+    )
+}
+
 /// The columns of the holds' table: one row per contender.
 const HOLDS: &[Column] = &[
     Column::whole("LOCK"),
@@ -144,10 +161,7 @@ fn hold_row(table: &mut Table<'_>, hold: &Hold) -> std::io::Result<()> {
         span(hold.waited_ms()),
         span(hold.held_ms()),
         how_text(hold),
-        hold.owner.as_deref().map_or_else(
-            || owner_text(hold.dialect, &hold.data, hold.session),
-            Owner::text,
-        ),
+        hold.who.owner_text(hold.session),
     ])
 }
 
@@ -164,12 +178,12 @@ fn how_text(hold: &Hold) -> String {
         How::Released => "released by its own session",
         How::GaveUp => "gave up (never held)",
         How::MaxHold => "released at its --max-hold",
+        How::Lost => "lost: its command was stopped, and it let go",
         How::ClosedByClient => "session closed by the client",
         How::Expired => "closed by the server (expired)",
         How::Broken => "broken: deleted by another session",
         How::Reaped => "reaped: deleted by another session",
         How::TtlExpired => "removed by the server (its TTL ran out)",
-        How::Lost => "lost: deleted by its own zklock, its command stopped",
     };
     let mut text = said.to_owned();
     if let Some(session) = end.by_session {
@@ -215,13 +229,23 @@ fn overlap_row(table: &mut Table<'_>, overlap: &Overlap) -> std::io::Result<()> 
         overlap
             .until_ms
             .map_or_else(|| "where the log ends".to_owned(), format_local_ms),
-        overlap.until_ms.map_or_else(
-            || "-".to_owned(),
-            |until| format_age_ms(until - overlap.from_ms),
-        ),
+        overlap
+            .until_ms
+            .and_then(|until| until.checked_sub(overlap.from_ms))
+            .map_or_else(|| "-".to_owned(), format_age_ms),
         overlap.from_zxid.to_string(),
-        holders.join("; "),
+        holders_text(holders, overlap.holder_count),
     ])
+}
+
+/// The holders named, and how many more held.
+fn holders_text(named: Vec<String>, count: usize) -> String {
+    let more = count.saturating_sub(named.len());
+    let mut text = named.join("; ");
+    if more > 0 {
+        text += &format!("; and {more} more");
+    }
+    text
 }
 
 /// One overlap as JSON.
@@ -233,6 +257,7 @@ struct OverlapJson<'a> {
     until_ms: Option<i64>,
     until_zxid: Option<i64>,
     holders: Vec<HolderJson<'a>>,
+    holder_count: usize,
 }
 
 impl OverlapJson<'_> {
@@ -244,6 +269,7 @@ impl OverlapJson<'_> {
             until_ms: overlap.until_ms,
             until_zxid: overlap.until_zxid,
             holders: overlap.holders.iter().map(HolderJson::of).collect(),
+            holder_count: overlap.holder_count,
         }
     }
 }
@@ -280,7 +306,8 @@ struct HoldJson<'a> {
     session: String,
     fence: i64,
     owner: Option<&'a Owner>,
-    data: Option<String>,
+    /// The data as text, cut, when it is no owner record.
+    data: Option<&'a str>,
     created_ms: i64,
     holding_ms: Option<i64>,
     ended_ms: Option<i64>,
@@ -305,8 +332,11 @@ impl HoldJson<'_> {
             mode: hold.mode,
             session: zk::format_session(hold.session),
             fence: hold.fence,
-            owner: hold.owner.as_deref(),
-            data: output::data_text(&hold.data),
+            owner: hold.who.owner(),
+            data: match &hold.who {
+                Who::Owner(_) => None,
+                Who::Other { data, .. } => data.as_deref(),
+            },
             created_ms: hold.created_ms,
             holding_ms: hold.holding_ms,
             ended_ms: end.map(|end| end.at_ms),

@@ -6,6 +6,7 @@
 //! taken: a length can only ever name bytes that are there, and nothing is
 //! allocated from a count.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// Why a record could not be read: what was being read, and where.
@@ -89,16 +90,18 @@ impl<'a> Jute<'a> {
         }
     }
 
-    /// A length-prefixed UTF-8 string (a path); bytes that are not UTF-8
-    /// are kept as U+FFFD, as they cannot name a node the server made.
-    pub(crate) fn string(&mut self, what: &'static str) -> Result<String, JuteError> {
-        // Checked as UTF-8 first, which is quicker where (as nearly always)
-        // it is; only a path that is not is read again, lossily.
-        self.buffer(what)
-            .map(|bytes| match std::str::from_utf8(bytes) {
-                Ok(text) => text.to_owned(),
-                Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-            })
+    /// A length-prefixed UTF-8 string (a path), borrowed from the record;
+    /// bytes that are not UTF-8 are kept as U+FFFD, as they cannot name a
+    /// node the server made.
+    pub(crate) fn string(&mut self, what: &'static str) -> Result<Cow<'a, str>, JuteError> {
+        self.buffer(what).map(String::from_utf8_lossy)
+    }
+
+    /// Every byte not read yet, taken.
+    pub(crate) fn rest(&mut self) -> &'a [u8] {
+        let rest = &self.bytes[self.at..];
+        self.at = self.bytes.len();
+        rest
     }
 
     /// A vector's count; jute writes a null vector as -1, read here as

@@ -10,11 +10,20 @@
 //! other node holds by its own dialect's queue rules over the nodes of that
 //! dialect alone. The replay marks holds by these rules, and an overlap is
 //! then the evidence an incident review needs.
+//!
+//! Holders are counted, not compared: an overlap is known in constant time
+//! whatever the number of holders, and names at most [`SHOWN`] of them
+//! (and as many exclusive ones) with the count of all, so thousands of
+//! readers changing one at a time make as many overlaps of bounded size,
+//! not thousands of lists of thousands.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use crate::lock::queue::{self, Ahead, QueueEntry};
 use crate::lock::{ContenderMode, Dialect};
+
+/// How many holders an overlap names (and how many exclusive ones at most
+/// besides).
+pub(crate) const SHOWN: usize = 16;
 
 /// One of the holders of an overlap.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,70 +46,10 @@ pub(crate) struct Overlap {
     /// stopped.
     pub until_ms: Option<i64>,
     pub until_zxid: Option<i64>,
-    /// Every holder at that time, in queue order.
+    /// The holders named (see [`SHOWN`]), in queue order.
     pub holders: Vec<Holder>,
-}
-
-/// What the overlap rules need of a live contender.
-pub(super) struct Seen {
-    pub session: i64,
-    pub fence: i64,
-    /// Made by zklock, which orders every dialect's contenders together.
-    pub zklock: bool,
-    /// Holding by those joint rules.
-    pub holding: bool,
-}
-
-/// Who holds a queue (in queue order) by each holder's own library's rules.
-pub(super) fn own_rule_holders<'q>(
-    queue: impl Iterator<Item = (&'q QueueEntry, Seen)>,
-) -> Vec<Holder> {
-    /// One dialect's view of the queue so far: its head, the one just
-    /// ahead and the nearest exclusive one.
-    #[derive(Default)]
-    struct View<'q> {
-        head: Option<&'q QueueEntry>,
-        just_ahead: Option<&'q QueueEntry>,
-        exclusive: Option<&'q QueueEntry>,
-    }
-    let mut views: HashMap<Dialect, View<'q>> = HashMap::new();
-    let mut holders = Vec::new();
-    for (entry, seen) in queue {
-        let view = views.entry(entry.dialect).or_default();
-        let head = *view.head.get_or_insert(entry);
-        let ahead = Ahead {
-            just_ahead: view.just_ahead,
-            exclusive: view.exclusive.map(|e| (e, e)),
-            head,
-        };
-        let holds_here = queue::waits_on(entry, ahead).is_none();
-        view.just_ahead = Some(entry);
-        if !queue::is_shared(entry) {
-            view.exclusive = Some(entry);
-        }
-        if (seen.zklock && seen.holding) || (!seen.zklock && holds_here) {
-            holders.push(Holder {
-                node: entry.name.clone(),
-                dialect: entry.dialect,
-                mode: entry.mode(),
-                session: seen.session,
-                fence: seen.fence,
-            });
-        }
-    }
-    holders
-}
-
-/// True when `holders` conflict: two sessions hold, one of them
-/// exclusively. (One session holding twice is a Curator writer's
-/// downgrade, or re-entry.)
-pub(super) fn conflict(holders: &[Holder]) -> bool {
-    holders.iter().any(|a| {
-        holders.iter().any(|b| {
-            a.session != b.session
-                && (a.mode == ContenderMode::Exclusive || b.mode == ContenderMode::Exclusive)
-        })
-    })
+    /// How many held.
+    pub holder_count: usize,
 }
 
 /// The overlaps in progress, one per lock directory at most.
@@ -110,42 +59,23 @@ pub(super) struct Overlaps {
 }
 
 impl Overlaps {
-    /// Records `dir`'s holders after transaction `zxid` at `at_ms`: an
-    /// overlap whose holders changed ends and is returned; a new one
-    /// begins when they conflict.
-    pub(super) fn update(
+    /// After `dir`'s holders changed in transaction `zxid` at `at_ms`: its
+    /// overlap ends and is returned, and a new one begins when they now
+    /// `conflict`, naming those `shown` gives, of `count`.
+    pub(super) fn changed(
         &mut self,
         dir: &str,
-        holders: Vec<Holder>,
-        zxid: i64,
-        at_ms: i64,
+        conflict: bool,
+        (zxid, at_ms): (i64, i64),
+        count: usize,
+        shown: impl FnOnce() -> Vec<Holder>,
     ) -> Option<Overlap> {
-        let conflicting = conflict(&holders);
-        self.update_when(dir, holders, conflicting, zxid, at_ms)
-    }
-
-    /// As [`Overlaps::update`], with whether the holders conflict decided
-    /// by the caller: a semaphore's leases conflict only past its maximum.
-    pub(super) fn update_when(
-        &mut self,
-        dir: &str,
-        holders: Vec<Holder>,
-        conflicting: bool,
-        zxid: i64,
-        at_ms: i64,
-    ) -> Option<Overlap> {
-        if let Some(open) = self.open.get(dir)
-            && conflicting
-            && open.holders == holders
-        {
-            return None;
-        }
         let ended = self.open.remove(dir).map(|mut overlap| {
             overlap.until_ms = Some(at_ms);
             overlap.until_zxid = Some(zxid);
             overlap
         });
-        if conflicting {
+        if conflict {
             self.open.insert(
                 dir.to_owned(),
                 Overlap {
@@ -154,7 +84,8 @@ impl Overlaps {
                     from_zxid: zxid,
                     until_ms: None,
                     until_zxid: None,
-                    holders,
+                    holders: shown(),
+                    holder_count: count,
                 },
             );
         }

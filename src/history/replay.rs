@@ -2,32 +2,41 @@
 //! directory from its create to its end, when it began to hold, and how it
 //! ended.
 //!
-//! Who holds is decided by the queue rules `lock` and `stat` use
-//! (`lock::queue::waits_on`), asked after each transaction about the
-//! directories it touched. The holders are always the first contenders of a
-//! queue, so only those up to the first waiter are looked at. A contender
-//! that the rules put at the head begins to hold at that transaction's time.
+//! Who holds is decided by the queue rules `lock` and `stat` use, asked
+//! after each transaction about the directories it touched (see `queue`,
+//! which asks only about the contenders that may begin to hold). A
+//! contender that the rules let hold begins to at that transaction's time.
 //! Where libraries of different dialects share a directory, each contender
 //! holds by its own library's rules instead (see `overlap`), and two
 //! holders at once are an overlap.
 //!
-//! Only live contenders are kept, each once in its directory's queue and
-//! once under its session: memory follows the contenders alive at one time,
-//! however long the log. A contender is handed out as it ends, and those
-//! still alive when the log ends at [`Replay::finish`].
+//! Only live contenders are kept, each small (see `kept`), once in its
+//! directory's queue and once under its session: memory follows the
+//! contenders alive at one time, however long the log. Every step of a
+//! transaction costs time in the logarithm of the live contenders at most,
+//! whatever they are (thousands of readers sharing a lock, leases waiting
+//! on one holder, a multi ending thousands at once), so the replay's time
+//! follows the log's length. A contender is handed out as it ends, and
+//! those still alive when the log ends at [`Replay::finish`].
 
 mod leases;
+mod queue;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 use leases::Leases;
+use queue::{At, Queue};
 
-use super::overlap::{self, Holder, Overlap, Overlaps, Seen};
+use super::ends::{self, Recorded};
+use super::kept::{self, Who};
+use super::overlap::{Overlap, Overlaps};
 use super::stats::LockSummary;
-use super::txnlog::{Create, Op, Txn};
-use crate::lock::end::{EndHow, EndRecord, Ender};
-use crate::lock::queue::{self, Ahead, QueueEntry};
-use crate::lock::{ContenderMode, Dialect, Owner, node};
+use super::txnlog::{Create, Multi, Op, Txn};
+use crate::lock::end::Ender;
+use crate::lock::node;
+use crate::lock::queue::QueueEntry;
+use crate::lock::{ContenderMode, Dialect};
 use crate::zk::{self, path};
 
 /// Which lock directories are replayed: one, or every one below a path.
@@ -81,6 +90,9 @@ pub(crate) enum How {
     GaveUp,
     /// zklock ended its hold at `--max-hold`, as its end record says.
     MaxHold,
+    /// zklock lost its hold (its command was stopped) and deleted its
+    /// node, as its end record says.
+    Lost,
     /// Its session was closed by its client.
     ClosedByClient,
     /// Its session was closed by the server: it expired.
@@ -91,9 +103,6 @@ pub(crate) enum How {
     Reaped,
     /// Removed by the server when its TTL ran out.
     TtlExpired,
-    /// Deleted by its own zklock after it lost the lock (its command was
-    /// stopped), as its end record says.
-    Lost,
 }
 
 impl How {
@@ -103,12 +112,12 @@ impl How {
             How::Released => "released",
             How::GaveUp => "gave_up",
             How::MaxHold => "max_hold",
+            How::Lost => "lost",
             How::ClosedByClient => "closed_by_client",
             How::Expired => "expired",
             How::Broken => "broken",
             How::Reaped => "reaped",
             How::TtlExpired => "ttl_expired",
-            How::Lost => "lost",
         }
     }
 
@@ -117,16 +126,18 @@ impl How {
         matches!(self, How::Released | How::GaveUp)
     }
 
-    /// What an end record says of how the hold ended.
-    fn recorded(how: EndHow) -> How {
-        match how {
-            EndHow::Released => How::Released,
-            EndHow::GaveUp => How::GaveUp,
-            EndHow::MaxHold => How::MaxHold,
-            EndHow::Broken => How::Broken,
-            EndHow::Reaped => How::Reaped,
-            EndHow::Lost => How::Lost,
-        }
+    /// What an end record's `how` says; `None` for a word not known here
+    /// (the record then counts for nothing).
+    pub(super) fn recorded(word: &str) -> Option<How> {
+        Some(match word {
+            "released" => How::Released,
+            "gave_up" => How::GaveUp,
+            "max_hold" => How::MaxHold,
+            "lost" => How::Lost,
+            "broken" => How::Broken,
+            "reaped" => How::Reaped,
+            _ => return None,
+        })
     }
 }
 
@@ -148,7 +159,7 @@ pub(crate) struct End {
 /// One contender's life in a lock: a hold, or a wait that never held.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Hold {
-    /// The lock directory.
+    /// The lock directory (see `kept` for the longest paths).
     pub lock: String,
     /// The node's name in it.
     pub node: String,
@@ -158,11 +169,8 @@ pub(crate) struct Hold {
     pub session: i64,
     /// The fencing token: the zxid that created it.
     pub fence: i64,
-    /// The data it was created with: whose it is.
-    pub data: Vec<u8>,
-    /// The data read as zklock's owner record, when it is one: read once,
-    /// as the node joins.
-    pub owner: Option<Box<Owner>>,
+    /// Whose it is, as the data it was created with says.
+    pub who: Who,
     pub created_ms: i64,
     /// When the queue rules first let it hold; `None` if they never did.
     pub holding_ms: Option<i64>,
@@ -171,15 +179,16 @@ pub(crate) struct Hold {
 }
 
 impl Hold {
-    /// How long it waited: until it held, or until it ended without.
+    /// How long it waited: until it held, or until it ended without;
+    /// `None` also when times from the log are too far apart to count.
     pub(crate) fn waited_ms(&self) -> Option<i64> {
         let until = self.holding_ms.or(self.end.as_ref().map(|end| end.at_ms))?;
-        Some(until - self.created_ms)
+        until.checked_sub(self.created_ms)
     }
 
     /// How long it held, once its hold ended.
     pub(crate) fn held_ms(&self) -> Option<i64> {
-        Some(self.end.as_ref()?.at_ms - self.holding_ms?)
+        self.end.as_ref()?.at_ms.checked_sub(self.holding_ms?)
     }
 }
 
@@ -192,20 +201,31 @@ pub(crate) enum Found {
     Overlap(Overlap),
 }
 
-/// A live contender.
+/// A live contender, or lease: small, whatever its node held.
 #[derive(Debug)]
 struct Live {
     session: i64,
     ephemeral: bool,
     fence: i64,
     created_ms: i64,
-    data: Vec<u8>,
-    /// Made by zklock when its data is an owner record.
-    owner: Option<Box<Owner>>,
+    who: Who,
     holding_ms: Option<i64>,
 }
 
 impl Live {
+    /// A contender created by `create` in `txn` (or seen in a snapshot with
+    /// `stat`), owned by `session`.
+    fn new(dialect: Dialect, data: &[u8], stat: &zk::Stat, session: i64) -> Live {
+        Live {
+            session,
+            ephemeral: stat.ephemeral_owner != 0,
+            fence: stat.czxid,
+            created_ms: stat.ctime,
+            who: Who::of(dialect, data, session),
+            holding_ms: None,
+        }
+    }
+
     /// The hold this life makes as `node` of `lock`.
     fn into_hold(
         self,
@@ -222,8 +242,7 @@ impl Live {
             mode,
             session: self.session,
             fence: self.fence,
-            data: self.data,
-            owner: self.owner,
+            who: self.who,
             created_ms: self.created_ms,
             holding_ms: self.holding_ms,
             end,
@@ -231,19 +250,138 @@ impl Live {
     }
 }
 
+/// What a session owns that its close ends: a queue's contender, by its
+/// lock directory, or a semaphore's lease, by its semaphore and name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Owned {
+    Contender(Rc<str>, Rc<QueueEntry>),
+    Lease(Rc<str>, Rc<str>),
+}
+
+/// What each session owns, in one set ordered by session: a set of each
+/// session's would cost a tree node for each of the many sessions that own
+/// one contender. `None` stands below a session's own.
+#[derive(Debug, Default)]
+struct Sessions(BTreeSet<(i64, Option<Owned>)>);
+
+impl Sessions {
+    fn add(&mut self, session: i64, owned: Owned) {
+        self.0.insert((session, Some(owned)));
+    }
+
+    fn remove(&mut self, session: i64, owned: Owned) {
+        self.0.remove(&(session, Some(owned)));
+    }
+
+    /// Takes out everything `session` owns.
+    fn close(&mut self, session: i64) -> Vec<Owned> {
+        let owned: Vec<Owned> = self
+            .0
+            .range((session, None)..)
+            .take_while(|(owner, _)| *owner == session)
+            .filter_map(|(_, owned)| owned.clone())
+            .collect();
+        for one in &owned {
+            self.0.remove(&(session, Some(one.clone())));
+        }
+        owned
+    }
+}
+
+/// A contender or lease that a transaction ended: its end is known once
+/// the whole transaction was read, with any end record a multi wrote.
+struct Ended {
+    /// The lock directory, or the semaphore.
+    lock: Rc<str>,
+    node: Node,
+    live: Live,
+    cause: Cause,
+    /// The end record that names it, of those the transaction wrote.
+    record: Option<usize>,
+}
+
+/// What an ended node was.
+enum Node {
+    Contender(Rc<QueueEntry>),
+    /// A lease, by name.
+    Lease(Rc<str>, Dialect),
+}
+
+impl Node {
+    fn name(&self) -> &str {
+        match self {
+            Node::Contender(entry) => &entry.name,
+            Node::Lease(name, _) => name,
+        }
+    }
+}
+
+/// What ended it.
+enum Cause {
+    /// A delete, by the server or a session; an end record would be in
+    /// `dir`, the node's directory.
+    Deleted { dir: Rc<str>, by_server: bool },
+    /// Its session's close.
+    Closed(How),
+}
+
+impl Ended {
+    /// The contender `entry` of `lock`, ended by `cause`.
+    fn of(lock: Rc<str>, entry: Rc<QueueEntry>, live: Live, cause: Cause) -> Ended {
+        Ended {
+            lock,
+            node: Node::Contender(entry),
+            live,
+            cause,
+            record: None,
+        }
+    }
+
+    /// The hold it was, ended in `txn`, whose end records are `records`.
+    fn into_hold(self, txn: &Txn<'_>, records: &[Recorded]) -> Hold {
+        let end = match &self.cause {
+            Cause::Deleted { by_server, .. } => deleted(
+                txn,
+                *by_server,
+                &self.live,
+                self.record.and_then(|i| records.get(i)),
+            ),
+            Cause::Closed(how) => End {
+                at_ms: txn.time_ms,
+                zxid: txn.zxid,
+                how: *how,
+                by_session: None,
+                breaker: None,
+                reason: None,
+            },
+        };
+        let (dialect, mode) = match &self.node {
+            Node::Contender(entry) => (entry.dialect, entry.mode()),
+            Node::Lease(_, dialect) => (*dialect, ContenderMode::Lease),
+        };
+        let node = self.node.name().to_owned();
+        self.live
+            .into_hold(self.lock.to_string(), node, dialect, mode, Some(end))
+    }
+}
+
+/// What one transaction did, gathered as its operations are applied.
+#[derive(Default)]
+struct Step {
+    ended: Vec<Ended>,
+    /// The lock directories whose contenders changed.
+    touched: BTreeSet<Rc<str>>,
+}
+
 /// The replay's state: every live contender, by directory and by session.
 #[derive(Debug)]
 pub(crate) struct Replay {
     scope: Scope,
     window: Window,
-    /// Each lock directory with a live contender: its queue, in queue order.
-    queues: HashMap<String, BTreeMap<QueueEntry, Live>>,
-    /// Each session's live ephemeral contenders (their full paths): what
-    /// its close ends.
-    sessions: HashMap<i64, HashSet<String>>,
-    /// How many live contenders of each dialect each directory has: one
-    /// dialect alone needs only zklock's joint rules.
-    dialects: HashMap<String, HashMap<Dialect, usize>>,
+    /// Each lock directory with a live contender.
+    queues: HashMap<Rc<str>, Queue>,
+    /// Each session's live ephemeral contenders and leases.
+    sessions: Sessions,
     summaries: BTreeMap<String, LockSummary>,
     /// The overlaps in progress, when they are asked for.
     overlaps: Option<Overlaps>,
@@ -261,8 +399,7 @@ impl Replay {
             scope,
             window,
             queues: HashMap::new(),
-            sessions: HashMap::new(),
-            dialects: HashMap::new(),
+            sessions: Sessions::default(),
             summaries: BTreeMap::new(),
             overlaps: overlaps.then(Overlaps::default),
             last_zxid: i64::MIN,
@@ -271,61 +408,56 @@ impl Replay {
     }
 
     /// Applies one transaction; each contender it ends goes to `emit`.
-    pub(crate) fn apply(&mut self, txn: &Txn, emit: &mut impl FnMut(Found)) {
+    pub(crate) fn apply(&mut self, txn: &Txn<'_>, emit: &mut impl FnMut(Found)) {
         if txn.zxid <= self.last_zxid {
             return;
         }
         self.last_zxid = txn.zxid;
-        let mut touched = Vec::new();
-        match &txn.op {
-            Op::Multi(ops) => {
-                let records = end_records(ops);
-                for op in ops {
-                    self.apply_op(txn, op, &records, &mut touched, emit);
+        let mut step = Step::default();
+        let records = match &txn.op {
+            Op::Multi(multi) => {
+                for op in multi.ops() {
+                    self.apply_op(txn, &op, &mut step);
                 }
+                read_records(multi, &mut step.ended)
             }
-            Op::CloseSession => self.close_session(txn, &mut touched, emit),
-            op => self.apply_op(txn, op, &[], &mut touched, emit),
+            Op::CloseSession => {
+                self.close_session(txn, &mut step);
+                Vec::new()
+            }
+            op => {
+                self.apply_op(txn, op, &mut step);
+                Vec::new()
+            }
+        };
+        for ended in std::mem::take(&mut step.ended) {
+            let hold = ended.into_hold(txn, &records);
+            self.hand_out(hold, emit);
         }
-        for dir in touched {
-            let holders = self.settle(&dir, txn.time_ms);
-            self.watch_overlaps(&dir, holders, txn, emit);
+        for dir in step.touched {
+            if let Some(queue) = self.queues.get_mut(&dir) {
+                queue.settle(At::Time(txn.time_ms));
+            }
+            self.watch_overlaps(&dir, (txn.zxid, txn.time_ms), emit);
         }
         self.settle_leases(txn, emit);
     }
 
-    fn apply_op(
-        &mut self,
-        txn: &Txn,
-        op: &Op,
-        records: &[(&str, EndRecord)],
-        touched: &mut Vec<String>,
-        emit: &mut impl FnMut(Found),
-    ) {
+    fn apply_op(&mut self, txn: &Txn<'_>, op: &Op<'_>, step: &mut Step) {
         match op {
             Op::Create(create) => {
                 if !self.create_lease(txn, create) {
                     self.note_create(create);
-                    self.create(txn, create, touched);
+                    self.create(txn, create, step);
                 }
             }
             Op::Delete { path, by_server } => {
-                if self.delete_lease(txn, path, *by_server, records, emit) {
+                self.leases.forget(path);
+                if let Some(ended) = self.delete_lease(path, *by_server) {
+                    step.ended.push(ended);
                     return;
                 }
-                let Some((dir, name)) = self.split(path) else {
-                    return;
-                };
-                let Some((entry, live)) = self.take(dir, name) else {
-                    return;
-                };
-                let record = records
-                    .iter()
-                    .find(|(at, record)| *at == dir && record.names(name, live.session))
-                    .map(|(_, record)| record);
-                let end = deleted(txn, *by_server, &live, record);
-                touched.push(dir.to_owned());
-                self.emit(dir.to_owned(), entry, live, Some(end), emit);
+                self.delete(txn, path, *by_server, step);
             }
             Op::SetData { path, data } => self.note_data(path, data),
             Op::CreateSession | Op::CloseSession | Op::Multi(_) | Op::Other => {}
@@ -334,7 +466,7 @@ impl Replay {
 
     /// A created node joins its directory's queue when it is a contender
     /// by the rule `ls` and `stat` use (see `lock::node`).
-    fn create(&mut self, txn: &Txn, create: &Create, touched: &mut Vec<String>) {
+    fn create(&mut self, txn: &Txn<'_>, create: &Create<'_>, step: &mut Step) {
         let owner = if create.ephemeral { txn.session } else { 0 };
         let stat = zk::Stat {
             czxid: txn.zxid,
@@ -346,12 +478,32 @@ impl Replay {
             cversion: 0,
             aversion: 0,
             ephemeral_owner: owner,
-            data_length: create.data.len() as i32,
+            data_length: i32::try_from(create.data.len()).unwrap_or(i32::MAX),
             num_children: 0,
         };
-        if let Some(dir) = self.join(&create.path, &create.data, &stat, txn.session) {
-            touched.push(dir);
+        if let Some(dir) = self.join(&create.path, create.data, &stat, txn.session) {
+            step.touched.insert(dir);
         }
+    }
+
+    /// A delete of a queue's contender ends it.
+    fn delete(&mut self, txn: &Txn<'_>, full: &str, by_server: bool, step: &mut Step) {
+        let Some((dir, name)) = self.split(full) else {
+            return;
+        };
+        let Some(entry) = entry(name) else {
+            return;
+        };
+        let dir = kept::name(dir);
+        let Some((dir, entry, live)) = self.take(&dir, &entry, txn.time_ms) else {
+            return;
+        };
+        let cause = Cause::Deleted {
+            dir: dir.clone(),
+            by_server,
+        };
+        step.ended.push(Ended::of(dir.clone(), entry, live, cause));
+        step.touched.insert(dir);
     }
 
     /// A node of the snapshot the replay starts from joins its queue, or
@@ -371,23 +523,15 @@ impl Replay {
     /// creation (the snapshot cannot tell when a waiter became a holder),
     /// and the transactions up to the snapshot's `zxid` taken as applied.
     pub(crate) fn seeded(&mut self, zxid: i64) {
-        let mut dirs: Vec<String> = self.queues.keys().cloned().collect();
+        let mut dirs: Vec<Rc<str>> = self.queues.keys().cloned().collect();
         dirs.sort();
         for dir in dirs {
-            let holders = self.settle(&dir, i64::MAX);
-            let queue = self
-                .queues
-                .get_mut(&dir)
-                .into_iter()
-                .flat_map(|q| q.values_mut());
-            let mut from_ms = i64::MIN;
-            for live in queue.filter(|live| live.holding_ms == Some(i64::MAX)) {
-                live.holding_ms = Some(live.created_ms);
-                from_ms = from_ms.max(live.created_ms);
-            }
-            if let Some(overlaps) = &mut self.overlaps {
-                overlaps.update(&dir, holders, zxid, from_ms);
-            }
+            let Some(queue) = self.queues.get_mut(&dir) else {
+                continue;
+            };
+            queue.settle(At::Creation);
+            let from_ms = queue.last_holder_created().unwrap_or(i64::MIN);
+            self.watch_overlaps(&dir, (zxid, from_ms), &mut |_| {});
         }
         self.last_zxid = self.last_zxid.max(zxid);
     }
@@ -396,82 +540,57 @@ impl Replay {
     /// contender in scope, owned by `session`; its directory, when it
     /// joined. A node already there (a transaction the snapshot already
     /// shows) is left as it is.
-    fn join(&mut self, full: &str, data: &[u8], stat: &zk::Stat, session: i64) -> Option<String> {
+    fn join(&mut self, full: &str, data: &[u8], stat: &zk::Stat, session: i64) -> Option<Rc<str>> {
         let (dir, name) = self.split(full)?;
-        let entry = QueueEntry::parse(name)?;
-        if !node::is_contender(entry.dialect, stat, data) {
+        let entry = entry(name)?;
+        let live = Live::new(entry.dialect, data, stat, session);
+        if !node::is_contender_by_stat(entry.dialect, stat) && live.who.owner().is_none() {
             return None;
         }
-        let queue = self.queues.entry(dir.to_owned()).or_default();
-        if queue.contains_key(&entry) {
-            return None;
-        }
-        let ephemeral = stat.ephemeral_owner != 0;
-        queue.insert(
-            entry.clone(),
-            Live {
-                session,
-                ephemeral,
-                fence: stat.czxid,
-                created_ms: stat.ctime,
-                data: data.to_vec(),
-                owner: Owner::parse(data).map(Box::new),
-                holding_ms: None,
-            },
-        );
+        let dir = self.queue_dir(&kept::name(dir));
+        let ephemeral = live.ephemeral;
+        let entry = self
+            .queues
+            .entry(dir.clone())
+            .or_default()
+            .join(entry, live)?;
         if ephemeral {
             self.sessions
-                .entry(session)
-                .or_default()
-                .insert(full.to_owned());
+                .add(session, Owned::Contender(dir.clone(), entry));
         }
-        *self
-            .dialects
-            .entry(dir.to_owned())
-            .or_default()
-            .entry(entry.dialect)
-            .or_default() += 1;
-        Some(dir.to_owned())
+        Some(dir)
+    }
+
+    /// The key of the queue of `dir`, shared by everything kept of it.
+    fn queue_dir(&self, dir: &str) -> Rc<str> {
+        self.queues
+            .get_key_value(dir)
+            .map_or_else(|| Rc::from(dir), |(key, _)| key.clone())
     }
 
     /// A session's close ends every ephemeral contender it still had: by
     /// the server (cxid 0: it expired) or by its client.
-    fn close_session(
-        &mut self,
-        txn: &Txn,
-        touched: &mut Vec<String>,
-        emit: &mut impl FnMut(Found),
-    ) {
-        let Some(paths) = self.sessions.remove(&txn.session) else {
-            return;
-        };
+    fn close_session(&mut self, txn: &Txn<'_>, step: &mut Step) {
+        let owned = self.sessions.close(txn.session);
         let how = if txn.cxid == 0 {
             How::Expired
         } else {
             How::ClosedByClient
         };
-        let mut paths: Vec<String> = paths.into_iter().collect();
-        paths.sort();
-        for full in paths {
-            let end = End {
-                at_ms: txn.time_ms,
-                zxid: txn.zxid,
-                how,
-                by_session: None,
-                breaker: None,
-                reason: None,
+        for owned in owned {
+            let ended = match owned {
+                Owned::Lease(semaphore, name) => {
+                    self.take_lease(&semaphore, &name, Cause::Closed(how))
+                }
+                Owned::Contender(dir, entry) => {
+                    self.take(&dir, &entry, txn.time_ms)
+                        .map(|(dir, entry, live)| {
+                            step.touched.insert(dir.clone());
+                            Ended::of(dir, entry, live, Cause::Closed(how))
+                        })
+                }
             };
-            if self.close_lease(&full, end.clone(), emit) {
-                continue;
-            }
-            let Some((dir, name)) = split(&full) else {
-                continue;
-            };
-            let Some((entry, live)) = self.take(dir, name) else {
-                continue;
-            };
-            touched.push(dir.to_owned());
-            self.emit(dir.to_owned(), entry, live, Some(end), emit);
+            step.ended.extend(ended);
         }
     }
 
@@ -480,131 +599,51 @@ impl Replay {
         split(full).filter(|(dir, _)| self.scope.covers(dir))
     }
 
-    /// Takes the contender `name` out of `dir`'s queue and its session's set.
-    fn take(&mut self, dir: &str, name: &str) -> Option<(QueueEntry, Live)> {
-        let entry = QueueEntry::parse(name)?;
-        let queue = self.queues.get_mut(dir)?;
-        let live = queue.remove(&entry)?;
+    /// Takes the contender `entry` out of `dir`'s queue and its session's
+    /// set, at `at_ms`, letting the leases that waited for it hold.
+    fn take(
+        &mut self,
+        dir: &str,
+        entry: &QueueEntry,
+        at_ms: i64,
+    ) -> Option<(Rc<str>, Rc<QueueEntry>, Live)> {
+        let dir = self.queues.get_key_value(dir)?.0.clone();
+        let queue = self.queues.get_mut(&dir)?;
+        let (entry, live) = queue.take(entry)?;
         if queue.is_empty() {
-            self.queues.remove(dir);
+            self.queues.remove(&dir);
         }
-        if let Some(counts) = self.dialects.get_mut(dir)
-            && let Some(count) = counts.get_mut(&entry.dialect)
-        {
-            *count -= 1;
-            if *count == 0 {
-                counts.remove(&entry.dialect);
-            }
-            if counts.is_empty() {
-                self.dialects.remove(dir);
-            }
+        if live.ephemeral {
+            self.sessions
+                .remove(live.session, Owned::Contender(dir.clone(), entry.clone()));
         }
-        if live.ephemeral
-            && let Some(paths) = self.sessions.get_mut(&live.session)
-        {
-            paths.remove(&path::join(dir, name));
-            if paths.is_empty() {
-                self.sessions.remove(&live.session);
-            }
-        }
-        Some((entry, live))
-    }
-
-    /// Marks the contenders of `dir` that the queue rules now let hold:
-    /// zklock's joint rules, and where dialects share the directory, each
-    /// contender's own library's rules (see `overlap`), whose holders it
-    /// returns.
-    fn settle(&mut self, dir: &str, time_ms: i64) -> Vec<Holder> {
-        self.settle_jointly(dir, time_ms);
-        let mixed = self
-            .dialects
-            .get(dir)
-            .is_some_and(|counts| counts.len() > 1);
-        let Some(queue) = self.queues.get_mut(dir).filter(|_| mixed) else {
-            return Vec::new();
-        };
-        let holders = overlap::own_rule_holders(queue.iter().map(|(entry, live)| {
-            let seen = Seen {
-                session: live.session,
-                fence: live.fence,
-                zklock: live.owner.is_some(),
-                holding: live.holding_ms.is_some(),
-            };
-            (entry, seen)
-        }));
-        for holder in &holders {
-            if let Some(live) = QueueEntry::parse(&holder.node).and_then(|e| queue.get_mut(&e)) {
-                live.holding_ms.get_or_insert(time_ms);
-            }
-        }
-        holders
-    }
-
-    /// Marks the contenders of `dir` that zklock's joint queue rules (every
-    /// dialect's contenders in one queue) now let hold.
-    fn settle_jointly(&mut self, dir: &str, time_ms: i64) {
-        let Some(queue) = self.queues.get_mut(dir) else {
-            return;
-        };
-        let Some(head) = queue.keys().next().cloned() else {
-            return;
-        };
-        let mut just_ahead: Option<QueueEntry> = None;
-        let mut exclusive: Option<QueueEntry> = None;
-        let mut holding = Vec::new();
-        for entry in queue.keys() {
-            let ahead = Ahead {
-                just_ahead: just_ahead.as_ref(),
-                exclusive: exclusive.as_ref().map(|e| (e, e)),
-                head: &head,
-            };
-            if queue::waits_on(entry, ahead).is_some() {
-                break;
-            }
-            holding.push(entry.clone());
-            if !queue::is_shared(entry) {
-                exclusive = Some(entry.clone());
-            }
-            just_ahead = Some(entry.clone());
-        }
-        for entry in holding {
-            if let Some(live) = queue.get_mut(&entry) {
-                live.holding_ms.get_or_insert(time_ms);
-            }
-        }
+        self.leases.release_waiting_on(&dir, &entry, at_ms);
+        Some((dir, entry, live))
     }
 
     /// Ends `dir`'s overlap when its holders changed, handing it out, and
     /// begins one when they now conflict.
-    fn watch_overlaps(
-        &mut self,
-        dir: &str,
-        holders: Vec<Holder>,
-        txn: &Txn,
-        emit: &mut impl FnMut(Found),
-    ) {
+    fn watch_overlaps(&mut self, dir: &str, at: (i64, i64), emit: &mut impl FnMut(Found)) {
         let Some(overlaps) = &mut self.overlaps else {
             return;
         };
-        if let Some(ended) = overlaps.update(dir, holders, txn.zxid, txn.time_ms)
+        let ended = match self.queues.get_mut(dir) {
+            Some(queue) => {
+                if !queue.holders_mut().take_change() {
+                    return;
+                }
+                let holders = queue.holders();
+                overlaps.changed(dir, holders.conflict(), at, holders.count(), || {
+                    queue.shown()
+                })
+            }
+            None => overlaps.changed(dir, false, at, 0, Vec::new),
+        };
+        if let Some(ended) = ended
             && self.window.overlaps(ended.from_ms, ended.until_ms)
         {
             emit(Found::Overlap(ended));
         }
-    }
-
-    /// Hands a contender out (see [`Replay::hand_out`]).
-    fn emit(
-        &mut self,
-        lock: String,
-        entry: QueueEntry,
-        live: Live,
-        end: Option<End>,
-        emit: &mut impl FnMut(Found),
-    ) {
-        let (dialect, mode) = (entry.dialect, entry.mode());
-        let hold = live.into_hold(lock, entry.name, dialect, mode, end);
-        self.hand_out(hold, emit);
     }
 
     /// Hands a contender or lease out, when its life falls in the window,
@@ -616,22 +655,29 @@ impl Replay {
         {
             return;
         }
-        self.summaries
-            .entry(hold.lock.clone())
-            .or_default()
-            .count(&hold);
+        match self.summaries.get_mut(&hold.lock) {
+            Some(summary) => summary.count(&hold),
+            None => {
+                let mut summary = LockSummary::default();
+                summary.count(&hold);
+                self.summaries.insert(hold.lock.clone(), summary);
+            }
+        }
         emit(Found::Hold(hold));
     }
 
     /// Hands out every contender still alive, lock by lock in queue order,
     /// and returns each lock's summary.
     pub(crate) fn finish(mut self, emit: &mut impl FnMut(Found)) -> Vec<(String, LockSummary)> {
-        let mut locks: Vec<String> = self.queues.keys().cloned().collect();
+        let mut locks: Vec<Rc<str>> = self.queues.keys().cloned().collect();
         locks.sort();
         for lock in locks {
             let queue = self.queues.remove(&lock).unwrap_or_default();
-            for (entry, live) in queue {
-                self.emit(lock.clone(), entry, live, None, emit);
+            for (entry, live) in queue.into_contenders() {
+                let (dialect, mode) = (entry.dialect, entry.mode());
+                let hold =
+                    live.into_hold(lock.to_string(), entry.name.clone(), dialect, mode, None);
+                self.hand_out(hold, emit);
             }
         }
         self.finish_leases(emit);
@@ -649,21 +695,69 @@ fn split(full: &str) -> Option<(&str, &str)> {
     Some((path::parent(full)?, path::basename(full)))
 }
 
-/// The end records a multi writes, with the directory each is written to.
-fn end_records(ops: &[Op]) -> Vec<(&str, EndRecord)> {
-    ops.iter()
-        .filter_map(|op| match op {
-            Op::SetData { path, data } => Some((path.as_str(), EndRecord::parse(data)?)),
-            _ => None,
+/// The contender a child named `name` is, with its name as kept.
+fn entry(name: &str) -> Option<QueueEntry> {
+    let mut entry = QueueEntry::parse(name)?;
+    if let std::borrow::Cow::Owned(kept) = kept::name(name) {
+        entry.name = kept;
+    }
+    Some(entry)
+}
+
+/// Reads the end records `multi` writes beside its deletes, giving each of
+/// `ended` the first that names it (in its directory, with its session);
+/// returns them. Only the nodes the multi ended are looked for, so a record
+/// naming thousands of others costs the time to read it and nothing more.
+fn read_records(multi: &Multi<'_>, ended: &mut [Ended]) -> Vec<Recorded> {
+    let writes_record = || {
+        multi
+            .ops()
+            .any(|op| matches!(op, Op::SetData { data, .. } if data.starts_with(b"{")))
+    };
+    if ended.is_empty() || !writes_record() {
+        return Vec::new();
+    }
+    // Each node ended once: a contender lives once in its directory.
+    let deleted: HashMap<(&str, &str), usize> = ended
+        .iter()
+        .enumerate()
+        .filter_map(|(i, one)| match &one.cause {
+            Cause::Deleted { dir, .. } => Some(((&**dir, one.node.name()), i)),
+            Cause::Closed(_) => None,
         })
-        .collect()
+        .collect();
+    let mut records = Vec::new();
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    for op in multi.ops() {
+        let Op::SetData { path, data } = op else {
+            continue;
+        };
+        let dir = kept::name(&path);
+        let mut named = Vec::new();
+        let Some(recorded) = ends::read(data, |node, session| {
+            let node = kept::name(node);
+            if let Some(&i) = deleted.get(&(&*dir, &*node))
+                && zk::parse_session(session).ok() == Some(ended[i].live.session)
+            {
+                named.push(i);
+            }
+        }) else {
+            continue;
+        };
+        found.extend(named.into_iter().map(|i| (i, records.len())));
+        records.push(recorded);
+    }
+    for (i, record) in found {
+        ended[i].record.get_or_insert(record);
+    }
+    records
 }
 
 /// How a delete of `live` in `txn` ended it: the server's removal of a TTL
 /// node, what an end record in the same transaction says, or else by whom:
 /// its own session (released, or gave up if it never held) or another
 /// (broken).
-fn deleted(txn: &Txn, by_server: bool, live: &Live, record: Option<&EndRecord>) -> End {
+fn deleted(txn: &Txn<'_>, by_server: bool, live: &Live, record: Option<&Recorded>) -> End {
     let own = txn.session == live.session;
     let plain = if by_server {
         How::TtlExpired
@@ -674,21 +768,21 @@ fn deleted(txn: &Txn, by_server: bool, live: &Live, record: Option<&EndRecord>) 
     } else {
         How::GaveUp
     };
-    let how = record.map_or(plain, |record| How::recorded(record.how));
     End {
         at_ms: txn.time_ms,
         zxid: txn.zxid,
-        how,
+        how: record.map_or(plain, |record| record.how),
         by_session: (!own && !by_server).then_some(txn.session),
         breaker: record.map(|record| record.by.clone()),
         reason: record.and_then(|record| record.reason.clone()),
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::history::txnlog::Create;
+    use crate::history::txnlog::tests::{delete_op, multi, multi_of, set_data_op};
+    use std::borrow::Cow;
 
     const UUID: &str = "2f1c4d9e-8a7b-4c3d-9e2f-1a2b3c4d5e6f";
     const A: i64 = 0x100;
@@ -718,7 +812,7 @@ mod tests {
             }
         }
 
-        pub(super) fn txn(&mut self, session: i64, cxid: i32, op: Op) {
+        pub(super) fn txn(&mut self, session: i64, cxid: i32, op: Op<'_>) {
             self.zxid += 1;
             let txn = Txn {
                 session,
@@ -730,6 +824,12 @@ mod tests {
             let (out, overlaps) = (&mut self.out, &mut self.overlaps);
             self.replay
                 .apply(&txn, &mut |found| sort(found, out, overlaps));
+        }
+
+        /// A multi of `ops`, each an operation's type and record.
+        pub(super) fn multi(&mut self, session: i64, cxid: i32, ops: &[(i32, Vec<u8>)]) {
+            let record = multi(ops);
+            self.txn(session, cxid, multi_of(&record));
         }
 
         /// Seeds the replay with a snapshot of `nodes` (path, data, stat)
@@ -774,29 +874,33 @@ mod tests {
         }
     }
 
-    pub(super) fn create(path: &str, data: &[u8], ephemeral: bool) -> Op {
+    pub(super) fn create<'a>(path: &'a str, data: &'a [u8], ephemeral: bool) -> Op<'a> {
         Op::Create(Create {
             path: path.into(),
-            data: data.to_vec(),
+            data,
             ephemeral,
         })
     }
 
-    fn delete(name: &str) -> Op {
+    fn delete(name: &str) -> Op<'static> {
         Op::Delete {
-            path: format!("/l/{name}"),
+            path: Cow::Owned(format!("/l/{name}")),
             by_server: false,
         }
     }
 
-    fn end_record(name: &str, how: &str) -> Op {
+    /// The delete of `name` in `/l`, as a multi's operation.
+    fn deletes(name: &str) -> (i32, Vec<u8>) {
+        delete_op(&format!("/l/{name}"))
+    }
+
+    /// An end record of `how` for `name` of session A, as a multi's
+    /// operation.
+    fn end_record(name: &str, how: &str) -> (i32, Vec<u8>) {
         let data = format!(
             r#"{{"zklock_end":{{"version":1,"nodes":[{{"node":"{name}","session":"0x100"}}],"how":"{how}","by":{{"user":"ops","host":"h","pid":7}},"reason":"stuck","ran":null}}}}"#
         );
-        Op::SetData {
-            path: "/l".into(),
-            data: data.into_bytes(),
-        }
+        set_data_op("/l", data.as_bytes())
     }
 
     /// A contender's node, how it ended, when it began to hold, how long.
@@ -828,13 +932,13 @@ mod tests {
         feed.txn(C, 9, Op::CloseSession); // 7: C closed by its client
         feed.create(B, "lock-0000000005"); // 8
         // A's hold is broken by session B's zklock release, with a reason.
-        feed.txn(
+        feed.multi(
             B,
             3,
-            Op::Multi(vec![
+            &[
                 end_record("lock-0000000004", "broken"),
-                delete("lock-0000000004"),
-            ]),
+                deletes("lock-0000000004"),
+            ],
         ); // 9
         feed.delete(B, "lock-0000000005"); // 10: released
         let out = feed.finish();
@@ -962,31 +1066,25 @@ mod tests {
             0,
             0,
             Op::Delete {
-                path: format!("/l/{kazoo}"),
+                path: format!("/l/{kazoo}").into(),
                 by_server: true,
             },
         );
         feed.create(A, "lock-0000000002");
-        feed.txn(
+        feed.multi(
             C,
             4,
-            Op::Multi(vec![
-                delete("lock-0000000002"),
+            &[
+                deletes("lock-0000000002"),
                 end_record("lock-0000000002", "reaped"),
-            ]),
+            ],
         );
         // A multi's setData of other data is no end record.
         feed.create(B, "lock-0000000003");
-        feed.txn(
+        feed.multi(
             C,
             5,
-            Op::Multi(vec![
-                Op::SetData {
-                    path: "/l".into(),
-                    data: b"{}".to_vec(),
-                },
-                delete("lock-0000000003"),
-            ]),
+            &[set_data_op("/l", b"{}"), deletes("lock-0000000003")],
         );
         let out = feed.finish();
         let ends: Vec<(How, Option<&str>)> = out
@@ -1004,8 +1102,63 @@ mod tests {
                 (How::Broken, None)
             ]
         );
-        assert_eq!(out[0].data, b"worker-1");
+        assert_eq!(
+            out[0].who,
+            Who::Other {
+                data: Some("worker-1".into()),
+                named: None
+            }
+        );
         assert_eq!(out[0].end.as_ref().unwrap().by_session, None);
+    }
+
+    #[test]
+    fn durations_between_times_too_far_apart_are_unknown_not_wrapped() {
+        // Times from a crafted log: a hold from the earliest time there is
+        // to the latest, which no 64-bit duration spans.
+        let mut feed = Feed::new();
+        let txn = |zxid, time_ms, op| Txn {
+            session: A,
+            cxid: 1,
+            zxid,
+            time_ms,
+            op,
+        };
+        let (out, overlaps) = (&mut feed.out, &mut feed.overlaps);
+        let mut found = |found| sort(found, out, overlaps);
+        feed.replay.apply(
+            &txn(1, i64::MIN, create("/l/lock-0000000001", b"", true)),
+            &mut found,
+        );
+        feed.replay
+            .apply(&txn(2, i64::MAX, delete("lock-0000000001")), &mut found);
+        let summaries = feed.replay.finish(&mut found);
+        let hold = &feed.out[0];
+        assert_eq!(hold.holding_ms, Some(i64::MIN));
+        assert_eq!((hold.held_ms(), hold.waited_ms()), (None, Some(0)));
+        assert_eq!(summaries[0].1.held.max(), None);
+    }
+
+    #[test]
+    fn a_hold_its_zklock_lost_ends_lost_and_unclean() {
+        let mut feed = Feed::new();
+        feed.create(A, "lock-0000000001");
+        feed.multi(
+            A,
+            2,
+            &[
+                end_record("lock-0000000001", "lost"),
+                deletes("lock-0000000001"),
+            ],
+        );
+        let mut out = Vec::new();
+        let mut overlaps = Vec::new();
+        let summaries = feed
+            .replay
+            .finish(&mut |found| sort(found, &mut out, &mut overlaps));
+        let hold = &feed.out[0];
+        assert_eq!(hold.end.as_ref().map(|end| end.how), Some(How::Lost));
+        assert_eq!(summaries[0].1.unclean, 1);
     }
 
     #[test]
@@ -1083,6 +1236,113 @@ mod tests {
         );
         // The snapshot's node, not the log's create of it again.
         assert_eq!(out[2].created_ms, 1100);
+    }
+
+    /// Fails unless `replay(n)` takes time about linear in `n`: a run at
+    /// eight times `n` may take at most 24 times the best run at `n`, in
+    /// one of three rounds that each time both sizes. Time is the thread's
+    /// CPU time, which other work on the machine does not lengthen. Work
+    /// that grows with the square of the input takes 64 times as long, so
+    /// it cannot pass (and at over 100 times it fails at once); linear work
+    /// takes about eight times, n log n a little more.
+    pub(super) fn assert_linear(what: &str, n: usize, replay: impl Fn(usize)) {
+        const SCALE: usize = 8;
+        let time = |n| {
+            let start = crate::sys::thread_cpu_time();
+            replay(n);
+            crate::sys::thread_cpu_time().saturating_sub(start)
+        };
+        let mut small = std::time::Duration::MAX;
+        for round in 1..=3 {
+            small = small.min(time(n));
+            let large = time(n * SCALE);
+            let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-9);
+            if ratio <= 24.0 {
+                return;
+            }
+            assert!(
+                round < 3 && ratio < 100.0,
+                "{what}: {n} took {small:?}, {} took {large:?}: {ratio:.1} times as long",
+                n * SCALE
+            );
+        }
+    }
+
+    #[test]
+    fn thousands_of_readers_in_one_directory_cost_linear_time() {
+        // HBase's readers, all holding at once: each new one is asked
+        // about alone, not the thousands holding ahead of it.
+        assert_linear("readers", 2000, |n| {
+            let mut feed = Feed::new();
+            for i in 0..n {
+                feed.create(A + i as i64, &format!("read-{i:010}"));
+            }
+            let out = feed.finish();
+            assert!(out.iter().all(|h| h.holding_ms == Some(h.created_ms)));
+        });
+        // Two libraries' readers, alternating, with their overlaps asked
+        // for: counted, never compared pairwise.
+        assert_linear("two libraries' readers", 1000, |n| {
+            let mut feed = Feed::overlapping();
+            for i in 0..n {
+                let name = if i % 2 == 0 {
+                    format!("{i:032x}__rlock__{i:010}")
+                } else {
+                    format!("_c_{UUID}-__READ__{i:010}")
+                };
+                feed.create(A + i as i64, &name);
+            }
+            let (out, overlaps) = feed.finish_all();
+            assert_eq!(out.len(), n);
+            assert!(overlaps.is_empty());
+        });
+        // A writer made ahead of thousands of readers, again and again (a
+        // wrapped counter, a hand-made name): its every hold overlaps them,
+        // and each overlap names a bounded few of them with their count.
+        assert_linear("a writer ahead of readers", 1000, |n| {
+            let mut feed = Feed::overlapping();
+            for i in 0..n {
+                feed.create(A + i as i64, &format!("read-{:010}", i + 10));
+            }
+            for _ in 0..n {
+                feed.create(B, "write-0000000001");
+                feed.delete(B, "write-0000000001");
+            }
+            let (_, overlaps) = feed.finish_all();
+            assert_eq!(overlaps.len(), n);
+            let last = overlaps.last().unwrap();
+            assert_eq!(last.holder_count, n + 1);
+            assert!(last.holders.len() <= 2 * super::super::overlap::SHOWN);
+            assert_eq!(last.holders[0].node, "write-0000000001");
+        });
+    }
+
+    #[test]
+    fn one_multi_ending_thousands_beside_one_end_record_costs_linear_time() {
+        assert_linear("a multi ending many", 2000, |n| {
+            let mut feed = Feed::new();
+            let names: Vec<String> = (0..n).map(|i| format!("lock-{i:010}")).collect();
+            for name in &names {
+                feed.create(A, name);
+            }
+            let nodes: Vec<String> = names
+                .iter()
+                .map(|name| format!(r#"{{"node":"{name}","session":"0x100"}}"#))
+                .collect();
+            let record = format!(
+                r#"{{"zklock_end":{{"version":1,"nodes":[{}],"how":"reaped","by":{{"user":"ops","host":"h","pid":7}},"reason":null,"ran":null}}}}"#,
+                nodes.join(",")
+            );
+            let mut ops = vec![set_data_op("/l", record.as_bytes())];
+            ops.extend(names.iter().map(|name| deletes(name)));
+            feed.multi(C, 1, &ops);
+            let out = feed.finish();
+            assert_eq!(out.len(), n);
+            assert!(
+                out.iter()
+                    .all(|h| h.end.as_ref().unwrap().how == How::Reaped)
+            );
+        });
     }
 
     /// The holders' nodes of each overlap, with its span.

@@ -12,7 +12,7 @@ impl Hold {
     /// session, and the pid and creation time of its owner record; `None`
     /// for a node whose data is no owner record.
     pub(crate) fn set(&self) -> Option<String> {
-        let owner = self.owner.as_deref()?;
+        let owner = self.who.owner()?;
         Some(format!(
             "{} pid {} {}",
             zk::format_session(self.session),
@@ -24,7 +24,7 @@ impl Hold {
 
 #[cfg(test)]
 mod tests {
-    use crate::history::Hold;
+    use crate::history::{Hold, Who};
     use crate::lock::{ContenderMode, Dialect, Owner};
 
     fn hold(lock: &str, session: i64, data: Vec<u8>) -> Hold {
@@ -35,8 +35,7 @@ mod tests {
             mode: ContenderMode::Exclusive,
             session,
             fence: 1,
-            owner: Owner::parse(&data).map(Box::new),
-            data,
+            who: Who::of(Dialect::Curator, &data, session),
             created_ms: 0,
             holding_ms: None,
             end: None,

@@ -11,10 +11,13 @@
 //!
 //! A reader holds one record at a time, so a log of any size is read in the
 //! memory of its largest record, and that is bounded ([`MAX_RECORD`]) before
-//! it is allocated. A record cut off part-way or whose checksum does not
-//! match is an error naming its offset; everything before it was already
-//! handed out.
+//! it is allocated. A transaction borrows its paths and data from that
+//! record, and a multi's operations are read from it one at a time as they
+//! are applied: a record of millions of operations costs no more than its
+//! bytes. A record cut off part-way or whose checksum does not match is an
+//! error naming its offset; everything before it was already handed out.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Read};
 
@@ -44,9 +47,9 @@ mod code {
     pub(super) const ERROR: i32 = -1;
 }
 
-/// One transaction, as its header and record say.
+/// One transaction, as its header and record say, borrowed from the record.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Txn {
+pub(crate) struct Txn<'a> {
     /// The session that asked for it (the one that closes, for a close).
     pub session: i64,
     /// The client's request number; 0 for what the server does by itself
@@ -55,22 +58,22 @@ pub(crate) struct Txn {
     pub zxid: i64,
     /// The leader's clock when it was made, in ms since the epoch.
     pub time_ms: i64,
-    pub op: Op,
+    pub op: Op<'a>,
 }
 
 /// What a transaction changed, as far as history cares.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    Create(Create),
+pub(crate) enum Op<'a> {
+    Create(Create<'a>),
     /// A delete; `by_server` for the server's own removal of an empty
     /// container or an expired TTL node.
     Delete {
-        path: String,
+        path: Cow<'a, str>,
         by_server: bool,
     },
     SetData {
-        path: String,
-        data: Vec<u8>,
+        path: Cow<'a, str>,
+        data: &'a [u8],
     },
     CreateSession,
     /// The session's end; its ephemeral nodes go with it (3.6 and later
@@ -78,7 +81,7 @@ pub(crate) enum Op {
     CloseSession,
     /// A multi transaction's operations, applied together. A multi that
     /// failed is written as errors and reads as [`Op::Other`].
-    Multi(Vec<Op>),
+    Multi(Multi<'a>),
     /// Anything else (a failed request, an ACL change, a version check, a
     /// reconfiguration): nothing a lock's history shows.
     Other,
@@ -86,9 +89,9 @@ pub(crate) enum Op {
 
 /// A node's creation.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Create {
-    pub path: String,
-    pub data: Vec<u8>,
+pub(crate) struct Create<'a> {
+    pub path: Cow<'a, str>,
+    pub data: &'a [u8],
     /// Owned by the creating session, and gone with it.
     pub ephemeral: bool,
 }
@@ -185,25 +188,58 @@ impl<R: Read> TxnLog<R> {
     }
 
     /// The next transaction; `None` where the written part of the log ends.
-    pub(crate) fn next_txn(&mut self) -> Result<Option<Txn>, RecordError> {
+    pub(crate) fn next_txn(&mut self) -> Result<Option<Txn<'_>>, RecordError> {
+        let Some(start) = self.advance()? else {
+            return Ok(None);
+        };
+        parse_txn(&self.record).map(Some).map_err(|why| {
+            self.ended = true;
+            RecordError {
+                offset: start,
+                problem: Problem::Unreadable(why),
+            }
+        })
+    }
+
+    /// The zxid of the next transaction, its record checked but read no
+    /// further; `None` where the written part of the log ends.
+    pub(crate) fn next_zxid(&mut self) -> Result<Option<i64>, RecordError> {
+        let Some(start) = self.advance()? else {
+            return Ok(None);
+        };
+        let mut jute = Jute::new(&self.record);
+        let zxid = (|| {
+            jute.long("session")?;
+            jute.int("cxid")?;
+            jute.long("zxid")
+        })();
+        zxid.map(Some).map_err(|why| {
+            self.ended = true;
+            RecordError {
+                offset: start,
+                problem: Problem::Unreadable(why),
+            }
+        })
+    }
+
+    /// Reads the next record into `self.record`; its offset, or `None`
+    /// where the written part of the log ends.
+    fn advance(&mut self) -> Result<Option<u64>, RecordError> {
         if self.ended {
             return Ok(None);
         }
         let start = self.offset;
         let read = self.read_record();
         self.ended = !matches!(read, Ok(Some(_)));
-        let at = |problem| RecordError {
+        let Some(len) = read.map_err(|problem| RecordError {
             offset: start,
             problem,
-        };
-        let Some(len) = read.map_err(at)? else {
+        })?
+        else {
             return Ok(None);
         };
         self.offset = start + 13 + len as u64;
-        parse_txn(&self.record).map(Some).map_err(|why| {
-            self.ended = true;
-            at(Problem::Unreadable(why))
-        })
+        Ok(Some(start))
     }
 
     /// Reads one record's bytes into `self.record` and checks them; its
@@ -303,7 +339,7 @@ impl Adler32 {
 /// Reads a record's bytes as a transaction: its header, then its record.
 /// What follows the record (3.6's digest, 3.6's list of a closing
 /// session's ephemeral nodes) is not needed and not read.
-pub(crate) fn parse_txn(bytes: &[u8]) -> Result<Txn, JuteError> {
+pub(crate) fn parse_txn(bytes: &[u8]) -> Result<Txn<'_>, JuteError> {
     let mut jute = Jute::new(bytes);
     let session = jute.long("session")?;
     let cxid = jute.int("cxid")?;
@@ -311,7 +347,7 @@ pub(crate) fn parse_txn(bytes: &[u8]) -> Result<Txn, JuteError> {
     let time_ms = jute.long("time")?;
     let kind = jute.int("type")?;
     let op = match kind {
-        code::MULTI => parse_multi(&mut jute)?,
+        code::MULTI => Multi::read(&mut jute)?,
         code::CREATE_SESSION => Op::CreateSession,
         code::CLOSE_SESSION => Op::CloseSession,
         kind => parse_op(kind, &mut jute)?,
@@ -325,27 +361,54 @@ pub(crate) fn parse_txn(bytes: &[u8]) -> Result<Txn, JuteError> {
     })
 }
 
-/// A multi transaction: a count, then each operation's type and bytes.
-fn parse_multi(jute: &mut Jute<'_>) -> Result<Op, JuteError> {
-    let count = jute.count("multi count", 8)?;
-    let mut ops = Vec::new();
-    for _ in 0..count {
-        let kind = jute.int("multi op type")?;
-        let bytes = jute.buffer("multi op")?;
-        if kind == code::ERROR {
-            // A multi that failed is all errors: nothing happened.
-            return Ok(Op::Other);
+/// A multi transaction's operations, still in its record: a count, then
+/// each operation's type and bytes. Every one was read once when the
+/// record was, so a damaged one fails the record before anything of it is
+/// applied; [`Multi::ops`] reads them again, one at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Multi<'a> {
+    count: usize,
+    ops: &'a [u8],
+}
+
+impl<'a> Multi<'a> {
+    /// Reads and checks a multi's record; a multi that failed (all errors:
+    /// nothing happened) reads as [`Op::Other`].
+    pub(crate) fn read(jute: &mut Jute<'a>) -> Result<Op<'a>, JuteError> {
+        let count = jute.count("multi count", 8)?;
+        let ops = jute.rest();
+        let mut each = Jute::new(ops);
+        for _ in 0..count {
+            let (kind, bytes) = next_op(&mut each)?;
+            if kind == code::ERROR {
+                return Ok(Op::Other);
+            }
+            parse_op(kind, &mut Jute::new(bytes))?;
         }
-        ops.push(parse_op(kind, &mut Jute::new(bytes))?);
+        Ok(Op::Multi(Multi { count, ops }))
     }
-    Ok(Op::Multi(ops))
+
+    /// The operations, in order.
+    pub(crate) fn ops(&self) -> impl Iterator<Item = Op<'a>> + use<'a> {
+        let mut each = Jute::new(self.ops);
+        // Every operation was read before: none fails now.
+        (0..self.count).map_while(move |_| {
+            let (kind, bytes) = next_op(&mut each).ok()?;
+            parse_op(kind, &mut Jute::new(bytes)).ok()
+        })
+    }
+}
+
+/// One operation of a multi: its type and bytes.
+fn next_op<'a>(jute: &mut Jute<'a>) -> Result<(i32, &'a [u8]), JuteError> {
+    Ok((jute.int("multi op type")?, jute.buffer("multi op")?))
 }
 
 /// One operation's record, alone or inside a multi.
-fn parse_op(kind: i32, jute: &mut Jute<'_>) -> Result<Op, JuteError> {
+fn parse_op<'a>(kind: i32, jute: &mut Jute<'a>) -> Result<Op<'a>, JuteError> {
     Ok(match kind {
         code::CREATE | code::CREATE2 => {
-            let (path, data) = (jute.string("path")?, jute.buffer("data")?.to_vec());
+            let (path, data) = (jute.string("path")?, jute.buffer("data")?);
             jute.skip_acls()?;
             let ephemeral = jute.boolean("ephemeral")?;
             Op::Create(Create {
@@ -355,7 +418,7 @@ fn parse_op(kind: i32, jute: &mut Jute<'_>) -> Result<Op, JuteError> {
             })
         }
         code::CREATE_CONTAINER | code::CREATE_TTL => {
-            let (path, data) = (jute.string("path")?, jute.buffer("data")?.to_vec());
+            let (path, data) = (jute.string("path")?, jute.buffer("data")?);
             Op::Create(Create {
                 path,
                 data,
@@ -368,7 +431,7 @@ fn parse_op(kind: i32, jute: &mut Jute<'_>) -> Result<Op, JuteError> {
         },
         code::SET_DATA => Op::SetData {
             path: jute.string("path")?,
-            data: jute.buffer("data")?.to_vec(),
+            data: jute.buffer("data")?,
         },
         _ => Op::Other,
     })
@@ -451,16 +514,66 @@ pub(crate) mod tests {
         bytes
     }
 
-    fn read_all(bytes: &[u8]) -> (Vec<Txn>, Option<RecordError>) {
+    /// Every transaction of `bytes`, each with its record's bytes (which
+    /// it borrows), and the error.
+    /// A delete's operation in a multi.
+    pub(crate) fn delete_op(path: &str) -> (i32, Vec<u8>) {
+        (code::DELETE, string(path))
+    }
+
+    /// A data write's operation in a multi.
+    pub(crate) fn set_data_op(path: &str, data: &[u8]) -> (i32, Vec<u8>) {
+        let mut bytes = string(path);
+        bytes.extend((data.len() as i32).to_be_bytes());
+        bytes.extend(data);
+        bytes.extend(0i32.to_be_bytes());
+        (code::SET_DATA, bytes)
+    }
+
+    /// A multi's operations from its record (as [`multi`] writes it).
+    pub(crate) fn multi_of(record: &[u8]) -> Op<'_> {
+        Multi::read(&mut Jute::new(record)).expect("a multi's record")
+    }
+
+    fn read_all(bytes: &[u8]) -> (Vec<Txn<'static>>, Option<RecordError>) {
         let mut log = TxnLog::open(bytes).unwrap();
         let mut txns = Vec::new();
         loop {
             match log.next_txn() {
-                Ok(Some(txn)) => txns.push(txn),
+                Ok(Some(txn)) => txns.push(owned(txn)),
                 Ok(None) => return (txns, None),
                 Err(err) => return (txns, Some(err)),
             }
         }
+    }
+
+    /// `txn` with its record's bytes leaked, so that a test may keep it.
+    fn owned(txn: Txn<'_>) -> Txn<'static> {
+        let leak = |text: Cow<'_, str>| Cow::Borrowed(&*String::leak(text.into_owned()));
+        let data = |data: &[u8]| &*Vec::leak(data.to_vec());
+        let op = match txn.op {
+            Op::Create(create) => Op::Create(Create {
+                path: leak(create.path),
+                data: data(create.data),
+                ephemeral: create.ephemeral,
+            }),
+            Op::Delete { path, by_server } => Op::Delete {
+                path: leak(path),
+                by_server,
+            },
+            Op::SetData { path, data: bytes } => Op::SetData {
+                path: leak(path),
+                data: data(bytes),
+            },
+            Op::Multi(multi) => Op::Multi(Multi {
+                count: multi.count,
+                ops: data(multi.ops),
+            }),
+            Op::CreateSession => Op::CreateSession,
+            Op::CloseSession => Op::CloseSession,
+            Op::Other => Op::Other,
+        };
+        Txn { op, ..txn }
     }
 
     fn sample() -> LogWriter {
@@ -500,29 +613,32 @@ pub(crate) mod tests {
         log.bytes.extend([0u8; 4096]);
         let (txns, err) = read_all(&log.bytes);
         assert!(err.is_none(), "{err:?}");
-        let ops: Vec<&Op> = txns.iter().map(|t| &t.op).collect();
+        assert_eq!(txns[0].op, Op::CreateSession);
         assert_eq!(
-            ops,
+            txns[1].op,
+            Op::Create(Create {
+                path: "/l/lock-0000000001".into(),
+                data: b"me",
+                ephemeral: true
+            })
+        );
+        let Op::Multi(multi) = &txns[2].op else {
+            panic!("{:?}", txns[2].op);
+        };
+        assert_eq!(
+            multi.ops().collect::<Vec<_>>(),
             [
-                &Op::CreateSession,
-                &Op::Create(Create {
+                Op::SetData {
+                    path: "/l".into(),
+                    data: b"end"
+                },
+                Op::Delete {
                     path: "/l/lock-0000000001".into(),
-                    data: b"me".to_vec(),
-                    ephemeral: true
-                }),
-                &Op::Multi(vec![
-                    Op::SetData {
-                        path: "/l".into(),
-                        data: b"end".to_vec()
-                    },
-                    Op::Delete {
-                        path: "/l/lock-0000000001".into(),
-                        by_server: false
-                    }
-                ]),
-                &Op::CloseSession,
+                    by_server: false
+                }
             ]
         );
+        assert_eq!(txns[3].op, Op::CloseSession);
         assert_eq!(
             (txns[3].session, txns[3].cxid, txns[3].zxid, txns[3].time_ms),
             (5, 0, 0x103, 1003)

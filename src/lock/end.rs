@@ -42,7 +42,7 @@ use crate::zk::{self, Deleted, DirWrite, Session, path};
 
 /// The record's one version so far: later fields are optional, so that a
 /// reader of either age reads the other's records.
-const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// The longest `--reason` kept: the record shares the directory's data with
 /// nothing, but ZooKeeper refuses a write larger than its buffer, and a

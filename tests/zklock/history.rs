@@ -9,7 +9,9 @@
 //! dumps from the same files. A log cut off or damaged stops the reading
 //! with an error naming the record's offset, after what was read before it.
 
+mod ensemble;
 mod semaphores;
+mod shapes;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -252,8 +254,14 @@ fn check(env: &TestEnv, history: &History, truths: &[Truth]) -> HashMap<String, 
             Some(session) => assert_eq!(hold.ended_by, Some(format!("0x{session:x}")), "{what}"),
         }
         if let Some(data) = truth.data_has {
+            // zklock's `--data` is in its owner record; a library's data as
+            // it wrote it.
+            let said = match &hold.owner {
+                Some(owner) => owner["data"].as_str().map(str::to_owned),
+                None => hold.data.clone(),
+            };
             assert!(
-                hold.data.as_deref().is_some_and(|d| d.contains(data)),
+                said.is_some_and(|d| d.contains(data)),
                 "data {data}: {what}"
             );
         }
@@ -1009,6 +1017,12 @@ fn a_hold_begun_before_a_gzip_snapshot_on_3_9() {
 /// A log of about `bytes`, written by ZooKeeper's own FileTxnLog (the
 /// benchmark's writer, bench/WriteTxnLog.java), in a data dir of `scratch`.
 fn written_log(scratch: &support::Scratch, bytes: u64) -> PathBuf {
+    write_txn_log(scratch, &[&bytes.to_string()])
+}
+
+/// A data dir of `scratch` written by bench/WriteTxnLog.java with `args`
+/// after the dir: a log of so many bytes, or one of its shapes.
+fn write_txn_log(scratch: &support::Scratch, args: &[&str]) -> PathBuf {
     let classpath = "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:\
                      /usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar";
     let classes = scratch.file("classes");
@@ -1026,7 +1040,7 @@ fn written_log(scratch: &support::Scratch, bytes: u64) -> PathBuf {
         .arg(format!("{}:{classpath}", classes.display()))
         .arg("WriteTxnLog")
         .arg(&data)
-        .arg(bytes.to_string())
+        .args(args)
         .status()
         .expect("java (scripts/setup installs default-jdk-headless)");
     assert!(wrote.success());

@@ -21,38 +21,61 @@
 //! the maximum kazoo stores in the semaphore's data would be an overlap.
 //! Curator keeps its maximum in no node, so its leases are never counted.
 //!
-//! The maxima are remembered from the creates of persistent nodes and the
-//! data writes whose data is a number, a bounded number of them, so that a
-//! log full of such nodes cannot exhaust memory.
+//! The leases waiting for room are kept under the internal-lock node whose
+//! going lets them hold, so that a holder making thousands of them costs
+//! nothing per transaction after; the held ones are counted, not listed,
+//! for the overlaps. The maxima are remembered from the creates of
+//! persistent nodes and the data writes whose data is a number, a bounded
+//! number of them under their paths as kept (see `kept`), so that a log
+//! full of such nodes cannot exhaust memory.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
-use super::{End, Found, Live, Replay, deleted};
-use crate::history::overlap::{Holder, Overlaps};
+use super::{Cause, Ended, Found, Live, Node, Owned, Replay};
+use crate::history::kept::{self, Who};
+use crate::history::overlap::{self, Holder, Overlaps};
 use crate::history::txnlog::{Create, Txn};
-use crate::lock::end::EndRecord;
+use crate::lock::ContenderMode;
+use crate::lock::Dialect;
 use crate::lock::queue::QueueEntry;
 use crate::lock::semaphore::{self, CURATOR_LEASES, CURATOR_LOCKS};
-use crate::lock::{ContenderMode, Dialect, Owner};
 use crate::zk::{self, path};
 
 /// At most this many semaphores' maxima are remembered at once.
 const MAXIMA: usize = 4096;
 
+/// An internal-lock node: its directory and itself.
+type LockNode = (Rc<str>, Rc<QueueEntry>);
+
+/// A lease: its semaphore and its name.
+type LeaseOf = (Rc<str>, Rc<str>);
+
 /// The live leases and what they need.
 #[derive(Debug, Default)]
 pub(super) struct Leases {
-    /// Each semaphore's live leases, by node name.
-    live: HashMap<String, BTreeMap<String, LiveLease>>,
-    /// The leases still waiting for room: lease path → the internal-lock
-    /// node whose going lets it hold.
-    pending: HashMap<String, String>,
-    /// The maximum that nodes' data gives, by path (kazoo's semaphores).
-    maxima: HashMap<String, u32>,
+    /// Each semaphore with a live lease.
+    semaphores: HashMap<Rc<str>, Semaphore>,
+    /// The leases waiting for room, under the internal-lock node whose
+    /// going lets them hold.
+    waiting_on: BTreeMap<LockNode, BTreeSet<LeaseOf>>,
+    /// The maximum that nodes' data gives, by path as kept (kazoo's
+    /// semaphores).
+    maxima: HashMap<Box<str>, u32>,
     /// Semaphores whose leases changed in the transaction being applied.
-    touched: Vec<String>,
+    touched: BTreeSet<Rc<str>>,
     /// Moments with more leases held than the maximum, when asked for.
     overlaps: Option<Overlaps>,
+}
+
+/// One semaphore's live leases.
+#[derive(Debug, Default)]
+struct Semaphore {
+    leases: HashMap<Rc<str>, LiveLease>,
+    /// Those that hold, in grant order (by fence).
+    holding: BTreeSet<(i64, Rc<str>)>,
+    /// Set when one began or ended to hold, until its overlaps are told.
+    changed: bool,
 }
 
 /// A live lease.
@@ -60,6 +83,8 @@ pub(super) struct Leases {
 struct LiveLease {
     dialect: Dialect,
     live: Live,
+    /// The internal-lock node it waits for, until it holds.
+    waits_for: Option<LockNode>,
 }
 
 /// Where a lease node lives: its semaphore, and the semaphore's internal
@@ -107,19 +132,40 @@ impl Leases {
     /// Remembers `data` as the maximum of the node at `full` when it is a
     /// number, and forgets it otherwise.
     pub(super) fn note_data(&mut self, full: &str, data: &[u8]) {
+        let full = kept::name(full);
         match semaphore::kazoo_max_leases(data) {
-            Some(max) if self.maxima.len() < MAXIMA || self.maxima.contains_key(full) => {
-                self.maxima.insert(full.to_owned(), max);
+            Some(max) if self.maxima.len() < MAXIMA || self.maxima.contains_key(&*full) => {
+                self.maxima.insert(full.into(), max);
             }
             _ => {
-                self.maxima.remove(full);
+                self.maxima.remove(&*full);
             }
         }
     }
 
     /// Forgets what was remembered of the node at `full`, now deleted.
     pub(super) fn forget(&mut self, full: &str) {
-        self.maxima.remove(full);
+        self.maxima.remove(&*kept::name(full));
+    }
+
+    /// The internal-lock node `dir`'s `entry` went, at `at_ms`: the leases
+    /// that waited for it hold.
+    pub(super) fn release_waiting_on(&mut self, dir: &Rc<str>, entry: &Rc<QueueEntry>, at_ms: i64) {
+        let Some(waiting) = self.waiting_on.remove(&(dir.clone(), entry.clone())) else {
+            return;
+        };
+        for (semaphore, name) in waiting {
+            let Some(leases) = self.semaphores.get_mut(&semaphore) else {
+                continue;
+            };
+            if let Some(lease) = leases.leases.get_mut(&name) {
+                lease.waits_for = None;
+                lease.live.holding_ms.get_or_insert(at_ms);
+                leases.holding.insert((lease.live.fence, name));
+                leases.changed = true;
+                self.touched.insert(semaphore);
+            }
+        }
     }
 }
 
@@ -134,15 +180,15 @@ impl Replay {
     /// Remembers the maximum a created persistent node's data may give (a
     /// kazoo semaphore is one; ephemeral nodes, which sessions' closes
     /// remove unseen, would only fill the bounded room).
-    pub(super) fn note_create(&mut self, create: &Create) {
+    pub(super) fn note_create(&mut self, create: &Create<'_>) {
         if !create.ephemeral {
-            self.note_data(&create.path, &create.data);
+            self.note_data(&create.path, create.data);
         }
     }
 
     /// A created node that is no contender: a lease when its name, its
     /// place and the session's hold of the internal lock say so.
-    pub(super) fn create_lease(&mut self, txn: &Txn, create: &Create) -> bool {
+    pub(super) fn create_lease(&mut self, txn: &Txn<'_>, create: &Create<'_>) -> bool {
         if !create.ephemeral {
             return false;
         }
@@ -160,14 +206,11 @@ impl Replay {
             ephemeral: true,
             fence: txn.zxid,
             created_ms: acquirer.as_ref().map_or(txn.time_ms, |(_, queued)| *queued),
-            data: create.data.clone(),
-            owner: Owner::parse(&create.data).map(Box::new),
+            who: Who::of(site.dialect, create.data, txn.session),
             holding_ms: holds_now.then_some(txn.time_ms),
         };
-        if let Some((node, _)) = acquirer.filter(|_| !holds_now) {
-            self.leases.pending.insert(create.path.clone(), node);
-        }
-        self.add_lease(&create.path, site, live);
+        let waits_for = acquirer.filter(|_| !holds_now).map(|(node, _)| node);
+        self.add_lease(&create.path, site, live, waits_for);
         true
     }
 
@@ -185,196 +228,164 @@ impl Replay {
         let Some(site) = site(full).filter(|site| self.scope.covers(&site.semaphore)) else {
             return false;
         };
-        if site.dialect == Dialect::Kazoo && !self.leases.maxima.contains_key(&site.semaphore) {
+        if site.dialect == Dialect::Kazoo
+            && !self
+                .leases
+                .maxima
+                .contains_key(&*kept::name(&site.semaphore))
+        {
             return false;
         }
-        let live = Live {
-            session: stat.ephemeral_owner,
-            ephemeral: true,
-            fence: stat.czxid,
-            created_ms: stat.ctime,
-            data: data.to_vec(),
-            owner: Owner::parse(data).map(Box::new),
-            holding_ms: Some(stat.ctime),
-        };
-        self.add_lease(full, site, live);
+        let mut live = Live::new(site.dialect, data, stat, stat.ephemeral_owner);
+        live.holding_ms = Some(stat.ctime);
+        self.add_lease(full, site, live, None);
         true
     }
 
     /// Keeps `live` as a lease of `site` at `full`, under its session too,
-    /// whose close ends it.
-    fn add_lease(&mut self, full: &str, site: Site, live: Live) {
+    /// whose close ends it, and under the internal-lock node it
+    /// `waits_for`.
+    fn add_lease(&mut self, full: &str, site: Site, live: Live, waits_for: Option<LockNode>) {
+        let semaphore: Rc<str> = Rc::from(kept::name(&site.semaphore));
+        let semaphore = self
+            .leases
+            .semaphores
+            .get_key_value(&semaphore)
+            .map_or(semaphore, |(key, _)| key.clone());
+        let name: Rc<str> = Rc::from(kept::name(path::basename(full)));
         self.sessions
-            .entry(live.session)
-            .or_default()
-            .insert(full.to_owned());
+            .add(live.session, Owned::Lease(semaphore.clone(), name.clone()));
+        if let Some(node) = &waits_for {
+            self.leases
+                .waiting_on
+                .entry(node.clone())
+                .or_default()
+                .insert((semaphore.clone(), name.clone()));
+        }
+        let leases = self.leases.semaphores.entry(semaphore.clone()).or_default();
+        if live.holding_ms.is_some() {
+            leases.holding.insert((live.fence, name.clone()));
+            leases.changed = true;
+        }
         let lease = LiveLease {
             dialect: site.dialect,
             live,
+            waits_for,
         };
-        self.leases
-            .live
-            .entry(site.semaphore.clone())
-            .or_default()
-            .insert(path::basename(full).to_owned(), lease);
-        self.leases.touched.push(site.semaphore);
+        leases.leases.insert(name, lease);
+        self.leases.touched.insert(semaphore);
     }
 
     /// The node of `internal_lock` that `session` holds, with when it was
     /// created: the acquirer that creates a lease.
-    fn acquirer(&self, internal_lock: &str, session: i64) -> Option<(String, i64)> {
-        self.queues
-            .get(internal_lock)?
-            .iter()
-            .find(|(_, live)| live.session == session && live.holding_ms.is_some())
-            .map(|(entry, live)| (path::join(internal_lock, &entry.name), live.created_ms))
+    fn acquirer(&self, internal_lock: &str, session: i64) -> Option<(LockNode, i64)> {
+        let (dir, queue) = self.queues.get_key_value(&*kept::name(internal_lock))?;
+        let entry = queue.holders().of_session(session)?;
+        let created = queue.get(entry)?.created_ms;
+        Some(((dir.clone(), entry.clone()), created))
     }
 
-    /// A deleted node that may be a live lease: ends it as `deleted` says
-    /// (with the end record written beside it, if any). True when it was.
-    pub(super) fn delete_lease(
-        &mut self,
-        txn: &Txn,
-        full: &str,
-        by_server: bool,
-        records: &[(&str, EndRecord)],
-        emit: &mut impl FnMut(Found),
-    ) -> bool {
-        self.leases.forget(full);
-        let Some((semaphore, lease)) = self.take_lease(full) else {
-            return false;
-        };
-        let dir = path::parent(full).unwrap_or_default();
-        let name = path::basename(full);
-        let record = records
-            .iter()
-            .find(|(at, record)| *at == dir && record.names(name, lease.live.session))
-            .map(|(_, record)| record);
-        let end = deleted(txn, by_server, &lease.live, record);
-        self.hand_out_lease(semaphore, name.to_owned(), lease, Some(end), emit);
-        true
-    }
-
-    /// Ends the live lease at `full`, if it is one, as its session's close
-    /// did. True when it was.
-    pub(super) fn close_lease(
-        &mut self,
-        full: &str,
-        end: End,
-        emit: &mut impl FnMut(Found),
-    ) -> bool {
-        let Some((semaphore, lease)) = self.take_lease(full) else {
-            return false;
-        };
-        let name = path::basename(full).to_owned();
-        self.hand_out_lease(semaphore, name, lease, Some(end), emit);
-        true
-    }
-
-    fn take_lease(&mut self, full: &str) -> Option<(String, LiveLease)> {
+    /// A deleted node that may be a live lease: ended as `deleted` will
+    /// tell (with the end record written beside it, if any).
+    pub(super) fn delete_lease(&mut self, full: &str, by_server: bool) -> Option<Ended> {
         let site = site(full)?;
-        let leases = self.leases.live.get_mut(&site.semaphore)?;
-        let lease = leases.remove(path::basename(full))?;
-        if leases.is_empty() {
-            self.leases.live.remove(&site.semaphore);
+        let dir = path::parent(full).unwrap_or_default();
+        let cause = Cause::Deleted {
+            dir: Rc::from(kept::name(dir)),
+            by_server,
+        };
+        let semaphore = kept::name(&site.semaphore);
+        self.take_lease(&semaphore, &kept::name(path::basename(full)), cause)
+    }
+
+    /// Takes the live lease `name` of `semaphore` out, ended by `cause`.
+    pub(super) fn take_lease(
+        &mut self,
+        semaphore: &str,
+        name: &str,
+        cause: Cause,
+    ) -> Option<Ended> {
+        let key = self.leases.semaphores.get_key_value(semaphore)?.0.clone();
+        let leases = self.leases.semaphores.get_mut(&key)?;
+        let (name, lease) = leases.leases.remove_entry(name)?;
+        if leases.holding.remove(&(lease.live.fence, name.clone())) {
+            leases.changed = true;
         }
-        self.leases.pending.remove(full);
-        if let Some(paths) = self.sessions.get_mut(&lease.live.session) {
-            paths.remove(full);
-            if paths.is_empty() {
-                self.sessions.remove(&lease.live.session);
+        if leases.leases.is_empty() {
+            self.leases.semaphores.remove(&key);
+        }
+        if let Some(node) = &lease.waits_for
+            && let Some(waiting) = self.leases.waiting_on.get_mut(node)
+        {
+            waiting.remove(&(key.clone(), name.clone()));
+            if waiting.is_empty() {
+                self.leases.waiting_on.remove(node);
             }
         }
-        self.leases.touched.push(site.semaphore.clone());
-        Some((site.semaphore, lease))
+        self.sessions
+            .remove(lease.live.session, Owned::Lease(key.clone(), name.clone()));
+        self.leases.touched.insert(key.clone());
+        Some(Ended {
+            lock: key,
+            node: Node::Lease(name, lease.dialect),
+            live: lease.live,
+            cause,
+            record: None,
+        })
     }
 
-    fn hand_out_lease(
+    /// After a transaction: the semaphores whose held leases changed are
+    /// checked against their maximum.
+    pub(super) fn settle_leases(&mut self, txn: &Txn<'_>, emit: &mut impl FnMut(Found)) {
+        for semaphore in std::mem::take(&mut self.leases.touched) {
+            self.watch_lease_overlaps(&semaphore, (txn.zxid, txn.time_ms), emit);
+        }
+    }
+
+    /// Ends `semaphore`'s overlap when its held leases changed, and begins
+    /// one while more leases are held than its known maximum.
+    fn watch_lease_overlaps(
         &mut self,
-        semaphore: String,
-        node: String,
-        lease: LiveLease,
-        end: Option<End>,
+        semaphore: &str,
+        at: (i64, i64),
         emit: &mut impl FnMut(Found),
     ) {
-        let hold = lease
-            .live
-            .into_hold(semaphore, node, lease.dialect, ContenderMode::Lease, end);
-        self.hand_out(hold, emit);
-    }
-
-    /// After a transaction: the waiting leases whose internal-lock node went
-    /// begin to hold, and the semaphores whose leases changed are checked
-    /// against their maximum.
-    pub(super) fn settle_leases(&mut self, txn: &Txn, emit: &mut impl FnMut(Found)) {
-        let released: Vec<String> = self
-            .leases
-            .pending
-            .iter()
-            .filter(|(_, node)| !self.is_live(node))
-            .map(|(lease, _)| lease.clone())
-            .collect();
-        for full in released {
-            self.leases.pending.remove(&full);
-            let Some(site) = site(&full) else {
-                continue;
-            };
-            if let Some(lease) = self
-                .leases
-                .live
-                .get_mut(&site.semaphore)
-                .and_then(|leases| leases.get_mut(path::basename(&full)))
-            {
-                lease.live.holding_ms.get_or_insert(txn.time_ms);
-            }
-        }
-        let mut touched = std::mem::take(&mut self.leases.touched);
-        touched.sort();
-        touched.dedup();
-        for semaphore in touched {
-            self.watch_lease_overlaps(&semaphore, txn, emit);
-        }
-    }
-
-    /// True while the contender at `full` is live.
-    fn is_live(&self, full: &str) -> bool {
-        let (Some(dir), Some(entry)) =
-            (path::parent(full), QueueEntry::parse(path::basename(full)))
-        else {
-            return false;
-        };
-        self.queues
-            .get(dir)
-            .is_some_and(|queue| queue.contains_key(&entry))
-    }
-
-    /// Ends `semaphore`'s overlap when its holders changed, and begins one
-    /// while more leases are held than its known maximum.
-    fn watch_lease_overlaps(&mut self, semaphore: &str, txn: &Txn, emit: &mut impl FnMut(Found)) {
         let Some(overlaps) = &mut self.leases.overlaps else {
             return;
         };
-        let holders: Vec<Holder> = self
-            .leases
-            .live
-            .get(semaphore)
-            .into_iter()
-            .flatten()
-            .filter(|(_, lease)| lease.live.holding_ms.is_some())
-            .map(|(name, lease)| Holder {
-                node: name.clone(),
-                dialect: lease.dialect,
-                mode: ContenderMode::Lease,
-                session: lease.live.session,
-                fence: lease.live.fence,
-            })
-            .collect();
-        let over = self
-            .leases
-            .maxima
-            .get(semaphore)
-            .is_some_and(|&max| holders.len() > max as usize);
-        if let Some(ended) = overlaps.update_when(semaphore, holders, over, txn.zxid, txn.time_ms)
+        let ended = match self.leases.semaphores.get_mut(semaphore) {
+            Some(leases) => {
+                if !std::mem::take(&mut leases.changed) {
+                    return;
+                }
+                let count = leases.holding.len();
+                let over = self
+                    .leases
+                    .maxima
+                    .get(semaphore)
+                    .is_some_and(|&max| count > max as usize);
+                let shown = || {
+                    leases
+                        .holding
+                        .iter()
+                        .take(overlap::SHOWN)
+                        .filter_map(|(fence, name)| {
+                            let lease = leases.leases.get(name)?;
+                            Some(Holder {
+                                node: name.to_string(),
+                                dialect: lease.dialect,
+                                mode: ContenderMode::Lease,
+                                session: lease.live.session,
+                                fence: *fence,
+                            })
+                        })
+                        .collect()
+                };
+                overlaps.changed(semaphore, over, at, count, shown)
+            }
+            None => overlaps.changed(semaphore, false, at, 0, Vec::new),
+        };
+        if let Some(ended) = ended
             && self.window.overlaps(ended.from_ms, ended.until_ms)
         {
             emit(Found::Overlap(ended));
@@ -384,14 +395,25 @@ impl Replay {
     /// Hands out every lease still alive, semaphore by semaphore in grant
     /// order, and the overlaps of leases still in progress.
     pub(super) fn finish_leases(&mut self, emit: &mut impl FnMut(Found)) {
-        let mut semaphores: Vec<String> = self.leases.live.keys().cloned().collect();
+        let mut semaphores: Vec<Rc<str>> = self.leases.semaphores.keys().cloned().collect();
         semaphores.sort();
         for semaphore in semaphores {
-            let leases = self.leases.live.remove(&semaphore).unwrap_or_default();
-            let mut leases: Vec<(String, LiveLease)> = leases.into_iter().collect();
+            let leases = self
+                .leases
+                .semaphores
+                .remove(&semaphore)
+                .unwrap_or_default();
+            let mut leases: Vec<(Rc<str>, LiveLease)> = leases.leases.into_iter().collect();
             leases.sort_by_key(|(_, lease)| lease.live.fence);
             for (name, lease) in leases {
-                self.hand_out_lease(semaphore.clone(), name, lease, None, emit);
+                let hold = lease.live.into_hold(
+                    semaphore.to_string(),
+                    name.to_string(),
+                    lease.dialect,
+                    ContenderMode::Lease,
+                    None,
+                );
+                self.hand_out(hold, emit);
             }
         }
         for open in self
@@ -410,7 +432,7 @@ impl Replay {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{Feed, create};
+    use super::super::tests::{Feed, assert_linear, create};
     use super::*;
     use crate::history::replay::{Hold, How, Scope};
     use crate::history::txnlog::Op;
@@ -425,7 +447,7 @@ mod tests {
         "0123456789abcdef0123456789abcde2",
     ];
 
-    fn delete(path: &str) -> Op {
+    fn delete(path: &str) -> Op<'_> {
         Op::Delete {
             path: path.into(),
             by_server: false,
@@ -526,7 +548,7 @@ mod tests {
             2,
             Op::SetData {
                 path: "/s".into(),
-                data: b"1".to_vec(),
+                data: b"1",
             },
         ); // 2: at most one lease
         feed.txn(A, 3, create(&lock(0), b"", true)); // 3: A holds the lock
@@ -607,6 +629,29 @@ mod tests {
         let kazoo = out.iter().find(|h| h.node == HEX[0]).unwrap();
         assert_eq!((kazoo.fence, kazoo.session), (4, B));
         assert!(out.iter().all(|h| h.lock != "/t"), "{out:#?}");
+    }
+
+    #[test]
+    fn leases_waiting_on_one_holder_cost_linear_time() {
+        // One session holds Curator's internal lock while it makes leases,
+        // each waiting for that lock to go; the transactions after them are
+        // nothing to do with them, and cost as little.
+        assert_linear("leases waiting on one holder", 3000, |n| {
+            let mut feed = Feed::overlapping();
+            let (lock, _) = curator(0);
+            feed.txn(A, 1, create(&lock, b"", true));
+            for i in 0..n {
+                let lease = format!("/s/leases/_c_{UUID}-lease-{i:010}");
+                feed.txn(A, 2, create(&lease, b"", true));
+            }
+            for i in 0..n {
+                feed.txn(B + i as i64, 1, create(&format!("/other/n{i}"), b"", false));
+            }
+            feed.txn(A, 3, delete(&lock));
+            let (out, _) = feed.finish_all();
+            let held: Vec<_> = leases(&out).into_iter().filter(|l| l.3.is_some()).collect();
+            assert_eq!(held.len(), n, "every lease holds once the lock goes");
+        });
     }
 
     #[test]

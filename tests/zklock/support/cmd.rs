@@ -247,6 +247,30 @@ impl Zklock {
         self.spawn().wait(self.timeout)
     }
 
+    /// Runs to completion with its output thrown away, and returns its exit
+    /// code and its peak resident memory in bytes, as the kernel counted it
+    /// when it ended (`ru_maxrss`): exact, where sampling its status could
+    /// miss the peak. A small Python starts it and reads its usage: a
+    /// process counts the memory of the one that started it until it
+    /// execs, and this test process is large.
+    pub fn run_for_peak_memory(&self) -> (Option<i32>, u64) {
+        const MEASURE: &str = "import resource, subprocess, sys\n\
+            quiet = subprocess.DEVNULL\n\
+            run = subprocess.run(sys.argv[1:], stdin=quiet, stdout=quiet, stderr=quiet)\n\
+            print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n";
+        let out = self
+            .through(&["/usr/bin/python3", "-c", MEASURE])
+            .output()
+            .unwrap_or_else(|e| panic!("start {}: {e}", self.cmdline()));
+        let said = String::from_utf8_lossy(&out.stdout);
+        let (code, kib) = said
+            .trim()
+            .split_once(' ')
+            .unwrap_or_else(|| panic!("measuring {}: {said:?}", self.cmdline()));
+        let kib: u64 = kib.parse().expect("ru_maxrss in KiB");
+        (code.parse().ok().filter(|code| *code >= 0), kib * 1024)
+    }
+
     /// Starts the command and returns at once; its output is collected in
     /// the background. Dropping the [`Running`] kills it.
     pub fn spawn(&self) -> Running {

@@ -343,13 +343,14 @@ pub struct HistoryHold {
     pub session: String,
     pub fence: i64,
     pub owner: Option<serde_json::Value>,
+    /// The data as text, cut, when it is no owner record.
     pub data: Option<String>,
     pub created_ms: i64,
     pub holding_ms: Option<i64>,
     pub ended_ms: Option<i64>,
     pub ended_zxid: Option<i64>,
-    /// released, gave_up, max_hold, closed_by_client, expired, broken,
-    /// reaped, ttl_expired; null while alive.
+    /// released, gave_up, max_hold, lost, closed_by_client, expired,
+    /// broken, reaped, ttl_expired; null while alive.
     pub how: Option<String>,
     pub ended_by: Option<String>,
     pub breaker: Option<HistoryBreaker>,
@@ -385,7 +386,10 @@ pub struct HistoryOverlap {
     pub from_zxid: i64,
     pub until_ms: Option<i64>,
     pub until_zxid: Option<i64>,
+    /// The holders named: the first 16, and the first 16 exclusive ones.
     pub holders: Vec<HistoryHolder>,
+    /// How many held.
+    pub holder_count: usize,
 }
 
 /// One holder of an overlap.
